@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Typed, validated configuration. Built once at start; nothing else reads process.env. */
+export interface AppConfig {
+  nodeEnv: string;
+  port: number;
+  host: string;
+  /** Unset means "use the embedded PostgreSQL"; main.ts fills it in before the app starts. */
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  operatorToken: string | undefined;
+  testClockEnabled: boolean;
+  migrationsRun: boolean;
+  logLevel: LogLevel;
+  railSecretsFile: string | undefined;
+  serviceName: string;
+  region: string;
+  /** Ships dark: the 426 sdk_version_unsupported rule is only enforced when true. */
+  sdkVersionEnforcement: boolean;
+  /** Database pool size per replica; bounded so ingestion cannot starve the rest. */
+  dbPoolSize: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
+  }
+  return raw as T;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+  }
+  return value;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')} (got "${parsed.protocol}")`);
+  }
+  return raw;
+}
+
+function flag(env: Env, name: string, onValues: string[], fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (onValues.includes(raw)) return true;
+  if (['false', 'off', 'disabled', '0'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be one of ${[...onValues, 'false', 'off', 'disabled', '0'].join(', ')} (got "${raw}")`);
+}
+
+/** Parses and validates the environment. Throws ConfigError with a one-line message. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const nodeEnv = env.NODE_ENV ?? 'development';
+  const testClockEnabled = oneOf(env, 'TEST_CLOCK', ['enabled', 'off', 'disabled'], 'off') === 'enabled';
+  if (testClockEnabled && nodeEnv === 'production') {
+    throw new ConfigError('TEST_CLOCK=enabled is refused when NODE_ENV=production');
+  }
+  const operatorToken = env.OPERATOR_TOKEN || undefined;
+  if (operatorToken !== undefined && operatorToken.length < 16) {
+    throw new ConfigError('OPERATOR_TOKEN must be at least 16 characters');
+  }
+  const railSecretsFile = env.RAIL_SECRETS_FILE || undefined;
+  if (railSecretsFile !== undefined) {
+    try {
+      JSON.parse(readFileSync(railSecretsFile, 'utf8'));
+    } catch {
+      throw new ConfigError(`RAIL_SECRETS_FILE (${railSecretsFile}) is not a readable JSON file`);
+    }
+  }
+  return {
+    nodeEnv,
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST || '0.0.0.0',
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    operatorToken,
+    testClockEnabled,
+    migrationsRun: flag(env, 'MIGRATIONS_RUN', ['true', '1'], true),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    railSecretsFile,
+    serviceName: env.SERVICE_NAME || 'entitlements',
+    region: env.REGION || 'local',
+    sdkVersionEnforcement: flag(env, 'SDK_VERSION_ENFORCEMENT', ['enabled', 'true', 'on', '1'], false),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
+  };
+}
+
+/** Nest injection token for the AppConfig object. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

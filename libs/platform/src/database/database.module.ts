@@ -1,0 +1,43 @@
+import { DynamicModule, Global, Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
+import { type DatabaseSchema, dataSourceOptions } from './data-source-options.js';
+import { runMigrationsLocked } from './migrate.js';
+
+@Injectable()
+class DataSourceCloser implements OnModuleDestroy {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  async onModuleDestroy(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+  }
+}
+
+/** The TypeORM data source (migrations only, never synchronize), closed with the app. */
+@Global()
+@Module({})
+export class DatabaseModule {
+  static forRoot(schema: DatabaseSchema): DynamicModule {
+    return {
+      module: DatabaseModule,
+      providers: [
+        {
+          provide: DataSource,
+          inject: [APP_CONFIG, APP_LOGGER],
+          useFactory: async (config: AppConfig, logger: AppLogger) => {
+            if (!config.databaseUrl) throw new Error('DATABASE_URL is not set');
+            const dataSource = new DataSource(dataSourceOptions(config.databaseUrl, schema, config.dbPoolSize));
+            await dataSource.initialize();
+            if (config.migrationsRun) {
+              const applied = await runMigrationsLocked(dataSource);
+              if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+            }
+            return dataSource;
+          },
+        },
+        DataSourceCloser,
+      ],
+      exports: [DataSource],
+    };
+  }
+}

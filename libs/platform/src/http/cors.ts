@@ -1,0 +1,32 @@
+import type { NextFunction, Request, Response } from 'express';
+
+export const CORS_ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
+export const CORS_ALLOW_HEADERS = 'Authorization, Service-Api-Key, Service-Sdk-Version, Idempotency-Key, Content-Type';
+export const CORS_EXPOSE_HEADERS = 'X-Request-Id, Retry-After, X-Service-Sample-Rate, Idempotent-Replayed';
+export const CORS_MAX_AGE_SECONDS = 600;
+
+/**
+ * Preflights are permissive (204, echo Origin); actual responses only expose headers here.
+ * Access-Control-Allow-Origin on actual responses is granted by allowOrigin() once the
+ * key's platform lock has accepted the origin, or by endpoints that need no key.
+ */
+export function corsMiddleware(req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Vary', 'Origin');
+  if (req.method === 'OPTIONS') {
+    const origin = req.headers.origin;
+    if (origin) res.setHeader('Access-Control-Allow-Origin', origin);
+    res.setHeader('Access-Control-Allow-Methods', CORS_ALLOW_METHODS);
+    res.setHeader('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS);
+    res.setHeader('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS));
+    res.status(204).end();
+    return;
+  }
+  res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
+  next();
+}
+
+/** Lets a browser read this response: call once the origin has been accepted. */
+export function allowOrigin(req: Request, res: Response): void {
+  const origin = req.headers.origin;
+  if (origin) res.setHeader('Access-Control-Allow-Origin', origin);
+}

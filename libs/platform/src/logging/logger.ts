@@ -1,0 +1,60 @@
+import type { LoggerService } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { pino, type Logger } from 'pino';
+import { requestIdOf } from '../http/request-id.js';
+
+export type AppLogger = Logger;
+export const APP_LOGGER = Symbol('APP_LOGGER');
+
+/**
+ * JSON lines on stdout. Keys, tokens and bodies are never passed to the logger; the
+ * redaction list is a second line of defence should a header object slip through.
+ */
+export function createAppLogger(level: string): AppLogger {
+  return pino({
+    level,
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: {
+      paths: ['headers.authorization', 'headers["service-api-key"]', '*.authorization', '*["service-api-key"]', 'key', 'token', 'idToken', '*.idToken', 'secret', '*.secret'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+/** Routes Nest's own log lines into the same JSON logger. */
+export class NestPinoLogger implements LoggerService {
+  constructor(private readonly logger: AppLogger) {}
+  log(message: unknown, context?: string): void {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string): void {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string): void {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string): void {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string): void {
+    this.logger.trace({ context }, String(message));
+  }
+}
+
+/** One access-log line per request: method, path without query string, status, duration. */
+export function accessLogMiddleware(logger: AppLogger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (!logger.isLevelEnabled('info')) return next();
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      logger.info(
+        { requestId: requestIdOf(req), method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 10) / 10 },
+        'request',
+      );
+    });
+    next();
+  };
+}

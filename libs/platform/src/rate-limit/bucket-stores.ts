@@ -1,0 +1,91 @@
+import { Redis } from 'ioredis';
+import { type BucketRule, type BucketState, take } from './token-bucket.js';
+
+export interface BucketStore {
+  /** Atomically takes up to `cost` tokens; returns what was granted and the tokens left. */
+  take(key: string, rule: BucketRule, cost: number, nowMs: number, partial: boolean): Promise<{ granted: number; tokens: number }>;
+  close(): Promise<void>;
+}
+
+/** One replica only: buckets live in this process. */
+export class InProcessBucketStore implements BucketStore {
+  private readonly buckets = new Map<string, BucketState>();
+
+  async take(key: string, rule: BucketRule, cost: number, nowMs: number, partial: boolean) {
+    const outcome = take(this.buckets.get(key), nowMs, rule, cost, partial);
+    this.buckets.set(key, outcome.state);
+    if (this.buckets.size > 100_000) this.evictFull(nowMs);
+    return { granted: outcome.granted, tokens: outcome.state.tokens };
+  }
+
+  /** Buckets idle long enough to be full again carry no information. */
+  private evictFull(nowMs: number): void {
+    for (const [key, state] of this.buckets) {
+      if (nowMs - state.updatedMs > 600_000) this.buckets.delete(key);
+    }
+  }
+
+  async close(): Promise<void> {}
+}
+
+// Mirrors token-bucket.ts take(); the caller's clock is passed in so that the test clock
+// and every replica agree on refill. Floats travel as strings (Lua numbers would truncate).
+const TAKE_SCRIPT = `
+local sustained = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local now = tonumber(ARGV[4])
+local partial = ARGV[5] == '1'
+local saved = redis.call('HMGET', KEYS[1], 't', 'u')
+local tokens = tonumber(saved[1])
+local updated = tonumber(saved[2])
+if tokens == nil or updated == nil then
+  tokens = burst
+  updated = now
+end
+if now > updated then
+  tokens = math.min(burst, tokens + (now - updated) / 1000 * sustained)
+  updated = now
+end
+local granted = 0
+if partial then
+  granted = math.max(0, math.min(cost, math.floor(tokens)))
+elseif tokens >= cost then
+  granted = cost
+end
+tokens = tokens - granted
+redis.call('HSET', KEYS[1], 't', tostring(tokens), 'u', tostring(updated))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / math.max(sustained, 0.001) * 1000) + 1000)
+return {granted, tostring(tokens)}
+`;
+
+type RedisWithTake = Redis & {
+  takeTokens(key: string, ...args: (string | number)[]): Promise<[number, string]>;
+};
+
+/** Shared by every replica; one atomic script call per decision. */
+export class RedisBucketStore implements BucketStore {
+  private readonly redis: RedisWithTake;
+
+  constructor(url: string, timeoutMs: number, onError: (err: Error) => void) {
+    this.redis = new Redis(url, {
+      commandTimeout: timeoutMs,
+      connectTimeout: 2000,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+      lazyConnect: false,
+    }) as RedisWithTake;
+    this.redis.on('error', onError);
+    this.redis.defineCommand('takeTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
+  }
+
+  async take(key: string, rule: BucketRule, cost: number, nowMs: number, partial: boolean) {
+    const [granted, tokens] = await this.redis.takeTokens(key, rule.sustained, rule.burst, cost, nowMs, partial ? '1' : '0');
+    return { granted: Number(granted), tokens: Number(tokens) };
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}
