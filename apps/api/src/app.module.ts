@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { PlatformModule, type PlatformOptions } from '../../../libs/platform/src/index.js';
+import { KeysModule } from '../../../libs/keys/src/index.js';
 
 /** Imports the context modules, nothing else. */
 @Module({})
@@ -7,7 +8,6 @@ export class AppModule {
   static register(platform: PlatformOptions): DynamicModule {
     return {
       module: AppModule,
-      imports: [PlatformModule.forRoot(platform)],
     };
   }
 }

@@ -9,6 +9,7 @@ import {
   loadConfig,
   startEmbeddedPostgres,
 } from '../../../libs/platform/src/index.js';
+import { DemoSeeder, formatDemoKeys } from '../../../libs/keys/src/index.js';
 import { createApp } from './create-app.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -30,6 +31,10 @@ async function main(): Promise<void> {
     }
     await assertDatabaseReachable(config.databaseUrl!);
     const app = await createApp(config, logger);
+    if (config.nodeEnv !== 'production' && process.env.SEED_DEMO !== 'false') {
+      const demo = await app.get(DemoSeeder).seedIfEmpty();
+      if (demo) process.stdout.write(formatDemoKeys(demo));
+    }
     await app.listen(config.port, config.host);
     logger.info({ port: config.port, host: config.host, docs: `/docs` }, 'API listening');
 

@@ -1,3 +1,4 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 
@@ -25,3 +26,6 @@ export function requestIdOf(req: Request, res?: Response): string {
   res?.setHeader('X-Request-Id', fresh);
   return fresh;
 }
+
+/** Handler parameter: the request's `req_…` id. */
+export const RequestId = createParamDecorator((_data: unknown, ctx: ExecutionContext): string => requestIdOf(ctx.switchToHttp().getRequest<Request>()));

@@ -1,0 +1,45 @@
+import { Injectable } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { sha256Hex } from '../domain/api-key-format.js';
+import { type KeyAuthRecord, KeysRepository } from '../domain/keys.repository.js';
+import type { KeyKind } from './auth-context.js';
+
+/**
+ * How long a replica may serve a key from memory. A revocation, rotation, archive or app
+ * change clears this replica's cache at once; other replicas see it within this bound.
+ */
+export const KEY_CACHE_TTL_MS = 5_000;
+const MAX_ENTRIES = 50_000;
+
+interface CacheEntry {
+  record: KeyAuthRecord | null;
+  expiresAt: number;
+}
+
+/** Key lookups on the hot path: an index hit, then a few seconds in memory (misses too). */
+@Injectable()
+export class KeyLookupService {
+  private readonly cache = new Map<string, CacheEntry>();
+
+  constructor(private readonly keys: KeysRepository) {}
+
+  async find(kind: KeyKind, presentedKey: string): Promise<KeyAuthRecord | null> {
+    // Secret keys are only ever handled as their hash, also as cache keys.
+    const cacheKey = kind === 'secret' ? `sk:${sha256Hex(presentedKey)}` : `pub:${presentedKey}`;
+    const now = performance.now();
+    const cached = this.cache.get(cacheKey);
+    if (cached && cached.expiresAt > now) return cached.record;
+    const record =
+      kind === 'secret'
+        ? await this.keys.findAuthRecord({ secretHash: cacheKey.slice(3) })
+        : await this.keys.findAuthRecord({ publishableKey: presentedKey });
+    if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
+    this.cache.set(cacheKey, { record, expiresAt: now + KEY_CACHE_TTL_MS });
+    return record;
+  }
+
+  /** Called on every operator change that affects authentication. */
+  invalidateAll(): void {
+    this.cache.clear();
+  }
+}

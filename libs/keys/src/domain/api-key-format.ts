@@ -1,0 +1,68 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Env } from '../../../platform/src/index.js';
+import type { KeyKind } from '../auth/auth-context.js';
+
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+export const KEY_RANDOM_LENGTH = 32;
+
+/** Uniform base62 from a cryptographic source (rejection sampling avoids modulo bias). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export function newId(prefix: 'proj' | 'app' | 'key'): string {
+  return `${prefix}_${randomBase62(24)}`;
+}
+
+const ENV_TO_PREFIX: Record<Env, 'test' | 'live'> = { sandbox: 'test', production: 'live' };
+const KIND_TO_PREFIX: Record<KeyKind, 'pub' | 'sk'> = { publishable: 'pub', secret: 'sk' };
+
+export function mintApiKey(kind: KeyKind, env: Env): string {
+  return `cd_${KIND_TO_PREFIX[kind]}_${ENV_TO_PREFIX[env]}_${randomBase62(KEY_RANDOM_LENGTH)}`;
+}
+
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+export type PresentedKey =
+  | { status: 'missing' }
+  | { status: 'malformed' }
+  /** Well-formed but of a kind no endpoint accepts here (e.g. a workspace key). */
+  | { status: 'unsupported' }
+  | { status: 'ok'; key: string; kind: KeyKind; env: Env };
+
+const KEY_PATTERN = /^cd_(pub|sk)_(test|live)_([A-Za-z0-9]{16,128})$/;
+const WORKSPACE_PATTERN = /^cd_wk_[A-Za-z0-9_]{8,128}$/;
+
+export function parseApiKey(raw: string | undefined): PresentedKey {
+  if (raw === undefined || raw.trim() === '') return { status: 'missing' };
+  const value = raw.trim();
+  const match = KEY_PATTERN.exec(value);
+  if (match) {
+    return { status: 'ok', key: value, kind: match[1] === 'pub' ? 'publishable' : 'secret', env: match[2] === 'test' ? 'sandbox' : 'production' };
+  }
+  return WORKSPACE_PATTERN.test(value) ? { status: 'unsupported' } : { status: 'malformed' };
+}
+
+/** `Authorization: Bearer <key>` first, then `Service-Api-Key: <key>`. */
+export function extractApiKey(headers: Record<string, string | string[] | undefined>): PresentedKey {
+  const authorization = headers['authorization'];
+  if (typeof authorization === 'string' && authorization.trim() !== '') {
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    return bearer ? parseApiKey(bearer[1]) : { status: 'malformed' };
+  }
+  const alias = headers['service-api-key'];
+  return parseApiKey(typeof alias === 'string' ? alias : undefined);
+}
+
+export function last4(key: string): string {
+  return key.slice(-4);
+}

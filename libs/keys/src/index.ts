@@ -1,0 +1,12 @@
+export { KeysModule } from './keys.module.js';
+export * from './auth/auth-context.js';
+export { RequireApiKey, CurrentKey } from './auth/require-api-key.decorator.js';
+export { assertDeclaredEnv } from './auth/declared-env.js';
+export { KEY_CACHE_TTL_MS } from './auth/key-lookup.service.js';
+export { ProjectRateLimits, type RateLimitTable } from './rate-limits/project-rate-limits.service.js';
+export { DemoSeeder, formatDemoKeys } from './operator/demo-seeder.service.js';
+export { originAllowed, originsToLearn, isValidAllowlistEntry } from './domain/origin-allowlist.js';
+export { parseApiKey, extractApiKey, sha256Hex } from './domain/api-key-format.js';
+import { KeysSchema1790000000100 } from './migrations/1790000000100-keys-schema.migration.js';
+
+export const KEYS_MIGRATIONS = [KeysSchema1790000000100];

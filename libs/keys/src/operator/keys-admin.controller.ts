@@ -1,0 +1,115 @@
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiErrors, OPERATOR_BEARER, RequestId } from '../../../platform/src/index.js';
+import type { RateLimitTable } from '../rate-limits/project-rate-limits.service.js';
+import { KeysAdminService } from './keys-admin.service.js';
+import {
+  ApiKeyView,
+  AppView,
+  BucketRuleView,
+  CreateAppDto,
+  CreateProjectDto,
+  KeyActivityList,
+  KeyRotationView,
+  PatchAppDto,
+  ProjectView,
+  RotateKeyDto,
+} from './operator.dto.js';
+
+const RATE_LIMIT_SCHEMA = {
+  type: 'object',
+  description: 'Bucket name (events, purchases, entitlements, heartbeat, forget, alias) to { sustained, burst }',
+  additionalProperties: { $ref: getSchemaPath(BucketRuleView) },
+  example: { events: { sustained: 100, burst: 1000 } },
+};
+
+@ApiTags('operator')
+@ApiBearerAuth(OPERATOR_BEARER)
+@ApiExtraModels(BucketRuleView)
+@Controller('admin/v1')
+export class KeysAdminController {
+  constructor(private readonly admin: KeysAdminService) {}
+
+  @Post('projects')
+  @ApiOperation({ summary: 'Create a project' })
+  @ApiCreatedResponse({ type: ProjectView })
+  @ApiErrors(400, 401, 404)
+  createProject(@Body() body: CreateProjectDto): Promise<ProjectView> {
+    return this.admin.createProject(body.name);
+  }
+
+  @Get('projects/:projectId')
+  @ApiOperation({ summary: 'Read a project' })
+  @ApiOkResponse({ type: ProjectView })
+  @ApiErrors(401, 404)
+  getProject(@Param('projectId') projectId: string): Promise<ProjectView> {
+    return this.admin.getProject(projectId);
+  }
+
+  @Post('projects/:projectId/archive')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Archive a project: every key of it fails closed with 401 invalid_api_key' })
+  @ApiOkResponse({ type: ProjectView })
+  @ApiErrors(401, 404)
+  archiveProject(@Param('projectId') projectId: string): Promise<ProjectView> {
+    return this.admin.archiveProject(projectId);
+  }
+
+  @Post('projects/:projectId/apps')
+  @ApiOperation({ summary: 'Create an app and mint its four keys (secret plaintext shown only here)' })
+  @ApiCreatedResponse({ type: AppView })
+  @ApiErrors(400, 401, 404)
+  createApp(@Param('projectId') projectId: string, @Body() body: CreateAppDto, @RequestId() requestId: string): Promise<AppView> {
+    return this.admin.createApp(projectId, body, requestId);
+  }
+
+  @Get('apps/:appId')
+  @ApiOperation({ summary: 'Read an app with every key and its status (secret keys without plaintext)' })
+  @ApiOkResponse({ type: AppView })
+  @ApiErrors(401, 404)
+  getApp(@Param('appId') appId: string): Promise<AppView> {
+    return this.admin.getApp(appId);
+  }
+
+  @Patch('apps/:appId')
+  @ApiOperation({ summary: 'Change app settings (what GET /v1/config returns)' })
+  @ApiOkResponse({ type: AppView })
+  @ApiErrors(400, 401, 404)
+  patchApp(@Param('appId') appId: string, @Body() body: PatchAppDto): Promise<AppView> {
+    return this.admin.patchApp(appId, body);
+  }
+
+  @Post('keys/:keyId/rotate')
+  @ApiOperation({ summary: 'Rotate a key: new key shown once, old key valid for a 7-day grace window' })
+  @ApiCreatedResponse({ type: KeyRotationView })
+  @ApiErrors(400, 401, 404)
+  rotateKey(@Param('keyId') keyId: string, @Body() body: RotateKeyDto, @RequestId() requestId: string): Promise<KeyRotationView> {
+    return this.admin.rotateKey(keyId, body.scopes, requestId);
+  }
+
+  @Post('keys/:keyId/revoke')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Revoke a key, immediately and irreversibly' })
+  @ApiOkResponse({ type: ApiKeyView })
+  @ApiErrors(401, 404)
+  revokeKey(@Param('keyId') keyId: string, @RequestId() requestId: string): Promise<ApiKeyView> {
+    return this.admin.revokeKey(keyId, requestId);
+  }
+
+  @Get('projects/:projectId/key-activity')
+  @ApiOperation({ summary: 'Key-activity log, newest first' })
+  @ApiOkResponse({ type: KeyActivityList })
+  @ApiErrors(401, 404)
+  keyActivity(@Param('projectId') projectId: string): Promise<KeyActivityList> {
+    return this.admin.keyActivity(projectId);
+  }
+
+  @Put('projects/:projectId/rate-limits')
+  @ApiOperation({ summary: 'Replace the project\'s rate-limit overrides; returns the effective table' })
+  @ApiBody({ schema: RATE_LIMIT_SCHEMA })
+  @ApiOkResponse({ schema: RATE_LIMIT_SCHEMA })
+  @ApiErrors(400, 401, 404)
+  replaceRateLimits(@Param('projectId') projectId: string, @Body() body: Record<string, unknown>): Promise<RateLimitTable> {
+    return this.admin.replaceRateLimits(projectId, body);
+  }
+}

@@ -1,0 +1,77 @@
+import { Injectable } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { DataSource } from 'typeorm';
+import {
+  BUCKET_NAMES,
+  type BucketName,
+  type BucketRule,
+  DEFAULT_BUCKET_RULES,
+  RateLimiterService,
+  type RateLimitDecision,
+  type TenantScope,
+} from '../../../platform/src/index.js';
+
+const OVERRIDE_CACHE_TTL_MS = 5_000;
+
+export type RateLimitTable = Record<BucketName, BucketRule>;
+
+/**
+ * The spec's bucket table with the project's overrides ("through support", set by the
+ * operator API). Overrides are cached for a few seconds and cleared locally on change.
+ */
+@Injectable()
+export class ProjectRateLimits {
+  private readonly cache = new Map<string, { table: RateLimitTable; expiresAt: number }>();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly limiter: RateLimiterService,
+  ) {}
+
+  async table(projectId: string): Promise<RateLimitTable> {
+    const now = performance.now();
+    const cached = this.cache.get(projectId);
+    if (cached && cached.expiresAt > now) return cached.table;
+    const rows: { bucket: BucketName; sustained: number; burst: number }[] = await this.dataSource.query(
+      `SELECT bucket, sustained, burst FROM project_rate_limits WHERE project_id = $1`,
+      [projectId],
+    );
+    const table = { ...DEFAULT_BUCKET_RULES } as RateLimitTable;
+    for (const row of rows) table[row.bucket] = { sustained: Number(row.sustained), burst: Number(row.burst) };
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(projectId, { table, expiresAt: now + OVERRIDE_CACHE_TTL_MS });
+    return table;
+  }
+
+  /** Replaces the project's overrides; buckets not named go back to the default table. */
+  async replaceOverrides(projectId: string, overrides: Partial<RateLimitTable>, at: Date): Promise<RateLimitTable> {
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(`DELETE FROM project_rate_limits WHERE project_id = $1`, [projectId]);
+      for (const bucket of BUCKET_NAMES) {
+        const rule = overrides[bucket];
+        if (!rule) continue;
+        await manager.query(`INSERT INTO project_rate_limits (project_id, bucket, sustained, burst, updated_at) VALUES ($1, $2, $3, $4, $5)`, [
+          projectId,
+          bucket,
+          rule.sustained,
+          rule.burst,
+          at,
+        ]);
+      }
+    });
+    this.cache.delete(projectId);
+    return this.table(projectId);
+  }
+
+  /** All-or-nothing: throws 429 rate_limited (Retry-After, X-Service-Sample-Rate). */
+  async enforce(scope: TenantScope, bucket: BucketName, cost = 1): Promise<void> {
+    const rule = (await this.table(scope.projectId))[bucket];
+    await this.limiter.enforce(scope, bucket, rule, cost);
+  }
+
+  /** Takes what is available (partial) or all-or-nothing; the caller decides what to do. */
+  async take(scope: TenantScope, bucket: BucketName, cost: number, options: { partial?: boolean } = {}): Promise<RateLimitDecision> {
+    const rule = (await this.table(scope.projectId))[bucket];
+    return this.limiter.take(scope, bucket, rule, cost, options);
+  }
+}
