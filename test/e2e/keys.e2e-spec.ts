@@ -436,3 +436,29 @@ describe('keys: operator API, authentication, locks, config and heartbeat', () =
     });
   });
 });
+
+describe('keys: rejection logging', () => {
+  it('writes one structured line per rejection with the request id and the reason, never the key', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const t = await createTestApp({ LOG_LEVEL: 'warn' }, { onLogLine: (line) => lines.push(line) });
+    try {
+      const f = await createProjectWithApp(t);
+      await t.http.post(`/admin/v1/keys/${f.keyIds.skTest}/revoke`).set(operatorAuth());
+      const cases = [
+        { headers: { Authorization: `Bearer ${f.keys.skTest}` }, reason: 'key_revoked' },
+        { headers: { Authorization: `Bearer ${f.keys.pubTest}`, Origin: 'https://evil.example.net' }, reason: 'origin_not_allowed' },
+        { headers: { Authorization: `Bearer ${f.keys.skLive}` }, reason: 'wrong_key_kind_secret', path: '/v1/config' },
+        { headers: {}, reason: 'no_key' },
+      ];
+      for (const c of cases) {
+        const res = await t.http.get(c.path ?? '/v1/sdk/heartbeat').set(c.headers);
+        const matching = lines.filter((l) => l.requestId === res.headers['x-request-id'] && l.msg === 'api key rejected');
+        expect(matching).toEqual([expect.objectContaining({ reason: c.reason, level: 'warn' })]);
+      }
+      const everything = JSON.stringify(lines);
+      for (const key of Object.values(f.keys)) expect(everything.includes(key)).toBe(false);
+    } finally {
+      await t.close();
+    }
+  });
+});

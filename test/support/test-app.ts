@@ -19,7 +19,12 @@ export interface TestApp {
 }
 
 /** The real application on the test database; env overrides the defaults below. */
-export async function createTestApp(env: Record<string, string | undefined> = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  /** Receives every JSON log line (set LOG_LEVEL in env to see more than nothing). */
+  onLogLine?: (line: Record<string, unknown>) => void;
+}
+
+export async function createTestApp(env: Record<string, string | undefined> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: process.env.DATABASE_URL,
@@ -30,7 +35,10 @@ export async function createTestApp(env: Record<string, string | undefined> = {}
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...env,
   });
-  const app = await createApp(config, createAppLogger(config.logLevel));
+  const destination = options.onLogLine
+    ? { write: (chunk: string) => chunk.split('\n').filter(Boolean).forEach((line) => options.onLogLine!(JSON.parse(line))) }
+    : undefined;
+  const app = await createApp(config, createAppLogger(config.logLevel, destination));
   const server = app.getHttpServer();
   return {
     app,

@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { requestIdOf } from '../http/request-id.js';
 
 export type AppLogger = Logger;
@@ -10,17 +10,18 @@ export const APP_LOGGER = Symbol('APP_LOGGER');
  * JSON lines on stdout. Keys, tokens and bodies are never passed to the logger; the
  * redaction list is a second line of defence should a header object slip through.
  */
-export function createAppLogger(level: string): AppLogger {
-  return pino({
+export function createAppLogger(level: string, destination?: DestinationStream): AppLogger {
+  const options = {
     level,
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
+    formatters: { level: (label: string) => ({ level: label }) },
     redact: {
       paths: ['headers.authorization', 'headers["service-api-key"]', '*.authorization', '*["service-api-key"]', 'key', 'token', 'idToken', '*.idToken', 'secret', '*.secret'],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Routes Nest's own log lines into the same JSON logger. */
