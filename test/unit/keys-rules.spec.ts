@@ -1,0 +1,130 @@
+import { Reflector } from '@nestjs/core';
+import type { ExecutionContext } from '@nestjs/common';
+import { ApiError, createAppLogger } from '../../libs/platform/src/index.js';
+import { ApiKeyGuard } from '../../libs/keys/src/auth/api-key.guard.js';
+import { KEY_REQUIREMENT } from '../../libs/keys/src/auth/auth-metadata.js';
+import { extractApiKey, mintApiKey, parseApiKey, randomBase62, sha256Hex } from '../../libs/keys/src/domain/api-key-format.js';
+import type { KeyAuthRecord } from '../../libs/keys/src/domain/keys.repository.js';
+import { isValidAllowlistEntry, originAllowed, originsToLearn } from '../../libs/keys/src/domain/origin-allowlist.js';
+
+describe('API key format', () => {
+  it('mints keys of the documented shape from base62', () => {
+    expect(mintApiKey('publishable', 'sandbox')).toMatch(/^cd_pub_test_[A-Za-z0-9]{32}$/);
+    expect(mintApiKey('secret', 'production')).toMatch(/^cd_sk_live_[A-Za-z0-9]{32}$/);
+    const seen = new Set(Array.from({ length: 1000 }, () => randomBase62(32)));
+    expect(seen.size).toBe(1000);
+  });
+
+  it('parses kind and environment from the key, never from the client', () => {
+    expect(parseApiKey(`cd_pub_live_${'a'.repeat(32)}`)).toEqual(expect.objectContaining({ status: 'ok', kind: 'publishable', env: 'production' }));
+    expect(parseApiKey(`cd_sk_test_${'a'.repeat(32)}`)).toEqual(expect.objectContaining({ status: 'ok', kind: 'secret', env: 'sandbox' }));
+    expect(parseApiKey(undefined)).toEqual({ status: 'missing' });
+    expect(parseApiKey('cd_sk_prod_abc')).toEqual({ status: 'malformed' });
+    expect(parseApiKey('cd_wk_abcdefghij')).toEqual({ status: 'unsupported' });
+  });
+
+  it('takes Authorization first, then Service-Api-Key', () => {
+    const a = `cd_pub_test_${'a'.repeat(32)}`;
+    const b = `cd_sk_test_${'b'.repeat(32)}`;
+    expect(extractApiKey({ authorization: `Bearer ${a}`, 'service-api-key': b })).toEqual(expect.objectContaining({ key: a }));
+    expect(extractApiKey({ 'service-api-key': b })).toEqual(expect.objectContaining({ key: b }));
+    expect(extractApiKey({ authorization: `Token ${a}` })).toEqual({ status: 'malformed' });
+  });
+});
+
+describe('origin allowlist', () => {
+  const list = ['https://app.example.com', 'https://*.example.org', 'http://localhost:5173'];
+  it.each([
+    ['https://app.example.com', true],
+    ['https://app.example.com:443', false],
+    ['https://APP.example.com', false],
+    ['http://localhost:5173', true],
+    ['http://localhost', false],
+    ['https://x.example.org', true],
+    ['https://x-y.example.org', true],
+    ['https://x.y.example.org', false],
+    ['https://example.org', false],
+    ['http://x.example.org', false],
+    ['https://x.example.org.evil.com', false],
+    ['https://-x.example.org', false],
+    [undefined, false],
+    ['null', false],
+  ])('%s -> %s', (origin, allowed) => {
+    expect(originAllowed(origin as string | undefined, list)).toBe(allowed);
+  });
+
+  it('an empty list allows nothing', () => {
+    expect(originAllowed('https://app.example.com', [])).toBe(false);
+  });
+
+  it('validates entries', () => {
+    for (const ok of ['https://a.example.com', 'http://localhost:3000', 'https://*.example.com', 'http://127.0.0.1:8080', 'capacitor://localhost']) expect(isValidAllowlistEntry(ok)).toBe(true);
+    for (const bad of ['https://a.example.com/', 'https://*.com', '*.example.com', 'https://a.*.example.com', 'example.com', 'https://a b.com', 42]) expect(isValidAllowlistEntry(bad)).toBe(false);
+  });
+
+  it('learns the origin and its registrable apex, public-suffix aware', () => {
+    expect(originsToLearn('https://shop.acme.co.uk')).toEqual(['https://shop.acme.co.uk', 'https://acme.co.uk']);
+    expect(originsToLearn('https://acme.com')).toEqual(['https://acme.com']);
+    expect(originsToLearn('http://a.b.acme.com:8080')).toEqual(['http://a.b.acme.com:8080', 'http://acme.com:8080']);
+    expect(originsToLearn('https://myapp.github.io')).toEqual(['https://myapp.github.io']);
+    expect(originsToLearn('http://localhost:3000')).toEqual(['http://localhost:3000']);
+    expect(originsToLearn(undefined)).toEqual([]);
+    expect(originsToLearn('null')).toEqual([]);
+  });
+});
+
+describe('ApiKeyGuard scopes', () => {
+  const secret = `cd_sk_test_${'s'.repeat(32)}`;
+  const record: KeyAuthRecord = {
+    keyId: 'key_1',
+    kind: 'secret',
+    env: 'sandbox',
+    status: 'active',
+    expiresAtMs: null,
+    scopes: ['reporting:aggregate', 'revenue:read', 'errors:read', 'buckets:read'],
+    secretHash: sha256Hex(secret),
+    projectId: 'proj_1',
+    projectArchived: false,
+    appId: 'app_1',
+    platform: 'web',
+    allowedOrigins: [],
+    bundleId: null,
+    packageName: null,
+  };
+
+  function contextFor(scopes: string[] | undefined) {
+    const handler = () => undefined;
+    Reflect.defineMetadata(KEY_REQUIREMENT, { kinds: ['secret'], scopes }, handler);
+    const req = { headers: { authorization: `Bearer ${secret}` }, method: 'GET', path: '/v1/x' } as Record<string | symbol, unknown>;
+    const res = { setHeader: () => undefined };
+    return {
+      req,
+      ctx: { getHandler: () => handler, getClass: () => class {}, switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }) } as unknown as ExecutionContext,
+    };
+  }
+
+  function guard() {
+    const lookup = { find: jest.fn().mockResolvedValue(record) };
+    const clock = { nowMs: () => Date.now() };
+    return { lookup, guard: new ApiKeyGuard(new Reflector(), lookup as never, {} as never, clock as never, createAppLogger('silent')) };
+  }
+
+  it('lets a key with the declared aggregate scope through', async () => {
+    const { guard: g } = guard();
+    await expect(g.canActivate(contextFor(['errors:read']).ctx)).resolves.toBe(true);
+  });
+
+  it('refuses a key without the identity scope with 403 insufficient_scope', async () => {
+    const { guard: g } = guard();
+    const failure = await g.canActivate(contextFor(['reporting:identity']).ctx).catch((e) => e);
+    expect(failure).toBeInstanceOf(ApiError);
+    expect(failure).toEqual(expect.objectContaining({ status: 403, type: 'permission_error', code: 'insufficient_scope' }));
+  });
+
+  it('compares the secret hash and refuses a record whose hash differs', async () => {
+    const { guard: g, lookup } = guard();
+    lookup.find.mockResolvedValue({ ...record, secretHash: sha256Hex('something else') });
+    const failure = await g.canActivate(contextFor(undefined).ctx).catch((e) => e);
+    expect(failure).toEqual(expect.objectContaining({ status: 401, code: 'invalid_api_key' }));
+  });
+});
