@@ -8,6 +8,7 @@ export class AppModule {
   static register(platform: PlatformOptions): DynamicModule {
     return {
       module: AppModule,
+      imports: [PlatformModule.forRoot(platform), KeysModule],
     };
   }
 }
