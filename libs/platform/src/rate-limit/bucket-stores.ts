@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { type BucketRule, type BucketState, take } from './token-bucket.js';
+import { type BucketRule, type BucketState, msUntilAvailable, take } from './token-bucket.js';
 
 export interface BucketStore {
   /** Atomically takes up to `cost` tokens; returns what was granted and the tokens left. */
@@ -9,20 +9,34 @@ export interface BucketStore {
 
 /** One replica only: buckets live in this process. */
 export class InProcessBucketStore implements BucketStore {
-  private readonly buckets = new Map<string, BucketState>();
+  private readonly buckets = new Map<string, { state: BucketState; fullAtMs: number }>();
+  private nextSweepMs = Number.NEGATIVE_INFINITY;
+
+  /** Above maxBuckets, buckets that have refilled completely are dropped (at most one sweep per 10 s). */
+  constructor(private readonly maxBuckets = 100_000) {}
 
   async take(key: string, rule: BucketRule, cost: number, nowMs: number, partial: boolean) {
-    const outcome = take(this.buckets.get(key), nowMs, rule, cost, partial);
-    this.buckets.set(key, outcome.state);
-    if (this.buckets.size > 100_000) this.evictFull(nowMs);
-    return { granted: outcome.granted, tokens: outcome.state.tokens };
+    const outcome = take(this.buckets.get(key)?.state, nowMs, rule, cost, partial);
+    const { state } = outcome;
+    const fullAtMs = rule.sustained > 0 ? state.updatedMs + msUntilAvailable(state.tokens, rule.burst, rule) : Number.POSITIVE_INFINITY;
+    this.buckets.set(key, { state, fullAtMs });
+    if (this.buckets.size > this.maxBuckets && nowMs >= this.nextSweepMs) {
+      this.nextSweepMs = nowMs + 10_000;
+      this.evictFull(nowMs);
+    }
+    return { granted: outcome.granted, tokens: state.tokens };
   }
 
-  /** Buckets idle long enough to be full again carry no information. */
+  /** A bucket that is full again carries no information: dropping it changes no decision. */
   private evictFull(nowMs: number): void {
-    for (const [key, state] of this.buckets) {
-      if (nowMs - state.updatedMs > 600_000) this.buckets.delete(key);
+    for (const [key, bucket] of this.buckets) {
+      if (nowMs >= bucket.fullAtMs) this.buckets.delete(key);
     }
+  }
+
+  /** Number of buckets held (observability and tests). */
+  get size(): number {
+    return this.buckets.size;
   }
 
   async close(): Promise<void> {}

@@ -1,0 +1,404 @@
+// The runtime contract (../shared/contracts/runtime.md) through real processes: the compiled
+// service started with `node`, as `npm run start:prod` and the container do.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { type AddressInfo, createServer, connect } from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+// `npm run build` writes dist/; the processes run a private copy of it, so that another build
+// in the same working tree (which empties dist/ first) cannot pull the files from under them.
+// Same compiled files, same working directory (config/ is read from it), same node_modules.
+const DIST = `.data/process-dist-${process.pid}`;
+const MAIN = `${DIST}/apps/api/src/main.js`;
+const OPERATOR_TOKEN = 'op_process_test_0123456789';
+const EMBEDDED_DIR = `.data/pg-process-test-${process.pid}`;
+const BUILD_TIMEOUT_MS = 120_000;
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; afterMs: number }>;
+}
+
+const running = new Set<ChildProcess>();
+
+/** Only what the service needs from the outside: no DATABASE_URL/REDIS_URL unless given. */
+function baseEnv(): Record<string, string> {
+  // SEED_DEMO=false: the shared test database must not receive the demo project.
+  const env: Record<string, string> = { NODE_ENV: 'test', LOG_LEVEL: 'info', HOST: '127.0.0.1', SEED_DEMO: 'false' };
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[name]) env[name] = process.env[name]!;
+  return env;
+}
+
+function run(command: string, args: string[], env: Record<string, string>): Run {
+  const started = Date.now();
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += String(d)));
+  child.stderr!.on('data', (d) => (err += String(d)));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; afterMs: number }>((resolve) => {
+    child.on('close', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal, afterMs: Date.now() - started });
+    });
+  });
+  return { child, stdout: () => out, stderr: () => err, exit };
+}
+
+function startService(env: Record<string, string>): Run {
+  return run(process.execPath, [MAIN], { ...baseEnv(), ...env });
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function get(port: number, urlPath: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: urlPath, headers, agent: false, timeout: 5000 }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += String(d)));
+      res.on('end', () => {
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // not JSON
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+}
+
+/** Polls /v1/healthz until 200; fails early (with the output) if the process exits. */
+async function waitHealthy(service: Run, port: number, timeoutMs = 60_000): Promise<void> {
+  let exited = false;
+  void service.exit.then(() => (exited = true));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited) throw new Error(`service exited before it was healthy\nstdout:\n${service.stdout().slice(-3000)}\nstderr:\n${service.stderr().slice(-3000)}`);
+    const res = await get(port, '/v1/healthz').catch(() => undefined);
+    if (res?.status === 200) return;
+    if (Date.now() > deadline) throw new Error(`service not healthy after ${timeoutMs} ms\nstdout:\n${service.stdout().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Sends the headers and half of the body of a POST, so that the request is in flight until
+ * finish() sends the rest; finish() resolves with the raw response head.
+ */
+async function startSlowRequest(port: number): Promise<{ finish(): Promise<string>; destroy(): void }> {
+  const body = JSON.stringify({ slow: 'request', padding: 'x'.repeat(64) });
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let response = '';
+  const responded = new Promise<string>((resolve) => {
+    socket.on('data', (d) => {
+      response += String(d);
+      if (response.includes('\r\n\r\n')) resolve(response);
+    });
+  });
+  socket.write(`POST /v1/not-a-route HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+  socket.write(body.slice(0, 10));
+  await new Promise((r) => setTimeout(r, 200));
+  return {
+    finish: () => {
+      socket.write(body.slice(10));
+      return withTimeout(responded, 5000, 'the in-flight response');
+    },
+    destroy: () => socket.destroy(),
+  };
+}
+
+function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.setTimeout(2000);
+    socket.on('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+/** Alive and not a zombie (an orphan nobody reaps is dead for our purpose). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function waitDead(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
+
+function postmasterPid(dir: string): number {
+  return Number(readFileSync(path.join(ROOT, dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+}
+
+/** The JSON log lines of stdout (the demo keys banner of a first start is plain text). */
+function logLines(stdout: string): Array<Record<string, any>> {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
+}
+
+function plainLines(stdout: string): string[] {
+  return stdout.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('{'));
+}
+
+function expectOneLineStartupFailure(stderr: string): string {
+  const lines = stderr.split('\n').filter((line) => line.trim() !== '');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^startup failed: \S/);
+  expect(stderr).not.toMatch(/^\s+at /m);
+  return lines[0];
+}
+
+beforeAll(async () => {
+  const build = run('npm', ['run', 'build'], { ...process.env, CI: 'true' } as Record<string, string>);
+  const result = await withTimeout(build.exit, BUILD_TIMEOUT_MS, 'npm run build');
+  if (result.code !== 0) throw new Error(`npm run build failed (${result.code}):\n${build.stdout().slice(-4000)}\n${build.stderr().slice(-4000)}`);
+  expect(existsSync(path.join(ROOT, 'dist/apps/api/src/main.js'))).toBe(true);
+  expect(existsSync(path.join(ROOT, 'dist/ormconfig.js'))).toBe(true);
+  cpSync(path.join(ROOT, 'dist'), path.join(ROOT, DIST), { recursive: true });
+}, BUILD_TIMEOUT_MS + 10_000);
+
+afterAll(async () => {
+  for (const child of running) child.kill('SIGKILL');
+  // A postgres left behind by a failed embedded test, then its directory.
+  const pidFile = path.join(ROOT, EMBEDDED_DIR, 'postmaster.pid');
+  if (existsSync(pidFile)) {
+    const pid = postmasterPid(EMBEDDED_DIR);
+    if (pid > 0 && isAlive(pid)) {
+      process.kill(pid, 'SIGINT');
+      if (!(await waitDead(pid, 10_000))) process.kill(pid, 'SIGKILL');
+    }
+  }
+  rmSync(path.join(ROOT, EMBEDDED_DIR), { recursive: true, force: true });
+  rmSync(path.join(ROOT, DIST), { recursive: true, force: true });
+}, 30_000);
+
+describe('start-up failures', () => {
+  it('unreachable database: non-zero exit within seconds, one line on stderr, no stack, no password', async () => {
+    const service = startService({ DATABASE_URL: 'postgres://postgres:pw_s3cret@127.0.0.1:1/x', PORT: String(await freePort()) });
+    const { code, afterMs } = await withTimeout(service.exit, 15_000, 'exit');
+    expect(code).not.toBe(0);
+    expect(afterMs).toBeLessThan(10_000);
+    const line = expectOneLineStartupFailure(service.stderr());
+    expect(line).toMatch(/database/i);
+    expect(line).toContain('127.0.0.1:1');
+    expect(service.stderr() + service.stdout()).not.toContain('pw_s3cret');
+  }, 30_000);
+
+  it('TEST_CLOCK=enabled with NODE_ENV=production: refused with one clear line', async () => {
+    const service = startService({ TEST_CLOCK: 'enabled', NODE_ENV: 'production', DATABASE_URL: process.env.DATABASE_URL! });
+    const { code } = await withTimeout(service.exit, 15_000, 'exit');
+    expect(code).not.toBe(0);
+    const line = expectOneLineStartupFailure(service.stderr());
+    expect(line).toContain('TEST_CLOCK');
+    expect(line).toContain('NODE_ENV=production');
+  }, 30_000);
+
+  it('invalid configuration names the variable', async () => {
+    const service = startService({ PORT: 'eighty', DATABASE_URL: process.env.DATABASE_URL! });
+    const { code } = await withTimeout(service.exit, 15_000, 'exit');
+    expect(code).not.toBe(0);
+    expect(expectOneLineStartupFailure(service.stderr())).toMatch(/^startup failed: PORT /);
+  }, 30_000);
+});
+
+describe('on the test database', () => {
+  it('serves healthz, logs JSON lines, and on SIGTERM finishes the in-flight request, stops accepting and exits 0', async () => {
+    const port = await freePort();
+    const service = startService({ DATABASE_URL: process.env.DATABASE_URL!, PORT: String(port), OPERATOR_TOKEN, SERVICE_NAME: 'proc', REGION: 'test-1' });
+    await waitHealthy(service, port);
+
+    const health = await get(port, '/v1/healthz');
+    expect(health.status).toBe(200);
+    expect(health.body).toEqual({ status: 'ok', service: 'proc-v1', timestamp: expect.any(Number), region: 'test-1' });
+    expect(health.headers['x-request-id']).toMatch(/^req_/);
+    // OPERATOR_TOKEN reached the service: /admin answers 401 without it (404 when unset).
+    expect((await get(port, '/admin/v1/test-clock')).status).toBe(401);
+    expect((await get(port, '/admin/v1/test-clock', { Authorization: `Bearer ${OPERATOR_TOKEN}` })).status).toBe(404);
+
+    // A request whose body is still on its way when SIGTERM arrives.
+    const slow = await startSlowRequest(port);
+    const signalledAt = Date.now();
+    service.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(service.child.exitCode).toBeNull(); // still finishing the request
+    expect(await acceptsConnections(port)).toBe(false); // but no longer accepting
+    const response = await slow.finish();
+    expect(response).toMatch(/^HTTP\/1\.1 400 /);
+    expect(response).toMatch(/x-request-id: req_[0-9a-f]{24}/i);
+
+    const { code, signal } = await withTimeout(service.exit, 12_000, 'exit after SIGTERM');
+    slow.destroy();
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    expect(Date.now() - signalledAt).toBeLessThan(12_000);
+    expect(await acceptsConnections(port)).toBe(false);
+
+    const lines = logLines(service.stdout());
+    expect(lines.some((l) => l.msg === 'API listening' && l.port === port)).toBe(true);
+    expect(lines.some((l) => l.msg === 'stopped')).toBe(true);
+    expect(plainLines(service.stdout())).toEqual([]);
+    expect(service.stdout()).not.toContain(OPERATOR_TOKEN);
+  }, 60_000);
+
+  it('SIGTERM with idle keep-alive clients does not wait for the grace period', async () => {
+    const port = await freePort();
+    const service = startService({ DATABASE_URL: process.env.DATABASE_URL!, PORT: String(port), MIGRATIONS_RUN: 'false' });
+    await waitHealthy(service, port);
+    const agent = new http.Agent({ keepAlive: true });
+    await new Promise<void>((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port, path: '/v1/healthz', agent }, (res) => res.resume().on('end', resolve)).on('error', reject);
+    });
+    const signalledAt = Date.now();
+    service.child.kill('SIGTERM');
+    const { code } = await withTimeout(service.exit, 12_000, 'exit after SIGTERM');
+    agent.destroy();
+    expect(code).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(5_000);
+  }, 60_000);
+});
+
+describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {
+  it('starts on a fresh directory, survives a kill -9 of the previous run, and stops its postgres on SIGTERM', async () => {
+    rmSync(path.join(ROOT, EMBEDDED_DIR), { recursive: true, force: true });
+    // Its own database: the demo project and its keys are created (and printed) on the first start only.
+    const env = { EMBEDDED_PG_DIR: EMBEDDED_DIR, MIGRATIONS_RUN: 'true', SEED_DEMO: 'true' };
+
+    // 1. First start: initialises the directory.
+    const firstPort = await freePort();
+    const first = startService({ ...env, PORT: String(firstPort) });
+    await waitHealthy(first, firstPort, 90_000);
+    expect((await get(firstPort, '/v1/healthz')).status).toBe(200);
+    const stalePid = postmasterPid(EMBEDDED_DIR);
+    expect(isAlive(stalePid)).toBe(true);
+
+    // 2. kill -9: the postgres child survives its parent.
+    first.child.kill('SIGKILL');
+    expect((await withTimeout(first.exit, 5000, 'kill -9')).signal).toBe('SIGKILL');
+    expect(isAlive(stalePid)).toBe(true);
+
+    // 3. Second start on the same directory cleans the stale server up.
+    const secondPort = await freePort();
+    const second = startService({ ...env, PORT: String(secondPort) });
+    await waitHealthy(second, secondPort, 60_000);
+    expect((await get(secondPort, '/v1/healthz')).status).toBe(200);
+    expect(isAlive(stalePid)).toBe(false);
+    const pid = postmasterPid(EMBEDDED_DIR);
+    expect(pid).not.toBe(stalePid);
+    expect(isAlive(pid)).toBe(true);
+
+    // 4. SIGTERM with a request in flight: the request is answered, the process exits 0 and
+    //    takes its postgres with it (not before: the request may still need the database).
+    const slow = await startSlowRequest(secondPort);
+    second.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(second.child.exitCode).toBeNull();
+    expect(isAlive(pid)).toBe(true);
+    expect(await slow.finish()).toMatch(/^HTTP\/1\.1 400 /);
+    const { code, signal } = await withTimeout(second.exit, 12_000, 'exit after SIGTERM');
+    slow.destroy();
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    expect(await waitDead(pid, 5000)).toBe(true);
+    expect(await acceptsConnections(secondPort)).toBe(false);
+    expect(second.stderr()).toBe('');
+    expect(plainLines(first.stdout()).length).toBeGreaterThan(0);
+    expect(plainLines(second.stdout())).toEqual([]);
+  }, 120_000);
+});
+
+describe('migration CLI (what `npm run migration:run` runs after the build)', () => {
+  const cli = ['node_modules/typeorm/cli.js', 'migration:run', '-d', `${DIST}/ormconfig.js`];
+
+  it('applies the migrations to DATABASE_URL and exits 0', async () => {
+    const adminUrl = process.env.TEST_ADMIN_DATABASE_URL || process.env.DATABASE_URL!;
+    const name = `test_migcli_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE "${name}"`);
+      const url = new URL(adminUrl);
+      url.pathname = `/${name}`;
+      const migrate = run(process.execPath, cli, { ...baseEnv(), DATABASE_URL: url.toString() });
+      const { code } = await withTimeout(migrate.exit, 60_000, 'migration:run');
+      expect({ code, stderr: migrate.stderr() }).toEqual({ code: 0, stderr: expect.any(String) });
+      const client = new pg.Client({ connectionString: url.toString() });
+      await client.connect();
+      try {
+        const { rows } = await client.query(`SELECT to_regclass('public.schema_migrations') AS t`);
+        expect(rows[0].t).toBe('schema_migrations');
+      } finally {
+        await client.end();
+      }
+      // Again: nothing pending, still 0.
+      const again = run(process.execPath, cli, { ...baseEnv(), DATABASE_URL: url.toString() });
+      expect((await withTimeout(again.exit, 60_000, 'migration:run')).code).toBe(0);
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
+    }
+  }, 120_000);
+
+  it('applies nothing pending on the test database and exits 0', async () => {
+    const migrate = run(process.execPath, cli, { ...baseEnv(), DATABASE_URL: process.env.DATABASE_URL! });
+    const { code } = await withTimeout(migrate.exit, 60_000, 'migration:run');
+    expect(code).toBe(0);
+  }, 90_000);
+
+  it('without DATABASE_URL exits non-zero with a clear message', async () => {
+    const migrate = run(process.execPath, cli, baseEnv());
+    const { code } = await withTimeout(migrate.exit, 60_000, 'migration:run');
+    expect(code).not.toBe(0);
+    expect(migrate.stderr()).toContain('DATABASE_URL');
+  }, 90_000);
+});

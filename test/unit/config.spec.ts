@@ -1,0 +1,203 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../libs/platform/src/index.js';
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).not.toContain('\n');
+    return err as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('applies the defaults of runtime.md to an empty environment', () => {
+    expect(loadConfig({})).toEqual({
+      nodeEnv: 'development',
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      operatorToken: undefined,
+      testClockEnabled: false,
+      migrationsRun: true,
+      logLevel: 'info',
+      railSecretsFile: undefined,
+      serviceName: 'entitlements',
+      region: 'local',
+      sdkVersionEnforcement: false,
+      dbPoolSize: 10,
+    });
+  });
+
+  it('treats empty strings as unset', () => {
+    const config = loadConfig({ PORT: '', HOST: '', DATABASE_URL: '', REDIS_URL: '', OPERATOR_TOKEN: '', TEST_CLOCK: '', MIGRATIONS_RUN: '', LOG_LEVEL: '', SERVICE_NAME: '', REGION: '' });
+    expect(config).toEqual(loadConfig({}));
+  });
+
+  it('reads every documented variable', () => {
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://app:secret@db:5432/entitlements',
+      REDIS_URL: 'redis://cache:6379',
+      OPERATOR_TOKEN: 'op_0123456789abcdef',
+      MIGRATIONS_RUN: 'false',
+      LOG_LEVEL: 'warn',
+      SERVICE_NAME: 'billing',
+      REGION: 'eu-west-1',
+    });
+    expect(config).toEqual(
+      expect.objectContaining({
+        nodeEnv: 'production',
+        port: 8080,
+        host: '127.0.0.1',
+        databaseUrl: 'postgres://app:secret@db:5432/entitlements',
+        redisUrl: 'redis://cache:6379',
+        operatorToken: 'op_0123456789abcdef',
+        testClockEnabled: false,
+        migrationsRun: false,
+        logLevel: 'warn',
+        serviceName: 'billing',
+        region: 'eu-west-1',
+      }),
+    );
+    expect(loadConfig({ DATABASE_URL: 'postgresql://db/x', REDIS_URL: 'rediss://cache:6380' })).toEqual(
+      expect.objectContaining({ databaseUrl: 'postgresql://db/x', redisUrl: 'rediss://cache:6380' }),
+    );
+  });
+
+  describe('TEST_CLOCK', () => {
+    it('enabled turns the test clock on outside production', () => {
+      expect(loadConfig({ TEST_CLOCK: 'enabled' }).testClockEnabled).toBe(true);
+      expect(loadConfig({ TEST_CLOCK: 'enabled', NODE_ENV: 'test' }).testClockEnabled).toBe(true);
+      expect(loadConfig({ TEST_CLOCK: 'off' }).testClockEnabled).toBe(false);
+    });
+
+    it('is refused with NODE_ENV=production', () => {
+      const error = configError({ TEST_CLOCK: 'enabled', NODE_ENV: 'production' });
+      expect(error.message).toMatch(/TEST_CLOCK/);
+      expect(error.message).toMatch(/production/);
+    });
+
+    it('off is accepted in production', () => {
+      expect(loadConfig({ TEST_CLOCK: 'off', NODE_ENV: 'production' }).testClockEnabled).toBe(false);
+    });
+
+    it('rejects unknown values', () => {
+      expect(configError({ TEST_CLOCK: 'yes' }).message).toMatch(/^TEST_CLOCK/);
+    });
+  });
+
+  describe('MIGRATIONS_RUN', () => {
+    it('defaults to true', () => {
+      expect(loadConfig({}).migrationsRun).toBe(true);
+    });
+    it.each([
+      ['true', true],
+      ['1', true],
+      ['false', false],
+      ['0', false],
+    ])('%s -> %s', (raw, expected) => {
+      expect(loadConfig({ MIGRATIONS_RUN: raw }).migrationsRun).toBe(expected);
+    });
+    it('rejects other values', () => {
+      expect(configError({ MIGRATIONS_RUN: 'maybe' }).message).toMatch(/^MIGRATIONS_RUN/);
+    });
+  });
+
+  describe('rejects bad values with a ConfigError naming the variable', () => {
+    it.each(['abc', '-1', '65536', '3000.5', '80x'])('PORT=%s', (port) => {
+      expect(configError({ PORT: port }).message).toMatch(/^PORT /);
+    });
+
+    it.each(['verbose', 'INFO', 'loud'])('LOG_LEVEL=%s', (level) => {
+      const message = configError({ LOG_LEVEL: level }).message;
+      expect(message).toMatch(/^LOG_LEVEL /);
+      expect(message).toContain('fatal');
+    });
+
+    it.each(['mysql://db/x', 'http://db:5432/x', 'redis://db:6379'])('DATABASE_URL=%s (wrong protocol)', (url) => {
+      expect(configError({ DATABASE_URL: url }).message).toMatch(/^DATABASE_URL /);
+    });
+
+    it('DATABASE_URL that is not a URL, without echoing it (it may hold a password)', () => {
+      const message = configError({ DATABASE_URL: 'not a url with s3cret' }).message;
+      expect(message).toMatch(/^DATABASE_URL /);
+      expect(message).not.toContain('s3cret');
+    });
+
+    it('REDIS_URL with a wrong protocol', () => {
+      expect(configError({ REDIS_URL: 'http://cache:6379' }).message).toMatch(/^REDIS_URL /);
+    });
+
+    it('OPERATOR_TOKEN shorter than 16 characters, without echoing it', () => {
+      const message = configError({ OPERATOR_TOKEN: 'short-token' }).message;
+      expect(message).toMatch(/^OPERATOR_TOKEN /);
+      expect(message).not.toContain('short-token');
+    });
+
+    it('DB_POOL_SIZE out of range', () => {
+      expect(configError({ DB_POOL_SIZE: '0' }).message).toMatch(/^DB_POOL_SIZE /);
+    });
+
+    it('SDK_VERSION_ENFORCEMENT with an unknown value', () => {
+      expect(configError({ SDK_VERSION_ENFORCEMENT: 'sometimes' }).message).toMatch(/^SDK_VERSION_ENFORCEMENT /);
+    });
+  });
+
+  it('PORT accepts the whole range including 0 (any free port)', () => {
+    expect(loadConfig({ PORT: '0' }).port).toBe(0);
+    expect(loadConfig({ PORT: '65535' }).port).toBe(65535);
+  });
+
+  it('accepts every documented LOG_LEVEL', () => {
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace']) {
+      expect(loadConfig({ LOG_LEVEL: level }).logLevel).toBe(level);
+    }
+  });
+
+  it('SDK_VERSION_ENFORCEMENT ships dark and can be switched on', () => {
+    expect(loadConfig({}).sdkVersionEnforcement).toBe(false);
+    expect(loadConfig({ SDK_VERSION_ENFORCEMENT: 'enabled' }).sdkVersionEnforcement).toBe(true);
+  });
+
+  describe('RAIL_SECRETS_FILE', () => {
+    let dir: string;
+    beforeAll(() => {
+      dir = mkdtempSync(path.join(tmpdir(), 'config-spec-'));
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('accepts a readable JSON file', () => {
+      const file = path.join(dir, 'ok.json');
+      writeFileSync(file, '{"proj_1":{"webhookSecret":"whsec_x"}}');
+      expect(loadConfig({ RAIL_SECRETS_FILE: file }).railSecretsFile).toBe(file);
+    });
+
+    it('rejects a missing or malformed file without printing its content', () => {
+      expect(configError({ RAIL_SECRETS_FILE: path.join(dir, 'missing.json') }).message).toMatch(/^RAIL_SECRETS_FILE /);
+      const file = path.join(dir, 'bad.json');
+      writeFileSync(file, 'whsec_topsecret');
+      const message = configError({ RAIL_SECRETS_FILE: file }).message;
+      expect(message).toMatch(/^RAIL_SECRETS_FILE /);
+      expect(message).not.toContain('whsec_topsecret');
+    });
+  });
+
+  it('reads process.env when called without an argument', () => {
+    const saved = process.env.REGION;
+    process.env.REGION = 'ap-south-1';
+    try {
+      expect(loadConfig().region).toBe('ap-south-1');
+    } finally {
+      if (saved === undefined) delete process.env.REGION;
+      else process.env.REGION = saved;
+    }
+  });
+});
