@@ -1,0 +1,172 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { TenantScope } from '../../../platform/src/index.js';
+import { type EntitlementState, type Rail, isActiveAt } from './entitlement-rules.js';
+import type { PublicEntitlement } from './public-entitlement.js';
+
+/** One stored entitlement (one customer, key and rail). Times in Unix seconds. */
+export interface EntitlementRecord {
+  customerId: string;
+  key: string;
+  rail: Rail;
+  productId: string;
+  subscriptionId: string;
+  state: EntitlementState;
+  validUntil: number | null;
+  version: number;
+  lastEventId: string | null;
+  updatedAt: number;
+}
+
+interface EntitlementRow {
+  customer_id: string;
+  entitlement_key: string;
+  rail: Rail;
+  product_id: string;
+  subscription_id: string;
+  state: EntitlementState;
+  valid_until: Date | null;
+  version: number;
+  last_event_id: string | null;
+  updated_at: Date;
+}
+
+const COLUMNS = 'customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, updated_at';
+
+const toSeconds = (date: Date): number => Math.floor(new Date(date).getTime() / 1000);
+
+function toRecord(row: EntitlementRow): EntitlementRecord {
+  return {
+    customerId: row.customer_id,
+    key: row.entitlement_key,
+    rail: row.rail,
+    productId: row.product_id,
+    subscriptionId: row.subscription_id,
+    state: row.state,
+    validUntil: row.valid_until === null ? null : toSeconds(row.valid_until),
+    version: Number(row.version),
+    lastEventId: row.last_event_id,
+    updatedAt: toSeconds(row.updated_at),
+  };
+}
+
+/** The public shape of one stored entitlement, `isActive` evaluated at `nowMs`. */
+export function toPublicEntitlement(record: EntitlementRecord, nowMs: number): PublicEntitlement {
+  return {
+    object: 'entitlement',
+    key: record.key,
+    isActive: isActiveAt(record.state, record.validUntil, nowMs),
+    validUntil: record.validUntil,
+    source: { rail: record.rail, productId: record.productId, subscriptionId: record.subscriptionId },
+    updatedAt: record.updatedAt,
+  };
+}
+
+/** TypeORM returns `[rows, count]` for UPDATE/DELETE and `rows` otherwise; this always gives the rows. */
+function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return result as T[];
+}
+
+const fromSeconds = (seconds: number | null): Date | null => (seconds === null ? null : new Date(seconds * 1000));
+
+export interface EntitlementWrite {
+  customerId: string;
+  key: string;
+  rail: Rail;
+  productId: string;
+  subscriptionId: string;
+  state: EntitlementState;
+  /** Unix seconds; null = lifetime. */
+  validUntil: number | null;
+  lastEventId: string | null;
+}
+
+/** Every method takes the tenant scope first; writes take the caller's transaction manager. */
+@Injectable()
+export class EntitlementRepository {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  /** Active rows of one customer at `now` (every rail; not collapsed). */
+  async findActive(scope: TenantScope, customerId: string, now: Date, manager: EntityManager = this.dataSource.manager): Promise<EntitlementRecord[]> {
+    const rows: EntitlementRow[] = await manager.query(
+      `SELECT ${COLUMNS} FROM entitlements
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3
+          AND state = 'active' AND (valid_until IS NULL OR valid_until > $4)
+        ORDER BY entitlement_key, rail`,
+      [scope.projectId, scope.env, customerId, now],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Active rows of one key on rails other than `exceptRail`. */
+  async findActiveOfKey(scope: TenantScope, customerId: string, key: string, exceptRail: Rail, now: Date, manager: EntityManager): Promise<EntitlementRecord[]> {
+    const rows: EntitlementRow[] = await manager.query(
+      `SELECT ${COLUMNS} FROM entitlements
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail <> $5
+          AND state = 'active' AND (valid_until IS NULL OR valid_until > $6)
+        ORDER BY rail`,
+      [scope.projectId, scope.env, customerId, key, exceptRail, now],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Reads one row and locks it until the transaction ends (SELECT … FOR UPDATE). */
+  async lock(scope: TenantScope, customerId: string, key: string, rail: Rail, manager: EntityManager): Promise<EntitlementRecord | null> {
+    const rows: EntitlementRow[] = await manager.query(
+      `SELECT ${COLUMNS} FROM entitlements
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail = $5
+        FOR UPDATE`,
+      [scope.projectId, scope.env, customerId, key, rail],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /**
+   * Inserts a first row, or returns null when the row already exists. A concurrent insert of
+   * the same row makes this wait for that transaction; after it commits this returns null and
+   * the caller locks the committed row instead.
+   */
+  async insertIfAbsent(scope: TenantScope, write: EntitlementWrite, now: Date, manager: EntityManager): Promise<EntitlementRecord | null> {
+    const rows: EntitlementRow[] = await manager.query(
+      `INSERT INTO entitlements
+         (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11, $11)
+       ON CONFLICT ON CONSTRAINT entitlements_customer_key_rail_uq DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [scope.projectId, scope.env, write.customerId, write.key, write.rail, write.productId, write.subscriptionId, write.state, fromSeconds(write.validUntil), write.lastEventId, now],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** Overwrites a row the caller holds locked; bumps its version. */
+  async update(scope: TenantScope, write: EntitlementWrite, now: Date, manager: EntityManager): Promise<EntitlementRecord> {
+    const result = await manager.query(
+      `UPDATE entitlements
+          SET product_id = $6, subscription_id = $7, state = $8, valid_until = $9, last_event_id = $10,
+              version = version + 1, updated_at = $11
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail = $5
+        RETURNING ${COLUMNS}`,
+      [scope.projectId, scope.env, write.customerId, write.key, write.rail, write.productId, write.subscriptionId, write.state, fromSeconds(write.validUntil), write.lastEventId, now],
+    );
+    const row = rowsOf<EntitlementRow>(result)[0];
+    if (!row) throw new Error('entitlement row vanished while locked');
+    return toRecord(row);
+  }
+
+  /** Insert or overwrite in one statement (rail writers, who hold no prior lock). */
+  async upsert(scope: TenantScope, write: EntitlementWrite, now: Date, manager: EntityManager): Promise<EntitlementRecord> {
+    const rows: EntitlementRow[] = await manager.query(
+      `INSERT INTO entitlements
+         (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11, $11)
+       ON CONFLICT ON CONSTRAINT entitlements_customer_key_rail_uq DO UPDATE
+          SET product_id = EXCLUDED.product_id, subscription_id = EXCLUDED.subscription_id, state = EXCLUDED.state,
+              valid_until = EXCLUDED.valid_until, last_event_id = COALESCE(EXCLUDED.last_event_id, entitlements.last_event_id),
+              version = entitlements.version + 1, updated_at = EXCLUDED.updated_at
+       RETURNING ${COLUMNS}`,
+      [scope.projectId, scope.env, write.customerId, write.key, write.rail, write.productId, write.subscriptionId, write.state, fromSeconds(write.validUntil), write.lastEventId, now],
+    );
+    return toRecord(rows[0]);
+  }
+}

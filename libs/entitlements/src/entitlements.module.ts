@@ -1,0 +1,33 @@
+import { Module } from '@nestjs/common';
+import { KeysModule } from '../../keys/src/index.js';
+import { AuditModule } from '../../audit/src/index.js';
+import { IdentityModule } from '../../identity/src/index.js';
+import { EntitlementKeyRegistry } from './catalog/entitlement-key-registry.service.js';
+import { ProductCatalog } from './catalog/product-catalog.service.js';
+import { ProjectLookup } from './catalog/project-lookup.service.js';
+import { EntitlementRepository } from './domain/entitlement.repository.js';
+import { EntitlementWriter } from './grants/entitlement-writer.service.js';
+import { ManualEntitlementService } from './grants/manual-entitlements.service.js';
+import { ServerCustomersController } from './grants/server-customers.controller.js';
+import { OperatorEntitlementsController } from './operator/operator-entitlements.controller.js';
+import { EntitlementQueries } from './reads/entitlement-queries.service.js';
+import { EntitlementReadService } from './reads/entitlement-read.service.js';
+import { EntitlementsController } from './reads/entitlements.controller.js';
+
+/** Entitlement state of every rail, reads, manual grant and revoke, key registry and product catalogue. */
+@Module({
+  imports: [KeysModule, AuditModule, IdentityModule],
+  controllers: [EntitlementsController, ServerCustomersController, OperatorEntitlementsController],
+  providers: [
+    EntitlementRepository,
+    EntitlementReadService,
+    EntitlementQueries,
+    EntitlementWriter,
+    ManualEntitlementService,
+    EntitlementKeyRegistry,
+    ProductCatalog,
+    ProjectLookup,
+  ],
+  exports: [EntitlementReadService, EntitlementWriter, EntitlementKeyRegistry, ProductCatalog],
+})
+export class EntitlementsModule {}

@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Clock, type TenantScope } from '../../../platform/src/index.js';
+import type { EntitlementState, Rail } from '../domain/entitlement-rules.js';
+import { type EntitlementRecord, EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
+import type { PublicEntitlement } from '../domain/public-entitlement.js';
+
+export interface RailEntitlementWrite {
+  customerId: string;
+  entitlementKey: string;
+  rail: Rail;
+  productId: string;
+  subscriptionId: string;
+  state: EntitlementState;
+  /** Unix seconds; null = lifetime. */
+  validUntil: number | null;
+  /** Audit entry written with this change, if any. */
+  auditEventId?: string | null;
+}
+
+/**
+ * For the purchase rails (and migration): writes a rail's current view of one entitlement
+ * into the one model, in the caller's transaction (so the caller appends its audit entry in
+ * the same one). Insert or overwrite of the row (customer, key, rail).
+ */
+@Injectable()
+export class EntitlementWriter {
+  constructor(
+    private readonly entitlements: EntitlementRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  async write(manager: EntityManager, scope: TenantScope, input: RailEntitlementWrite): Promise<PublicEntitlement> {
+    const nowMs = this.clock.nowMs();
+    const record: EntitlementRecord = await this.entitlements.upsert(
+      scope,
+      {
+        customerId: input.customerId,
+        key: input.entitlementKey,
+        rail: input.rail,
+        productId: input.productId,
+        subscriptionId: input.subscriptionId,
+        state: input.state,
+        validUntil: input.validUntil,
+        lastEventId: input.auditEventId ?? null,
+      },
+      new Date(nowMs),
+      manager,
+    );
+    return toPublicEntitlement(record, nowMs);
+  }
+}

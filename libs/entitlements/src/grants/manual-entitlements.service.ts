@@ -1,0 +1,192 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { ApiError, Clock, type TenantScope } from '../../../platform/src/index.js';
+import { AuditJournal } from '../../../audit/src/index.js';
+import { CustomerDirectory } from '../../../identity/src/index.js';
+import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
+import { type GrantDuration, MANUAL_PRODUCT_ID, grantedValidUntil, isActiveAt, validUntilFor } from '../domain/entitlement-rules.js';
+import { type EntitlementRecord, EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
+import type { EntitlementMutation } from '../domain/public-entitlement.js';
+import { assertCustomerIdFormat, unknownCustomer } from '../reads/entitlement-queries.service.js';
+
+export interface GrantInput {
+  entitlementKey: string;
+  duration: GrantDuration;
+  reason: string;
+}
+
+export interface RevokeInput {
+  entitlementKey: string;
+  reason: string;
+}
+
+/** Who asks: written into the audit entry. */
+export interface MutationActor {
+  /** `api_key:<keyId>` or `operator`. */
+  actor: string;
+  requestId: string | null;
+  /** What an unknown customer is: 400 invalid_customer (public API) or 404 resource_missing (operator API). */
+  unknownCustomer: 'invalid_customer' | 'resource_missing';
+}
+
+const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+/** `<prefix><24 chars of [a-z0-9]>`, the audit journal's id format. */
+function auditEventId(prefix: string): string {
+  let out = prefix;
+  while (out.length < prefix.length + 24) {
+    for (const byte of randomBytes(48)) if (byte < 252 && out.length < prefix.length + 24) out += ID_ALPHABET[byte % 36];
+  }
+  return out;
+}
+
+/**
+ * Manual grant and revoke. Each call is one transaction: the manual row of (customer, key) is
+ * locked (SELECT … FOR UPDATE, or created by an INSERT that concurrent inserts wait on), its
+ * state changes, and the audit entry is appended through the same manager. Concurrent calls
+ * on one entitlement therefore run one after the other; each successful one leaves exactly
+ * one audit entry, and the row's version counts them.
+ */
+@Injectable()
+export class ManualEntitlementService {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+    private readonly entitlements: EntitlementRepository,
+    private readonly registry: EntitlementKeyRegistry,
+    private readonly journal: AuditJournal,
+    private readonly customers: CustomerDirectory,
+  ) {}
+
+  async grant(scope: TenantScope, customerId: string, input: GrantInput, who: MutationActor): Promise<EntitlementMutation> {
+    await this.assertCustomer(scope, customerId, who);
+    const key = input.entitlementKey;
+    return this.dataSource.transaction(async (manager) => {
+      const eventId = auditEventId('srv_grant_');
+      let current = await this.entitlements.lock(scope, customerId, key, 'manual', manager);
+      const nowMs = this.clock.nowMs();
+      const now = new Date(nowMs);
+      const granted = validUntilFor(input.duration, Math.floor(nowMs / 1000));
+      let record: EntitlementRecord | null = null;
+      if (!current) {
+        record = await this.entitlements.insertIfAbsent(scope, manualWrite(customerId, key, eventId, granted), now, manager);
+        // Lost the race for the first grant: the winner has committed; lock its row.
+        if (!record) current = await this.entitlements.lock(scope, customerId, key, 'manual', manager);
+      }
+      const previous = current ? { state: current.state, active: isActiveAt(current.state, current.validUntil, nowMs), validUntil: current.validUntil } : null;
+      if (!record) {
+        if (!current) throw new Error('manual entitlement row missing after insert conflict');
+        const validUntil = grantedValidUntil(previous, granted);
+        record = await this.entitlements.update(scope, manualWrite(customerId, key, eventId, validUntil), now, manager);
+      }
+      await this.registry.register(scope.projectId, [key], 'grant', manager);
+      await this.journal.append(manager, scope, {
+        eventId,
+        rail: 'manual',
+        eventType: 'entitlement.granted_manually',
+        customerId,
+        decision: 'applied',
+        reason: input.reason,
+        actor: who.actor,
+        requestId: who.requestId,
+        details: {
+          action: 'grant',
+          entitlementKey: key,
+          duration: input.duration,
+          validUntil: record.validUntil,
+          previousState: previous ? (previous.active ? 'active' : previous.state === 'active' ? 'expired' : previous.state) : null,
+          version: record.version,
+        },
+      });
+      return this.mutation('grant', scope, customerId, record, eventId, nowMs);
+    });
+  }
+
+  async revoke(scope: TenantScope, customerId: string, input: RevokeInput, who: MutationActor): Promise<EntitlementMutation> {
+    await this.assertCustomer(scope, customerId, who);
+    const key = input.entitlementKey;
+    return this.dataSource.transaction(async (manager) => {
+      const eventId = auditEventId('srv_revoke_');
+      const current = await this.entitlements.lock(scope, customerId, key, 'manual', manager);
+      const nowMs = this.clock.nowMs();
+      if (!current || !isActiveAt(current.state, current.validUntil, nowMs)) {
+        throw await this.whyNotRevocable(scope, customerId, key, current, nowMs, manager);
+      }
+      const record = await this.entitlements.update(
+        scope,
+        { ...manualWrite(customerId, key, current.subscriptionId, current.validUntil), state: 'revoked', lastEventId: eventId },
+        new Date(nowMs),
+        manager,
+      );
+      await this.journal.append(manager, scope, {
+        eventId,
+        rail: 'manual',
+        eventType: 'entitlement.revoked_manually',
+        customerId,
+        decision: 'applied',
+        reason: input.reason,
+        actor: who.actor,
+        requestId: who.requestId,
+        details: { action: 'revoke', entitlementKey: key, validUntil: record.validUntil, previousState: 'active', version: record.version },
+      });
+      return this.mutation('revoke', scope, customerId, record, eventId, nowMs);
+    });
+  }
+
+  private async assertCustomer(scope: TenantScope, customerId: string, who: MutationActor): Promise<void> {
+    if (who.unknownCustomer === 'resource_missing') {
+      if (!customerId.startsWith('cdcust_') || !(await this.customers.isActiveCustomer(scope, customerId))) {
+        throw ApiError.resourceMissing(`No customer ${customerId} in this project's ${scope.env} environment`);
+      }
+      return;
+    }
+    assertCustomerIdFormat(customerId);
+    if (!(await this.customers.isActiveCustomer(scope, customerId))) throw unknownCustomer(customerId);
+  }
+
+  /** The 400 of a revoke that cannot apply, saying why. */
+  private async whyNotRevocable(
+    scope: TenantScope,
+    customerId: string,
+    key: string,
+    manual: EntitlementRecord | null,
+    nowMs: number,
+    manager: EntityManager,
+  ): Promise<ApiError> {
+    const railBacked = await this.entitlements.findActiveOfKey(scope, customerId, key, 'manual', new Date(nowMs), manager);
+    if (railBacked.length > 0) {
+      return ApiError.invalidParam(
+        `entitlementKey: ${key} is derived from the ${railBacked[0].rail} rail and cannot be revoked here; cancel or refund on the rail instead`,
+      );
+    }
+    if (!manual) return ApiError.invalidParam(`entitlementKey: ${key} was never granted to this customer`);
+    if (manual.state === 'revoked') return ApiError.invalidParam(`entitlementKey: ${key} is already revoked`);
+    const ended = manual.validUntil === null ? '' : ` at ${new Date(manual.validUntil * 1000).toISOString()}`;
+    return ApiError.invalidParam(`entitlementKey: ${key} already expired${ended}; there is nothing to revoke`);
+  }
+
+  private mutation(action: 'grant' | 'revoke', scope: TenantScope, customerId: string, record: EntitlementRecord, eventId: string, nowMs: number): EntitlementMutation {
+    return {
+      object: 'entitlement_mutation',
+      action,
+      serviceCustomerId: customerId,
+      entitlement: toPublicEntitlement(record, nowMs),
+      env: scope.env,
+      auditEventId: eventId,
+    };
+  }
+}
+
+function manualWrite(customerId: string, key: string, grantEventId: string, validUntil: number | null) {
+  return {
+    customerId,
+    key,
+    rail: 'manual' as const,
+    productId: MANUAL_PRODUCT_ID,
+    subscriptionId: grantEventId,
+    state: 'active' as const,
+    validUntil,
+    lastEventId: grantEventId,
+  };
+}

@@ -1,0 +1,67 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { ApiErrors, OPERATOR_BEARER, requestIdOf } from '../../../platform/src/index.js';
+import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
+import { ProductCatalog } from '../catalog/product-catalog.service.js';
+import { ProjectLookup } from '../catalog/project-lookup.service.js';
+import { EntitlementMutation } from '../domain/public-entitlement.js';
+import { EntitlementKeyList, ProductCatalogView, PutProductsDto } from '../dto/catalog.dto.js';
+import { OperatorGrantEntitlementDto } from '../dto/entitlement-mutation.dto.js';
+import { ManualEntitlementService } from '../grants/manual-entitlements.service.js';
+
+@ApiTags('operator')
+@ApiBearerAuth(OPERATOR_BEARER)
+@Controller('admin/v1/projects/:projectId')
+export class OperatorEntitlementsController {
+  constructor(
+    private readonly projects: ProjectLookup,
+    private readonly registry: EntitlementKeyRegistry,
+    private readonly catalog: ProductCatalog,
+    private readonly manual: ManualEntitlementService,
+  ) {}
+
+  @Get('entitlement-keys')
+  @ApiOperation({ summary: "The project's entitlement-key registry (keys granted, migrated or named in the catalogue)" })
+  @ApiOkResponse({ type: EntitlementKeyList })
+  @ApiErrors(401, 404)
+  async entitlementKeys(@Param('projectId') projectId: string): Promise<EntitlementKeyList> {
+    await this.projects.assertExists(projectId);
+    return { object: 'list', data: await this.registry.list(projectId) };
+  }
+
+  @Put('products')
+  @ApiOperation({ summary: 'Replace the product catalogue (registers its keys as catalog)' })
+  @ApiOkResponse({ type: ProductCatalogView })
+  @ApiErrors(400, 401, 404)
+  async putProducts(@Param('projectId') projectId: string, @Body() body: PutProductsDto): Promise<ProductCatalogView> {
+    return { object: 'product_catalog', projectId, products: await this.catalog.replace(projectId, body.products) };
+  }
+
+  @Get('products')
+  @ApiOperation({ summary: 'Read the product catalogue' })
+  @ApiOkResponse({ type: ProductCatalogView })
+  @ApiErrors(401, 404)
+  async getProducts(@Param('projectId') projectId: string): Promise<ProductCatalogView> {
+    return { object: 'product_catalog', projectId, products: await this.catalog.list(projectId) };
+  }
+
+  @Post('customers/:customerId/grant')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Dashboard grant: the same write as the server grant, in the environment named in the body, attributed to the operator',
+    description: 'Unknown project or customer: 404 resource_missing.',
+  })
+  @ApiOkResponse({ type: EntitlementMutation })
+  @ApiErrors(400, 401, 404)
+  async grant(
+    @Req() req: Request,
+    @Param('projectId') projectId: string,
+    @Param('customerId') customerId: string,
+    @Body() body: OperatorGrantEntitlementDto,
+  ): Promise<EntitlementMutation> {
+    await this.projects.assertExists(projectId);
+    const { env, ...grant } = body;
+    return this.manual.grant({ projectId, env }, customerId, grant, { actor: 'operator', requestId: requestIdOf(req), unknownCustomer: 'resource_missing' });
+  }
+}

@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import type { TenantScope } from '../../../platform/src/index.js';
+import { ALIAS_TYPES } from '../domain/identifier-rules.js';
+import { CUSTOMER_ID_PREFIX } from '../domain/ids.js';
+import { type CustomerProfile, IdentityRepository } from './identity.repository.js';
+
+export interface CustomerHint {
+  customerId?: string;
+  userId?: string;
+  anonymousId?: string;
+}
+
+/**
+ * Read side of identity for other contexts. Lookups stay inside the scope; forgotten
+ * customers read as unknown everywhere.
+ */
+@Injectable()
+export class CustomerDirectory {
+  constructor(private readonly repository: IdentityRepository) {}
+
+  /** The first hint that names a known, active customer (customerId, then userId, then anonymousId); null otherwise. */
+  async findCustomerId(scope: TenantScope, hint: CustomerHint): Promise<string | null> {
+    if (hint.customerId) {
+      const found = hint.customerId.startsWith(CUSTOMER_ID_PREFIX) ? await this.repository.findCustomerById(scope, hint.customerId) : null;
+      if (found) return found;
+    }
+    if (hint.userId) {
+      const found = await this.repository.findCustomerIdByAlias(scope, ALIAS_TYPES.developer, hint.userId);
+      if (found) return found;
+    }
+    if (hint.anonymousId) {
+      const found = await this.repository.findCustomerIdByAlias(scope, ALIAS_TYPES.anonymous, hint.anonymousId);
+      if (found) return found;
+    }
+    return null;
+  }
+
+  /** Customer of any alias node (e.g. `ios_app_account_token`, a rail customer id); null when unknown or forgotten. */
+  findCustomerIdByAlias(scope: TenantScope, type: string, value: string): Promise<string | null> {
+    return this.repository.findCustomerIdByAlias(scope, type, value);
+  }
+
+  async isActiveCustomer(scope: TenantScope, customerId: string): Promise<boolean> {
+    if (!customerId.startsWith(CUSTOMER_ID_PREFIX)) return false;
+    return (await this.repository.findCustomerById(scope, customerId)) !== null;
+  }
+
+  /** Email, first name and developer user ids of an active customer (null when unknown or forgotten). */
+  profile(scope: TenantScope, customerId: string): Promise<CustomerProfile | null> {
+    return this.repository.profile(scope, customerId);
+  }
+}

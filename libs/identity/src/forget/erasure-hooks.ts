@@ -1,0 +1,34 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { TenantScope } from '../../../platform/src/index.js';
+
+/** The personal identifiers of an erased customer, as they were when it was forgotten. */
+export interface ErasureSubject {
+  customerId: string;
+  userIds: string[];
+  anonymousIds: string[];
+}
+
+export type ErasureHook = (scope: TenantScope, subject: ErasureSubject, manager: EntityManager) => Promise<void>;
+
+/**
+ * Other contexts register what they must erase or anonymise for a forgotten customer
+ * (telemetry hints, device bindings, ...). The retention worker calls every hook inside the
+ * erasure's transaction: a failing hook rolls the erasure back and it is retried later.
+ */
+@Injectable()
+export class ErasureHooks {
+  private readonly hooks = new Map<string, ErasureHook>();
+
+  register(name: string, hook: ErasureHook): void {
+    this.hooks.set(name, hook);
+  }
+
+  async runAll(scope: TenantScope, subject: ErasureSubject, manager: EntityManager): Promise<void> {
+    for (const hook of this.hooks.values()) await hook(scope, subject, manager);
+  }
+
+  get names(): string[] {
+    return [...this.hooks.keys()];
+  }
+}

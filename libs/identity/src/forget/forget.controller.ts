@@ -1,0 +1,28 @@
+import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors } from '../../../platform/src/index.js';
+import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ForgetDto, ForgotView } from './forget.dto.js';
+import { ForgetService } from './forget.service.js';
+
+@ApiTags('identity')
+@Controller()
+export class ForgetController {
+  constructor(private readonly forgetService: ForgetService) {}
+
+  @Post('v1/identity/forget')
+  @HttpCode(200)
+  @RequireApiKey({ kinds: ['publishable', 'secret'] })
+  @Header('Cache-Control', 'no-store')
+  @ApiOperation({
+    summary: 'Right-to-be-forgotten request',
+    description:
+      'Identified erasure (customerId or userId) needs a secret key or a verified idToken whose subject equals userId; ' +
+      'anonymous-only erasure needs no proof. Idempotent. The customer reads as unknown at once and is erased by the retention worker within 30 days.',
+  })
+  @ApiOkResponse({ type: ForgotView })
+  @ApiErrors(400, 401, 403, 429)
+  forget(@CurrentKey() auth: AuthContext, @Body() body: ForgetDto): Promise<ForgotView> {
+    return this.forgetService.forget(auth, body);
+  }
+}

@@ -1,0 +1,110 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { ApiError, Clock, type TenantScope } from '../../../platform/src/index.js';
+import { type AuthContext, ProjectRateLimits } from '../../../keys/src/index.js';
+import { AuditJournal } from '../../../audit/src/index.js';
+import { IdentityRepository } from '../customers/identity.repository.js';
+import { inTransactionWithRetry } from '../customers/transaction-retry.js';
+import { ALIAS_TYPES } from '../domain/identifier-rules.js';
+import { CUSTOMER_ID_PREFIX } from '../domain/ids.js';
+import { IdTokenVerifier } from '../tokens/id-token-verifier.service.js';
+import type { ForgetDto, ForgotView } from './forget.dto.js';
+import { ErasureStore } from './erasure.store.js';
+
+export const FORGET_EVENT_TYPE = 'customer.forget_requested';
+
+/**
+ * Right-to-be-forgotten requests. The customer is marked forgotten at once (every read
+ * treats it as unknown), queued for the retention worker, and one audit entry records the
+ * decision; repeating the call returns the same answer and writes nothing.
+ */
+@Injectable()
+export class ForgetService {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly repository: IdentityRepository,
+    private readonly erasures: ErasureStore,
+    private readonly verifier: IdTokenVerifier,
+    private readonly journal: AuditJournal,
+    private readonly rateLimits: ProjectRateLimits,
+    private readonly clock: Clock,
+  ) {}
+
+  async forget(auth: AuthContext, dto: ForgetDto): Promise<ForgotView> {
+    if (!dto.customerId && !dto.userId && !dto.anonymousId) {
+      throw ApiError.missingParam('One of customerId, userId or anonymousId is required');
+    }
+    await this.rateLimits.enforce(auth, 'forget');
+
+    const identified = Boolean(dto.customerId || dto.userId);
+    let authority: string;
+    let customerId: string | null;
+    if (!identified) {
+      authority = 'anonymous-only erasure request (no proof required)';
+      customerId = await this.repository.findCustomerIdByAlias(auth, ALIAS_TYPES.anonymous, dto.anonymousId as string, { includeForgotten: true });
+    } else if (auth.kind === 'secret') {
+      authority = 'identified erasure requested with a secret key';
+      customerId = await this.lookup(auth, dto);
+    } else {
+      // Publishable key: only a verified idToken whose subject is userId carries authority.
+      const verified = dto.userId && dto.idToken ? await this.verifier.verifyFor(auth.projectId, dto.idToken, dto.userId) : null;
+      if (!verified) throw ApiError.authentication('identity_token_invalid', 'Identified erasure needs a secret key or a verified idToken whose subject equals userId');
+      authority = 'identified erasure requested with a verified idToken';
+      customerId = await this.repository.findCustomerIdByAlias(auth, ALIAS_TYPES.developer, dto.userId as string, { includeForgotten: true });
+      if (dto.customerId && customerId !== dto.customerId) {
+        throw ApiError.authentication('identity_token_invalid', 'The idToken does not prove authority over this customerId');
+      }
+    }
+
+    if (!customerId) return { object: 'forgot', serviceCustomerId: null, queuedAt: this.clock.nowMs(), env: auth.env };
+    const queuedAt = await inTransactionWithRetry(this.dataSource, (manager) => this.markForgotten(auth, customerId, authority, manager));
+    return { object: 'forgot', serviceCustomerId: customerId, queuedAt, env: auth.env };
+  }
+
+  /** customerId, then userId, then anonymousId: the first that names a customer (forgotten ones included, for idempotency). */
+  private async lookup(scope: TenantScope, dto: ForgetDto): Promise<string | null> {
+    if (dto.customerId?.startsWith(CUSTOMER_ID_PREFIX)) {
+      const found = await this.repository.findCustomerById(scope, dto.customerId, { includeForgotten: true });
+      if (found) return found;
+    }
+    if (dto.userId) {
+      const found = await this.repository.findCustomerIdByAlias(scope, ALIAS_TYPES.developer, dto.userId, { includeForgotten: true });
+      if (found) return found;
+    }
+    if (dto.anonymousId) {
+      return this.repository.findCustomerIdByAlias(scope, ALIAS_TYPES.anonymous, dto.anonymousId, { includeForgotten: true });
+    }
+    return null;
+  }
+
+  /** Marks, snapshots and queues under the customer's row lock; a repeat returns the first queuedAt. */
+  private async markForgotten(auth: AuthContext, customerId: string, authority: string, manager: EntityManager): Promise<number> {
+    const row = await this.repository.lockCustomer(auth, customerId, manager);
+    if (!row) throw ApiError.internal();
+    if (row.forgottenAt) {
+      const existing = await this.erasures.find(auth, customerId, manager);
+      return existing ? existing.queuedAt.getTime() : row.forgottenAt.getTime();
+    }
+    const now = this.clock.now();
+    const subject = await this.repository.personalAliases(auth, customerId, manager);
+    await manager.query(`UPDATE customers SET forgotten_at = $4, updated_at = $4 WHERE project_id = $1 AND env = $2 AND id = $3`, [
+      auth.projectId,
+      auth.env,
+      customerId,
+      now,
+    ]);
+    await this.erasures.queue(auth, { customerId, subject, requestId: auth.requestId }, now, manager);
+    await this.journal.append(manager, auth, {
+      eventIdPrefix: 'evt_forget_',
+      rail: 'manual',
+      eventType: FORGET_EVENT_TYPE,
+      customerId,
+      decision: 'queued',
+      reason: authority,
+      actor: `api_key:${auth.keyId}`,
+      requestId: auth.requestId,
+      details: { keyKind: auth.kind },
+    });
+    return now.getTime();
+  }
+}

@@ -1,0 +1,24 @@
+import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors } from '../../../platform/src/index.js';
+import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { AliasResultView } from './alias-result.view.js';
+import { IdentifyDto } from './identify.dto.js';
+import { IdentifyService } from './identify.service.js';
+
+@ApiTags('identity')
+@Controller()
+export class IdentifyController {
+  constructor(private readonly identifyService: IdentifyService) {}
+
+  @Post(['v1/identify', 'v1/identity/alias'])
+  @HttpCode(200)
+  @RequireApiKey({ kinds: ['publishable', 'secret'] })
+  @Header('Cache-Control', 'no-store')
+  @ApiOperation({ summary: 'Link an anonymous id to a developer user id (legacy alias: /v1/identity/alias)' })
+  @ApiOkResponse({ type: AliasResultView })
+  @ApiErrors(400, 401, 403, 429)
+  identify(@CurrentKey() auth: AuthContext, @Body() body: IdentifyDto): Promise<AliasResultView> {
+    return this.identifyService.identify(auth, body);
+  }
+}

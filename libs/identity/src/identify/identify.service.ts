@@ -1,0 +1,169 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { ApiError, Clock, type TenantScope } from '../../../platform/src/index.js';
+import { type AuthContext, ProjectRateLimits } from '../../../keys/src/index.js';
+import { IdentityRepository, type Assurance } from '../customers/identity.repository.js';
+import { inTransactionWithRetry, RetryTransaction } from '../customers/transaction-retry.js';
+import { ALIAS_TYPES } from '../domain/identifier-rules.js';
+import { newCustomerId, newMergeReviewId } from '../domain/ids.js';
+import { mergeTraits, sanitizeTraits, type Traits } from '../domain/traits.js';
+import { IdTokenVerifier, type VerifiedIdentity } from '../tokens/id-token-verifier.service.js';
+import type { IdentifyDto } from './identify.dto.js';
+import type { AliasResultView, LinkedId } from './alias-result.view.js';
+import { IdentifyVelocityLimiter } from './velocity-limiter.js';
+
+interface LinkRequest {
+  userId: string;
+  anonymousId: string | null;
+  email: string | null;
+  firstName: string | null;
+  traits: Traits;
+  appAccountToken: string | null;
+  verified: boolean;
+}
+
+interface LinkOutcome {
+  customerId: string;
+  linked: LinkedId[];
+  mergePending: boolean;
+}
+
+/** Identify: links a developer user id and an anonymous id in the alias graph. */
+@Injectable()
+export class IdentifyService {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly repository: IdentityRepository,
+    private readonly verifier: IdTokenVerifier,
+    private readonly velocity: IdentifyVelocityLimiter,
+    private readonly rateLimits: ProjectRateLimits,
+    private readonly clock: Clock,
+  ) {}
+
+  async identify(auth: AuthContext, dto: IdentifyDto): Promise<AliasResultView> {
+    // Missing ids are invalid_param_value here (the spec's code for "missing or malformed").
+    if (dto.userId === undefined || dto.userId === null) throw ApiError.invalidParam('userId is required');
+    if (dto.anonymousId === undefined || dto.anonymousId === null) throw ApiError.invalidParam('anonymousId is required');
+
+    await this.rateLimits.enforce(auth, 'alias');
+    const velocity = await this.velocity.hit(auth, dto.userId);
+    if (!velocity.allowed) {
+      throw ApiError.rateLimited(velocity.retryAfterMs, 0, 'More than 30 identify calls for this userId within 60 seconds; retry later');
+    }
+
+    let identity: VerifiedIdentity | null = null;
+    if (dto.idToken !== undefined && dto.idToken !== null) {
+      identity = await this.verifier.verifyFor(auth.projectId, dto.idToken, dto.userId);
+      if (!identity) throw ApiError.authentication('identity_token_invalid', 'idToken failed verification (signature, issuer, audience, expiry or subject)');
+    }
+
+    const outcome = await this.link(auth, {
+      userId: dto.userId,
+      anonymousId: dto.anonymousId,
+      email: identity?.email ?? dto.email ?? null,
+      firstName: identity?.givenName ?? null,
+      traits: sanitizeTraits(dto.traits),
+      appAccountToken: dto.appAccountToken ?? null,
+      verified: identity !== null,
+    });
+    return { object: 'alias_result', serviceCustomerId: outcome.customerId, linked: outcome.linked, mergePending: outcome.mergePending, env: auth.env };
+  }
+
+  /**
+   * The customer of a cryptographically verified user (resolve, tier 3): found by the
+   * developer id, or created with a verified link. Claims update email and first name.
+   */
+  async ensureVerifiedCustomer(scope: TenantScope, userId: string, claims: { email?: string; givenName?: string }): Promise<string> {
+    const outcome = await this.link(scope, {
+      userId,
+      anonymousId: null,
+      email: claims.email ?? null,
+      firstName: claims.givenName ?? null,
+      traits: {},
+      appAccountToken: null,
+      verified: true,
+    });
+    return outcome.customerId;
+  }
+
+  private link(scope: TenantScope, request: LinkRequest): Promise<LinkOutcome> {
+    return inTransactionWithRetry(this.dataSource, (manager) => this.linkOnce(scope, request, manager));
+  }
+
+  private async linkOnce(scope: TenantScope, request: LinkRequest, manager: EntityManager): Promise<LinkOutcome> {
+    const now = this.clock.now();
+    const assurance: Assurance = request.verified ? 'verified' : 'self_asserted';
+    const developerNode = { type: ALIAS_TYPES.developer, value: request.userId };
+    const anonymousNode = request.anonymousId !== null ? { type: ALIAS_TYPES.anonymous, value: request.anonymousId } : null;
+    const nodes = anonymousNode ? [developerNode, anonymousNode] : [developerNode];
+
+    const hits = await this.repository.findAliases(scope, nodes, manager);
+    // Nodes of a forgotten customer are unknown: free them so that they can be linked afresh.
+    await this.repository.releaseForgottenAliases(scope, hits, manager);
+    const developerOwner = hits.find((h) => h.type === developerNode.type && !h.forgotten)?.customerId ?? null;
+    const anonymousOwner = anonymousNode ? (hits.find((h) => h.type === anonymousNode.type && !h.forgotten)?.customerId ?? null) : null;
+
+    let customerId: string;
+    let mergePending = false;
+    const linked: LinkedId[] = [{ type: 'developer', id: request.userId }];
+    if (anonymousNode) linked.push({ type: 'anonymous', id: anonymousNode.value });
+
+    if (!developerOwner && !anonymousOwner) {
+      customerId = newCustomerId();
+      await this.repository.insertCustomer(scope, customerId, now, manager);
+      await this.lockActive(scope, customerId, manager);
+      for (const node of nodes) await this.repository.insertAlias(scope, node, customerId, assurance, now, manager);
+    } else if (developerOwner && anonymousNode && anonymousOwner && developerOwner !== anonymousOwner) {
+      // Both known on different customers: the developer-user customer is canonical; queue the conflict once.
+      customerId = developerOwner;
+      mergePending = true;
+      linked.pop();
+      await this.lockActive(scope, customerId, manager);
+      await this.repository.queueMergeReview(
+        scope,
+        { id: newMergeReviewId(), developerUserId: request.userId, anonymousId: anonymousNode.value, canonicalCustomerId: developerOwner, otherCustomerId: anonymousOwner },
+        now,
+        manager,
+      );
+    } else {
+      customerId = (developerOwner ?? anonymousOwner) as string;
+      await this.lockActive(scope, customerId, manager);
+      if (!developerOwner) await this.repository.insertAlias(scope, developerNode, customerId, assurance, now, manager);
+      if (anonymousNode && !anonymousOwner) await this.repository.insertAlias(scope, anonymousNode, customerId, assurance, now, manager);
+    }
+
+    if (request.verified) {
+      await this.repository.markVerified(scope, customerId, mergePending ? [developerNode] : nodes, now, manager);
+    }
+    if (request.appAccountToken) {
+      // Binds the iOS rail; a token already bound (to this or another customer) is left as it is.
+      await this.repository.insertAliasIfAbsent(scope, { type: ALIAS_TYPES.iosAppAccountToken, value: request.appAccountToken }, customerId, assurance, now, manager);
+    }
+    await this.updateProfile(scope, customerId, request, now, manager);
+    return { customerId, linked, mergePending };
+  }
+
+  /** Locks the customer row; a customer forgotten meanwhile restarts the transaction (its ids are then unknown). */
+  private async lockActive(scope: TenantScope, customerId: string, manager: EntityManager): Promise<void> {
+    const row = await this.repository.lockCustomer(scope, customerId, manager);
+    if (!row || row.forgottenAt) throw new RetryTransaction('customer forgotten concurrently');
+  }
+
+  private async updateProfile(scope: TenantScope, customerId: string, request: LinkRequest, now: Date, manager: EntityManager): Promise<void> {
+    const hasTraits = Object.keys(request.traits).length > 0;
+    if (!hasTraits && request.email === null && request.firstName === null) return;
+    const row = await this.repository.lockCustomer(scope, customerId, manager);
+    if (!row) return;
+    await this.repository.updateProfile(
+      scope,
+      customerId,
+      {
+        email: request.email ?? row.email,
+        firstName: request.firstName ?? row.firstName,
+        traits: hasTraits ? mergeTraits(row.traits, request.traits) : row.traits,
+      },
+      now,
+      manager,
+    );
+  }
+}

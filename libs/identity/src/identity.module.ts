@@ -1,0 +1,40 @@
+import { Module } from '@nestjs/common';
+import { KeysModule } from '../../keys/src/index.js';
+import { AuditModule } from '../../audit/src/index.js';
+import { CustomerDirectory } from './customers/customer-directory.service.js';
+import { IdentityRepository } from './customers/identity.repository.js';
+import { ErasureHooks } from './forget/erasure-hooks.js';
+import { ErasureStore } from './forget/erasure.store.js';
+import { ErasureWorker } from './forget/erasure-worker.js';
+import { ForgetController } from './forget/forget.controller.js';
+import { ForgetService } from './forget/forget.service.js';
+import { IdentifyController } from './identify/identify.controller.js';
+import { IdentifyService } from './identify/identify.service.js';
+import { IdentifyVelocityLimiter } from './identify/velocity-limiter.js';
+import { IdentityAdminController } from './operator/identity-admin.controller.js';
+import { IdentityAdminService } from './operator/identity-admin.service.js';
+import { IdTokenVerifier } from './tokens/id-token-verifier.service.js';
+import { IdentityProviderService } from './tokens/identity-provider.service.js';
+import { IdentityProviderStore } from './tokens/identity-provider.store.js';
+
+/** Customers, the alias graph, identify, forget and erasure, merge reviews, the identity provider. */
+@Module({
+  imports: [KeysModule, AuditModule],
+  controllers: [IdentifyController, ForgetController, IdentityAdminController],
+  providers: [
+    IdentityRepository,
+    CustomerDirectory,
+    IdentifyService,
+    IdentifyVelocityLimiter,
+    IdTokenVerifier,
+    IdentityProviderStore,
+    IdentityProviderService,
+    ForgetService,
+    ErasureStore,
+    ErasureHooks,
+    ErasureWorker,
+    IdentityAdminService,
+  ],
+  exports: [CustomerDirectory, ErasureHooks, ErasureWorker, IdTokenVerifier, IdentifyService],
+})
+export class IdentityModule {}

@@ -1,0 +1,16 @@
+import { CreateIdentity1790000000300 } from './migrations/1790000000300-create-identity.migration.js';
+
+export { IdentityModule } from './identity.module.js';
+export { CustomerDirectory, type CustomerHint } from './customers/customer-directory.service.js';
+export type { CustomerProfile } from './customers/identity.repository.js';
+export { ErasureHooks, type ErasureHook, type ErasureSubject } from './forget/erasure-hooks.js';
+export { ErasureWorker, ERASURE_SLA_DAYS } from './forget/erasure-worker.js';
+export { IdTokenVerifier, type VerifiedIdentity } from './tokens/id-token-verifier.service.js';
+export { IdentifyService } from './identify/identify.service.js';
+export { slidingWindowDecision, VELOCITY_LIMIT, VELOCITY_WINDOW_MS } from './identify/velocity-limiter.js';
+export { sanitizeTraits, mergeTraits, MAX_TRAIT_KEYS, MAX_TRAIT_STRING, type Traits, type TraitValue } from './domain/traits.js';
+export { ALIAS_TYPES, PERSONAL_ALIAS_TYPES, USER_ID_PATTERN, ANONYMOUS_ID_PATTERN, APP_ACCOUNT_TOKEN_PATTERN } from './domain/identifier-rules.js';
+export { CUSTOMER_ID_PREFIX } from './domain/ids.js';
+
+/** Migrations of the identity context, in order. */
+export const IDENTITY_MIGRATIONS = [CreateIdentity1790000000300];

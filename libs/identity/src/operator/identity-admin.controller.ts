@@ -1,0 +1,71 @@
+import { Body, Controller, Get, Param, Put, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiErrors, OPERATOR_BEARER } from '../../../platform/src/index.js';
+import { IdentityProviderView, PutIdentityProviderDto } from '../tokens/identity-provider.dto.js';
+import { IdentityProviderService } from '../tokens/identity-provider.service.js';
+import { IdentityAdminService } from './identity-admin.service.js';
+
+export class MergeReviewView {
+  @ApiProperty({ example: 'mrev_3kTq9Vx2LmN8pR4sW7yZ1aBc' }) id: string;
+  @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
+  @ApiProperty({ type: String, nullable: true }) developerUserId: string | null;
+  @ApiProperty({ type: String, nullable: true }) anonymousId: string | null;
+  @ApiProperty() canonicalCustomerId: string;
+  @ApiProperty() otherCustomerId: string;
+  @ApiProperty({ enum: ['pending'] }) status: 'pending';
+  @ApiProperty({ description: 'Unix seconds' }) createdAt: number;
+}
+
+export class MergeReviewList {
+  @ApiProperty({ example: 'list' }) object: 'list';
+  @ApiProperty({ type: [MergeReviewView] }) data: MergeReviewView[];
+}
+
+export class ErasureView {
+  @ApiProperty() serviceCustomerId: string;
+  @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
+  @ApiProperty({ description: 'Unix ms' }) queuedAt: number;
+  @ApiProperty({ enum: ['queued', 'deleted'] }) status: 'queued' | 'deleted';
+}
+
+export class ErasureList {
+  @ApiProperty({ example: 'list' }) object: 'list';
+  @ApiProperty({ type: [ErasureView] }) data: ErasureView[];
+}
+
+/** Operator endpoints of identity (the /admin operator middleware authenticates them). */
+@ApiTags('operator')
+@ApiBearerAuth(OPERATOR_BEARER)
+@Controller('admin/v1/projects/:projectId')
+export class IdentityAdminController {
+  constructor(
+    private readonly providers: IdentityProviderService,
+    private readonly admin: IdentityAdminService,
+  ) {}
+
+  @Put('identity-provider')
+  @ApiOperation({ summary: "Set the project's identity provider: inline JWKS or a JWKS URI (idTokens are verified against it)" })
+  @ApiOkResponse({ type: IdentityProviderView })
+  @ApiErrors(400, 401, 404)
+  putIdentityProvider(@Param('projectId') projectId: string, @Body() body: PutIdentityProviderDto): Promise<IdentityProviderView> {
+    return this.providers.put(projectId, body);
+  }
+
+  @Get('merge-reviews')
+  @ApiOperation({ summary: 'Identify conflicts queued for review (newest first)' })
+  @ApiQuery({ name: 'env', required: false, enum: ['sandbox', 'production'], description: 'Both environments when absent' })
+  @ApiOkResponse({ type: MergeReviewList })
+  @ApiErrors(400, 401, 404)
+  mergeReviews(@Param('projectId') projectId: string, @Query('env') env?: string): Promise<MergeReviewList> {
+    return this.admin.mergeReviews(projectId, env);
+  }
+
+  @Get('erasures')
+  @ApiOperation({ summary: 'The erasure queue (newest first)' })
+  @ApiQuery({ name: 'env', required: false, enum: ['sandbox', 'production'], description: 'Both environments when absent' })
+  @ApiOkResponse({ type: ErasureList })
+  @ApiErrors(400, 401, 404)
+  erasures(@Param('projectId') projectId: string, @Query('env') env?: string): Promise<ErasureList> {
+    return this.admin.erasures(projectId, env);
+  }
+}

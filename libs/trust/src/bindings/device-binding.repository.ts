@@ -1,0 +1,50 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { TenantScope } from '../../../platform/src/index.js';
+
+export interface DeviceBinding {
+  anonymousId: string;
+  customerId: string;
+  userId: string;
+  verifiedAt: Date;
+}
+
+/** Device bindings; reads skip forgotten customers. Every method takes the tenant scope first. */
+@Injectable()
+export class DeviceBindingRepository {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  /** Uses device_bindings_pk and customers_pkey. */
+  async find(scope: TenantScope, anonymousId: string): Promise<DeviceBinding | null> {
+    const rows: { anonymous_id: string; customer_id: string; user_id: string; verified_at: Date }[] = await this.dataSource.query(
+      `SELECT b.anonymous_id, b.customer_id, b.user_id, b.verified_at
+         FROM device_bindings b
+         JOIN customers c ON c.id = b.customer_id AND c.forgotten_at IS NULL
+        WHERE b.project_id = $1 AND b.env = $2 AND b.anonymous_id = $3`,
+      [scope.projectId, scope.env, anonymousId],
+    );
+    const row = rows[0];
+    return row ? { anonymousId: row.anonymous_id, customerId: row.customer_id, userId: row.user_id, verifiedAt: new Date(row.verified_at) } : null;
+  }
+
+  /** Records (or moves) the device's binding to the verified customer, now. */
+  async record(scope: TenantScope, binding: DeviceBinding): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO device_bindings (project_id, env, anonymous_id, customer_id, user_id, verified_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $6, $6)
+       ON CONFLICT (project_id, env, anonymous_id) DO UPDATE
+         SET customer_id = EXCLUDED.customer_id, user_id = EXCLUDED.user_id,
+             verified_at = EXCLUDED.verified_at, updated_at = EXCLUDED.updated_at`,
+      [scope.projectId, scope.env, binding.anonymousId, binding.customerId, binding.userId, binding.verifiedAt],
+    );
+  }
+
+  /** Erasure: the customer's bindings and any binding of its devices. */
+  async erase(scope: TenantScope, customerId: string, anonymousIds: string[], manager: EntityManager): Promise<void> {
+    await manager.query(
+      `DELETE FROM device_bindings
+        WHERE project_id = $1 AND env = $2 AND (customer_id = $3 OR anonymous_id = ANY($4::text[]))`,
+      [scope.projectId, scope.env, customerId, anonymousIds],
+    );
+  }
+}

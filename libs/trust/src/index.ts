@@ -1,0 +1,7 @@
+import { CreateDeviceBindings1790000000350 } from './migrations/1790000000350-create-device-bindings.migration.js';
+
+export { TrustModule } from './trust.module.js';
+export { trustTier, TRUSTED_DEVICE_WINDOW_MS, type TrustDecision, type TrustEvidence, type RecommendedAction, type TrustStatus } from './domain/trust-tier.js';
+
+/** Migrations of the trust context, in order. */
+export const TRUST_MIGRATIONS = [CreateDeviceBindings1790000000350];

@@ -1,0 +1,28 @@
+import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors } from '../../../platform/src/index.js';
+import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ResolveDto, ResolveResultView } from './resolve.dto.js';
+import { ResolveService } from './resolve.service.js';
+
+@ApiTags('identity')
+@Controller()
+export class ResolveController {
+  constructor(private readonly resolveService: ResolveService) {}
+
+  @Post('v1/resolve')
+  @HttpCode(200)
+  @RequireApiKey({ kinds: ['publishable', 'secret'] })
+  @Header('Cache-Control', 'private, no-store')
+  @ApiOperation({
+    summary: 'Trust tier and recommended action',
+    description:
+      'Tier 3 (authenticated, enter): verified idToken for userId now. Tier 2 (recognized, one_tap or silent_refresh): known user and this device reached tier 3 within 90 days. ' +
+      'Tier 1 (recognized, welcome_back): the device maps to a known user. Tier 0 (anonymous, onboard): otherwise. An invalid token never errors and never elevates.',
+  })
+  @ApiOkResponse({ type: ResolveResultView })
+  @ApiErrors(400, 401, 403)
+  resolve(@CurrentKey() auth: AuthContext, @Body() body: ResolveDto): Promise<ResolveResultView> {
+    return this.resolveService.resolve(auth, body);
+  }
+}

@@ -1,0 +1,262 @@
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { CustomerDirectory, ErasureWorker } from '../../libs/identity/src/index.js';
+import { createProjectWithApp, keyHeaders, type ProjectFixture, setRateLimits } from '../support/fixtures.js';
+import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+
+const ISSUER = 'https://auth.example.test/';
+const AUDIENCE = 'example-app';
+const DAY = 86_400;
+
+type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
+
+let seq = 0;
+const uid = (label = 'user') => `${label}_${Date.now().toString(36)}_${++seq}`;
+const aid = (label = 'dev') => `${label}-${Date.now().toString(36)}-${++seq}`;
+
+describe('trust: POST /v1/resolve', () => {
+  let t: TestApp;
+  let p: ProjectFixture;
+  let signer: KeyPair;
+  let stranger: KeyPair;
+  let publicJwk: JWK;
+
+  const resolve = (body: Record<string, unknown>, key = p.keys.pubTest) => t.http.post('/v1/resolve').set(keyHeaders(p, key)).send(body);
+  const identify = (body: Record<string, unknown>, key = p.keys.pubTest) => t.http.post('/v1/identify').set(keyHeaders(p, key)).send(body);
+  const advance = (seconds: number) => t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds });
+
+  async function token(claims: Record<string, unknown>, options: { key?: KeyPair; exp?: number; aud?: string } = {}) {
+    const now = t.clock.nowSeconds();
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setIssuer(ISSUER)
+      .setAudience(options.aud ?? AUDIENCE)
+      .setIssuedAt(now)
+      .setExpirationTime(options.exp ?? now + 3600)
+      .sign((options.key ?? signer).privateKey);
+  }
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    p = await createProjectWithApp(t);
+    await setRateLimits(t, p.projectId, { alias: { sustained: 1000, burst: 10000 }, forget: { sustained: 1000, burst: 10000 } });
+    signer = await generateKeyPair('RS256');
+    stranger = await generateKeyPair('RS256');
+    publicJwk = { ...(await exportJWK(signer.publicKey)), kid: 'k1', alg: 'RS256' };
+    const res = await t.http
+      .put(`/admin/v1/projects/${p.projectId}/identity-provider`)
+      .set(operatorAuth())
+      .send({ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [publicJwk] } });
+    expect(res.status).toBe(200);
+  });
+  afterAll(async () => t.close());
+
+  describe('request rules', () => {
+    it.each([
+      ['empty body', {}],
+      ['userId alone', { userId: 'u1' }],
+      ['idToken alone', { idToken: 'x.y.z' }],
+      ['passkeyAvailable alone', { passkeyAvailable: true }],
+    ])('no identity to resolve (%s): 400 invalid_param_value', async (_label, body) => {
+      const res = await resolve(body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_param_value' });
+    });
+
+    it('malformed fields: 400 invalid_param_value', async () => {
+      expect((await resolve({ anonymousId: 42 })).body.error.code).toBe('invalid_param_value');
+      expect((await resolve({ anonymousId: 'd1', passkeyAvailable: 'yes' })).body.error.code).toBe('invalid_param_value');
+    });
+
+    it('needs a key', async () => {
+      expect((await t.http.post('/v1/resolve').send({ anonymousId: 'd' })).status).toBe(401);
+    });
+  });
+
+  it('tier 0: an unknown device is anonymous, onboard; private, no-store', async () => {
+    const anonymousId = aid();
+    const res = await resolve({ anonymousId });
+    expect(res.status).toBe(200);
+    expect(res.headers['cache-control']).toBe('private, no-store');
+    expect(res.body).toEqual({ object: 'resolve_result', status: 'anonymous', trustTier: 0, user: null, entitlements: null, recommendedAction: 'onboard', anonymousId });
+  });
+
+  it('tier 1: the device maps to a known user (identify) but was never verified here', async () => {
+    const userId = uid();
+    const anonymousId = aid();
+    await identify({ userId, anonymousId, email: 'ada@example.com' });
+    const res = await resolve({ anonymousId, passkeyAvailable: true });
+    expect(res.body).toEqual({
+      object: 'resolve_result',
+      status: 'recognized',
+      trustTier: 1,
+      user: { id: userId, email: 'ada@example.com' },
+      entitlements: null,
+      recommendedAction: 'welcome_back',
+      anonymousId,
+    });
+  });
+
+  it('tier 3 records the device binding; then tier 2 within 90 days, tier 1 after', async () => {
+    const userId = uid();
+    const anonymousId = aid();
+    const idToken = await token({ sub: userId, email: 'grace@example.com', given_name: 'Grace' });
+    const verified = await resolve({ anonymousId, userId, idToken });
+    expect(verified.status).toBe(200);
+    expect(verified.body).toEqual({
+      object: 'resolve_result',
+      status: 'authenticated',
+      trustTier: 3,
+      user: { id: userId, email: 'grace@example.com', firstName: 'Grace' },
+      entitlements: [],
+      recommendedAction: 'enter',
+      anonymousId,
+    });
+    const customerId = await t.app.get(CustomerDirectory).findCustomerId({ projectId: p.projectId, env: 'sandbox' }, { userId });
+    expect(customerId).toMatch(/^cdcust_/);
+    const binding = await t.dataSource.query(`SELECT customer_id, user_id FROM device_bindings WHERE project_id = $1 AND anonymous_id = $2`, [p.projectId, anonymousId]);
+    expect(binding).toEqual([{ customer_id: customerId, user_id: userId }]);
+
+    // Same device without a token: tier 2.
+    let res = await resolve({ anonymousId });
+    expect(res.body).toMatchObject({ status: 'recognized', trustTier: 2, recommendedAction: 'silent_refresh', user: { id: userId, email: 'grace@example.com' }, entitlements: null });
+    expect(res.body.user.firstName).toBeUndefined();
+    res = await resolve({ anonymousId, passkeyAvailable: true });
+    expect(res.body).toMatchObject({ trustTier: 2, recommendedAction: 'one_tap' });
+
+    await advance(89 * DAY);
+    res = await resolve({ anonymousId, passkeyAvailable: true });
+    expect(res.body).toMatchObject({ trustTier: 2, recommendedAction: 'one_tap' });
+
+    await advance(2 * DAY);
+    res = await resolve({ anonymousId, passkeyAvailable: true });
+    expect(res.body).toMatchObject({ status: 'recognized', trustTier: 1, recommendedAction: 'welcome_back', user: { id: userId } });
+
+    // A new verification renews the window.
+    await resolve({ anonymousId, userId, idToken: await token({ sub: userId }) });
+    res = await resolve({ anonymousId });
+    expect(res.body).toMatchObject({ trustTier: 2, recommendedAction: 'silent_refresh' });
+  });
+
+  it('tier 3 lists the customer\'s active entitlements', async () => {
+    const userId = uid();
+    const anonymousId = aid();
+    const first = await resolve({ anonymousId, userId, idToken: await token({ sub: userId }) });
+    expect(first.body.entitlements).toEqual([]);
+    const customerId = await t.app.get(CustomerDirectory).findCustomerId({ projectId: p.projectId, env: 'sandbox' }, { userId });
+    const grant = await t.http
+      .post(`/v1/server/customers/${customerId}/grant`)
+      .set(keyHeaders(p, p.keys.skTest))
+      .send({ entitlementKey: 'pro_access', duration: 'P30D', reason: 'Support goodwill grant for the outage' });
+    expect(grant.status).toBe(200);
+    const res = await resolve({ anonymousId, userId, idToken: await token({ sub: userId }) });
+    expect(res.body.trustTier).toBe(3);
+    expect(res.body.entitlements).toEqual([expect.objectContaining({ object: 'entitlement', key: 'pro_access', isActive: true })]);
+  });
+
+  it('an invalid, expired or foreign token never errors and never elevates: falls back to the device binding', async () => {
+    const userId = uid();
+    const anonymousId = aid();
+    await identify({ userId, anonymousId });
+    const bad = [
+      await token({ sub: userId }, { key: stranger }),
+      await token({ sub: userId }, { exp: t.clock.nowSeconds() - 600 }),
+      await token({ sub: userId }, { aud: 'another-app' }),
+      await token({ sub: 'someone_else' }),
+      'garbage',
+    ];
+    for (const idToken of bad) {
+      const res = await resolve({ anonymousId, userId, idToken });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ status: 'recognized', trustTier: 1, recommendedAction: 'welcome_back', entitlements: null });
+    }
+    const unknownDevice = await resolve({ anonymousId: aid(), userId, idToken: bad[0] });
+    expect(unknownDevice.body).toMatchObject({ trustTier: 0, status: 'anonymous', user: null });
+    // No device at all: anonymous, with an empty anonymousId.
+    const noDevice = await resolve({ userId, idToken: bad[1] });
+    expect(noDevice.status).toBe(200);
+    expect(noDevice.body).toEqual({ object: 'resolve_result', status: 'anonymous', trustTier: 0, user: null, entitlements: null, recommendedAction: 'onboard', anonymousId: '' });
+    // None of them recorded a binding.
+    expect(await t.dataSource.query(`SELECT 1 FROM device_bindings WHERE anonymous_id = $1`, [anonymousId])).toEqual([]);
+  });
+
+  it('server-to-server: a secret key with a verified pair and no anonymousId is tier 3', async () => {
+    const userId = uid();
+    const res = await resolve({ userId, idToken: await token({ sub: userId }) }, p.keys.skTest);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'authenticated', trustTier: 3, user: { id: userId }, entitlements: [], recommendedAction: 'enter', anonymousId: '' });
+  });
+
+  it('bindings stay in their environment', async () => {
+    const userId = uid();
+    const anonymousId = aid();
+    await resolve({ anonymousId, userId, idToken: await token({ sub: userId }) });
+    expect((await resolve({ anonymousId })).body.trustTier).toBe(2);
+    expect((await resolve({ anonymousId }, p.keys.pubLive)).body.trustTier).toBe(0);
+  });
+
+  it('a forgotten customer is unknown at once; the erasure removes its device bindings', async () => {
+    const userId = uid();
+    const anonymousId = aid();
+    await resolve({ anonymousId, userId, idToken: await token({ sub: userId }) });
+    expect((await resolve({ anonymousId })).body.trustTier).toBe(2);
+    const forgot = await t.http.post('/v1/identity/forget').set(keyHeaders(p, p.keys.skTest)).send({ userId });
+    expect(forgot.status).toBe(200);
+    expect((await resolve({ anonymousId })).body).toMatchObject({ trustTier: 0, user: null });
+    await advance(DAY);
+    await t.app.get(ErasureWorker).runOnce({ projectId: p.projectId });
+    expect(await t.dataSource.query(`SELECT 1 FROM device_bindings WHERE anonymous_id = $1`, [anonymousId])).toEqual([]);
+  });
+
+  describe('hot queries use indexes', () => {
+    // Realistic volume (10,000 customers per environment in a separate project) and fresh
+    // statistics, so that the planner's choice is the one production would make.
+    let pid = '';
+    beforeAll(async () => {
+      pid = (await createProjectWithApp(t)).projectId;
+      await t.dataSource.query(
+        `INSERT INTO customers (id, project_id, env, created_at, updated_at)
+         SELECT 'cdcust_' || $1 || e || g, $1, e, now(), now() FROM generate_series(1, 10000) g, unnest(ARRAY['sandbox', 'production']) e`,
+        [pid],
+      );
+      await t.dataSource.query(
+        `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, created_at)
+         SELECT $1, e, ty, ty || g, 'cdcust_' || $1 || e || g, now()
+           FROM generate_series(1, 10000) g, unnest(ARRAY['sandbox', 'production']) e, unnest(ARRAY['developer', 'anonymous']) ty`,
+        [pid],
+      );
+      await t.dataSource.query(
+        `INSERT INTO device_bindings (project_id, env, anonymous_id, customer_id, user_id, verified_at, created_at, updated_at)
+         SELECT $1, e, 'anonymous' || g, 'cdcust_' || $1 || e || g, 'developer' || g, now(), now(), now()
+           FROM generate_series(1, 10000) g, unnest(ARRAY['sandbox', 'production']) e`,
+        [pid],
+      );
+      await t.dataSource.query('ANALYZE customers, customer_aliases, device_bindings');
+    }, 60_000);
+
+    async function plan(sql: string, params: unknown[]): Promise<string> {
+      const rows: { 'QUERY PLAN': string }[] = await t.dataSource.query(`EXPLAIN ${sql}`, params);
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    }
+
+    it('device binding by (project, env, anonymousId); customer profile by id and its aliases by customer', async () => {
+      const bindingPlan = await plan(
+        `SELECT b.anonymous_id, b.customer_id, b.user_id, b.verified_at
+           FROM device_bindings b JOIN customers c ON c.id = b.customer_id AND c.forgotten_at IS NULL
+          WHERE b.project_id = $1 AND b.env = $2 AND b.anonymous_id = $3`,
+        [pid, 'sandbox', 'd'],
+      );
+      expect(bindingPlan).toMatch(/Index Scan using device_bindings_pk/);
+      expect(bindingPlan).not.toMatch(/Seq Scan/);
+      const profilePlan = await plan(
+        `SELECT c.id, c.email, c.first_name,
+                (SELECT array_agg(a.value ORDER BY a.created_at DESC) FROM customer_aliases a
+                  WHERE a.project_id = c.project_id AND a.env = c.env AND a.customer_id = c.id AND a.type = $4) AS developer_ids
+           FROM customers c WHERE c.project_id = $1 AND c.env = $2 AND c.id = $3 AND c.forgotten_at IS NULL`,
+        [pid, 'sandbox', 'cdcust_x', 'developer'],
+      );
+      expect(profilePlan).toMatch(/Index Scan using customers_(pkey|scope_id_uq)/);
+      expect(profilePlan).toMatch(/Index (Only )?Scan using customer_aliases_customer_idx/);
+      expect(profilePlan).not.toMatch(/Seq Scan/);
+    });
+  });
+});
