@@ -117,6 +117,10 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
       const long = await read(p.keys.skTest, 'x'.repeat(300));
       expect(long.status).toBe(400);
       expect(long.body.error.code).toBe('invalid_param_value');
+      // A NUL (%00) in the path cannot be stored or compared by PostgreSQL: still the client's 400.
+      const nul = await read(p.keys.skTest, 'evt_\u0000');
+      expect(nul.status).toBe(400);
+      expect(nul.body.error.code).toBe('invalid_param_value');
     });
 
     it('environment isolation: a sandbox key cannot read a production entry and vice versa', async () => {

@@ -424,7 +424,19 @@ describe('entitlements: reads, manual grant and revoke, key registry, product ca
       expectError(two, 400, 'invalid_param_value');
       expect(two.body.error.message).toMatch(/userId, anonymousId/);
       expectError(await publicRead({ customerId: 'cdcust_x', userId: 'u1' }, sk()), 400, 'invalid_param_value');
-      expectError(await t.http.get('/v1/entitlements?userId=a&userId=b').set(pub()), 400, 'invalid_param_value');
+      const repeated = await t.http.get('/v1/entitlements?userId=a&userId=b').set(pub());
+      expectError(repeated, 400, 'invalid_param_value');
+      expect(repeated.body.error.message).toBe('userId must be a string');
+    });
+
+    it('a NUL character (%00) in a hint, a path id or a reason is 400 invalid_param_value, never a 500', async () => {
+      expectError(await t.http.get('/v1/entitlements?userId=u%00').set(pub()), 400, 'invalid_param_value');
+      expectError(await t.http.get('/v1/entitlements?customerId=cdcust_%00').set(sk()), 400, 'invalid_param_value');
+      expectError(await t.http.get('/v1/server/customers/cdcust_%00/entitlements').set(sk()), 400, 'invalid_param_value');
+      const { customerId } = await newCustomer();
+      expectError(await grant(customerId, { entitlementKey: 'nul_reason', duration: 'P30D', reason: `${REASON}\u0000` }), 400, 'invalid_param_value');
+      expect((await serverRead(customerId)).body.data).toEqual([]);
+      expectError(await revoke(customerId, { entitlementKey: 'nul_reason', reason: 'a\u0000' }), 400, 'invalid_param_value');
     });
 
     it('customerId without cdcust_: 400 invalid_customer; a publishable key may not name a customerId', async () => {

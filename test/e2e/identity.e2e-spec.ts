@@ -287,6 +287,18 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
       expect(Object.keys(row.traits)).toHaveLength(32);
     });
 
+    it('text PostgreSQL cannot store: a NUL or unpaired surrogate in traits is dropped, in email it is 400 (never a 500)', async () => {
+      const ok = await identify({ userId: uid(), anonymousId: aid(), traits: { keep: 'yes', nul: 'a\u0000b', 'k\u0000': 1, lone: 'x\uD800' } });
+      expect(ok.status).toBe(200);
+      expect((await customerRow(ok.body.serviceCustomerId)).traits).toEqual({ keep: 'yes' });
+      const bad = await identify({ userId: uid(), anonymousId: aid(), email: 'a\u0000@example.com' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.code).toBe('invalid_param_value');
+      const badForget = await forget({ customerId: 'cdcust_\u0000' });
+      expect(badForget.status).toBe(400);
+      expect(badForget.body.error.code).toBe('invalid_param_value');
+    });
+
     it('traits of the wrong type are dropped, not rejected', async () => {
       for (const traits of ['string', 7, [1, 2], null]) {
         const res = await identify({ userId: uid(), anonymousId: aid(), traits });
@@ -594,11 +606,25 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
         expect(audits[0].reason).toContain('verified idToken');
       });
 
-      it('anonymous-only erasure needs no proof', async () => {
+      it('anonymous-only erasure needs no proof, but a device id never erases an identified customer: only the device goes', async () => {
         const c = await newCustomer();
+        const secondDevice = aid('second-device');
+        await identify({ userId: c.userId, anonymousId: secondDevice });
         const res = await forget({ anonymousId: c.anonymousId }, p.keys.pubTest);
         expect(res.status).toBe(200);
-        expect(res.body.serviceCustomerId).toBe(c.customerId);
+        expect(res.body).toEqual({ object: 'forgot', serviceCustomerId: null, queuedAt: expect.any(Number), env: 'sandbox' });
+        const directory = t.app.get(CustomerDirectory);
+        expect(await directory.isActiveCustomer(sandbox(), c.customerId)).toBe(true);
+        expect(await directory.findCustomerId(sandbox(), { anonymousId: c.anonymousId })).toBeNull();
+        expect(await directory.findCustomerId(sandbox(), { anonymousId: secondDevice })).toBe(c.customerId);
+        expect(await directory.findCustomerId(sandbox(), { userId: c.userId })).toBe(c.customerId);
+        const entries = await t.dataSource.query(`SELECT event_type, decision FROM audit_entries WHERE project_id = $1 AND customer_id = $2`, [p.projectId, c.customerId]);
+        expect(entries).toEqual([{ event_type: 'customer.device_forgotten', decision: 'applied' }]);
+        // Repeating collapses: nothing left to forget, nothing audited.
+        const again = await forget({ anonymousId: c.anonymousId }, p.keys.pubTest);
+        expect(again.status).toBe(200);
+        expect(again.body.serviceCustomerId).toBeNull();
+        expect(await t.dataSource.query(`SELECT 1 FROM audit_entries WHERE project_id = $1 AND customer_id = $2`, [p.projectId, c.customerId])).toHaveLength(1);
       });
     });
 

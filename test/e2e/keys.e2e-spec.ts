@@ -80,9 +80,13 @@ describe('keys: operator API, authentication, locks, config and heartbeat', () =
       const tables: { table_name: string }[] = await t.dataSource.query(
         `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
       );
+      // Every row of every table, searched inside the database.
       for (const { table_name } of tables) {
-        const rows: { row: string }[] = await t.dataSource.query(`SELECT t::text AS row FROM "${table_name}" t`);
-        for (const { row } of rows) for (const secret of secrets) expect(row.includes(secret)).toBe(false);
+        const [{ hits }] = await t.dataSource.query(
+          `SELECT count(*)::int AS hits FROM "${table_name}" t WHERE strpos(t::text, $1) > 0 OR strpos(t::text, $2) > 0 OR strpos(t::text, $3) > 0`,
+          secrets,
+        );
+        expect({ table: table_name, hits }).toEqual({ table: table_name, hits: 0 });
       }
       const [stored] = await t.dataSource.query(`SELECT secret_hash FROM api_keys WHERE id = $1`, [fixture.keyIds.skTest]);
       expect(stored.secret_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -162,6 +166,11 @@ describe('keys: operator API, authentication, locks, config and heartbeat', () =
       expect(narrowed.body.key.scopes).toEqual(['revenue:read']);
       expectError(await t.http.post(`/admin/v1/keys/${f.keyIds.pubLive}/rotate`).set(operatorAuth()).send({ scopes: ['revenue:read'] }), 400, 'invalid_param_value');
       expectError(await t.http.post(`/admin/v1/keys/${f.keyIds.skTest}/rotate`).set(operatorAuth()).send({ scopes: ['root'] }), 400, 'invalid_param_value');
+      const widen = await t.http.post(`/admin/v1/keys/${f.keyIds.skTest}/rotate`).set(operatorAuth()).send({ scopes: ['revenue:read', 'reporting:identity'] });
+      expectError(widen, 400, 'invalid_param_value');
+      expect(widen.body.error.message).toContain('reporting:identity');
+      const narrowedAgain = await t.http.post(`/admin/v1/keys/${narrowed.body.key.id}/rotate`).set(operatorAuth()).send({ scopes: ['errors:read'] });
+      expectError(narrowedAgain, 400, 'invalid_param_value');
       expectError(await t.http.post(`/admin/v1/keys/${f.keyIds.skLive}/rotate`).set(operatorAuth()).send({}), 400, 'invalid_param_value');
       const pub = await t.http.post(`/admin/v1/keys/${f.keyIds.pubTest}/rotate`).set(operatorAuth()).send({});
       expect(pub.body.key.key).toMatch(/^cd_pub_test_/);
@@ -313,6 +322,30 @@ describe('keys: operator API, authentication, locks, config and heartbeat', () =
       expect(sandbox.body.env).toBe('sandbox');
     });
 
+    it('PATCH refuses null for settings that need a value (400, app unchanged); null sdkMinVersion resets the floor', async () => {
+      const f = await createProjectWithApp(t);
+      const ios = await createProjectWithApp(t, { platform: 'ios' });
+      for (const field of ['name', 'allowedOrigins', 'sdkDeprecatedVersions', 'errorNoiseDenyList']) {
+        const res = await t.http.patch(`/admin/v1/apps/${f.appId}`).set(operatorAuth()).send({ [field]: null });
+        expectError(res, 400, 'invalid_param_value');
+        expect(res.body.error.message).toContain(field);
+      }
+      expectError(await t.http.patch(`/admin/v1/apps/${ios.appId}`).set(operatorAuth()).send({ bundleId: null }), 400, 'invalid_param_value');
+      // The app still authenticates and its config keeps its shape.
+      const config = await t.http.get('/v1/config').set(keyHeaders(f, f.keys.pubTest));
+      expect(config.status).toBe(200);
+      expect(config.body.allowedOrigins).toEqual([WEB_ORIGIN]);
+      expect(config.body.sdk.deprecatedVersions).toEqual([]);
+      expect(config.body.errorNoiseDenyList).toEqual({ version: 1, patterns: [] });
+      expect((await t.http.get('/v1/config').set(keyHeaders(ios, ios.keys.pubTest))).status).toBe(200);
+
+      await t.http.patch(`/admin/v1/apps/${f.appId}`).set(operatorAuth()).send({ sdkMinVersion: '2.0.0' });
+      expect((await t.http.get('/v1/config').set(keyHeaders(f, f.keys.pubTest))).body.sdk.minVersion).toBe('2.0.0');
+      const reset = await t.http.patch(`/admin/v1/apps/${f.appId}`).set(operatorAuth()).send({ sdkMinVersion: null });
+      expect(reset.status).toBe(200);
+      expect((await t.http.get('/v1/config').set(keyHeaders(f, f.keys.pubTest))).body.sdk.minVersion).toBe('0.3.0');
+    });
+
     it('defaults: the manifest floor, tri-state nulls, an empty deny list', async () => {
       const res = await t.http.get('/v1/config').set(keyHeaders(web, web.keys.pubTest));
       expect(res.body.sdk).toEqual({ minVersion: '0.3.0', deprecatedVersions: [] });
@@ -425,6 +458,15 @@ describe('keys: operator API, authentication, locks, config and heartbeat', () =
       expectError(await t.http.put(`/admin/v1/projects/${f.projectId}/rate-limits`).set(operatorAuth()).send({ events: { burst: 1 } }), 400, 'missing_required_param');
       expectError(await t.http.put(`/admin/v1/projects/${f.projectId}/rate-limits`).set(operatorAuth()).send({ events: { sustained: 0, burst: 1 } }), 400, 'invalid_param_value');
       expectError(await t.http.put('/admin/v1/projects/proj_nope/rate-limits').set(operatorAuth()).send({}), 404, 'resource_missing');
+    });
+
+    it('concurrent replacements of one project\'s overrides all succeed; the last one wins whole', async () => {
+      const f = await createProjectWithApp(t);
+      const bodies = Array.from({ length: 8 }, (_, i) => ({ events: { sustained: 10 + i, burst: 100 }, alias: { sustained: 1, burst: 5 } }));
+      const results = await Promise.all(bodies.map((body) => t.http.put(`/admin/v1/projects/${f.projectId}/rate-limits`).set(operatorAuth()).send(body)));
+      expect(results.map((r) => r.status)).toEqual(bodies.map(() => 200));
+      const rows = await t.dataSource.query(`SELECT bucket FROM project_rate_limits WHERE project_id = $1 ORDER BY bucket`, [f.projectId]);
+      expect(rows.map((r: { bucket: string }) => r.bucket)).toEqual(['alias', 'events']);
     });
   });
 

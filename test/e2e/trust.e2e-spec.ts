@@ -67,6 +67,12 @@ describe('trust: POST /v1/resolve', () => {
       expect((await resolve({ anonymousId: 'd1', passkeyAvailable: 'yes' })).body.error.code).toBe('invalid_param_value');
     });
 
+    it('a NUL character in anonymousId is 400 invalid_param_value, not a 500', async () => {
+      const res = await resolve({ anonymousId: 'd\u0000' });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_param_value');
+    });
+
     it('needs a key', async () => {
       expect((await t.http.post('/v1/resolve').send({ anonymousId: 'd' })).status).toBe(401);
     });

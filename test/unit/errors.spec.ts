@@ -122,6 +122,26 @@ describe('AllExceptionsFilter', () => {
     expect(JSON.stringify(line)).not.toContain('key_123');
   });
 
+  it('text PostgreSQL cannot store (NUL, unpaired surrogate in jsonb) is the client\'s 400, not a 500', () => {
+    const cases: [string, string][] = [
+      ['22021', 'invalid byte sequence for encoding "UTF8": 0x00'],
+      ['22P05', 'unsupported Unicode escape sequence'],
+      ['22P02', 'invalid input syntax for type json'],
+    ];
+    for (const [code, message] of cases) {
+      const { filter, res, host, logs } = setup();
+      const error = new QueryFailedError('SELECT $1::text', ['a\u0000b'], Object.assign(new Error(message), { code }));
+      filter.catch(error, host);
+      expect({ code, status: res.statusCode, error: res.body.error.code }).toEqual({ code, status: 400, error: 'invalid_param_value' });
+      expect(res.body.error.message).toMatch(/cannot store/);
+      expect(logs()).toHaveLength(0);
+    }
+    // Any other invalid_text_representation stays a server fault.
+    const { filter, res, host } = setup();
+    filter.catch(new QueryFailedError('SELECT $1::int', ['x'], Object.assign(new Error('invalid input syntax for type integer: "x"'), { code: '22P02' })), host);
+    expect(res.statusCode).toBe(500);
+  });
+
   it('a thrown non-Error value is a 500 too', () => {
     const { filter, res, host, logs } = setup();
     filter.catch('a string', host);

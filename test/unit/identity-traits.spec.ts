@@ -18,6 +18,12 @@ describe('identity: trait sanitising', () => {
     ).toEqual({ ok: 1 });
   });
 
+  it('drops keys and strings PostgreSQL cannot store in jsonb (NUL, unpaired surrogates), keeps valid pairs', () => {
+    expect(
+      sanitizeTraits({ ok: 'fine', nul: 'a\u0000b', 'k\u0000': 'x', high: 'x\uD800', low: '\uDC00x', '\uD800': 1, emoji: 'ok \uD83D\uDE00' }),
+    ).toEqual({ ok: 'fine', emoji: 'ok \uD83D\uDE00' });
+  });
+
   it('keeps at most 32 keys: the first 32 valid ones in the order sent', () => {
     const input: Record<string, unknown> = { skipped: { nested: true } };
     for (let i = 0; i < 40; i++) input[`k${i}`] = i;

@@ -5,19 +5,20 @@ import { IsOptional, IsString, MaxLength } from 'class-validator';
 export class EntitlementsQueryDto {
   @ApiPropertyOptional({ description: 'Service customer id (cdcust_…); secret keys only', example: 'cdcust_3f9a0c1d2e4b' })
   @IsOptional()
-  @IsString()
+  // class-validator runs these bottom-up: the type check first, so `?userId[]=a` is named as not a string.
   @MaxLength(256)
+  @IsString()
   customerId?: string;
 
   @ApiPropertyOptional({ description: 'Developer user id' })
   @IsOptional()
-  @IsString()
   @MaxLength(256)
+  @IsString()
   userId?: string;
 
   @ApiPropertyOptional({ description: 'Anonymous device id' })
   @IsOptional()
-  @IsString()
   @MaxLength(256)
+  @IsString()
   anonymousId?: string;
 }

@@ -193,4 +193,13 @@ export class IdentityRepository {
       anonymousIds: rows.filter((r) => r.type === ALIAS_TYPES.anonymous).map((r) => r.value),
     };
   }
+
+  /** Detaches one alias node from its customer (the device of an anonymous-only forget). */
+  async deleteAlias(scope: TenantScope, node: { type: string; value: string }, customerId: string, manager: EntityManager): Promise<boolean> {
+    const result = await manager.query(
+      `DELETE FROM customer_aliases WHERE project_id = $1 AND env = $2 AND type = $3 AND value = $4 AND customer_id = $5`,
+      [scope.projectId, scope.env, node.type, node.value, customerId],
+    );
+    return (result?.[1] ?? 0) > 0;
+  }
 }

@@ -6,6 +6,8 @@
  * - A string longer than 1,024 chars is dropped (not truncated): a cut value is a different value.
  * - Keys are kept in the order the client sent them; the first 32 valid keys win.
  * - Keys must be 1 to 128 chars; `__proto__`, `constructor` and `prototype` are dropped.
+ * - A key or string value PostgreSQL cannot store in jsonb (U+0000, an unpaired UTF-16
+ *   surrogate) is dropped like any other invalid trait, instead of failing the call.
  * - Merging is additive per key (a later value replaces an earlier one, null is stored as
  *   null); a new key is added only while the stored map holds fewer than 32 keys.
  */
@@ -18,10 +20,17 @@ export type Traits = Record<string, TraitValue>;
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/** U+0000, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function storable(text: string): boolean {
+  return !UNSTORABLE.test(text);
+}
+
 function isTraitValue(value: unknown): value is TraitValue {
   if (value === null || typeof value === 'boolean') return true;
   if (typeof value === 'number') return Number.isFinite(value);
-  if (typeof value === 'string') return value.length <= MAX_TRAIT_STRING;
+  if (typeof value === 'string') return value.length <= MAX_TRAIT_STRING && storable(value);
   return false;
 }
 
@@ -36,7 +45,7 @@ export function sanitizeTraits(input: unknown): Traits {
   let count = 0;
   for (const key of Object.keys(input)) {
     if (count >= MAX_TRAIT_KEYS) break;
-    if (key.length === 0 || key.length > MAX_TRAIT_KEY_LENGTH || FORBIDDEN_KEYS.has(key)) continue;
+    if (key.length === 0 || key.length > MAX_TRAIT_KEY_LENGTH || FORBIDDEN_KEYS.has(key) || !storable(key)) continue;
     const value = input[key];
     if (!isTraitValue(value)) continue;
     out[key] = value;

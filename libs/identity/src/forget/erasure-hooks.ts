@@ -7,6 +7,11 @@ export interface ErasureSubject {
   customerId: string;
   userIds: string[];
   anonymousIds: string[];
+  /**
+   * True when only the listed anonymous devices are forgotten and the customer stays (an
+   * anonymous-only request naming a device of an identified customer).
+   */
+  deviceOnly?: boolean;
 }
 
 export type ErasureHook = (scope: TenantScope, subject: ErasureSubject, manager: EntityManager) => Promise<void>;

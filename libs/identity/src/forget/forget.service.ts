@@ -10,8 +10,10 @@ import { CUSTOMER_ID_PREFIX } from '../domain/ids.js';
 import { IdTokenVerifier } from '../tokens/id-token-verifier.service.js';
 import type { ForgetDto, ForgotView } from './forget.dto.js';
 import { ErasureStore } from './erasure.store.js';
+import { ErasureHooks } from './erasure-hooks.js';
 
 export const FORGET_EVENT_TYPE = 'customer.forget_requested';
+export const FORGET_DEVICE_EVENT_TYPE = 'customer.device_forgotten';
 
 /**
  * Right-to-be-forgotten requests. The customer is marked forgotten at once (every read
@@ -28,6 +30,7 @@ export class ForgetService {
     private readonly journal: AuditJournal,
     private readonly rateLimits: ProjectRateLimits,
     private readonly clock: Clock,
+    private readonly erasureHooks: ErasureHooks,
   ) {}
 
   async forget(auth: AuthContext, dto: ForgetDto): Promise<ForgotView> {
@@ -42,6 +45,11 @@ export class ForgetService {
     if (!identified) {
       authority = 'anonymous-only erasure request (no proof required)';
       customerId = await this.repository.findCustomerIdByAlias(auth, ALIAS_TYPES.anonymous, dto.anonymousId as string, { includeForgotten: true });
+      if (customerId && (await this.isIdentified(auth, customerId))) {
+        // A device id is no proof over an identified person: forget the device, keep the customer.
+        await inTransactionWithRetry(this.dataSource, (manager) => this.forgetDevice(auth, customerId!, dto.anonymousId as string, manager));
+        return { object: 'forgot', serviceCustomerId: null, queuedAt: this.clock.nowMs(), env: auth.env };
+      }
     } else if (auth.kind === 'secret') {
       authority = 'identified erasure requested with a secret key';
       customerId = await this.lookup(auth, dto);
@@ -75,6 +83,36 @@ export class ForgetService {
       return this.repository.findCustomerIdByAlias(scope, ALIAS_TYPES.anonymous, dto.anonymousId, { includeForgotten: true });
     }
     return null;
+  }
+
+  /** Active (not yet forgotten) and linked to a developer user id. */
+  private async isIdentified(scope: TenantScope, customerId: string): Promise<boolean> {
+    if (!(await this.repository.findCustomerById(scope, customerId))) return false;
+    const aliases = await this.repository.personalAliases(scope, customerId, this.dataSource.manager);
+    return aliases.userIds.length > 0;
+  }
+
+  /**
+   * Anonymous-only request for a device of an identified customer: the device's alias and its
+   * data go at once (hooks with deviceOnly), the customer stays; one audit entry. A repeat finds
+   * no alias and writes nothing.
+   */
+  private async forgetDevice(auth: AuthContext, customerId: string, anonymousId: string, manager: EntityManager): Promise<void> {
+    await this.repository.lockCustomer(auth, customerId, manager);
+    const removed = await this.repository.deleteAlias(auth, { type: ALIAS_TYPES.anonymous, value: anonymousId }, customerId, manager);
+    if (!removed) return;
+    await this.erasureHooks.runAll(auth, { customerId, userIds: [], anonymousIds: [anonymousId], deviceOnly: true }, manager);
+    await this.journal.append(manager, auth, {
+      eventIdPrefix: 'evt_forget_',
+      rail: 'manual',
+      eventType: FORGET_DEVICE_EVENT_TYPE,
+      customerId,
+      decision: 'applied',
+      reason: 'anonymous-only erasure of a device of an identified customer: device unlinked and its data erased, customer kept',
+      actor: `api_key:${auth.keyId}`,
+      requestId: auth.requestId,
+      details: { keyKind: auth.kind },
+    });
   }
 
   /** Marks, snapshots and queues under the customer's row lock; a repeat returns the first queuedAt. */

@@ -18,6 +18,7 @@ import type { ApiKeyView, AppView, CreateAppDto, KeyActivityList, KeyRotationVie
 
 export const ROTATION_GRACE_SECONDS = 7 * 24 * 60 * 60;
 const KINDS: KeyKind[] = ['publishable', 'secret'];
+const NON_NULLABLE_APP_FIELDS = ['name', 'allowedOrigins', 'bundleId', 'packageName', 'sdkDeprecatedVersions', 'errorNoiseDenyList'] as const;
 
 const toSeconds = (date: Date | string) => Math.floor(new Date(date).getTime() / 1000);
 
@@ -86,6 +87,12 @@ export class KeysAdminService {
   }
 
   async patchApp(appId: string, dto: PatchAppDto): Promise<AppView> {
+    // An explicit null would store SQL or JSON null where authentication and /v1/config expect
+    // a value (a null allowlist broke every request of the app). Only sdkMinVersion may be
+    // reset with null (back to the manifest floor); a null verifierConfig changes nothing.
+    for (const field of NON_NULLABLE_APP_FIELDS) {
+      if ((dto as Record<string, unknown>)[field] === null) throw ApiError.invalidParam(`${field} cannot be null`);
+    }
     const current = await this.requireApp(appId);
     if (dto.bundleId !== undefined && current.platform !== 'ios') throw ApiError.invalidParam('bundleId applies to ios apps only');
     if (dto.packageName !== undefined && current.platform !== 'android') throw ApiError.invalidParam('packageName applies to android apps only');
@@ -121,6 +128,10 @@ export class KeysAdminService {
       if (!old) throw ApiError.resourceMissing(`No key ${keyId}`);
       if (old.status !== 'active') throw ApiError.invalidParam(`Only an active key can be rotated; key ${keyId} is ${old.status}`);
       if (scopes !== undefined && old.kind !== 'secret') throw ApiError.invalidParam('scopes apply to secret keys only');
+      const widened = (scopes ?? []).filter((scope) => !old.scopes.includes(scope));
+      if (widened.length > 0) {
+        throw ApiError.invalidParam(`scopes cannot be widened on rotation (${widened.join(', ')} not held by key ${keyId}); create a new app key set instead`);
+      }
       const app = await this.keys.findApp(old.appId, manager);
       const expiresAt = new Date(this.clock.nowMs() + ROTATION_GRACE_SECONDS * 1000);
       await this.keys.markRotatedOut(old.id, expiresAt, manager);

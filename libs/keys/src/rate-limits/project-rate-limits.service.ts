@@ -46,6 +46,9 @@ export class ProjectRateLimits {
   /** Replaces the project's overrides; buckets not named go back to the default table. */
   async replaceOverrides(projectId: string, overrides: Partial<RateLimitTable>, at: Date): Promise<RateLimitTable> {
     await this.dataSource.transaction(async (manager) => {
+      // Serialises concurrent replacements of one project's set: without it, two PUTs both
+      // delete, then the second insert hits the primary key (23505, a 500).
+      await manager.query(`SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE`, [projectId]);
       await manager.query(`DELETE FROM project_rate_limits WHERE project_id = $1`, [projectId]);
       for (const bucket of BUCKET_NAMES) {
         const rule = overrides[bucket];

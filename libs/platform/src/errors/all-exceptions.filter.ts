@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { QueryFailedError } from 'typeorm';
 import { ApiError } from './api-error.js';
 import { writeErrorResponse } from './error-response.js';
 import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
@@ -53,6 +54,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       default:
         break;
     }
+    if (isUnstorableText(original)) {
+      return ApiError.invalidParam('The request contains text the service cannot store (a NUL character or an unpaired UTF-16 surrogate)');
+    }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status === 404) {
@@ -63,6 +67,19 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     return ApiError.internal();
   }
+}
+
+/**
+ * PostgreSQL refuses U+0000 in text (22021) and in jsonb (22P05), and an unpaired surrogate
+ * escape in jsonb (22P02 "invalid input syntax for type json"). Such values can only come
+ * from the client, so they are its 400, not our 500.
+ */
+function isUnstorableText(error: unknown): boolean {
+  if (!(error instanceof QueryFailedError)) return false;
+  const driver = (error as { driverError?: { code?: string; message?: string } }).driverError;
+  const code = driver?.code ?? (error as { code?: string }).code;
+  if (code === '22021' || code === '22P05') return true;
+  return code === '22P02' && /type json/.test(driver?.message ?? error.message);
 }
 
 function formatBytes(limit: number | undefined): string {

@@ -1,14 +1,18 @@
 import { Body, CanActivate, Controller, Get, HttpCode, Injectable, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { IsInt, IsPositive } from 'class-validator';
+import { IsInt, IsPositive, Max } from 'class-validator';
 import { Clock } from '../clock/clock.js';
 import { ApiError } from '../errors/api-error.js';
 import { ApiErrors, OPERATOR_BEARER } from '../openapi/openapi.js';
+
+/** One call moves at most 100 years, so dates stay in PostgreSQL's and JavaScript's ranges. */
+const MAX_ADVANCE_SECONDS = 100 * 366 * 24 * 3600;
 
 export class AdvanceTestClockDto {
   @ApiProperty({ description: 'Seconds to move forward (integer > 0)', example: 86400 })
   @IsInt()
   @IsPositive()
+  @Max(MAX_ADVANCE_SECONDS)
   seconds: number;
 }
 

@@ -39,12 +39,15 @@ export class DeviceBindingRepository {
     );
   }
 
-  /** Erasure: the customer's bindings and any binding of its devices. */
-  async erase(scope: TenantScope, customerId: string, anonymousIds: string[], manager: EntityManager): Promise<void> {
+  /**
+   * Erasure: the customer's bindings, or only those of the listed devices when deviceOnly.
+   * A device re-identified as another customer meanwhile keeps that customer's binding.
+   */
+  async erase(scope: TenantScope, customerId: string, anonymousIds: string[], deviceOnly: boolean, manager: EntityManager): Promise<void> {
     await manager.query(
       `DELETE FROM device_bindings
-        WHERE project_id = $1 AND env = $2 AND (customer_id = $3 OR anonymous_id = ANY($4::text[]))`,
-      [scope.projectId, scope.env, customerId, anonymousIds],
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND (NOT $5::boolean OR anonymous_id = ANY($4::text[]))`,
+      [scope.projectId, scope.env, customerId, anonymousIds, deviceOnly],
     );
   }
 }
