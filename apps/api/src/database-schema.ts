@@ -4,9 +4,10 @@ import { AUDIT_MIGRATIONS } from '../../../libs/audit/src/index.js';
 import { IDENTITY_MIGRATIONS } from '../../../libs/identity/src/index.js';
 import { TRUST_MIGRATIONS } from '../../../libs/trust/src/index.js';
 import { ENTITLEMENTS_MIGRATIONS } from '../../../libs/entitlements/src/index.js';
+import { TELEMETRY_MIGRATIONS } from '../../../libs/telemetry/src/index.js';
 
 /** Entities and migrations of every context, in the order the migrations must run. */
 export const DATABASE_SCHEMA: DatabaseSchema = {
   entities: [],
-  migrations: [...KEYS_MIGRATIONS, ...AUDIT_MIGRATIONS, ...IDENTITY_MIGRATIONS, ...TRUST_MIGRATIONS, ...ENTITLEMENTS_MIGRATIONS],
+  migrations: [...KEYS_MIGRATIONS, ...AUDIT_MIGRATIONS, ...IDENTITY_MIGRATIONS, ...TRUST_MIGRATIONS, ...ENTITLEMENTS_MIGRATIONS, ...TELEMETRY_MIGRATIONS],
 };

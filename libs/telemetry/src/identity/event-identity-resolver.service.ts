@@ -1,0 +1,207 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, type Env, type TenantScope } from '../../../platform/src/index.js';
+import { type CustomerLookup, EVENT_CUSTOMER_LOOKUP } from './customer-lookup.js';
+
+/** After the n-th miss in a row the set waits UNMATCHED_BACKOFF_MS[n-1] before the next try. */
+export const UNMATCHED_BACKOFF_MS = [60_000, 10 * 60_000, 60 * 60_000, 6 * 60 * 60_000] as const;
+export const MAX_RESOLVE_ATTEMPTS = UNMATCHED_BACKOFF_MS.length + 1;
+/** A set that missed MAX_RESOLVE_ATTEMPTS times is tried again only when new events arrive, at most this often. */
+export const EXHAUSTED_RETRY_MS = 6 * 60 * 60_000;
+/** When the directory itself fails, the set waits this long and the attempt is not counted. */
+export const LOOKUP_FAILURE_DELAY_MS = 30_000;
+/** A claimed set is leased for this long; a replica that dies mid-run leaves it to the next. */
+export const CLAIM_LEASE_MS = 60_000;
+
+const BATCH_SIZE = 200;
+const MAX_BATCHES_PER_RUN = 10;
+const RUN_INTERVAL_MS = 2_000;
+const LOOKUP_CONCURRENCY = 2;
+
+interface HintSetRow {
+  id: string;
+  project_id: string;
+  env: Env;
+  developer_user_id: string | null;
+  anonymous_id: string | null;
+  service_customer_id: string | null;
+  attempts: number;
+}
+
+export interface HintSetOutcome {
+  pending: boolean;
+  attempts: number;
+  afterMs: number;
+  customerId: string | null;
+}
+
+/**
+ * Pure: what a hint set becomes after a lookup (a customer id, null for no customer,
+ * undefined when the directory failed).
+ */
+export function hintSetOutcome(previousAttempts: number, found: string | null | undefined, nowMs: number): HintSetOutcome {
+  if (found === undefined) return { pending: true, attempts: previousAttempts, afterMs: nowMs + LOOKUP_FAILURE_DELAY_MS, customerId: null };
+  if (found !== null) return { pending: false, attempts: 0, afterMs: 0, customerId: found };
+  const attempts = Math.min(previousAttempts + 1, MAX_RESOLVE_ATTEMPTS);
+  if (attempts >= MAX_RESOLVE_ATTEMPTS) return { pending: false, attempts, afterMs: nowMs + EXHAUSTED_RETRY_MS, customerId: null };
+  return { pending: true, attempts, afterMs: nowMs + UNMATCHED_BACKOFF_MS[attempts - 1], customerId: null };
+}
+
+export interface ResolverRunSummary {
+  /** Hint sets looked up. */
+  sets: number;
+  resolvedSets: number;
+  /** Event rows that got their customer. */
+  eventsResolved: number;
+  misses: number;
+  lookupFailures: number;
+}
+
+/**
+ * Resolves the identity hints of stored events to customers, out of band (never on the
+ * request path). The queue is `event_identity_hints`, one row per distinct hint set that
+ * ingestion upserts with each batch, so the directory is asked once per device or user,
+ * not per event, and a miss costs no event writes.
+ *
+ * - Claim: due sets are leased (FOR UPDATE SKIP LOCKED, then resolve_after_ms moves a
+ *   minute ahead) in a short transaction: several replicas never work on the same set.
+ * - Look up: CustomerDirectory.findCustomerId once per set, two at a time.
+ * - Apply, per set, in one transaction: the set row first, then its unresolved events
+ *   (the same lock order as ingestion, so they cannot deadlock). A hit fills customer_id of
+ *   the set's events that have none; a miss is retried with back-off.
+ *
+ * Idempotent: running it twice gives the same rows. Every 2 s in-process, not under
+ * NODE_ENV=test (tests call runOnce()).
+ */
+@Injectable()
+export class EventIdentityResolver implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(EVENT_CUSTOMER_LOOKUP) private readonly directory: CustomerLookup,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.nodeEnv === 'test') return;
+    this.timer = setInterval(() => void this.tick(), RUN_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      const summary = await this.runOnce();
+      if (summary.sets > 0) this.logger.debug({ ...summary }, 'event identity resolver');
+    } catch (err) {
+      this.logger.error({ err: { name: (err as Error).name, message: (err as Error).message } }, 'event identity resolver failed');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Works through the due queue (at most MAX_BATCHES_PER_RUN claims). */
+  async runOnce(): Promise<ResolverRunSummary> {
+    const total: ResolverRunSummary = { sets: 0, resolvedSets: 0, eventsResolved: 0, misses: 0, lookupFailures: 0 };
+    for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
+      const claimed = await this.claim();
+      if (claimed.length === 0) break;
+      await this.resolve(claimed, total);
+      if (claimed.length < BATCH_SIZE) break;
+    }
+    return total;
+  }
+
+  private async claim(): Promise<HintSetRow[]> {
+    const nowMs = this.clock.nowMs();
+    // A CTE so that the driver returns the rows (a bare UPDATE ... RETURNING comes back as [rows, count]).
+    return this.dataSource.query(
+      `WITH claimed AS (
+         UPDATE event_identity_hints AS h
+            SET resolve_after_ms = $2
+          WHERE h.id IN (SELECT id FROM event_identity_hints
+                          WHERE pending AND resolve_after_ms <= $1
+                          ORDER BY resolve_after_ms
+                          LIMIT ${BATCH_SIZE}
+                            FOR UPDATE SKIP LOCKED)
+          RETURNING h.id::text AS id, h.project_id, h.env, h.developer_user_id, h.anonymous_id, h.service_customer_id, h.attempts)
+       SELECT * FROM claimed`,
+      [nowMs, nowMs + CLAIM_LEASE_MS],
+    );
+  }
+
+  private async resolve(sets: HintSetRow[], total: ResolverRunSummary): Promise<void> {
+    const queue = [...sets];
+    const worker = async () => {
+      for (let set = queue.shift(); set; set = queue.shift()) {
+        const found = await this.lookup(set);
+        const outcome = hintSetOutcome(set.attempts, found, this.clock.nowMs());
+        const updated = await this.apply(set, outcome);
+        total.sets++;
+        if (found === undefined) total.lookupFailures++;
+        else if (found === null) total.misses++;
+        else {
+          total.resolvedSets++;
+          total.eventsResolved += updated;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: LOOKUP_CONCURRENCY }, worker));
+  }
+
+  /** The customer of a set's hints; undefined when the directory failed. */
+  private async lookup(set: HintSetRow): Promise<string | null | undefined> {
+    const scope: TenantScope = { projectId: set.project_id, env: set.env };
+    try {
+      return await this.directory.findCustomerId(scope, {
+        customerId: set.service_customer_id ?? undefined,
+        userId: set.developer_user_id ?? undefined,
+        anonymousId: set.anonymous_id ?? undefined,
+      });
+    } catch (err) {
+      this.logger.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'event identity resolver: customer lookup failed');
+      return undefined;
+    }
+  }
+
+  /** Records the outcome on the set and, on a hit, fills in its events; returns the events updated. */
+  private async apply(set: HintSetRow, outcome: HintSetOutcome): Promise<number> {
+    return this.dataSource.transaction(async (manager) => {
+      const nowMs = this.clock.nowMs();
+      const [, changed] = (await manager.query(
+        `UPDATE event_identity_hints
+            SET pending = $2, attempts = $3, resolve_after_ms = $4,
+                customer_id = COALESCE($5, customer_id),
+                resolved_at_ms = CASE WHEN $5::text IS NULL THEN resolved_at_ms ELSE $6 END
+          WHERE id = $1`,
+        [set.id, outcome.pending, outcome.attempts, outcome.afterMs, outcome.customerId, nowMs],
+      )) as [unknown, number];
+      if (!changed || outcome.customerId === null) return 0;
+      // Equality on each present hint and IS NULL on the others: the planner uses the
+      // partial "unresolved" index of the first present hint.
+      const params: unknown[] = [set.project_id, set.env, outcome.customerId];
+      const hint = (column: string, value: string | null) => {
+        if (value === null) return `${column} IS NULL`;
+        params.push(value);
+        return `${column} = $${params.length}`;
+      };
+      const where = [hint('anonymous_id', set.anonymous_id), hint('developer_user_id', set.developer_user_id), hint('service_customer_id', set.service_customer_id)];
+      const [, updated] = (await manager.query(
+        `UPDATE events SET customer_id = $3
+          WHERE project_id = $1 AND env = $2 AND customer_id IS NULL AND ${where.join(' AND ')}`,
+        params,
+      )) as [unknown, number];
+      return Number(updated) || 0;
+    });
+  }
+}

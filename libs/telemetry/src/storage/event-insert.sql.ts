@@ -1,0 +1,164 @@
+/**
+ * The one statement that writes a batch: a multi-row INSERT fed by a single JSON parameter
+ * (json_to_recordset), de-duplicated by ON CONFLICT on (project_id, env, event_id,
+ * client_day), with the batch's hint sets (resolver queue) and, when the batch has error
+ * events, their issues upserted in the same statement. Pure: shared by the repository and
+ * the benchmark's bare baseline, so both run exactly the same SQL.
+ */
+
+export interface EventRow {
+  eventId: string;
+  clientDay: number;
+  name: string;
+  timestampMs: number;
+  clientTimestampMs: number | null;
+  level: string | null;
+  fingerprint: string | null;
+  /** JSON text of an object, or null. */
+  propertiesJson: string | null;
+  tagsJson: string | null;
+  categoryTagsJson: string | null;
+  developerUserId: string | null;
+  anonymousId: string | null;
+  serviceCustomerId: string | null;
+}
+
+export interface BatchMeta {
+  projectId: string;
+  env: string;
+  appId: string;
+  receivedAtMs: number;
+  sdkName: string | null;
+  sdkVersion: string | null;
+}
+
+const RECORD = `json_to_recordset($7::json) AS r(i text, d int, n text, t bigint, ct bigint, l text, f text, p jsonb, g jsonb, c jsonb, u text, a text, s text)`;
+
+const SAME_HINTS = `(e.developer_user_id, e.anonymous_id, e.service_customer_id) IS NOT DISTINCT FROM (EXCLUDED.developer_user_id, EXCLUDED.anonymous_id, EXCLUDED.service_customer_id)`;
+
+/**
+ * The batch's distinct hint sets ($8) join the resolver's queue: new sets are inserted
+ * pending; a set that was resolved becomes pending again (its new events need their
+ * customer); otherwise the row is only locked (last_seen_ms moves at most once a minute).
+ * It runs to completion before any event row is written (the events insert below waits
+ * on it), so ingestion and the resolver always lock a hint set before its events.
+ */
+const HINTS_CTE = `hints AS (
+  INSERT INTO event_identity_hints AS h (project_id, env, developer_user_id, anonymous_id, service_customer_id, first_seen_ms, last_seen_ms)
+  SELECT $1, $2, x.u, x.a, x.s, $4, $4 FROM json_to_recordset($8::json) AS x(u text, a text, s text)
+  ON CONFLICT (project_id, env, developer_user_id, anonymous_id, service_customer_id) DO UPDATE
+     SET pending = true, last_seen_ms = EXCLUDED.last_seen_ms
+   WHERE NOT h.pending OR h.last_seen_ms < EXCLUDED.last_seen_ms - 60000
+  RETURNING 1
+)`;
+
+const INSERT = `
+INSERT INTO events AS e (project_id, env, event_id, client_day, app_id, name, timestamp_ms, client_timestamp_ms, received_at_ms,
+                         level, fingerprint, properties, tags, category_tags, developer_user_id, anonymous_id, service_customer_id,
+                         sdk_name, sdk_version)
+SELECT $1, $2, r.i, DATE '1970-01-01' + r.d, $3, r.n, r.t, r.ct, $4, r.l, r.f, COALESCE(r.p, '{}'::jsonb), r.g, r.c, r.u, r.a, r.s, $5, $6
+  FROM ${RECORD}
+ WHERE (SELECT count(*) FROM hints) >= 0
+ON CONFLICT (project_id, env, event_id, client_day) DO UPDATE SET
+  app_id = EXCLUDED.app_id, name = EXCLUDED.name, timestamp_ms = EXCLUDED.timestamp_ms,
+  client_timestamp_ms = EXCLUDED.client_timestamp_ms, received_at_ms = EXCLUDED.received_at_ms,
+  level = EXCLUDED.level, fingerprint = EXCLUDED.fingerprint, properties = EXCLUDED.properties,
+  tags = EXCLUDED.tags, category_tags = EXCLUDED.category_tags,
+  developer_user_id = EXCLUDED.developer_user_id, anonymous_id = EXCLUDED.anonymous_id,
+  service_customer_id = EXCLUDED.service_customer_id, sdk_name = EXCLUDED.sdk_name, sdk_version = EXCLUDED.sdk_version,
+  customer_id = CASE WHEN ${SAME_HINTS} THEN e.customer_id ELSE NULL END,
+  deliveries = LEAST(e.deliveries + 1, 32767)`;
+
+/** Events (and their hint sets). */
+export const INSERT_EVENTS_SQL = `WITH ${HINTS_CTE}${INSERT}`;
+
+/**
+ * Events, hint sets and error issues, still one statement: the upserted rows feed the
+ * issue upsert. Only first deliveries (deliveries = 1) count; issues are locked in
+ * fingerprint order so concurrent batches cannot deadlock.
+ */
+export const INSERT_EVENTS_WITH_ISSUES_SQL = `
+WITH ${HINTS_CTE}, ins AS (${INSERT}
+  RETURNING e.fingerprint, e.timestamp_ms, e.name, e.level, e.deliveries
+), issues AS (
+  INSERT INTO error_issues AS i (project_id, env, fingerprint, event_count, first_seen_ms, last_seen_ms, last_event_name, last_level, created_at_ms, updated_at_ms)
+  SELECT $1, $2, fingerprint, count(*) FILTER (WHERE deliveries = 1), min(timestamp_ms), max(timestamp_ms),
+         (array_agg(name ORDER BY timestamp_ms DESC))[1], (array_agg(level ORDER BY timestamp_ms DESC))[1], $4, $4
+    FROM ins WHERE fingerprint IS NOT NULL
+   GROUP BY fingerprint
+   ORDER BY fingerprint
+  ON CONFLICT (project_id, env, fingerprint) DO UPDATE SET
+    event_count = i.event_count + EXCLUDED.event_count,
+    first_seen_ms = LEAST(i.first_seen_ms, EXCLUDED.first_seen_ms),
+    last_seen_ms = GREATEST(i.last_seen_ms, EXCLUDED.last_seen_ms),
+    last_event_name = CASE WHEN EXCLUDED.last_seen_ms >= i.last_seen_ms THEN EXCLUDED.last_event_name ELSE i.last_event_name END,
+    last_level = CASE WHEN EXCLUDED.last_seen_ms >= i.last_seen_ms THEN EXCLUDED.last_level ELSE i.last_level END,
+    updated_at_ms = EXCLUDED.updated_at_ms
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM ins)::int AS written, (SELECT count(*) FROM issues)::int AS issues`;
+
+// Characters JSON.stringify would escape (quote, backslash, controls, lone surrogates).
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+function str(value: string | null): string {
+  if (value === null) return 'null';
+  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
+}
+
+/**
+ * The JSON parameter, built by concatenation so that properties, tags and categoryTags,
+ * already serialised by the validator, are not serialised twice.
+ */
+export function eventRowsJson(rows: readonly EventRow[]): string {
+  let out = '[';
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i];
+    if (i > 0) out += ',';
+    out +=
+      `{"i":${str(r.eventId)},"d":${r.clientDay},"n":${str(r.name)},"t":${r.timestampMs},"ct":${r.clientTimestampMs ?? 'null'}` +
+      `,"l":${str(r.level)},"f":${str(r.fingerprint)},"p":${r.propertiesJson ?? 'null'},"g":${r.tagsJson ?? 'null'}` +
+      `,"c":${r.categoryTagsJson ?? 'null'},"u":${str(r.developerUserId)},"a":${str(r.anonymousId)},"s":${str(r.serviceCustomerId)}}`;
+  }
+  return out + ']';
+}
+
+/**
+ * Rows in a stable order (so concurrent overlapping batches lock rows in the same order),
+ * one per (eventId, clientDay): a later duplicate in the same batch overwrites the earlier,
+ * as a retry would (ON CONFLICT cannot touch one row twice in a statement).
+ */
+export function dedupeAndSort<T extends EventRow>(rows: readonly T[]): T[] {
+  const byKey = new Map<string, T>();
+  for (const row of rows) byKey.set(`${row.clientDay}|${row.eventId}`, row);
+  const unique = byKey.size === rows.length ? [...rows] : [...byKey.values()];
+  return unique.sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : a.clientDay - b.clientDay));
+}
+
+export interface InsertStatement {
+  sql: string;
+  params: unknown[];
+  withIssues: boolean;
+}
+
+/** The distinct hint sets of a batch as the JSON parameter, in a stable order (lock order). */
+export function hintSetsJson(rows: readonly EventRow[]): string {
+  const sets = new Set<string>();
+  let previous: EventRow | undefined;
+  for (const r of rows) {
+    // Events of one batch mostly share their hints: skip the repeats cheaply.
+    if (previous && previous.anonymousId === r.anonymousId && previous.developerUserId === r.developerUserId && previous.serviceCustomerId === r.serviceCustomerId) continue;
+    previous = r;
+    sets.add(`{"u":${str(r.developerUserId)},"a":${str(r.anonymousId)},"s":${str(r.serviceCustomerId)}}`);
+  }
+  return `[${[...sets].sort().join(',')}]`;
+}
+
+export function buildInsertStatement(meta: BatchMeta, rows: readonly EventRow[]): InsertStatement {
+  const withIssues = rows.some((r) => r.fingerprint !== null);
+  return {
+    sql: withIssues ? INSERT_EVENTS_WITH_ISSUES_SQL : INSERT_EVENTS_SQL,
+    params: [meta.projectId, meta.env, meta.appId, meta.receivedAtMs, meta.sdkName, meta.sdkVersion, eventRowsJson(rows), hintSetsJson(rows)],
+    withIssues,
+  };
+}

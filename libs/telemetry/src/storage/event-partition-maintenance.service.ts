@@ -1,0 +1,159 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { DataSource, type QueryRunner } from 'typeorm';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock } from '../../../platform/src/index.js';
+import { isoDay, partitionName, planPartitions } from './event-partitions.js';
+
+const RUN_INTERVAL_MS = 60 * 60 * 1000;
+// Any constant; the same for every replica. Only one replica maintains partitions at a time.
+const MAINTENANCE_LOCK_KEY = 727_500;
+const DEFAULT_PURGE_BATCH = 5_000;
+
+export interface MaintenanceSummary {
+  created: string[];
+  dropped: string[];
+  purgedFromDefault: number;
+  /** Hint sets (resolver queue) not seen within the retention. */
+  purgedHintSets: number;
+  /** False when another replica held the lock. */
+  ran: boolean;
+}
+
+/**
+ * Keeps the daily partitions of `events`: creates them a week ahead, drops those past
+ * retention (90 days of client time), and purges the DEFAULT partition (clients with clocks
+ * far off) by receive time, and forgets hint sets (the resolver's queue) not seen within
+ * the retention. Rows of a new day that already sit in the default partition
+ * are moved into the new table before it is attached. Hourly in-process
+ * (at start too); not under NODE_ENV=test, where tests call runOnce().
+ */
+@Injectable()
+export class EventPartitionMaintenance implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.nodeEnv === 'test') return;
+    setImmediate(() => void this.tick());
+    this.timer = setInterval(() => void this.tick(), RUN_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      const summary = await this.runOnce();
+      if (summary.created.length + summary.dropped.length + summary.purgedFromDefault + summary.purgedHintSets > 0) this.logger.info({ ...summary }, 'event partitions maintained');
+    } catch (err) {
+      this.logger.error({ err: { name: (err as Error).name, message: (err as Error).message } }, 'event partition maintenance failed');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  async runOnce(retentionDays?: number): Promise<MaintenanceSummary> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      const [{ locked }] = await runner.query(`SELECT pg_try_advisory_lock($1) AS locked`, [MAINTENANCE_LOCK_KEY]);
+      if (!locked) return { created: [], dropped: [], purgedFromDefault: 0, purgedHintSets: 0, ran: false };
+      try {
+        return await this.maintain(runner, retentionDays);
+      } finally {
+        await runner.query(`SELECT pg_advisory_unlock($1)`, [MAINTENANCE_LOCK_KEY]);
+      }
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** The partitions of `events` (names). */
+  async partitions(runner?: QueryRunner): Promise<string[]> {
+    const rows: { name: string }[] = await (runner ?? this.dataSource).query(
+      `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass ORDER BY 1`,
+    );
+    return rows.map((r) => r.name);
+  }
+
+  private async maintain(runner: QueryRunner, retentionDays?: number): Promise<MaintenanceSummary> {
+    const nowMs = this.clock.nowMs();
+    const plan = planPartitions(nowMs, await this.partitions(runner), retentionDays);
+    const summary: MaintenanceSummary = { created: [], dropped: [], purgedFromDefault: 0, purgedHintSets: 0, ran: true };
+    for (const day of plan.create) {
+      await this.inTransaction(runner, () => this.createPartition(runner, day));
+      summary.created.push(partitionName(day));
+    }
+    for (const name of plan.drop) {
+      await this.inTransaction(runner, () => runner.query(`DROP TABLE IF EXISTS ${name}`));
+      summary.dropped.push(name);
+    }
+    for (;;) {
+      const [{ n }]: { n: number }[] = await runner.query(
+        `WITH purged AS (
+           DELETE FROM events_default
+            WHERE ctid IN (SELECT ctid FROM events_default WHERE received_at_ms < $1 LIMIT ${DEFAULT_PURGE_BATCH})
+            RETURNING 1)
+         SELECT count(*)::int AS n FROM purged`,
+        [plan.purgeDefaultBeforeMs],
+      );
+      summary.purgedFromDefault += n;
+      if (n < DEFAULT_PURGE_BATCH) break;
+    }
+    for (;;) {
+      const [{ n }]: { n: number }[] = await runner.query(
+        `WITH purged AS (
+           DELETE FROM event_identity_hints
+            WHERE id IN (SELECT id FROM event_identity_hints WHERE last_seen_ms < $1 LIMIT ${DEFAULT_PURGE_BATCH})
+            RETURNING 1)
+         SELECT count(*)::int AS n FROM purged`,
+        [plan.purgeDefaultBeforeMs],
+      );
+      summary.purgedHintSets += n;
+      if (n < DEFAULT_PURGE_BATCH) break;
+    }
+    return summary;
+  }
+
+  private async inTransaction(runner: QueryRunner, work: () => Promise<unknown>): Promise<void> {
+    await runner.startTransaction();
+    try {
+      // DDL on a partitioned table briefly locks it: never queue behind long waits.
+      await runner.query(`SET LOCAL lock_timeout = '5s'`);
+      await work();
+      await runner.commitTransaction();
+    } catch (err) {
+      await runner.rollbackTransaction();
+      throw err;
+    }
+  }
+
+  /**
+   * Always CREATE + ATTACH: attaching locks the parent only in SHARE UPDATE EXCLUSIVE mode,
+   * which running inserts do not conflict with (CREATE TABLE ... PARTITION OF would need
+   * ACCESS EXCLUSIVE on it). Rows of that day already in the default partition move first.
+   */
+  private async createPartition(runner: QueryRunner, day: number): Promise<void> {
+    const name = partitionName(day);
+    const from = isoDay(day);
+    const to = isoDay(day + 1);
+    await runner.query(`CREATE TABLE ${name} (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+    await runner.query(
+      `WITH moved AS (DELETE FROM events_default WHERE client_day >= $1::date AND client_day < $2::date RETURNING *)
+       INSERT INTO ${name} SELECT * FROM moved`,
+      [from, to],
+    );
+    await runner.query(`ALTER TABLE events ATTACH PARTITION ${name} FOR VALUES FROM ('${from}') TO ('${to}')`);
+  }
+}

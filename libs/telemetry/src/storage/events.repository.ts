@@ -1,0 +1,34 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig, type TenantScope } from '../../../platform/src/index.js';
+import { type EventRow, buildInsertStatement, dedupeAndSort } from './event-insert.sql.js';
+import { WriteGate, ingestWriteConcurrency } from './write-gate.js';
+
+export interface BatchWriteMeta {
+  appId: string;
+  receivedAtMs: number;
+  sdkName: string | null;
+  sdkVersion: string | null;
+}
+
+/** Writes event batches: one statement per batch, through a bounded share of the pool. */
+@Injectable()
+export class EventsRepository {
+  private readonly gate: WriteGate;
+
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.gate = new WriteGate(ingestWriteConcurrency(config.dbPoolSize));
+  }
+
+  /** Upserts the batch (and its error issues) in one statement; returns the rows written. */
+  async writeBatch(scope: TenantScope, meta: BatchWriteMeta, events: readonly EventRow[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const rows = dedupeAndSort(events);
+    const statement = buildInsertStatement({ projectId: scope.projectId, env: scope.env, ...meta }, rows);
+    await this.gate.run(() => this.dataSource.query(statement.sql, statement.params));
+    return rows.length;
+  }
+}

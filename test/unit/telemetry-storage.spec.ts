@@ -1,0 +1,124 @@
+import { buildInsertStatement, dedupeAndSort, eventRowsJson, hintSetsJson, type EventRow } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import { dayOfPartition, isoDay, partitionName, planPartitions } from '../../libs/telemetry/src/storage/event-partitions.js';
+import { WriteGate, ingestWriteConcurrency } from '../../libs/telemetry/src/storage/write-gate.js';
+import { EXHAUSTED_RETRY_MS, MAX_RESOLVE_ATTEMPTS, hintSetOutcome } from '../../libs/telemetry/src/identity/event-identity-resolver.service.js';
+
+function row(overrides: Partial<EventRow> = {}): EventRow {
+  return {
+    eventId: 'e1',
+    clientDay: 20_000,
+    name: 'page.viewed',
+    timestampMs: 1,
+    clientTimestampMs: null,
+    level: null,
+    fingerprint: null,
+    propertiesJson: '{"a":"b\\"c"}',
+    tagsJson: null,
+    categoryTagsJson: '["x"]',
+    developerUserId: null,
+    anonymousId: 'an"on',
+    serviceCustomerId: null,
+    ...overrides,
+  };
+}
+
+describe('telemetry: storage helpers', () => {
+  it('builds the JSON parameter without re-serialising properties', () => {
+    const parsed = JSON.parse(eventRowsJson([row(), row({ eventId: 'e2', clientTimestampMs: 5, level: 'error', fingerprint: 'abcdef01' })]));
+    expect(parsed).toEqual([
+      { i: 'e1', d: 20_000, n: 'page.viewed', t: 1, ct: null, l: null, f: null, p: { a: 'b"c' }, g: null, c: ['x'], u: null, a: 'an"on', s: null },
+      { i: 'e2', d: 20_000, n: 'page.viewed', t: 1, ct: 5, l: 'error', f: 'abcdef01', p: { a: 'b"c' }, g: null, c: ['x'], u: null, a: 'an"on', s: null },
+    ]);
+  });
+
+  it('escapes strings exactly like JSON.stringify', () => {
+    const odd = ['plain', 'quo"te', 'back\\slash', 'tab\t', 'nul\u0000', '😀', '\u2028', 'é'];
+    const parsed = JSON.parse(eventRowsJson(odd.map((name) => row({ name }))));
+    expect(parsed.map((r: { n: string }) => r.n)).toEqual(odd);
+  });
+
+  it('one row per (eventId, day), last one wins, in a stable order', () => {
+    const rows = dedupeAndSort([row({ eventId: 'b', name: 'first' }), row({ eventId: 'a' }), row({ eventId: 'b', name: 'second' }), row({ eventId: 'b', clientDay: 1 })]);
+    expect(rows.map((r) => [r.eventId, r.clientDay, r.name])).toEqual([
+      ['a', 20_000, 'page.viewed'],
+      ['b', 1, 'page.viewed'],
+      ['b', 20_000, 'second'],
+    ]);
+  });
+
+  it('one statement per batch; the issue upsert joins it only when a fingerprint is present', () => {
+    const meta = { projectId: 'p', env: 'sandbox', appId: 'a', receivedAtMs: 9, sdkName: null, sdkVersion: null };
+    const plain = buildInsertStatement(meta, [row()]);
+    expect(plain.withIssues).toBe(false);
+    expect(plain.sql).toContain('ON CONFLICT (project_id, env, event_id, client_day)');
+    expect(plain.sql).not.toContain('error_issues');
+    const errors = buildInsertStatement(meta, [row({ fingerprint: 'abcdef01' })]);
+    expect(errors.withIssues).toBe(true);
+    expect(errors.sql).toContain('INSERT INTO error_issues');
+    expect(errors.params).toHaveLength(8);
+    expect(errors.sql).toContain('INSERT INTO event_identity_hints');
+    expect(plain.sql).toContain('INSERT INTO event_identity_hints');
+  });
+
+  it('partition names and plan', () => {
+    const day = Math.floor(Date.UTC(2026, 2, 15) / 86_400_000);
+    expect(isoDay(day)).toBe('2026-03-15');
+    expect(partitionName(day)).toBe('events_p20260315');
+    expect(dayOfPartition('events_p20260315')).toBe(day);
+    expect(dayOfPartition('events_default')).toBeNull();
+    const now = Date.UTC(2026, 2, 15, 13);
+    const plan = planPartitions(now, [partitionName(day), partitionName(day - 91), partitionName(day - 90), 'events_default'], 90);
+    expect(plan.create).toHaveLength(14);
+    expect(plan.create).not.toContain(day);
+    expect(plan.create[0]).toBe(day - 7);
+    expect(plan.create.at(-1)).toBe(day + 7);
+    expect(plan.drop).toEqual([partitionName(day - 91)]);
+    expect(plan.purgeDefaultBeforeMs).toBe(now - 90 * 86_400_000);
+  });
+
+  it('the write gate caps concurrent writes and serves waiters in order', async () => {
+    const gate = new WriteGate(2);
+    const order: string[] = [];
+    let release!: () => void;
+    const blocker = new Promise<void>((r) => (release = r));
+    const a = gate.run(async () => {
+      order.push('a');
+      await blocker;
+    });
+    const b = gate.run(async () => {
+      order.push('b');
+      await blocker;
+    });
+    const c = gate.run(async () => {
+      order.push('c');
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['a', 'b']);
+    expect(gate.queued).toBe(1);
+    release();
+    await Promise.all([a, b, c]);
+    expect(order).toEqual(['a', 'b', 'c']);
+    expect(gate.inFlight).toBe(0);
+    expect(ingestWriteConcurrency(10)).toBe(6);
+    expect(ingestWriteConcurrency(1)).toBe(1);
+    expect(ingestWriteConcurrency(2)).toBe(1);
+  });
+
+  it('hint sets: distinct, in a stable (text) order, nulls kept', () => {
+    const sets = JSON.parse(hintSetsJson([row({ anonymousId: 'b' }), row({ anonymousId: 'a' }), row({ anonymousId: 'b' }), row({ anonymousId: 'a', developerUserId: 'u' })]));
+    expect(sets).toEqual([
+      { u: 'u', a: 'a', s: null },
+      { u: null, a: 'a', s: null },
+      { u: null, a: 'b', s: null },
+    ]);
+  });
+
+  it('resolver outcomes: a hit, back-off on a miss, a long pause once exhausted, directory failures not counted', () => {
+    expect(hintSetOutcome(3, 'cdcust_1', 1000)).toEqual({ pending: false, attempts: 0, afterMs: 0, customerId: 'cdcust_1' });
+    expect(hintSetOutcome(0, null, 1000)).toEqual({ pending: true, attempts: 1, afterMs: 61_000, customerId: null });
+    expect(hintSetOutcome(1, null, 1000)).toEqual({ pending: true, attempts: 2, afterMs: 601_000, customerId: null });
+    expect(hintSetOutcome(MAX_RESOLVE_ATTEMPTS - 1, null, 1000)).toEqual({ pending: false, attempts: MAX_RESOLVE_ATTEMPTS, afterMs: 1000 + EXHAUSTED_RETRY_MS, customerId: null });
+    expect(hintSetOutcome(MAX_RESOLVE_ATTEMPTS, null, 1000).attempts).toBe(MAX_RESOLVE_ATTEMPTS);
+    expect(hintSetOutcome(2, undefined, 1000)).toEqual({ pending: true, attempts: 2, afterMs: 31_000, customerId: null });
+  });
+});
