@@ -5,6 +5,8 @@ import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/even
 import { EVENT_CUSTOMER_LOOKUP } from './identity/customer-lookup.js';
 import { EventIdentityResolver } from './identity/event-identity-resolver.service.js';
 import { EventsController } from './ingest/events.controller.js';
+import { ErrorIssuesController } from './issues/error-issues.controller.js';
+import { ErrorIssuesRepository } from './issues/error-issues.repository.js';
 import { IngestEventsService } from './ingest/ingest-events.service.js';
 import { EventPartitionMaintenance } from './storage/event-partition-maintenance.service.js';
 import { EventsRepository } from './storage/events.repository.js';
@@ -13,10 +15,11 @@ import { ErrorAllowanceService } from './throttle/error-allowance.service.js';
 /** Telemetry ingestion (POST /v1/events), error issues, identity resolution of events, partitions. */
 @Module({
   imports: [KeysModule, IdentityModule],
-  controllers: [EventsController],
+  controllers: [EventsController, ErrorIssuesController],
   providers: [
     IngestEventsService,
     EventsRepository,
+    ErrorIssuesRepository,
     ErrorAllowanceService,
     EventIdentityResolver,
     EventPartitionMaintenance,

@@ -128,10 +128,6 @@ export class KeysAdminService {
       if (!old) throw ApiError.resourceMissing(`No key ${keyId}`);
       if (old.status !== 'active') throw ApiError.invalidParam(`Only an active key can be rotated; key ${keyId} is ${old.status}`);
       if (scopes !== undefined && old.kind !== 'secret') throw ApiError.invalidParam('scopes apply to secret keys only');
-      const widened = (scopes ?? []).filter((scope) => !old.scopes.includes(scope));
-      if (widened.length > 0) {
-        throw ApiError.invalidParam(`scopes cannot be widened on rotation (${widened.join(', ')} not held by key ${keyId}); create a new app key set instead`);
-      }
       const app = await this.keys.findApp(old.appId, manager);
       const expiresAt = new Date(this.clock.nowMs() + ROTATION_GRACE_SECONDS * 1000);
       await this.keys.markRotatedOut(old.id, expiresAt, manager);

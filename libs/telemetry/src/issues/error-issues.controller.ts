@@ -1,0 +1,61 @@
+import { Controller, Get, Header, Param } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiError, ApiErrors } from '../../../platform/src/index.js';
+import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ErrorIssuesRepository } from './error-issues.repository.js';
+import { AffectedCustomerList, ErrorIssueList } from './error-issues.views.js';
+
+const LIST_LIMIT = 100;
+const FINGERPRINT = /^[0-9a-f]{8}$/;
+const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/**
+ * Error reads for server keys. The issue list is aggregate data (`errors:read`); who an
+ * issue hit is row-level data and needs the identity scope (`reporting:identity`).
+ */
+@ApiTags('errors')
+@Controller('v1/server/errors/issues')
+export class ErrorIssuesController {
+  constructor(private readonly issues: ErrorIssuesRepository) {}
+
+  @Get()
+  @Header('Cache-Control', 'private, no-store')
+  @RequireApiKey({ kinds: ['secret'], scopes: ['errors:read'] })
+  @ApiOperation({ summary: 'Error issues by fingerprint, most recent first (counts only; scope errors:read)' })
+  @ApiOkResponse({ type: ErrorIssueList })
+  @ApiErrors(401, 403)
+  async list(@CurrentKey() auth: AuthContext): Promise<ErrorIssueList> {
+    const rows = await this.issues.listRecent(auth, LIST_LIMIT);
+    return {
+      object: 'list',
+      data: rows.map((r) => ({
+        object: 'error_issue',
+        fingerprint: r.fingerprint,
+        count: r.eventCount,
+        firstSeenAt: seconds(r.firstSeenMs),
+        lastSeenAt: seconds(r.lastSeenMs),
+        lastEventName: r.lastEventName,
+        lastLevel: r.lastLevel,
+      })),
+      env: auth.env,
+    };
+  }
+
+  @Get(':fingerprint/customers')
+  @Header('Cache-Control', 'private, no-store')
+  @RequireApiKey({ kinds: ['secret'], scopes: ['reporting:identity'] })
+  @ApiOperation({ summary: 'Customers an error issue hit, most recent first (row-level; scope reporting:identity)' })
+  @ApiParam({ name: 'fingerprint', description: '8 lowercase hex chars' })
+  @ApiOkResponse({ type: AffectedCustomerList })
+  @ApiErrors(400, 401, 403)
+  async customers(@CurrentKey() auth: AuthContext, @Param('fingerprint') fingerprint: string): Promise<AffectedCustomerList> {
+    if (!FINGERPRINT.test(fingerprint)) throw ApiError.invalidParam('fingerprint must be 8 lowercase hex characters');
+    const rows = await this.issues.affectedCustomers(auth, fingerprint, LIST_LIMIT);
+    return {
+      object: 'list',
+      fingerprint,
+      data: rows.map((r) => ({ serviceCustomerId: r.customerId, count: r.eventCount, lastSeenAt: seconds(r.lastSeenMs) })),
+      env: auth.env,
+    };
+  }
+}
