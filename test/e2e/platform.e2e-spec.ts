@@ -201,6 +201,29 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
       }
     });
 
+    it('describes every endpoint: summary, tag, success schema, request body, key security', async () => {
+      const doc = (await t.http.get('/docs/json')).body;
+      const bodyless = new Set(['post /admin/v1/projects/{projectId}/archive', 'post /admin/v1/keys/{keyId}/revoke']);
+      const keyless = new Set(['/v1/healthz', '/v1/sdk/versions']);
+      const problems: string[] = [];
+      for (const [path, methods] of Object.entries<any>(doc.paths)) {
+        for (const [method, op] of Object.entries<any>(methods)) {
+          const name = `${method} ${path}`;
+          const success = Object.entries<any>(op.responses).filter(([status]) => Number(status) < 300);
+          if (success.length === 0) problems.push(`${name}: no success response`);
+          for (const [status, response] of success) {
+            if (status !== '204' && !response.content?.['application/json']?.schema) problems.push(`${name}: ${status} has no schema`);
+          }
+          if (['post', 'put', 'patch'].includes(method) && !op.requestBody && !bodyless.has(name)) problems.push(`${name}: no request body`);
+          if (!op.summary) problems.push(`${name}: no summary`);
+          if (!op.tags?.length) problems.push(`${name}: no tag`);
+          if (!path.startsWith('/admin/') && !keyless.has(path) && !op.security?.length) problems.push(`${name}: no API-key security`);
+        }
+      }
+      expect(problems).toEqual([]);
+      expect(Object.keys(doc.paths).length).toBeGreaterThanOrEqual(30);
+    });
+
     it('serves the UI at /docs', async () => {
       const res = await t.http.get('/docs');
       expect([200, 301]).toContain(res.status);
