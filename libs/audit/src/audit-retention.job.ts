@@ -1,6 +1,6 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock } from '../../platform/src/index.js';
+import { APP_LOGGER, type AppLogger, Clock, PeriodicJobs } from '../../platform/src/index.js';
 
 export const AUDIT_RETENTION_MONTHS = 24;
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
@@ -21,39 +21,19 @@ export function auditRetentionCutoff(nowMs: number, months = AUDIT_RETENTION_MON
  * transaction holding a transaction-level advisory lock; a replica that cannot take it skips.
  */
 @Injectable()
-export class AuditRetentionJob implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-
+export class AuditRetentionJob implements OnApplicationBootstrap {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly jobs: PeriodicJobs,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.nodeEnv === 'test') return;
-    this.timer = setInterval(() => void this.tick(), PURGE_INTERVAL_MS);
-    this.timer.unref();
-  }
-
-  onApplicationShutdown(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
-  private async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
+    this.jobs.every('audit retention purge', PURGE_INTERVAL_MS, async () => {
       const purged = await this.purgeOnce();
       if (purged > 0) this.logger.info({ purged }, 'audit retention purge');
-    } catch (err) {
-      this.logger.error({ err: { name: (err as Error).name, message: (err as Error).message } }, 'audit retention purge failed');
-    } finally {
-      this.running = false;
-    }
+    });
   }
 
   /**

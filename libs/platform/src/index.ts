@@ -20,4 +20,5 @@ export * from './sdk/sdk-version-policy.js';
 export * from './openapi/openapi.js';
 export * from './operator/operator-auth.middleware.js';
 export * from './tenancy/tenant-scope.js';
+export * from './jobs/periodic-jobs.service.js';
 export * from './platform.module.js';

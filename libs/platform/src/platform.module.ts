@@ -12,6 +12,7 @@ import { HealthController } from './health/health.controller.js';
 import { SdkVersionsController } from './sdk/sdk-versions.controller.js';
 import { TestClockController, TestClockEnabledGuard } from './operator/test-clock.controller.js';
 import { DatabaseModule } from './database/database.module.js';
+import { PeriodicJobs } from './jobs/periodic-jobs.service.js';
 import type { DatabaseSchema } from './database/data-source-options.js';
 
 export interface PlatformOptions {
@@ -40,8 +41,9 @@ export class PlatformModule {
         RateLimiterService,
         SdkVersionPolicy,
         TestClockEnabledGuard,
+        PeriodicJobs,
       ],
-      exports: [APP_CONFIG, APP_LOGGER, SDK_VERSIONS_MANIFEST, Clock, RateLimiterService, SdkVersionPolicy, DatabaseModule],
+      exports: [APP_CONFIG, APP_LOGGER, SDK_VERSIONS_MANIFEST, Clock, RateLimiterService, SdkVersionPolicy, PeriodicJobs, DatabaseModule],
     };
   }
 }

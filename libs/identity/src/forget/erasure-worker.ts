@@ -1,6 +1,6 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, type Env, type TenantScope } from '../../../platform/src/index.js';
+import { APP_LOGGER, type AppLogger, Clock, PeriodicJobs, type Env, type TenantScope } from '../../../platform/src/index.js';
 import { PERSONAL_ALIAS_TYPES } from '../domain/identifier-rules.js';
 import { ErasureHooks, type ErasureSubject } from './erasure-hooks.js';
 
@@ -26,39 +26,19 @@ interface ClaimedErasure {
  * Several replicas: each erasure is claimed with FOR UPDATE SKIP LOCKED in its own transaction.
  */
 @Injectable()
-export class ErasureWorker implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-
+export class ErasureWorker implements OnApplicationBootstrap {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly hooks: ErasureHooks,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly jobs: PeriodicJobs,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.nodeEnv === 'test') return;
-    this.timer = setInterval(() => void this.tick(), RUN_INTERVAL_MS);
-    this.timer.unref();
-  }
-
-  onApplicationShutdown(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
-  private async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
+    this.jobs.every('erasure worker', RUN_INTERVAL_MS, async () => {
       await this.runOnce();
-    } catch (err) {
-      this.logger.error({ err: { name: (err as Error).name, message: (err as Error).message } }, 'erasure worker run failed');
-    } finally {
-      this.running = false;
-    }
+    });
   }
 
   /**

@@ -1,14 +1,15 @@
-import { DynamicModule, Global, Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
 import { type DatabaseSchema, dataSourceOptions } from './data-source-options.js';
 import { runMigrationsLocked } from './migrate.js';
 
+/** Closes the pool last: after every onModuleDestroy (background jobs finish there). */
 @Injectable()
-class DataSourceCloser implements OnModuleDestroy {
+class DataSourceCloser implements OnApplicationShutdown {
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }
 }

@@ -1,6 +1,6 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, type Env, type TenantScope } from '../../../platform/src/index.js';
+import { APP_LOGGER, type AppLogger, Clock, PeriodicJobs, type Env, type TenantScope } from '../../../platform/src/index.js';
 import { type CustomerLookup, EVENT_CUSTOMER_LOOKUP } from './customer-lookup.js';
 
 /** After the n-th miss in a row the set waits UNMATCHED_BACKOFF_MS[n-1] before the next try. */
@@ -74,40 +74,20 @@ export interface ResolverRunSummary {
  * NODE_ENV=test (tests call runOnce()).
  */
 @Injectable()
-export class EventIdentityResolver implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-
+export class EventIdentityResolver implements OnApplicationBootstrap {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(EVENT_CUSTOMER_LOOKUP) private readonly directory: CustomerLookup,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly jobs: PeriodicJobs,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.nodeEnv === 'test') return;
-    this.timer = setInterval(() => void this.tick(), RUN_INTERVAL_MS);
-    this.timer.unref();
-  }
-
-  onApplicationShutdown(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
-  private async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
+    this.jobs.every('event identity resolver', RUN_INTERVAL_MS, async () => {
       const summary = await this.runOnce();
       if (summary.sets > 0) this.logger.debug({ ...summary }, 'event identity resolver');
-    } catch (err) {
-      this.logger.error({ err: { name: (err as Error).name, message: (err as Error).message } }, 'event identity resolver failed');
-    } finally {
-      this.running = false;
-    }
+    });
   }
 
   /** Works through the due queue (at most MAX_BATCHES_PER_RUN claims). */

@@ -1,6 +1,6 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock } from '../../../platform/src/index.js';
+import { APP_LOGGER, type AppLogger, Clock, PeriodicJobs } from '../../../platform/src/index.js';
 import { isoDay, partitionName, planPartitions } from './event-partitions.js';
 
 const RUN_INTERVAL_MS = 60 * 60 * 1000;
@@ -27,40 +27,19 @@ export interface MaintenanceSummary {
  * (at start too); not under NODE_ENV=test, where tests call runOnce().
  */
 @Injectable()
-export class EventPartitionMaintenance implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-
+export class EventPartitionMaintenance implements OnApplicationBootstrap {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly jobs: PeriodicJobs,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.nodeEnv === 'test') return;
-    setImmediate(() => void this.tick());
-    this.timer = setInterval(() => void this.tick(), RUN_INTERVAL_MS);
-    this.timer.unref();
-  }
-
-  onApplicationShutdown(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
-  private async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
+    this.jobs.every('event partition maintenance', RUN_INTERVAL_MS, async () => {
       const summary = await this.runOnce();
       if (summary.created.length + summary.dropped.length + summary.purgedFromDefault + summary.purgedHintSets > 0) this.logger.info({ ...summary }, 'event partitions maintained');
-    } catch (err) {
-      this.logger.error({ err: { name: (err as Error).name, message: (err as Error).message } }, 'event partition maintenance failed');
-    } finally {
-      this.running = false;
-    }
+    }, { runAtStart: true });
   }
 
   async runOnce(retentionDays?: number): Promise<MaintenanceSummary> {
