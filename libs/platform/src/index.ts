@@ -13,6 +13,7 @@ export * from './database/database-reachability.js';
 export * from './database/embedded-postgres.js';
 export * from './database/migrate.js';
 export * from './rate-limit/token-bucket.js';
+export * from './redis/shared-redis.js';
 export * from './rate-limit/bucket-stores.js';
 export * from './rate-limit/rate-limiter.service.js';
 export * from './sdk/sdk-versions.js';

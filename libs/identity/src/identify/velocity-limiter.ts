@@ -1,11 +1,11 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Redis } from 'ioredis';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, type TenantScope } from '../../../platform/src/index.js';
+import type { Redis } from 'ioredis';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, RATE_LIMIT_STORAGE_TIMEOUT_MS, type RedisLease, leaseRedis, type TenantScope } from '../../../platform/src/index.js';
 
 /** Identify velocity cap: more than 30 calls for one userId within 60 s is refused. */
 export const VELOCITY_LIMIT = 30;
 export const VELOCITY_WINDOW_MS = 60_000;
-const STORAGE_TIMEOUT_MS = 100;
+const STORAGE_TIMEOUT_MS = RATE_LIMIT_STORAGE_TIMEOUT_MS;
 
 export interface VelocityDecision {
   allowed: boolean;
@@ -72,18 +72,13 @@ return {1, '0'}
 type RedisWithHit = Redis & { velocityHit(key: string, ...args: (string | number)[]): Promise<[number, string]> };
 
 class RedisVelocityStore implements VelocityStore {
+  private readonly lease: RedisLease;
   private readonly redis: RedisWithHit;
   private seq = 0;
 
   constructor(url: string, onError: (err: Error) => void) {
-    this.redis = new Redis(url, {
-      commandTimeout: STORAGE_TIMEOUT_MS,
-      connectTimeout: 2000,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    }) as RedisWithHit;
-    this.redis.on('error', onError);
+    this.lease = leaseRedis(url, STORAGE_TIMEOUT_MS, onError);
+    this.redis = this.lease.client as RedisWithHit;
     this.redis.defineCommand('velocityHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
   }
 
@@ -95,7 +90,7 @@ class RedisVelocityStore implements VelocityStore {
   }
 
   async close(): Promise<void> {
-    this.redis.disconnect();
+    this.lease.release();
   }
 }
 

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { type RedisLease, leaseRedis } from '../redis/shared-redis.js';
 import { type BucketRule, type BucketState, msUntilAvailable, take } from './token-bucket.js';
 
 export interface BucketStore {
@@ -79,18 +80,12 @@ type RedisWithTake = Redis & {
 
 /** Shared by every replica; one atomic script call per decision. */
 export class RedisBucketStore implements BucketStore {
+  private readonly lease: RedisLease;
   private readonly redis: RedisWithTake;
 
   constructor(url: string, timeoutMs: number, onError: (err: Error) => void) {
-    this.redis = new Redis(url, {
-      commandTimeout: timeoutMs,
-      connectTimeout: 2000,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-      lazyConnect: false,
-    }) as RedisWithTake;
-    this.redis.on('error', onError);
+    this.lease = leaseRedis(url, timeoutMs, onError);
+    this.redis = this.lease.client as RedisWithTake;
     this.redis.defineCommand('takeTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
   }
 
@@ -100,6 +95,6 @@ export class RedisBucketStore implements BucketStore {
   }
 
   async close(): Promise<void> {
-    this.redis.disconnect();
+    this.lease.release();
   }
 }

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { type RedisLease, leaseRedis } from '../../../platform/src/index.js';
 
 /**
  * Who may still send one error event per fingerprint per minute while throttled. Claims
@@ -60,18 +61,12 @@ type RedisWithClaim = Redis & { claimAllowance(numKeys: number, ...args: (string
 
 /** Shared by every replica: one script call per throttled batch. */
 export class RedisErrorAllowanceStore implements ErrorAllowanceStore {
+  private readonly lease: RedisLease;
   private readonly redis: RedisWithClaim;
 
   constructor(url: string, timeoutMs: number, onError: (err: Error) => void) {
-    this.redis = new Redis(url, {
-      commandTimeout: timeoutMs,
-      connectTimeout: 2000,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-      lazyConnect: false,
-    }) as RedisWithClaim;
-    this.redis.on('error', onError);
+    this.lease = leaseRedis(url, timeoutMs, onError);
+    this.redis = this.lease.client as RedisWithClaim;
     this.redis.defineCommand('claimAllowance', { lua: CLAIM_SCRIPT });
   }
 
@@ -86,6 +81,6 @@ export class RedisErrorAllowanceStore implements ErrorAllowanceStore {
   }
 
   async close(): Promise<void> {
-    this.redis.disconnect();
+    this.lease.release();
   }
 }

@@ -1,0 +1,47 @@
+import { Redis } from 'ioredis';
+
+export interface RedisLease {
+  readonly client: Redis;
+  release(): void;
+}
+
+const connections = new Map<string, { client: Redis; users: number }>();
+
+/**
+ * One fail-fast Redis connection per (URL, command timeout) in this process, shared by the
+ * limiter stores (rate-limit buckets, identify velocity, error allowance): a short command
+ * timeout, no offline queue and no retries, so a Redis outage surfaces at once and the
+ * callers fail open. Each lease adds its own error listener; the last release disconnects.
+ */
+export function leaseRedis(url: string, commandTimeoutMs: number, onError: (err: Error) => void): RedisLease {
+  const key = `${commandTimeoutMs}|${url}`;
+  let entry = connections.get(key);
+  if (!entry) {
+    const client = new Redis(url, {
+      commandTimeout: commandTimeoutMs,
+      connectTimeout: 2000,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    });
+    entry = { client, users: 0 };
+    connections.set(key, entry);
+  }
+  const shared = entry;
+  shared.users += 1;
+  shared.client.on('error', onError);
+  let released = false;
+  return {
+    client: shared.client,
+    release: () => {
+      if (released) return;
+      released = true;
+      shared.client.off('error', onError);
+      shared.users -= 1;
+      if (shared.users === 0) {
+        connections.delete(key);
+        shared.client.disconnect();
+      }
+    },
+  };
+}
