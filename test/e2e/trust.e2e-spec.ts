@@ -1,6 +1,7 @@
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { CustomerDirectory, ErasureWorker } from '../../libs/identity/src/index.js';
 import { createProjectWithApp, keyHeaders, type ProjectFixture, setRateLimits } from '../support/fixtures.js';
+import { explain, loadIdentityVolume } from '../support/identity-volume.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 
 const ISSUER = 'https://auth.example.test/';
@@ -214,35 +215,12 @@ describe('trust: POST /v1/resolve', () => {
   });
 
   describe('hot queries use indexes', () => {
-    // Realistic volume (10,000 customers per environment in a separate project) and fresh
-    // statistics, so that the planner's choice is the one production would make.
     let pid = '';
     beforeAll(async () => {
-      pid = (await createProjectWithApp(t)).projectId;
-      await t.dataSource.query(
-        `INSERT INTO customers (id, project_id, env, created_at, updated_at)
-         SELECT 'cdcust_' || $1 || e || g, $1, e, now(), now() FROM generate_series(1, 10000) g, unnest(ARRAY['sandbox', 'production']) e`,
-        [pid],
-      );
-      await t.dataSource.query(
-        `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, created_at)
-         SELECT $1, e, ty, ty || g, 'cdcust_' || $1 || e || g, now()
-           FROM generate_series(1, 10000) g, unnest(ARRAY['sandbox', 'production']) e, unnest(ARRAY['developer', 'anonymous']) ty`,
-        [pid],
-      );
-      await t.dataSource.query(
-        `INSERT INTO device_bindings (project_id, env, anonymous_id, customer_id, user_id, verified_at, created_at, updated_at)
-         SELECT $1, e, 'anonymous' || g, 'cdcust_' || $1 || e || g, 'developer' || g, now(), now(), now()
-           FROM generate_series(1, 10000) g, unnest(ARRAY['sandbox', 'production']) e`,
-        [pid],
-      );
-      await t.dataSource.query('ANALYZE customers, customer_aliases, device_bindings');
+      pid = await loadIdentityVolume(t);
     }, 60_000);
 
-    async function plan(sql: string, params: unknown[]): Promise<string> {
-      const rows: { 'QUERY PLAN': string }[] = await t.dataSource.query(`EXPLAIN ${sql}`, params);
-      return rows.map((r) => r['QUERY PLAN']).join('\n');
-    }
+    const plan = (sql: string, params: unknown[]) => explain(t, sql, params);
 
     it('device binding by (project, env, anonymousId); customer profile by id and its aliases by customer', async () => {
       const bindingPlan = await plan(
