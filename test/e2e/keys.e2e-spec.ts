@@ -508,3 +508,43 @@ describe('keys: rejection logging', () => {
     }
   });
 });
+
+describe('keys: revocation across replicas', () => {
+  it('another replica refuses a revoked key once its key cache expires (KEY_CACHE_TTL_MS bound)', async () => {
+    const ttlMs = 300;
+    const replicaA = await createTestApp({ KEY_CACHE_TTL_MS: String(ttlMs) });
+    const replicaB = await createTestApp({ KEY_CACHE_TTL_MS: String(ttlMs) });
+    try {
+      const f = await createProjectWithApp(replicaA);
+      const beat = (t: TestApp) => t.http.get('/v1/sdk/heartbeat').set({ Authorization: `Bearer ${f.keys.skTest}` });
+      expect((await beat(replicaB)).status).toBe(200); // B now holds the key in memory
+      await replicaA.http.post(`/admin/v1/keys/${f.keyIds.skTest}/revoke`).set(operatorAuth());
+      expectError(await beat(replicaA), 401, 'key_revoked'); // the revoking replica: at once
+      await new Promise((resolve) => setTimeout(resolve, ttlMs + 50));
+      expectError(await beat(replicaB), 401, 'key_revoked'); // every other replica: within the TTL
+    } finally {
+      await replicaA.close();
+      await replicaB.close();
+    }
+  });
+});
+
+describe('keys: heartbeat is best effort', () => {
+  it('answers ok: true when the liveness write fails', async () => {
+    const t = await createTestApp();
+    try {
+      const f = await createProjectWithApp(t);
+      await t.dataSource.query('ALTER TABLE sdk_liveness RENAME TO sdk_liveness_unavailable');
+      let res;
+      try {
+        res = await t.http.get('/v1/sdk/heartbeat').set(keyHeaders(f, f.keys.skTest)).set('Service-Sdk-Version', '@service/node@1.4.2');
+      } finally {
+        await t.dataSource.query('ALTER TABLE sdk_liveness_unavailable RENAME TO sdk_liveness');
+      }
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(expect.objectContaining({ object: 'heartbeat', ok: true }));
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       region: 'local',
       sdkVersionEnforcement: false,
       dbPoolSize: 10,
+      keyCacheTtlMs: 5000,
     });
   });
 
@@ -144,6 +145,10 @@ describe('loadConfig', () => {
 
     it('DB_POOL_SIZE out of range', () => {
       expect(configError({ DB_POOL_SIZE: '0' }).message).toMatch(/^DB_POOL_SIZE /);
+    });
+
+    it('KEY_CACHE_TTL_MS out of range', () => {
+      expect(configError({ KEY_CACHE_TTL_MS: '60001' }).message).toMatch(/^KEY_CACHE_TTL_MS /);
     });
 
     it('SDK_VERSION_ENFORCEMENT with an unknown value', () => {

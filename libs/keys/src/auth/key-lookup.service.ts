@@ -1,12 +1,14 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
+import { APP_CONFIG, type AppConfig } from '../../../platform/src/index.js';
 import { sha256Hex } from '../domain/api-key-format.js';
 import { type KeyAuthRecord, KeysRepository } from '../domain/keys.repository.js';
 import type { KeyKind } from './auth-context.js';
 
 /**
- * How long a replica may serve a key from memory. A revocation, rotation, archive or app
- * change clears this replica's cache at once; other replicas see it within this bound.
+ * How long a replica may serve a key from memory by default (KEY_CACHE_TTL_MS). A revocation,
+ * rotation, archive or app change clears this replica's cache at once; other replicas see it
+ * within this bound.
  */
 export const KEY_CACHE_TTL_MS = 5_000;
 const MAX_ENTRIES = 50_000;
@@ -21,7 +23,14 @@ interface CacheEntry {
 export class KeyLookupService {
   private readonly cache = new Map<string, CacheEntry>();
 
-  constructor(private readonly keys: KeysRepository) {}
+  private readonly ttlMs: number;
+
+  constructor(
+    private readonly keys: KeysRepository,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.ttlMs = config.keyCacheTtlMs;
+  }
 
   async find(kind: KeyKind, presentedKey: string): Promise<KeyAuthRecord | null> {
     // Secret keys are only ever handled as their hash, also as cache keys.
@@ -34,7 +43,7 @@ export class KeyLookupService {
         ? await this.keys.findAuthRecord({ secretHash: cacheKey.slice(3) })
         : await this.keys.findAuthRecord({ publishableKey: presentedKey });
     if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
-    this.cache.set(cacheKey, { record, expiresAt: now + KEY_CACHE_TTL_MS });
+    this.cache.set(cacheKey, { record, expiresAt: now + this.ttlMs });
     return record;
   }
 

@@ -22,6 +22,8 @@ export interface AppConfig {
   sdkVersionEnforcement: boolean;
   /** Database pool size per replica; bounded so ingestion cannot starve the rest. */
   dbPoolSize: number;
+  /** How long a replica serves an API key from memory: the bound on cross-replica revocation. */
+  keyCacheTtlMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -104,6 +106,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     region: env.REGION || 'local',
     sdkVersionEnforcement: flag(env, 'SDK_VERSION_ENFORCEMENT', ['enabled', 'true', 'on', '1'], false),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
+    keyCacheTtlMs: integer(env, 'KEY_CACHE_TTL_MS', 5000, 0, 60_000),
   };
 }
 
