@@ -60,6 +60,7 @@ describe('error issues: aggregate and identity scopes on server reads', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ object: 'list', fingerprint, env: 'sandbox', data: [{ serviceCustomerId: customerId, count: 3, lastSeenAt: expect.any(Number) }] });
     expect((await affected(p.keys.skTest)).status).toBe(403);
+    expect((await affected(identityKey, fingerprint.toUpperCase())).body.data).toHaveLength(1);
     const bad = await affected(identityKey, 'NOT-HEX!');
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('invalid_param_value');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ErasureWorker } from '../../libs/identity/src/index.js';
-import { EventIdentityResolver, EventPartitionMaintenance } from '../../libs/telemetry/src/index.js';
+import { EventIdentityResolver, EventPartitionMaintenance, anonymiseCustomerEvents } from '../../libs/telemetry/src/index.js';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 
@@ -236,6 +236,39 @@ describe('telemetry: POST /v1/events', () => {
       const res = await send({ events: [ev({ properties: { note: 'a\u0000b' } })] });
       expectError(res, 400, 'invalid_request_error', 'invalid_param_value');
       expect(res.body.error.message).toMatch(/^events\[0\]\.properties: /);
+    });
+    it('deeply nested properties are measured like any others: 400 past 8 KB, a 500 never', async () => {
+      const raw = (body: string) => t.http.post('/v1/events').set({ ...keyHeaders(p, p.keys.pubTest), 'Content-Type': 'application/json' }).send(body);
+      const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+      // Deeper than the native serialiser's stack, well within the 1 MB body.
+      const deep = await raw(`{"events":[{"name":"x","anonymousId":"a","properties":{"d":${nested(200_000)}}}]}`);
+      expectError(deep, 400, 'invalid_request_error', 'invalid_param_value');
+      expect(deep.body.error.message).toBe('events[0].properties: must be at most 8192 bytes when JSON-serialised (got 400006)');
+      // 8192 bytes exactly, 4093 levels deep: valid, stored as sent.
+      const eventId = eid();
+      const edge = await raw(`{"events":[{"name":"x","eventId":"${eventId}","anonymousId":"a","properties":{"d":${nested(4093)}}}]}`);
+      expect(edge.body).toEqual({ object: 'list', received: 1, env: 'sandbox' });
+      const [{ bytes }] = await t.dataSource.query(`SELECT octet_length(properties::text) AS bytes FROM events WHERE project_id = $1 AND event_id = $2`, [p.projectId, eventId]);
+      expect(bytes).toBeGreaterThan(8000);
+    });
+
+    it('an envelope environment that is not a string is 403 env_mismatch, never a 500', async () => {
+      const raw = (body: string) => t.http.post('/v1/events').set({ ...keyHeaders(p, p.keys.pubTest), 'Content-Type': 'application/json' }).send(body);
+      const event = JSON.stringify(ev());
+      for (const environment of ['{"toString":1}', '["sandbox"]', '['.repeat(100_000) + ']'.repeat(100_000), '5']) {
+        const res = await raw(`{"events":[${event}],"environment":${environment}}`);
+        expectError(res, 403, 'permission_error', 'env_mismatch');
+      }
+    });
+
+    it('backslash-heavy properties are checked in linear time', async () => {
+      // A long run of backslashes before a \u escape: the old regular expression backtracked
+      // quadratically (about 2.5 s of blocked event loop for this 800 KB batch).
+      const events = Array.from({ length: 100 }, () => ev({ properties: { a: `${'\\'.repeat(4080)}\u0001` } }));
+      const started = Date.now();
+      const res = await send({ events });
+      expect(res.body.received).toBe(100);
+      expect(Date.now() - started).toBeLessThan(1500);
     });
   });
 
@@ -492,6 +525,22 @@ describe('telemetry: POST /v1/events', () => {
       expect((await rows([stranger.eventId as string]))[0].customer_id).toMatch(/^cdcust_/);
     });
 
+    it('hints never reach another project or environment: a foreign serviceCustomerId stays unresolved, a foreign appId is not stored', async () => {
+      const other = await createProjectWithApp(t);
+      const foreignCustomer = (await t.http.post('/v1/identify').set(keyHeaders(other, other.keys.pubTest)).send({ userId: `user_${randomUUID().slice(0, 8)}`, anonymousId: `anon_${randomUUID().slice(0, 8)}` })).body.serviceCustomerId;
+      const liveCustomer = (await t.http.post('/v1/identify').set(keyHeaders(p, p.keys.pubLive)).send({ userId: `user_${randomUUID().slice(0, 8)}`, anonymousId: `anon_${randomUUID().slice(0, 8)}` })).body.serviceCustomerId;
+      expect(foreignCustomer).toMatch(/^cdcust_/);
+      expect(liveCustomer).toMatch(/^cdcust_/);
+      const byForeign = ev({ anonymousId: undefined, serviceCustomerId: foreignCustomer });
+      const byLive = ev({ anonymousId: undefined, serviceCustomerId: liveCustomer });
+      expect((await send({ events: [byForeign, byLive], appId: other.appId })).status).toBe(202);
+      await t.app.get(EventIdentityResolver).runOnce();
+      const stored = await rows([byForeign.eventId as string, byLive.eventId as string]);
+      expect(stored).toHaveLength(2);
+      for (const r of stored) expect(r).toMatchObject({ env: 'sandbox', app_id: p.appId, customer_id: null });
+      expect(await countProjectEvents(other)).toBe(0);
+    });
+
     it('a set that keeps missing backs off, then waits for new events', async () => {
       const anonymousId = `anon_${randomUUID().slice(0, 8)}`;
       await send({ events: [ev({ anonymousId })] });
@@ -553,6 +602,42 @@ describe('telemetry: POST /v1/events', () => {
       expect(stored.get(error.eventId as string)).toMatchObject({ name: 'error.unhandled', fingerprint: 'abcdef12' });
       expect(stored.get(bystander.eventId as string)).toMatchObject({ properties: { keep: true }, anonymous_id: bystander.anonymousId });
     });
+    it('erasure locks the hint sets before the events, in the order of ingestion and the resolver, so it cannot deadlock with them', async () => {
+      const userId = `user_${randomUUID().slice(0, 8)}`;
+      const anonymousId = `anon_${randomUUID().slice(0, 8)}`;
+      const customerId = (await identify({ userId, anonymousId })).body.serviceCustomerId;
+      const e = ev({ anonymousId });
+      await send({ events: [e] });
+      await t.app.get(EventIdentityResolver).runOnce();
+      expect((await rows([e.eventId as string]))[0].customer_id).toBe(customerId);
+
+      // A writer in the ingestion's lock order (a retry of the event): its hint set, then the event row.
+      const writer = t.dataSource.createQueryRunner();
+      await writer.connect();
+      await writer.startTransaction();
+      try {
+        await writer.query(`SELECT 1 FROM event_identity_hints WHERE project_id = $1 AND env = 'sandbox' AND anonymous_id = $2 FOR UPDATE`, [p.projectId, anonymousId]);
+        const erasure = t.dataSource
+          .transaction((m) => anonymiseCustomerEvents({ projectId: p.projectId, env: 'sandbox' }, { customerId, userIds: [userId], anonymousIds: [anonymousId] }, m))
+          .then(() => 'erased', (err: Error) => err.message);
+        // The erasure is now blocked on a lock (the hint set); it must not hold the event row.
+        for (let waited = 0; ; waited += 20) {
+          const [{ n }] = await t.dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+          if (n > 0) break;
+          if (waited > 5000) throw new Error('the erasure never waited on the hint set');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await writer.query(`UPDATE events SET deliveries = deliveries + 1 WHERE project_id = $1 AND env = 'sandbox' AND event_id = $2`, [p.projectId, e.eventId]);
+        await writer.commitTransaction();
+        expect(await erasure).toBe('erased');
+      } finally {
+        if (writer.isTransactionActive) await writer.rollbackTransaction();
+        await writer.release();
+      }
+      expect((await rows([e.eventId as string]))[0]).toMatchObject({ anonymous_id: null, customer_id: null, properties: {}, deliveries: 2 });
+      expect(await hintSet(anonymousId)).toBeUndefined();
+    });
+
     it('an anonymous-only forget of an identified customer anonymises only that device\'s events', async () => {
       const userId = `user_${randomUUID().slice(0, 8)}`;
       const phone = `anon_${randomUUID().slice(0, 8)}`;
@@ -607,6 +692,41 @@ describe('telemetry: POST /v1/events', () => {
       const partitions = await maintenance.partitions();
       expect(partitions).toContain('events_default');
       expect(partitions.every((name) => name === 'events_default' || name >= `events_p${new Date(t.clock.nowMs() - 90 * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`)).toBe(true);
+    });
+
+    it('a new day\'s partition is attached even when an insert of that day lands in the default partition meanwhile', async () => {
+      const maintenance = t.app.get(EventPartitionMaintenance);
+      await maintenance.runOnce();
+      // The first day past the partitions kept ahead: its events go to the default partition.
+      const day = Math.floor(t.clock.nowMs() / DAY_MS) + 8;
+      const name = `events_p${new Date(day * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`;
+      expect(await maintenance.partitions()).not.toContain(name);
+      const eventId = eid();
+      const writer = t.dataSource.createQueryRunner();
+      await writer.connect();
+      await writer.startTransaction();
+      try {
+        // An ingestion still in flight when the job creates the day.
+        await writer.query(
+          `INSERT INTO events (project_id, env, event_id, client_day, app_id, name, timestamp_ms, received_at_ms)
+           VALUES ($1, 'sandbox', $2, DATE '1970-01-01' + $3::int, $4, 'late.write', $5, $5)`,
+          [p.projectId, eventId, day, p.appId, t.clock.nowMs()],
+        );
+        await t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds: 86_400 });
+        const run = maintenance.runOnce();
+        for (let waited = 0; ; waited += 20) {
+          const [{ n }] = await t.dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+          if (n > 0) break;
+          if (waited > 4000) throw new Error('the maintenance never waited on the in-flight insert');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await writer.commitTransaction();
+        expect((await run).created).toContain(name);
+      } finally {
+        if (writer.isTransactionActive) await writer.rollbackTransaction();
+        await writer.release();
+      }
+      expect((await rows([eventId]))[0]).toMatchObject({ partition: name, name: 'late.write' });
     });
   });
 });

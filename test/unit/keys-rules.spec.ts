@@ -3,6 +3,7 @@ import type { ExecutionContext } from '@nestjs/common';
 import { ApiError, createAppLogger } from '../../libs/platform/src/index.js';
 import { ApiKeyGuard } from '../../libs/keys/src/auth/api-key.guard.js';
 import { KEY_REQUIREMENT } from '../../libs/keys/src/auth/auth-metadata.js';
+import { assertDeclaredEnv } from '../../libs/keys/src/auth/declared-env.js';
 import { extractApiKey, mintApiKey, parseApiKey, randomBase62, sha256Hex } from '../../libs/keys/src/domain/api-key-format.js';
 import type { KeyAuthRecord } from '../../libs/keys/src/domain/keys.repository.js';
 import { isValidAllowlistEntry, originAllowed, originsToLearn } from '../../libs/keys/src/domain/origin-allowlist.js';
@@ -126,5 +127,25 @@ describe('ApiKeyGuard scopes', () => {
     lookup.find.mockResolvedValue({ ...record, secretHash: sha256Hex('something else') });
     const failure = await g.canActivate(contextFor(undefined).ctx).catch((e) => e);
     expect(failure).toEqual(expect.objectContaining({ status: 401, code: 'invalid_api_key' }));
+  });
+});
+
+describe('assertDeclaredEnv', () => {
+  const scope = { projectId: 'proj_1', env: 'sandbox' as const };
+  it('accepts the key\'s environment or no declaration', () => {
+    expect(() => assertDeclaredEnv(scope, 'sandbox')).not.toThrow();
+    expect(() => assertDeclaredEnv(scope, undefined)).not.toThrow();
+    expect(() => assertDeclaredEnv(scope, null)).not.toThrow();
+  });
+  it.each([['production'], ['x'.repeat(10_000)], [{ toString: 1 }], [[[[]]]], [42], [true]])('refuses %p with 403 env_mismatch and a short message', (declared) => {
+    const error = (() => {
+      try {
+        assertDeclaredEnv(scope, declared);
+      } catch (e) {
+        return e as ApiError;
+      }
+    })();
+    expect(error).toEqual(expect.objectContaining({ status: 403, code: 'env_mismatch' }));
+    expect(error!.message.length).toBeLessThan(120);
   });
 });

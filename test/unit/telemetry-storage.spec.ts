@@ -104,6 +104,25 @@ describe('telemetry: storage helpers', () => {
     expect(ingestWriteConcurrency(2)).toBe(1);
   });
 
+  it('the write gate hands a failed write\'s slot on: no leak, no deadlock', async () => {
+    const gate = new WriteGate(1);
+    const failing = gate.run(async () => {
+      await new Promise((r) => setImmediate(r));
+      throw new Error('connection lost');
+    });
+    const throwsAtOnce = gate.run((): Promise<never> => {
+      throw new Error('sync');
+    });
+    const next = gate.run(async () => 'written');
+    expect(gate.queued).toBe(2);
+    await expect(failing).rejects.toThrow('connection lost');
+    await expect(throwsAtOnce).rejects.toThrow('sync');
+    await expect(next).resolves.toBe('written');
+    expect(gate.inFlight).toBe(0);
+    expect(gate.queued).toBe(0);
+    await expect(gate.run(async () => 'again')).resolves.toBe('again');
+  });
+
   it('hint sets: distinct, in a stable (text) order, nulls kept', () => {
     const sets = JSON.parse(hintSetsJson([row({ anonymousId: 'b' }), row({ anonymousId: 'a' }), row({ anonymousId: 'b' }), row({ anonymousId: 'a', developerUserId: 'u' })]));
     expect(sets).toEqual([

@@ -9,6 +9,8 @@ import {
   readEnvelope,
   sanitizeCategoryTags,
   sanitizeTags,
+  serializeJson,
+  stringifyParsedJson,
   utf8BytesOver,
   validateEvents,
 } from '../../libs/telemetry/src/ingest/event-batch.validator.js';
@@ -187,6 +189,7 @@ describe('telemetry: batch validator', () => {
 
     it('tags: offending entries dropped, at most 32 kept', () => {
       expect(sanitizeTags({ a: 'x', b: 5, c: 'y'.repeat(65), d: 'z'.repeat(64) })).toEqual({ json: JSON.stringify({ a: 'x', d: 'z'.repeat(64) }), dropped: 2 });
+      expect(sanitizeTags({ ['k'.repeat(64)]: 'ok', ['k'.repeat(65)]: 'too long a key', '': 'empty key' })).toEqual({ json: JSON.stringify({ ['k'.repeat(64)]: 'ok' }), dropped: 2 });
       const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, 'v']));
       const out = sanitizeTags(many);
       expect(Object.keys(JSON.parse(out.json!))).toHaveLength(32);
@@ -268,6 +271,38 @@ describe('telemetry: batch validator', () => {
     it('clampTimestamp', () => {
       expect(clampTimestamp(NOW + MAX_CLOCK_SKEW_MS, NOW)).toBe(NOW + MAX_CLOCK_SKEW_MS);
       expect(clampTimestamp(NOW + MAX_CLOCK_SKEW_MS + 1, NOW)).toBe(NOW);
+    });
+
+    it('isStorableJson reads escapes, not runs of backslashes, in linear time', () => {
+      const cases: [unknown, boolean][] = [
+        [{ a: '\\u0000' }, true],
+        [{ a: '\\\u0000' }, false],
+        [{ a: '\\\\u0000' }, true],
+        [{ a: '\\ud800' }, true],
+        [{ a: 'x\ud800' }, false],
+        [{ a: '\udfff' }, false],
+        [{ a: '😀\u0001\n"' }, true],
+        [{ 'k\\': ['\u001f', 'é'] }, true],
+      ];
+      for (const [value, storable] of cases) expect(isStorableJson(JSON.stringify(value))).toBe(storable);
+      // The quadratic case of a backtracking expression: 100 events' worth in well under a second.
+      const json = JSON.stringify({ a: `${'\\'.repeat(4080)}\u0001` });
+      const started = Date.now();
+      for (let i = 0; i < 100; i++) expect(isStorableJson(json)).toBe(true);
+      expect(Date.now() - started).toBeLessThan(250);
+    });
+
+    it('serializeJson: JSON.stringify, and without recursion when nesting is too deep for it', () => {
+      const samples = ['{"a":[1,-0,1e309,5e-324,"x\\"y",true,null,{}],"__proto__":{"b":[]},"":"é😀\\ud800"}', '[]', '"s"', '12', 'null', '[[{}],{"x":[[]]}]'];
+      for (const text of samples) {
+        const value = JSON.parse(text);
+        expect(stringifyParsedJson(value)).toBe(JSON.stringify(value));
+        expect(serializeJson(value)).toBe(JSON.stringify(value));
+      }
+      const deep = JSON.parse(`{"d":${'[{"k":'.repeat(50_000)}1${'}]'.repeat(50_000)}}`);
+      expect(() => JSON.stringify(deep)).toThrow(RangeError);
+      expect(serializeJson(deep)).toBe(`{"d":${'[{"k":'.repeat(50_000)}1${'}]'.repeat(50_000)}}`);
+      expect(rejects({ events: [event({ properties: deep })] }).message).toBe('events[0].properties: must be at most 8192 bytes when JSON-serialised (got 400007)');
     });
   });
 });

@@ -30,11 +30,20 @@ export async function anonymiseCustomerEvents(scope: TenantScope, subject: Event
     const [, count] = (await manager.query(sql, [...base, ...params])) as [unknown, number];
     return Number(count) || 0;
   };
+  // Hint sets first, then events: the lock order of ingestion (one statement upserts the
+  // batch's hint sets, then its events) and of the resolver (the set row, then its events).
+  // The other order deadlocks with a retry or a resolution of the same customer's events.
   if (subject.deviceOnly) {
     const device = `project_id = $1 AND env = $2 AND anonymous_id = ANY($3::text[]) AND (customer_id IS NULL OR customer_id = $4)`;
-    const count = await affected(`UPDATE events ${ANONYMISE} WHERE ${device}`, [subject.anonymousIds, subject.customerId]);
     await affected(`DELETE FROM event_identity_hints WHERE ${device}`, [subject.anonymousIds, subject.customerId]);
-    return count;
+    return affected(`UPDATE events ${ANONYMISE} WHERE ${device}`, [subject.anonymousIds, subject.customerId]);
+  }
+  await affected(`DELETE FROM event_identity_hints WHERE project_id = $1 AND env = $2 AND (customer_id = $3 OR service_customer_id = $3)`, [subject.customerId]);
+  if (subject.userIds.length > 0) {
+    await affected(`DELETE FROM event_identity_hints WHERE project_id = $1 AND env = $2 AND developer_user_id = ANY($3::text[])`, [subject.userIds]);
+  }
+  if (subject.anonymousIds.length > 0) {
+    await affected(`DELETE FROM event_identity_hints WHERE project_id = $1 AND env = $2 AND anonymous_id = ANY($3::text[])`, [subject.anonymousIds]);
   }
   let total = await affected(`UPDATE events ${ANONYMISE} WHERE project_id = $1 AND env = $2 AND customer_id = $3`, [subject.customerId]);
   total += await affected(`UPDATE events ${ANONYMISE} WHERE project_id = $1 AND env = $2 AND customer_id IS NULL AND service_customer_id = $3`, [subject.customerId]);
@@ -43,13 +52,6 @@ export async function anonymiseCustomerEvents(scope: TenantScope, subject: Event
   }
   if (subject.anonymousIds.length > 0) {
     total += await affected(`UPDATE events ${ANONYMISE} WHERE project_id = $1 AND env = $2 AND customer_id IS NULL AND anonymous_id = ANY($3::text[])`, [subject.anonymousIds]);
-  }
-  await affected(`DELETE FROM event_identity_hints WHERE project_id = $1 AND env = $2 AND (customer_id = $3 OR service_customer_id = $3)`, [subject.customerId]);
-  if (subject.userIds.length > 0) {
-    await affected(`DELETE FROM event_identity_hints WHERE project_id = $1 AND env = $2 AND developer_user_id = ANY($3::text[])`, [subject.userIds]);
-  }
-  if (subject.anonymousIds.length > 0) {
-    await affected(`DELETE FROM event_identity_hints WHERE project_id = $1 AND env = $2 AND anonymous_id = ANY($3::text[])`, [subject.anonymousIds]);
   }
   return total;
 }

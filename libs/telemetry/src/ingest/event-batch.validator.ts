@@ -16,6 +16,8 @@ export const MAX_PROPERTIES_BYTES = 8192;
 export const MAX_CLOCK_SKEW_MS = 24 * 60 * 60 * 1000;
 export const MAX_TAGS = 32;
 export const MAX_TAG_VALUE_CHARS = 64;
+/** Tag keys are not limited by the spec; the same 64 chars keep `tags` from carrying bulk data. */
+export const MAX_TAG_KEY_CHARS = 64;
 export const MAX_CATEGORY_TAGS = 16;
 export const MAX_CATEGORY_TAG_CHARS = 32;
 /** Identity hints follow the identify limits (userId 1..256, anonymousId 1..128). */
@@ -32,7 +34,6 @@ const MAX_CLIENT_DAY = 2_932_896;
 const FINGERPRINT = /^[0-9a-fA-F]{8}$/;
 // PostgreSQL text and jsonb cannot hold NUL, nor unpaired UTF-16 surrogates.
 const UNSTORABLE_CHAR = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const UNSTORABLE_ESCAPE = /(\\+)u(?:0000|d[89a-f])/g;
 
 export interface NormalizedEvent {
   eventId: string;
@@ -113,14 +114,69 @@ export function isStorableText(value: string): boolean {
   return !UNSTORABLE_CHAR.test(value);
 }
 
-/** The same for JSON text made by JSON.stringify (which escapes both as \\uXXXX). */
+/**
+ * The same for JSON text made by JSON.stringify (which escapes both as \\uXXXX: \\u0000, and
+ * \\ud800 to \\udfff, since only unpaired surrogates are escaped). One linear pass from escape
+ * to escape (a regular expression over runs of backslashes backtracks quadratically).
+ */
 export function isStorableJson(json: string): boolean {
-  if (!json.includes('\\u')) return true;
-  for (const match of json.matchAll(UNSTORABLE_ESCAPE)) {
-    // An even run of backslashes is escaped backslashes, not an escape sequence.
-    if (match[1].length % 2 === 1) return false;
+  for (let i = json.indexOf('\\'); i !== -1; ) {
+    if (json.charCodeAt(i + 1) !== 0x75 /* u */) {
+      // A two-character escape (backslash, quote, n, t, ...): what follows it is not escaped.
+      i = json.indexOf('\\', i + 2);
+      continue;
+    }
+    const hex = json.slice(i + 2, i + 6).toLowerCase();
+    if (hex === '0000' || (hex.charCodeAt(0) === 0x64 /* d */ && '89abcdef'.includes(hex[1]))) return false;
+    i = json.indexOf('\\', i + 6);
   }
   return true;
+}
+
+/**
+ * JSON.stringify of a value made by JSON.parse, without recursion. The native serialiser
+ * recurses and overflows the stack past a few thousand levels of nesting, which a 1 MB body
+ * easily holds; this one is only the fallback for that case (same output, slower).
+ */
+export function stringifyParsedJson(root: unknown): string {
+  let out = '';
+  const open: { values: unknown[]; keys: string[] | null; next: number }[] = [];
+  let value: unknown = root;
+  for (;;) {
+    if (Array.isArray(value)) {
+      out += '[';
+      open.push({ values: value, keys: null, next: 0 });
+    } else if (typeof value === 'object' && value !== null) {
+      const object = value as Record<string, unknown>;
+      const keys = Object.keys(object);
+      out += '{';
+      open.push({ values: keys.map((key) => object[key]), keys, next: 0 });
+    } else {
+      out += JSON.stringify(value) ?? 'null';
+    }
+    for (;;) {
+      const frame = open[open.length - 1];
+      if (frame === undefined) return out;
+      if (frame.next < frame.values.length) {
+        if (frame.next > 0) out += ',';
+        if (frame.keys) out += `${JSON.stringify(frame.keys[frame.next])}:`;
+        value = frame.values[frame.next++];
+        break;
+      }
+      out += frame.keys ? '}' : ']';
+      open.pop();
+    }
+  }
+}
+
+/** JSON text of a parsed JSON value; deep nesting falls back to the non-recursive serialiser. */
+export function serializeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (err instanceof RangeError) return stringifyParsedJson(value);
+    throw err;
+  }
 }
 
 const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
@@ -160,7 +216,14 @@ function optionalString(raw: Record<string, unknown>, field: string, index: numb
 }
 
 function validTag(key: string, tag: unknown): tag is string {
-  return typeof tag === 'string' && charLength(tag, MAX_TAG_VALUE_CHARS) <= MAX_TAG_VALUE_CHARS && isStorableText(key) && isStorableText(tag);
+  return (
+    typeof tag === 'string' &&
+    charLength(tag, MAX_TAG_VALUE_CHARS) <= MAX_TAG_VALUE_CHARS &&
+    key.length > 0 &&
+    charLength(key, MAX_TAG_KEY_CHARS) <= MAX_TAG_KEY_CHARS &&
+    isStorableText(key) &&
+    isStorableText(tag)
+  );
 }
 
 function validCategoryTag(entry: unknown): entry is string {
@@ -169,7 +232,8 @@ function validCategoryTag(entry: unknown): entry is string {
 
 /**
  * tags: kept only when an object; entries whose value is not a string of at most 64
- * characters are dropped one by one; of the rest, the first 32 are kept.
+ * characters, or whose key is empty or longer than 64 characters, are dropped one by one;
+ * of the rest, the first 32 are kept.
  */
 export function sanitizeTags(value: unknown): { json: string | null; dropped: number } {
   if (value === undefined || value === null) return { json: null, dropped: 0 };
@@ -243,7 +307,7 @@ function normalizeEvent(raw: unknown, index: number, receivedAtMs: number, newEv
   let propertiesJson: string | null = null;
   if (properties !== undefined && properties !== null) {
     if (!isPlainObject(properties)) fail(`events[${index}].properties`, 'must be an object');
-    propertiesJson = JSON.stringify(properties);
+    propertiesJson = serializeJson(properties);
     const bytes = utf8BytesOver(propertiesJson, MAX_PROPERTIES_BYTES);
     if (bytes !== false) fail(`events[${index}].properties`, `must be at most ${MAX_PROPERTIES_BYTES} bytes when JSON-serialised (got ${bytes})`);
     if (!isStorableJson(propertiesJson)) fail(`events[${index}].properties`, UNSTORABLE);

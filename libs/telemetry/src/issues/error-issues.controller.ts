@@ -45,11 +45,13 @@ export class ErrorIssuesController {
   @Header('Cache-Control', 'private, no-store')
   @RequireApiKey({ kinds: ['secret'], scopes: ['reporting:identity'] })
   @ApiOperation({ summary: 'Customers an error issue hit, most recent first (row-level; scope reporting:identity)' })
-  @ApiParam({ name: 'fingerprint', description: '8 lowercase hex chars' })
+  @ApiParam({ name: 'fingerprint', description: '8 hex chars (case-insensitive)' })
   @ApiOkResponse({ type: AffectedCustomerList })
   @ApiErrors(400, 401, 403)
   async customers(@CurrentKey() auth: AuthContext, @Param('fingerprint') fingerprint: string): Promise<AffectedCustomerList> {
-    if (!FINGERPRINT.test(fingerprint)) throw ApiError.invalidParam('fingerprint must be 8 lowercase hex characters');
+    // Ingestion stores fingerprints lowercased; read them the same way.
+    fingerprint = fingerprint.toLowerCase();
+    if (!FINGERPRINT.test(fingerprint)) throw ApiError.invalidParam('fingerprint must be 8 hex characters');
     const rows = await this.issues.affectedCustomers(auth, fingerprint, LIST_LIMIT);
     return {
       object: 'list',

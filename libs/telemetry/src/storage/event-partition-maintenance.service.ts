@@ -122,11 +122,14 @@ export class EventPartitionMaintenance implements OnApplicationBootstrap {
    * Always CREATE + ATTACH: attaching locks the parent only in SHARE UPDATE EXCLUSIVE mode,
    * which running inserts do not conflict with (CREATE TABLE ... PARTITION OF would need
    * ACCESS EXCLUSIVE on it). Rows of that day already in the default partition move first.
+   * The default partition is locked before the move (ATTACH locks it anyway, only later): an
+   * insert of that day committed between the move and the ATTACH would make the ATTACH fail.
    */
   private async createPartition(runner: QueryRunner, day: number): Promise<void> {
     const name = partitionName(day);
     const from = isoDay(day);
     const to = isoDay(day + 1);
+    await runner.query(`LOCK TABLE events_default IN ACCESS EXCLUSIVE MODE`);
     await runner.query(`CREATE TABLE ${name} (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
     await runner.query(
       `WITH moved AS (DELETE FROM events_default WHERE client_day >= $1::date AND client_day < $2::date RETURNING *)
