@@ -472,6 +472,13 @@ describe('telemetry: POST /v1/events', () => {
 
   describe('identity resolution (out of band) and erasure', () => {
     const identify = (body: object) => t.http.post('/v1/identify').set(keyHeaders(p, p.keys.pubTest)).send(body);
+    /** A fresh user on a fresh device, identified: its customer id. */
+    const identifiedDevice = async () => {
+      const userId = `user_${randomUUID().slice(0, 8)}`;
+      const anonymousId = `anon_${randomUUID().slice(0, 8)}`;
+      const customerId: string = (await identify({ userId, anonymousId })).body.serviceCustomerId;
+      return { userId, anonymousId, customerId };
+    };
 
     async function hintSet(anonymousId: string | null, developerUserId: string | null = null, serviceCustomerId: string | null = null) {
       const found = await t.dataSource.query(
@@ -557,9 +564,7 @@ describe('telemetry: POST /v1/events', () => {
     });
 
     it('a retry with different hints is resolved again', async () => {
-      const userId = `user_${randomUUID().slice(0, 8)}`;
-      const anonymousId = `anon_${randomUUID().slice(0, 8)}`;
-      const customerId = (await identify({ userId, anonymousId })).body.serviceCustomerId;
+      const { anonymousId, customerId } = await identifiedDevice();
       const e = ev({ anonymousId });
       await send({ events: [e] });
       await t.app.get(EventIdentityResolver).runOnce();
@@ -571,9 +576,7 @@ describe('telemetry: POST /v1/events', () => {
     });
 
     it('forgetting a customer anonymises their events (hints, customer and properties)', async () => {
-      const userId = `user_${randomUUID().slice(0, 8)}`;
-      const anonymousId = `anon_${randomUUID().slice(0, 8)}`;
-      const customerId = (await identify({ userId, anonymousId })).body.serviceCustomerId;
+      const { userId, anonymousId, customerId } = await identifiedDevice();
       const resolved = ev({ anonymousId: undefined, developerUserId: userId, properties: { email: 'a@b.c' }, tags: { plan: 'pro' } });
       await send({ events: [resolved] });
       await t.app.get(EventIdentityResolver).runOnce();
@@ -603,9 +606,7 @@ describe('telemetry: POST /v1/events', () => {
       expect(stored.get(bystander.eventId as string)).toMatchObject({ properties: { keep: true }, anonymous_id: bystander.anonymousId });
     });
     it('erasure locks the hint sets before the events, in the order of ingestion and the resolver, so it cannot deadlock with them', async () => {
-      const userId = `user_${randomUUID().slice(0, 8)}`;
-      const anonymousId = `anon_${randomUUID().slice(0, 8)}`;
-      const customerId = (await identify({ userId, anonymousId })).body.serviceCustomerId;
+      const { userId, anonymousId, customerId } = await identifiedDevice();
       const e = ev({ anonymousId });
       await send({ events: [e] });
       await t.app.get(EventIdentityResolver).runOnce();
