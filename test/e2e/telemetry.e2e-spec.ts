@@ -3,6 +3,7 @@ import { ErasureWorker } from '../../libs/identity/src/index.js';
 import { EventIdentityResolver, EventPartitionMaintenance, anonymiseCustomerEvents } from '../../libs/telemetry/src/index.js';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+import { createTestDatabase, dropTestDatabase, type TestDatabaseHandle } from '../support/test-database.js';
 
 const DAY_MS = 86_400_000;
 const GENEROUS = { events: { sustained: 100_000, burst: 100_000 }, alias: { sustained: 1000, burst: 10_000 }, forget: { sustained: 1000, burst: 10_000 } };
@@ -663,6 +664,23 @@ describe('telemetry: POST /v1/events', () => {
 
   // Last: moves the clock far ahead and drops partitions.
   describe('storage: daily partitions, default partition, retention', () => {
+    // Partitions are shared by every tenant of a database, and these tests move the clock
+    // months ahead and drop "old" days: they get a database of their own, so that suites
+    // running in parallel never lose the partition they are writing to.
+    let ownDatabase: TestDatabaseHandle;
+    beforeAll(async () => {
+      await t.close();
+      ownDatabase = await createTestDatabase();
+      t = await createTestApp({ DATABASE_URL: ownDatabase.url });
+      p = await createProjectWithApp(t);
+      await setRateLimits(t, p.projectId, GENEROUS);
+    }, 60_000);
+    afterAll(async () => {
+      await t.close();
+      await dropTestDatabase(ownDatabase);
+      t = await createTestApp(); // the file's afterAll closes it
+    });
+
     it('events land in the partition of their client day; far-off clocks in the default partition, moved out when their day is created; old days dropped', async () => {
       const maintenance = t.app.get(EventPartitionMaintenance);
       const now = t.clock.nowMs();
@@ -728,6 +746,33 @@ describe('telemetry: POST /v1/events', () => {
         await writer.release();
       }
       expect((await rows([eventId]))[0]).toMatchObject({ partition: name, name: 'late.write' });
+    });
+
+    it('a busy events table postpones a partition drop a little, and inserts keep flowing meanwhile', async () => {
+      const maintenance = t.app.get(EventPartitionMaintenance);
+      await maintenance.runOnce();
+      const inFlight = t.dataSource.createQueryRunner();
+      await inFlight.connect();
+      await inFlight.startTransaction();
+      try {
+        // What an insert in flight holds on the parent table.
+        await inFlight.query('LOCK TABLE events IN ROW EXCLUSIVE MODE');
+        const run = maintenance.runOnce(1); // a one-day retention: there are days to drop
+        for (let waited = 0; ; waited += 20) {
+          const [{ n }] = await t.dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'DROP TABLE%'`);
+          if (n > 0) break;
+          if (waited > 4000) throw new Error('the maintenance never tried to drop');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        const sent = await send({ events: [ev()] });
+        expect(sent.status).toBe(202);
+        await inFlight.commitTransaction();
+        const summary = await run;
+        expect(summary.dropped.length).toBeGreaterThan(0);
+      } finally {
+        if (inFlight.isTransactionActive) await inFlight.rollbackTransaction();
+        await inFlight.release();
+      }
     });
   });
 });

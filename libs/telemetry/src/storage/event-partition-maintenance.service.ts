@@ -7,6 +7,10 @@ const RUN_INTERVAL_MS = 60 * 60 * 1000;
 // Any constant; the same for every replica. Only one replica maintains partitions at a time.
 const MAINTENANCE_LOCK_KEY = 727_500;
 const DEFAULT_PURGE_BATCH = 5_000;
+const DROP_LOCK_TIMEOUT = '200ms';
+const DROP_ATTEMPTS = 10;
+const DROP_RETRY_PAUSE_MS = 1_000;
+const LOCK_NOT_AVAILABLE = '55P03';
 
 export interface MaintenanceSummary {
   created: string[];
@@ -75,8 +79,7 @@ export class EventPartitionMaintenance implements OnApplicationBootstrap {
       summary.created.push(partitionName(day));
     }
     for (const name of plan.drop) {
-      await this.inTransaction(runner, () => runner.query(`DROP TABLE IF EXISTS ${name}`));
-      summary.dropped.push(name);
+      if (await this.dropPartition(runner, name)) summary.dropped.push(name);
     }
     for (;;) {
       const [{ n }]: { n: number }[] = await runner.query(
@@ -105,11 +108,30 @@ export class EventPartitionMaintenance implements OnApplicationBootstrap {
     return summary;
   }
 
-  private async inTransaction(runner: QueryRunner, work: () => Promise<unknown>): Promise<void> {
+  /**
+   * DROP takes ACCESS EXCLUSIVE on `events`: while it waits for in-flight inserts, every new
+   * insert queues behind it. So it only ever waits briefly, and tries again a little later;
+   * a partition still busy after the attempts is dropped by the next run.
+   */
+  private async dropPartition(runner: QueryRunner, name: string): Promise<boolean> {
+    for (let attempt = 1; attempt <= DROP_ATTEMPTS; attempt++) {
+      try {
+        await this.inTransaction(runner, () => runner.query(`DROP TABLE IF EXISTS ${name}`), DROP_LOCK_TIMEOUT);
+        return true;
+      } catch (err) {
+        if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err;
+        await new Promise((resolve) => setTimeout(resolve, DROP_RETRY_PAUSE_MS));
+      }
+    }
+    this.logger.warn({ partition: name, attempts: DROP_ATTEMPTS }, 'partition drop postponed: events table busy');
+    return false;
+  }
+
+  private async inTransaction(runner: QueryRunner, work: () => Promise<unknown>, lockTimeout = '5s'): Promise<void> {
     await runner.startTransaction();
     try {
       // DDL on a partitioned table briefly locks it: never queue behind long waits.
-      await runner.query(`SET LOCAL lock_timeout = '5s'`);
+      await runner.query(`SET LOCAL lock_timeout = '${lockTimeout}'`);
       await work();
       await runner.commitTransaction();
     } catch (err) {

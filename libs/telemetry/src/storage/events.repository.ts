@@ -28,7 +28,22 @@ export class EventsRepository {
     if (events.length === 0) return 0;
     const rows = dedupeAndSort(events);
     const statement = buildInsertStatement({ projectId: scope.projectId, env: scope.env, ...meta }, rows);
-    await this.gate.run(() => this.dataSource.query(statement.sql, statement.params));
+    await this.gate.run(() => this.queryRetryingDeadlock(statement.sql, statement.params));
     return rows.length;
   }
+
+  /**
+   * The statement is idempotent (an upsert by event id), so a deadlock victim is simply run
+   * again once: rare lock-order crossings with erasure or the resolver must not lose a batch.
+   */
+  private async queryRetryingDeadlock(sql: string, params: unknown[]): Promise<unknown> {
+    try {
+      return await this.dataSource.query(sql, params);
+    } catch (err) {
+      if ((err as { code?: string }).code !== DEADLOCK_DETECTED) throw err;
+      return this.dataSource.query(sql, params);
+    }
+  }
 }
+
+const DEADLOCK_DETECTED = '40P01';

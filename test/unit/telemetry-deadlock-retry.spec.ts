@@ -1,0 +1,52 @@
+import { EventsRepository } from '../../libs/telemetry/src/storage/events.repository.js';
+import type { EventRow } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+
+function repository(failures: { code: string }[]) {
+  const calls: string[] = [];
+  const dataSource = {
+    query: jest.fn(async (sql: string) => {
+      calls.push(sql);
+      const failure = failures.shift();
+      if (failure) throw Object.assign(new Error('query failed'), failure);
+      return [];
+    }),
+  };
+  const repo = new EventsRepository(dataSource as never, { dbPoolSize: 10 } as never);
+  return { repo, calls };
+}
+
+const scope = { projectId: 'proj_1', env: 'sandbox' as const };
+const meta = { appId: 'app_1', receivedAtMs: 1_700_000_000_000, sdkName: null, sdkVersion: null };
+const row: EventRow = {
+  eventId: 'evt_1',
+  clientDay: 19_000,
+  name: 'page.viewed',
+  timestampMs: 1_700_000_000_000,
+  clientTimestampMs: 1_700_000_000_000,
+  level: null,
+  fingerprint: null,
+  propertiesJson: '{}',
+  tagsJson: null,
+  categoryTagsJson: null,
+  developerUserId: null,
+  anonymousId: 'anon_1',
+  serviceCustomerId: null,
+};
+
+describe('EventsRepository.writeBatch', () => {
+  it('runs the idempotent batch statement once more when it lost a deadlock', async () => {
+    const { repo, calls } = repository([{ code: '40P01' }]);
+    await expect(repo.writeBatch(scope, meta, [row])).resolves.toBe(1);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]).toBe(calls[0]);
+  });
+
+  it('does not retry other failures, nor a second deadlock', async () => {
+    const other = repository([{ code: '23505' }]);
+    await expect(other.repo.writeBatch(scope, meta, [row])).rejects.toMatchObject({ code: '23505' });
+    expect(other.calls).toHaveLength(1);
+    const twice = repository([{ code: '40P01' }, { code: '40P01' }]);
+    await expect(twice.repo.writeBatch(scope, meta, [row])).rejects.toMatchObject({ code: '40P01' });
+    expect(twice.calls).toHaveLength(2);
+  });
+});
