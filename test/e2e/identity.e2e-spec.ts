@@ -1,31 +1,21 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair } from 'jose';
 import { AuditJournal } from '../../libs/audit/src/index.js';
 import { CustomerDirectory, ErasureHooks, ErasureWorker, type ErasureSubject } from '../../libs/identity/src/index.js';
 import type { TenantScope } from '../../libs/platform/src/index.js';
 import { createProjectWithApp, keyHeaders, type ProjectFixture, setRateLimits } from '../support/fixtures.js';
 import { explain, loadIdentityVolume } from '../support/identity-volume.js';
+import { AUDIENCE, ISSUER, type IdentityProviderKit, type TokenOptions, aid, identityProviderKit, uid } from '../support/id-tokens.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 
-const ISSUER = 'https://auth.example.test/';
-const AUDIENCE = 'example-app';
 const DAY = 86_400;
 const UUID = '6f1c1b8e-2a4b-4c1e-9a8e-3b2f1d0c9e7a';
-
-type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
-
-let seq = 0;
-const uid = (label = 'user') => `${label}_${Date.now().toString(36)}_${++seq}`;
-const aid = (label = 'anon') => `${label}-${Date.now().toString(36)}-${++seq}`;
 
 describe('identity: identify, alias graph, tokens, forget, erasure', () => {
   let t: TestApp;
   let p: ProjectFixture;
   let other: ProjectFixture;
-  let signer: KeyPair;
-  let stranger: KeyPair;
-  let publicJwk: JWK;
 
   const sandbox = (fixture = p): TenantScope => ({ projectId: fixture.projectId, env: 'sandbox' });
 
@@ -35,24 +25,9 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
   function forget(body: Record<string, unknown>, key = p.keys.skTest, fixture = p) {
     return t.http.post('/v1/identity/forget').set(keyHeaders(fixture, key)).send(body);
   }
-  async function token(claims: Record<string, unknown>, options: { key?: KeyPair; kid?: string; exp?: number; iss?: string; aud?: string; nbf?: number } = {}) {
-    const now = t.clock.nowSeconds();
-    const jwt = new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', kid: options.kid ?? 'k1' })
-      .setIssuer(options.iss ?? ISSUER)
-      .setAudience(options.aud ?? AUDIENCE)
-      .setIssuedAt(now)
-      .setExpirationTime(options.exp ?? now + 3600);
-    if (options.nbf !== undefined) jwt.setNotBefore(options.nbf);
-    return jwt.sign((options.key ?? signer).privateKey);
-  }
-  async function configureProvider(fixture: ProjectFixture) {
-    const res = await t.http
-      .put(`/admin/v1/projects/${fixture.projectId}/identity-provider`)
-      .set(operatorAuth())
-      .send({ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [publicJwk] } });
-    expect(res.status).toBe(200);
-  }
+  let kit: IdentityProviderKit;
+  const token = (claims: Record<string, unknown>, options?: TokenOptions) => kit.token(claims, options);
+  const configureProvider = (fixture: ProjectFixture) => kit.configure(fixture.projectId);
   async function customerRow(id: string) {
     const rows = await t.dataSource.query(`SELECT id, email, first_name, traits, forgotten_at FROM customers WHERE id = $1`, [id]);
     return rows[0];
@@ -70,9 +45,7 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
     const generous = { sustained: 1000, burst: 10000 };
     await setRateLimits(t, p.projectId, { alias: generous, forget: generous });
     await setRateLimits(t, other.projectId, { alias: generous, forget: generous });
-    signer = await generateKeyPair('RS256');
-    stranger = await generateKeyPair('RS256');
-    publicJwk = { ...(await exportJWK(signer.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+    kit = await identityProviderKit(t);
     await configureProvider(p);
   });
   afterAll(async () => t.close());
@@ -97,7 +70,7 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
     });
 
     it('accepts every allowed character', async () => {
-      const res = await identify({ userId: `A-z_0.9:x@y.${++seq}`, anonymousId: `A-z_09-${++seq}` });
+      const res = await identify({ userId: uid('A-z_0.9:x@y'), anonymousId: aid('A-z_09') });
       expect(res.status).toBe(200);
     });
 
@@ -342,7 +315,7 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
     });
 
     it.each([
-      ['signed by another key', async (sub: string) => token({ sub }, { key: stranger })],
+      ['signed by another key', async (sub: string) => token({ sub }, { key: kit.stranger })],
       ['expired', async (sub: string) => token({ sub }, { exp: t.clock.nowSeconds() - 120 })],
       ['not yet valid', async (sub: string) => token({ sub }, { nbf: t.clock.nowSeconds() + 600 })],
       ['wrong audience', async (sub: string) => token({ sub }, { aud: 'another-app' })],
@@ -381,7 +354,7 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
       const server: Server = createServer((_req, res) => {
         fetches += 1;
         res.setHeader('Content-Type', 'application/json');
-        res.end(JSON.stringify({ keys: [publicJwk] }));
+        res.end(JSON.stringify({ keys: [kit.publicJwk] }));
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       try {
@@ -400,7 +373,7 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
         }
         expect(fetches).toBe(1);
         const userId = uid();
-        const bad = await identify({ userId, anonymousId: aid(), idToken: await token({ sub: userId }, { key: stranger }) }, fixture.keys.pubTest, fixture);
+        const bad = await identify({ userId, anonymousId: aid(), idToken: await token({ sub: userId }, { key: kit.stranger }) }, fixture.keys.pubTest, fixture);
         expect(bad.status).toBe(401);
       } finally {
         await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -412,14 +385,14 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
     const put = (projectId: string, body: Record<string, unknown>) => t.http.put(`/admin/v1/projects/${projectId}/identity-provider`).set(operatorAuth()).send(body);
 
     it('inline JWKS: 200 with the stored provider', async () => {
-      const res = await put(p.projectId, { issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [publicJwk] } });
+      const res = await put(p.projectId, { issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [kit.publicJwk] } });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         object: 'identity_provider',
         projectId: p.projectId,
         issuer: ISSUER,
         audience: AUDIENCE,
-        jwks: { keys: [publicJwk] },
+        jwks: { keys: [kit.publicJwk] },
         jwksUri: null,
         updatedAt: expect.any(Number),
       });
@@ -430,12 +403,12 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
       const privateJwk = { ...(await exportJWK(exportable.privateKey)), kid: 'k1' };
       const cases: [Record<string, unknown>, number, string][] = [
         [{ issuer: ISSUER, audience: AUDIENCE }, 400, 'missing_required_param'],
-        [{ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [publicJwk] }, jwksUri: 'https://x.example/jwks' }, 400, 'invalid_param_value'],
+        [{ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [kit.publicJwk] }, jwksUri: 'https://x.example/jwks' }, 400, 'invalid_param_value'],
         [{ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [privateJwk] } }, 400, 'invalid_param_value'],
         [{ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [] } }, 400, 'invalid_param_value'],
         [{ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [{ nope: 1 }] } }, 400, 'invalid_param_value'],
         [{ issuer: ISSUER, audience: AUDIENCE, jwksUri: 'not a url' }, 400, 'invalid_param_value'],
-        [{ audience: AUDIENCE, jwks: { keys: [publicJwk] } }, 400, 'missing_required_param'],
+        [{ audience: AUDIENCE, jwks: { keys: [kit.publicJwk] } }, 400, 'missing_required_param'],
       ];
       for (const [body, status, code] of cases) {
         const res = await put(p.projectId, body);
@@ -444,10 +417,10 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
     });
 
     it('unknown project: 404 resource_missing; no operator token: 401', async () => {
-      const res = await put('proj_doesnotexist', { issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [publicJwk] } });
+      const res = await put('proj_doesnotexist', { issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [kit.publicJwk] } });
       expect(res.status).toBe(404);
       expect(res.body.error.code).toBe('resource_missing');
-      const anon = await t.http.put(`/admin/v1/projects/${p.projectId}/identity-provider`).send({ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [publicJwk] } });
+      const anon = await t.http.put(`/admin/v1/projects/${p.projectId}/identity-provider`).send({ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [kit.publicJwk] } });
       expect(anon.status).toBe(401);
     });
   });
@@ -581,7 +554,7 @@ describe('identity: identify, alias graph, tokens, forget, erasure', () => {
       it('a token that fails, or proves another user: 401', async () => {
         const c = await newCustomer();
         const cases = [
-          { userId: c.userId, idToken: await token({ sub: c.userId }, { key: stranger }) },
+          { userId: c.userId, idToken: await token({ sub: c.userId }, { key: kit.stranger }) },
           { userId: c.userId, idToken: await token({ sub: c.userId }, { exp: t.clock.nowSeconds() - 300 }) },
           { userId: c.userId, idToken: await token({ sub: 'another_user' }) },
           { customerId: c.customerId, idToken: await token({ sub: c.userId }) },

@@ -1,53 +1,28 @@
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { CustomerDirectory, ErasureWorker } from '../../libs/identity/src/index.js';
 import { createProjectWithApp, keyHeaders, type ProjectFixture, setRateLimits } from '../support/fixtures.js';
 import { explain, loadIdentityVolume } from '../support/identity-volume.js';
+import { type IdentityProviderKit, type TokenOptions, aid, identityProviderKit, uid } from '../support/id-tokens.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 
-const ISSUER = 'https://auth.example.test/';
-const AUDIENCE = 'example-app';
 const DAY = 86_400;
-
-type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
-
-let seq = 0;
-const uid = (label = 'user') => `${label}_${Date.now().toString(36)}_${++seq}`;
-const aid = (label = 'dev') => `${label}-${Date.now().toString(36)}-${++seq}`;
 
 describe('trust: POST /v1/resolve', () => {
   let t: TestApp;
   let p: ProjectFixture;
-  let signer: KeyPair;
-  let stranger: KeyPair;
-  let publicJwk: JWK;
 
   const resolve = (body: Record<string, unknown>, key = p.keys.pubTest) => t.http.post('/v1/resolve').set(keyHeaders(p, key)).send(body);
   const identify = (body: Record<string, unknown>, key = p.keys.pubTest) => t.http.post('/v1/identify').set(keyHeaders(p, key)).send(body);
   const advance = (seconds: number) => t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds });
 
-  async function token(claims: Record<string, unknown>, options: { key?: KeyPair; exp?: number; aud?: string } = {}) {
-    const now = t.clock.nowSeconds();
-    return new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
-      .setIssuer(ISSUER)
-      .setAudience(options.aud ?? AUDIENCE)
-      .setIssuedAt(now)
-      .setExpirationTime(options.exp ?? now + 3600)
-      .sign((options.key ?? signer).privateKey);
-  }
+  let kit: IdentityProviderKit;
+  const token = (claims: Record<string, unknown>, options?: TokenOptions) => kit.token(claims, options);
 
   beforeAll(async () => {
     t = await createTestApp();
     p = await createProjectWithApp(t);
     await setRateLimits(t, p.projectId, { alias: { sustained: 1000, burst: 10000 }, forget: { sustained: 1000, burst: 10000 } });
-    signer = await generateKeyPair('RS256');
-    stranger = await generateKeyPair('RS256');
-    publicJwk = { ...(await exportJWK(signer.publicKey)), kid: 'k1', alg: 'RS256' };
-    const res = await t.http
-      .put(`/admin/v1/projects/${p.projectId}/identity-provider`)
-      .set(operatorAuth())
-      .send({ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [publicJwk] } });
-    expect(res.status).toBe(200);
+    kit = await identityProviderKit(t);
+    await kit.configure(p.projectId);
   });
   afterAll(async () => t.close());
 
@@ -165,7 +140,7 @@ describe('trust: POST /v1/resolve', () => {
     const anonymousId = aid();
     await identify({ userId, anonymousId });
     const bad = [
-      await token({ sub: userId }, { key: stranger }),
+      await token({ sub: userId }, { key: kit.stranger }),
       await token({ sub: userId }, { exp: t.clock.nowSeconds() - 600 }),
       await token({ sub: userId }, { aud: 'another-app' }),
       await token({ sub: 'someone_else' }),

@@ -12,6 +12,7 @@ export interface EntitlementRecord {
   productId: string;
   subscriptionId: string;
   state: EntitlementState;
+  /** Unix seconds; null = lifetime. */
   validUntil: number | null;
   version: number;
   lastEventId: string | null;
@@ -70,17 +71,8 @@ function rowsOf<T>(result: unknown): T[] {
 
 const fromSeconds = (seconds: number | null): Date | null => (seconds === null ? null : new Date(seconds * 1000));
 
-export interface EntitlementWrite {
-  customerId: string;
-  key: string;
-  rail: Rail;
-  productId: string;
-  subscriptionId: string;
-  state: EntitlementState;
-  /** Unix seconds; null = lifetime. */
-  validUntil: number | null;
-  lastEventId: string | null;
-}
+/** What a write sets; the version and update time are the repository's. */
+export type EntitlementWrite = Omit<EntitlementRecord, 'version' | 'updatedAt'>;
 
 /** Every method takes the tenant scope first; writes take the caller's transaction manager. */
 @Injectable()

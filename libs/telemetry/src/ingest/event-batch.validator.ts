@@ -1,4 +1,5 @@
 import { ApiError, type SdkIdentity } from '../../../platform/src/index.js';
+import type { EventRow } from '../storage/event-insert.sql.js';
 
 /**
  * The request rules of POST /v1/events as one pure, hand-written pass over the body (the hot
@@ -35,27 +36,11 @@ const FINGERPRINT = /^[0-9a-fA-F]{8}$/;
 // PostgreSQL text and jsonb cannot hold NUL, nor unpaired UTF-16 surrogates.
 const UNSTORABLE_CHAR = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-export interface NormalizedEvent {
-  eventId: string;
+/** A validated event: the stored row, plus what ingestion needs to know about it. */
+export interface NormalizedEvent extends EventRow {
   /** Whether the id came from the client (only those can be retried onto themselves). */
   clientEventId: boolean;
-  /** Days since 1970-01-01 (UTC) of the client's own timestamp, else of the receive time. */
-  clientDay: number;
-  name: string;
-  /** The client timestamp, clamped to the receive time when the skew is beyond +/-24 h. */
-  timestampMs: number;
-  /** What the client sent (null when absent). */
-  clientTimestampMs: number | null;
   level: EventLevel | null;
-  /** Error events only: properties.fingerprint, lower-cased, when it is 8 hex characters. */
-  fingerprint: string | null;
-  /** properties as JSON text (null when absent). */
-  propertiesJson: string | null;
-  tagsJson: string | null;
-  categoryTagsJson: string | null;
-  developerUserId: string | null;
-  anonymousId: string | null;
-  serviceCustomerId: string | null;
   isError: boolean;
 }
 

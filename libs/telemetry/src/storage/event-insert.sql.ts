@@ -8,11 +8,15 @@
 
 export interface EventRow {
   eventId: string;
+  /** Days since 1970-01-01 (UTC) of the client's own timestamp, else of the receive time. */
   clientDay: number;
   name: string;
+  /** The client timestamp, clamped to the receive time when the skew is beyond +/-24 h. */
   timestampMs: number;
+  /** What the client sent (null when absent). */
   clientTimestampMs: number | null;
   level: string | null;
+  /** Error events only: properties.fingerprint, lower-cased, when it is 8 hex characters. */
   fingerprint: string | null;
   /** JSON text of an object, or null. */
   propertiesJson: string | null;
