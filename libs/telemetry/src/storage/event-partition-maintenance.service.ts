@@ -81,31 +81,27 @@ export class EventPartitionMaintenance implements OnApplicationBootstrap {
     for (const name of plan.drop) {
       if (await this.dropPartition(runner, name)) summary.dropped.push(name);
     }
-    for (;;) {
-      const [{ n }]: { n: number }[] = await runner.query(
-        `WITH purged AS (
-           DELETE FROM events_default
-            WHERE ctid IN (SELECT ctid FROM events_default WHERE received_at_ms < $1 LIMIT ${DEFAULT_PURGE_BATCH})
-            RETURNING 1)
-         SELECT count(*)::int AS n FROM purged`,
-        [plan.purgeDefaultBeforeMs],
-      );
-      summary.purgedFromDefault += n;
-      if (n < DEFAULT_PURGE_BATCH) break;
-    }
-    for (;;) {
-      const [{ n }]: { n: number }[] = await runner.query(
-        `WITH purged AS (
-           DELETE FROM event_identity_hints
-            WHERE id IN (SELECT id FROM event_identity_hints WHERE last_seen_ms < $1 LIMIT ${DEFAULT_PURGE_BATCH})
-            RETURNING 1)
-         SELECT count(*)::int AS n FROM purged`,
-        [plan.purgeDefaultBeforeMs],
-      );
-      summary.purgedHintSets += n;
-      if (n < DEFAULT_PURGE_BATCH) break;
-    }
+    summary.purgedFromDefault = await this.deleteInBatches(
+      runner,
+      `DELETE FROM events_default WHERE ctid IN (SELECT ctid FROM events_default WHERE received_at_ms < $1 LIMIT ${DEFAULT_PURGE_BATCH})`,
+      [plan.purgeDefaultBeforeMs],
+    );
+    summary.purgedHintSets = await this.deleteInBatches(
+      runner,
+      `DELETE FROM event_identity_hints WHERE id IN (SELECT id FROM event_identity_hints WHERE last_seen_ms < $1 LIMIT ${DEFAULT_PURGE_BATCH})`,
+      [plan.purgeDefaultBeforeMs],
+    );
     return summary;
+  }
+
+  /** Runs a DELETE limited to DEFAULT_PURGE_BATCH rows until a batch comes back short; returns the total. */
+  private async deleteInBatches(runner: QueryRunner, deleteSql: string, params: unknown[]): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const [{ n }]: { n: number }[] = await runner.query(`WITH purged AS (${deleteSql} RETURNING 1) SELECT count(*)::int AS n FROM purged`, params);
+      total += n;
+      if (n < DEFAULT_PURGE_BATCH) return total;
+    }
   }
 
   /**
