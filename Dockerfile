@@ -1,8 +1,11 @@
 # syntax=docker/dockerfile:1
-# Production image of the API: compiled once in the build stage, run with plain node
-# (no TypeScript at run time) as the unprivileged `node` user.
+# Production image of the API: compiled once in the build stage; the runtime stage installs
+# production dependencies only (`npm ci --omit=dev`: no embedded PostgreSQL, no TypeScript)
+# and runs plain node as an unprivileged numeric user (Kubernetes runAsNonRoot can verify it).
+# Node 24 LTS, pinned to a full version; the code also runs on Node 20.19+ (package.json engines).
+ARG NODE_IMAGE=node:24.11.1-bookworm-slim
 
-FROM node:20-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 ENV CI=true
 COPY package.json package-lock.json ./
@@ -11,26 +14,29 @@ COPY tsconfig.json tsconfig.build.json nest-cli.json ormconfig.ts ./
 COPY apps ./apps
 COPY libs ./libs
 COPY config ./config
-RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund \
- && npm cache clean --force
+RUN npm run build
 
-FROM node:20-bookworm-slim AS runtime
+FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
-    PORT=3000
+    PORT=3000 \
+    METRICS_PORT=9464
 WORKDIR /app
-COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
-COPY --from=build --chown=node:node /app/node_modules ./node_modules
-COPY --from=build --chown=node:node /app/dist ./dist
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force \
+ && rm -rf /root/.npm /tmp/*
+COPY --from=build /app/dist ./dist
 # config/sdk-versions.json is read at run time, relative to the working directory.
-COPY --from=build --chown=node:node /app/config ./config
-USER node
-EXPOSE 3000
+COPY config ./config
+# Files stay root-owned and read-only for the process: the root filesystem can be mounted read-only.
+USER 1000:1000
+EXPOSE 3000 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/v1/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# node itself is PID 1 and handles SIGTERM (graceful shutdown, exit 0); no npm wrapper in between.
-# `npm run migration:run` is not available here (it builds); migrations run at start
-# (MIGRATIONS_RUN=true) or with: node node_modules/typeorm/cli.js migration:run -d dist/ormconfig.js
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/v1/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# node itself is PID 1 and handles SIGTERM (readiness 503, drain delay, in-flight requests
+# finish, exit 0); no npm wrapper in between (npm would exit 143).
+# Migrations: MIGRATIONS_RUN=true at start, or the migration Job / one-off:
+#   docker run --rm -e DATABASE_URL=… entitlements-api node dist/apps/api/src/migrate.js
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/apps/api/src/main.js"]

@@ -30,6 +30,14 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
+    {
+      // A service with its real repositories on the test database, no HTTP (test/support/medium.ts).
+      ...shared,
+      displayName: 'medium',
+      testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
   ],
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
   maxWorkers: 2,

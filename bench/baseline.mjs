@@ -3,8 +3,15 @@
 // multi-row INSERT (the very statement builder the API uses, from dist/) on a pool of the
 // same size — and nothing else: no framework, no auth, no validation, no rate limit.
 //
-//   PORT=4000 DATABASE_URL=postgres://... node bench/baseline.mjs
+// Reads (READS_FILE, written by bench/run.mjs): for each read route, the SQL statements the
+// API itself issued for one warmed-up request of that route (recorded by
+// bench/capture-sql.mjs, same text and parameters, same order, one connection when they
+// form a transaction), then the API's recorded answer serialised again. That is the floor
+// for the same queries over node:http.
+//
+//   PORT=4000 DATABASE_URL=postgres://... [READS_FILE=reads.json] node bench/baseline.mjs
 import http from 'node:http';
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { buildInsertStatement, dedupeAndSort } from '../dist/libs/telemetry/src/storage/event-insert.sql.js';
@@ -37,9 +44,43 @@ function rowsOf(body, receivedAtMs) {
   }));
 }
 
+/** [{ method, prefix, statements: [{sql, params}], status, response }] */
+const reads = process.env.READS_FILE ? JSON.parse(readFileSync(process.env.READS_FILE, 'utf8')) : [];
+const BEGIN = /^\s*(BEGIN|START TRANSACTION)/i;
+
+async function runStatements(statements) {
+  if (!statements.some((s) => BEGIN.test(s.sql))) {
+    for (const s of statements) await pool.query(s.sql, s.params);
+    return;
+  }
+  const client = await pool.connect();
+  try {
+    for (const s of statements) await client.query(s.sql, s.params);
+  } finally {
+    client.release();
+  }
+}
+
+function serveRead(route, req, res) {
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', async () => {
+    try {
+      if (chunks.length > 0) JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      await runStatements(route.statements);
+      const payload = JSON.stringify(route.response);
+      res.writeHead(route.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }).end(payload);
+    } catch (err) {
+      res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String(err?.message ?? err));
+    }
+  });
+}
+
 const server = http.createServer((req, res) => {
   if (req.method !== 'POST' || req.url !== '/v1/events') {
-    res.writeHead(404).end();
+    const route = reads.find((r) => r.method === req.method && req.url.startsWith(r.prefix));
+    if (route) serveRead(route, req, res);
+    else res.writeHead(404).end();
     return;
   }
   const chunks = [];

@@ -1,42 +1,62 @@
-// `npm run bench` (= npm run build && node bench/run.mjs): ingestion benchmark of POST /v1/events.
+// `npm run bench` (= npm run build && node bench/run.mjs): the issue-17 benchmark. Every goal
+// is a ratio or a latency measured in this one run, so it holds on any machine. Never part
+// of `npm test`.
 //
-// Starts the compiled API on a free loopback port against a fresh scratch database on the
-// DATABASE_URL server (dropped afterwards), mints a project, app and keys through the
-// operator API, raises the project's events bucket (so the run measures ingestion, not
-// throttling), and starts the bare baseline beside it (bench/baseline.mjs: node:http +
-// JSON.parse + the same single INSERT). Every request is a realistic 100-event web-client
-// batch with fresh eventIds. Each phase starts on emptied tables.
+// Servers (each API on its own scratch database on the DATABASE_URL server, dropped after):
+//   api       this build (dist/), NODE_ENV=production, project/app/keys minted through the
+//             operator API, buckets raised (the run measures work, not throttling)
+//   ref       commit BENCH_REF_COMMIT (84a29e2, the issue's starting point): its tree exported
+//             with `git archive` into $TMPDIR/bench-ref-<commit> (outside the repository),
+//             node_modules linked to ours (or `npm ci` with BENCH_REF_INSTALL=ci), built with
+//             its own `nest build`; reused while that dist/ exists
+//   baseline  bench/baseline.mjs: node:http + JSON.parse + this build's single INSERT for
+//             events; for reads, the very statements the API issued for one warmed-up request
+//             of each route (recorded by a throw-away API copy preloaded with
+//             bench/capture-sql.mjs), replayed over node:http
+// Phases (ingestion bodies: realistic 100-event web batches with fresh eventIds, tables
+// emptied before each phase):
+//   1 throughput  autocannon, BENCH_CONNECTIONS (32), closed loop, BENCH_ROUNDS (2) rotating
+//                 rounds of api / ref / baseline     -> api/ref (goal >= 1.5), api/baseline
+//   2 latency     open loop at 70 % of the baseline's saturation, latency from each
+//                 request's due time (no coordinated omission)  -> api p99 (goal < 50 ms)
+//   3 reads       GET /v1/entitlements (publishable key), GET /v1/server/customers/{id}/
+//                 entitlements, POST /v1/identify (known pair), POST /v1/resolve, over
+//                 BENCH_READ_USERS (2000) seeded users: closed loop api vs bare (ratio >= 0.5),
+//                 then api open loop at 50 % of the bare saturation (p99 < 10 ms)
+//   4 scale       BENCH_SCALE_EVENTS (200,000) events and BENCH_SCALE_CUSTOMERS (20,000)
+//                 customers preloaded with generate_series; ingestion throughput (goal within
+//                 20 % of the empty database) and the public entitlement read p99 at the same
+//                 rate as phase 3 (goal: unchanged, read as <= 1.25x or +1 ms). The issue's
+//                 case: BENCH_SCALE_EVENTS=10000000 BENCH_SCALE_CUSTOMERS=1000000.
 //
-//   throughput  autocannon, 32 connections, closed loop, BENCH_ROUNDS rounds alternating
-//               api / baseline                                      -> events/s and the ratio
-//   latency     200 batches/s = 20,000 events/s, steady open loop over 32 keep-alive
-//               connections, latency from each request's due time   -> p50/p99 ack at that load
-//
-// Environment: DATABASE_URL (required), BENCH_DURATION (s per phase, 15), BENCH_ROUNDS (2),
-// BENCH_CONNECTIONS (32), BENCH_TARGET_EVENTS (20000), LOG_LEVEL (warn), DB_POOL_SIZE (API
-// default), BENCH_KEEP_DB=1, BENCH_API_NODE_ARGS / BENCH_BASELINE_NODE_ARGS (e.g.
+// Environment: DATABASE_URL (required), BENCH_DURATION (s per ingestion run, 15), BENCH_ROUNDS
+// (2), BENCH_CONNECTIONS (32), BENCH_READ_DURATION (10), BENCH_READ_CONNECTIONS (16),
+// BENCH_READ_USERS (2000), BENCH_SCALE_EVENTS, BENCH_SCALE_CUSTOMERS, BENCH_PHASES (subset of
+// ingest,latency,reads,scale), BENCH_READ_ROUTES (indexes 0-3), LOG_LEVEL (warn), DB_POOL_SIZE,
+// BENCH_KEEP_DB=1, BENCH_API_NODE_ARGS / BENCH_REF_NODE_ARGS / BENCH_BASELINE_NODE_ARGS (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_DEBUG=1 (slowest requests of the latency phase).
 // `node bench/run.mjs --sample-body` prints one body.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import net from 'node:net';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { freePort, adminQuery, stop } from './lib/common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const TARGET_EVENTS = Number(process.env.BENCH_TARGET_EVENTS ?? 20_000);
 const EVENTS_PER_BATCH = 100;
 const WARMUP_SECONDS = 3;
 const ORIGIN = 'http://bench.localhost:3000';
-const TARGETS = { p99Ms: 50, eventsPerSecond: 20_000, ratio: 0.6 };
+const REF_COMMIT = process.env.BENCH_REF_COMMIT ?? '84a29e2';
+/** BENCH_PHASES: a subset of ingest,latency,reads,scale for development runs (default: all; the goals of skipped phases are not printed). */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'ingest,latency,reads,scale').split(','));
 
 const adminUrl = process.env.DATABASE_URL;
 const apiEntry = path.join(root, 'dist/apps/api/src/main.js');
@@ -58,36 +78,18 @@ function preflight() {
 const children = new Set();
 const log = (line = '') => process.stdout.write(`${line}\n`);
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function withDatabase(url, database) {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();
 }
 
-async function adminQuery(sql) {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    return await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-function start(name, file, env, nodeArgs = '') {
-  const child = spawn(process.execPath, [...nodeArgs.split(' ').filter(Boolean), file], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(name, file, env, nodeArgs = '', cwd = root) {
+  const child = spawn(process.execPath, [...(nodeArgs ?? '').split(' ').filter(Boolean), file], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let output = '';
   const keep = (chunk) => {
@@ -97,15 +99,6 @@ function start(name, file, env, nodeArgs = '') {
   child.stderr.on('data', keep);
   child.on('exit', () => children.delete(child));
   return { child, output: () => output, name };
-}
-
-async function stop(proc) {
-  if (proc.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => proc.child.once('exit', resolve));
-  proc.child.kill('SIGTERM');
-  const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 async function waitForHttp(proc, url, timeoutMs = 60_000) {
@@ -152,9 +145,19 @@ function batchTemplate(client, startMs) {
     const isError = i % 10 === 7;
     const name = i === 0 ? 'session.started' : isError ? ERRORS[i % ERRORS.length] : NAMES[(client * 7 + i) % NAMES.length];
     const properties = isError
-      ? { fingerprint: FINGERPRINTS[(client + i) % FINGERPRINTS.length], message: `TypeError: Cannot read properties of undefined (reading 'price') at ${page}`, stack: `at renderPrice (app.js:1:${1000 + i})\nat updateCart (app.js:1:${2000 + i})`, url: `https://shop.example.com${page}` }
+      ? {
+          fingerprint: FINGERPRINTS[(client + i) % FINGERPRINTS.length],
+          message: `TypeError: Cannot read properties of undefined (reading 'price') at ${page}`,
+          stack: `at renderPrice (app.js:1:${1000 + i})\nat updateCart (app.js:1:${2000 + i})`,
+          url: `https://shop.example.com${page}`,
+        }
       : name.startsWith('webvitals.')
-        ? { value: Math.round(((client * 31 + i * 17) % 4000) * 10) / 10, rating: i % 3 === 0 ? 'good' : 'needs-improvement', navigationType: 'navigate', path: page }
+        ? {
+            value: Math.round(((client * 31 + i * 17) % 4000) * 10) / 10,
+            rating: i % 3 === 0 ? 'good' : 'needs-improvement',
+            navigationType: 'navigate',
+            path: page,
+          }
         : { path: page, title: `Example shop - ${page}`, referrer: 'https://www.google.com/', viewport: { w: 1440, h: 900 }, durationMs: 1200 + i };
     events.push({
       name,
@@ -167,7 +170,10 @@ function batchTemplate(client, startMs) {
       tags: { release: '2026.11.3', locale: 'en-US', plan: client % 2 ? 'free' : 'pro' },
       categoryTags: isError ? ['frontend', 'checkout'] : ['web'],
       seq: i,
-      context: { page: { url: `https://shop.example.com${page}` }, userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36' },
+      context: {
+        page: { url: `https://shop.example.com${page}` },
+        userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+      },
     });
   }
   const body = { appId: 'app_bench', environment: 'sandbox', sdk: { name: '@service/web', version: '1.6.0' }, envelopeVersion: 2, events };
@@ -190,7 +196,7 @@ function bodySource() {
 
 // ---- load ---------------------------------------------------------------------------------
 
-function drive({ url, headers, connections, duration, bodies }) {
+function drive({ url, headers, connections, duration, bodies, next }) {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -203,7 +209,15 @@ function drive({ url, headers, connections, duration, bodies }) {
         requests: [
           {
             setupRequest(request) {
-              request.body = bodies.next();
+              if (!next) {
+                request.body = bodies.next();
+                return request;
+              }
+              const r = next();
+              request.method = r.method;
+              request.path = r.path;
+              if (r.body === undefined) delete request.body;
+              else request.body = r.body;
               return request;
             },
           },
@@ -222,8 +236,9 @@ function drive({ url, headers, connections, duration, bodies }) {
  * used here because it releases each connection's per-second quota at the start of every
  * second, i.e. it sends in bursts.
  */
-async function paced({ url, headers, connections, duration, rate, bodies }) {
+async function paced({ url, headers, connections, duration, rate, bodies, next, perRequest = EVENTS_PER_BATCH }) {
   const target = new URL(url);
+  const nextRequest = next ?? (() => ({ method: 'POST', path: target.pathname, body: bodies.next() }));
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const latencies = [];
   let ok = 0;
@@ -238,17 +253,17 @@ async function paced({ url, headers, connections, duration, rate, bodies }) {
     const due = start + i * interval;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const body = bodies.next();
+    const { method, path: requestPath, body } = nextRequest();
     inFlight.push(
       new Promise((resolve) => {
         const req = http.request(
           {
             host: target.hostname,
             port: target.port,
-            path: target.pathname,
-            method: 'POST',
+            path: requestPath,
+            method,
             agent,
-            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
+            headers: { 'content-type': 'application/json', ...(body === undefined ? {} : { 'content-length': Buffer.byteLength(body) }), ...headers },
           },
           (res) => {
             res.resume();
@@ -274,13 +289,18 @@ async function paced({ url, headers, connections, duration, rate, bodies }) {
   const elapsed = (performance.now() - start) / 1000;
   if (process.env.BENCH_DEBUG) {
     slow.sort((a, b) => b[0] - a[0]);
-    log(`    slowest (ms @ ms into the phase): ${slow.slice(0, 30).map(([l, t]) => `${Math.round(l)}@${Math.round(t)}`).join(' ')}`);
+    log(
+      `    slowest (ms @ ms into the phase): ${slow
+        .slice(0, 30)
+        .map(([l, t]) => `${Math.round(l)}@${Math.round(t)}`)
+        .join(' ')}`,
+    );
   }
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const at = (q) => (latencies.length === 0 ? NaN : Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] * 10) / 10);
   return {
-    eventsPerSecond: Math.round((ok * EVENTS_PER_BATCH) / elapsed),
+    eventsPerSecond: Math.round((ok * perRequest) / elapsed),
     batchesPerSecond: Math.round((ok / elapsed) * 10) / 10,
     p50: at(0.5),
     p99: at(0.99),
@@ -355,9 +375,25 @@ async function truncate(benchUrl) {
   }
 }
 
-/** Closed loop, as fast as CONNECTIONS connections go, on an emptied table. */
-async function saturate(server, benchUrl) {
-  await truncate(benchUrl);
+/** Commits and rows inserted/updated/deleted so far in the database of `url` (pg_stat_database; counters lag by up to 0.5 s). */
+async function databaseStats(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await new Promise((r) => setTimeout(r, 600));
+    const { rows } = await client.query(
+      `SELECT xact_commit::float8 AS xact_commit, (tup_inserted + tup_updated + tup_deleted)::float8 AS tuples FROM pg_stat_database WHERE datname = current_database()`,
+    );
+    return rows[0];
+  } finally {
+    await client.end();
+  }
+}
+
+/** Closed loop, as fast as CONNECTIONS connections go (on emptied tables unless keepData). */
+async function saturate(server, { keepData = false } = {}) {
+  if (!keepData) await truncate(server.dbUrl);
+  const dbBefore = await databaseStats(server.dbUrl);
   const cpuBefore = cpuSeconds(server.pid);
   const pgBefore = postgresCpu();
   const selfBefore = process.cpuUsage();
@@ -365,22 +401,26 @@ async function saturate(server, benchUrl) {
   const selfCpu = process.cpuUsage(selfBefore);
   const cpuAfter = cpuSeconds(server.pid);
   const pgAfter = postgresCpu();
+  const dbAfter = await databaseStats(server.dbUrl);
   const result = summarise(run);
+  // Transactions and rows written in the server's database per acknowledged batch (the API and the baseline share one database, used in turn).
+  result.commitsPerBatch = Math.round(((dbAfter.xact_commit - dbBefore.xact_commit) / Math.max(1, run['2xx'])) * 100) / 100;
+  result.tuplesPerBatch = Math.round((dbAfter.tuples - dbBefore.tuples) / Math.max(1, run['2xx']));
   const perBatch = (seconds) => (seconds === null ? null : Math.round((seconds * 1000 * 100) / Math.max(1, run['2xx'])) / 100);
   result.cpuMsPerBatch = perBatch(cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore);
   result.pgCpuMsPerBatch = perBatch(postgresCpuSeconds(pgBefore, pgAfter));
   result.driverCpuMsPerBatch = perBatch((selfCpu.user + selfCpu.system) / 1e6);
   log(
     `  ${server.label.padEnd(9)} saturation ${String(result.eventsPerSecond).padStart(6)} events/s (${result.batchesPerSecond} batches/s), p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
-      `non-2xx ${result.non2xx}, errors ${result.errors}; CPU/batch: server ${result.cpuMsPerBatch ?? '?'} ms, postgres (all local) ${result.pgCpuMsPerBatch ?? '?'} ms, load generator ${result.driverCpuMsPerBatch} ms`,
+      `non-2xx ${result.non2xx}, errors ${result.errors}; CPU/batch: server ${result.cpuMsPerBatch ?? '?'} ms, postgres (all local) ${result.pgCpuMsPerBatch ?? '?'} ms, load generator ${result.driverCpuMsPerBatch} ms; ` +
+      `per batch in its database: ${result.commitsPerBatch} commits, ${result.tuplesPerBatch} rows written`,
   );
   return result;
 }
 
-/** Open loop at the target rate, on an emptied table. */
-async function atTarget(server, benchUrl) {
-  await truncate(benchUrl);
-  const rate = Math.round(TARGET_EVENTS / EVENTS_PER_BATCH);
+/** Open loop at `rate` batches/s, on emptied tables. */
+async function atRate(server, rate) {
+  await truncate(server.dbUrl);
   const result = await paced({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: DURATION, rate, bodies: server.bodies });
   log(
     `  ${server.label.padEnd(9)} ${rate} batches/s  ${String(result.eventsPerSecond).padStart(6)} events/s, p50 ${result.p50} ms, p99 ${result.p99} ms, max ${result.max} ms, ` +
@@ -390,92 +430,444 @@ async function atTarget(server, benchUrl) {
 }
 
 const mean = (values) => Math.round(values.reduce((a, b) => a + b, 0) / Math.max(1, values.length));
+const check = (ok) => (ok ? 'ok  ' : 'MISS');
+
+// ---- the servers ----------------------------------------------------------------------------
+
+async function scratchDatabase(label) {
+  const dbName = `bench_${label}_${Date.now().toString(36)}_${process.pid}`;
+  await adminQuery(adminUrl, `CREATE DATABASE "${dbName}"`);
+  return { name: dbName, url: withDatabase(adminUrl, dbName) };
+}
+
+function apiEnv(dbUrl, port, operatorToken) {
+  return {
+    NODE_ENV: 'production',
+    DATABASE_URL: dbUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    OPERATOR_TOKEN: operatorToken,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    TEST_CLOCK: 'off',
+    MIGRATIONS_RUN: 'true',
+    METRICS_PORT: '0',
+  };
+}
+
+const sh = (cmd, args, cwd) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out = (out + c).slice(-4000)));
+    child.stderr.on('data', (c) => (out = (out + c).slice(-4000)));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited ${code}:\n${out}`))));
+  });
+
+/**
+ * The reference build (REF_COMMIT, 84a29e2 by default): its tree exported with `git archive`
+ * into a directory of the OS temp dir (outside the repository, no worktree metadata), its
+ * dependencies either linked to today's node_modules (default: that commit's dependencies are
+ * a subset of today's pinned ones) or installed with `npm ci` (BENCH_REF_INSTALL=ci), then
+ * built with its own `nest build`. Reused by later runs while its dist/ exists.
+ */
+async function referenceBuild() {
+  const dir = path.join(os.tmpdir(), `bench-ref-${REF_COMMIT}`);
+  const entry = path.join(dir, 'dist/apps/api/src/main.js');
+  if (existsSync(entry)) return { dir, entry };
+  log(`bench: building the reference ${REF_COMMIT} in ${dir} ...`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const archive = path.join(os.tmpdir(), `bench-ref-${REF_COMMIT}.tar`);
+  await sh('git', ['archive', '--format=tar', '-o', archive, REF_COMMIT], root);
+  await sh('tar', ['-xf', archive, '-C', dir], root);
+  rmSync(archive, { force: true });
+  if (process.env.BENCH_REF_INSTALL === 'ci') await sh('npm', ['ci', '--no-audit', '--no-fund'], dir);
+  else symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  await sh(process.execPath, [path.join(dir, 'node_modules/@nestjs/cli/bin/nest.js'), 'build'], dir);
+  return { dir, entry };
+}
+
+/** Starts an API build on its own scratch database, mints project, web app and keys, raises the buckets. */
+async function startApi(label, entry, cwd, dbUrl, { nodeArgs = '', withSecret = false } = {}) {
+  const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
+  const port = await freePort();
+  const proc = start(label, entry, apiEnv(dbUrl, port, operatorToken), nodeArgs, cwd);
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHttp(proc, `${base}/v1/healthz`);
+  const project = await call(base, 'POST', '/admin/v1/projects', operatorToken, { name: `bench ${label}` });
+  const app = await call(base, 'POST', `/admin/v1/projects/${project.id}/apps`, operatorToken, {
+    name: 'bench web',
+    platform: 'web',
+    allowedOrigins: [ORIGIN],
+  });
+  const publishable = app.keys.find((k) => k.kind === 'publishable' && k.env === 'sandbox').key;
+  const secret = withSecret ? app.keys.find((k) => k.kind === 'secret' && k.env === 'sandbox')?.key : undefined;
+  const huge = { sustained: 1e6, burst: 1e7 };
+  await call(
+    base,
+    'PUT',
+    `/admin/v1/projects/${project.id}/rate-limits`,
+    operatorToken,
+    withSecret ? { events: huge, entitlements: huge, alias: huge } : { events: huge },
+  );
+  return { proc, base, project, publishable, secret, operatorToken, dbUrl };
+}
+
+function ingestionServer(label, api) {
+  return {
+    label,
+    url: `${api.base}/v1/events`,
+    headers: { authorization: `Bearer ${api.publishable}`, origin: ORIGIN },
+    pid: api.proc.child.pid,
+    bodies: bodySource(),
+    dbUrl: api.dbUrl,
+  };
+}
+
+// ---- reads ----------------------------------------------------------------------------------
+
+const READ_USERS = Number(process.env.BENCH_READ_USERS ?? 2000);
+const READ_DURATION = Number(process.env.BENCH_READ_DURATION ?? Math.min(DURATION, 10));
+const READ_CONNECTIONS = Number(process.env.BENCH_READ_CONNECTIONS ?? 16);
+
+async function inParallel(count, width, work) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) await work(next++);
+    }),
+  );
+}
+
+/** READ_USERS identified users (known userId + anonymousId pairs), each with active entitlements. */
+async function seedReaders(api) {
+  const web = (token) => ({ Authorization: `Bearer ${token}`, Origin: ORIGIN, 'Content-Type': 'application/json' });
+  const users = new Array(READ_USERS);
+  await inParallel(READ_USERS, 8, async (i) => {
+    const userId = `bench_user_${i}`;
+    const anonymousId = `bench_anon_${i}`;
+    const res = await fetch(`${api.base}/v1/identify`, { method: 'POST', headers: web(api.publishable), body: JSON.stringify({ userId, anonymousId }) });
+    const json = await res.json();
+    if (res.status !== 200) throw new Error(`identify: ${res.status} ${JSON.stringify(json)}`);
+    const customerId = json.serviceCustomerId;
+    for (const [entitlementKey, duration] of i % 2
+      ? [['pro', 'P1Y']]
+      : [
+          ['pro', 'P1Y'],
+          ['no_ads', 'lifetime'],
+        ]) {
+      await call(api.base, 'POST', `/v1/server/customers/${customerId}/grant`, api.secret, {
+        entitlementKey,
+        duration,
+        reason: 'benchmark seed grant for read paths',
+      });
+    }
+    users[i] = { userId, anonymousId, customerId };
+  });
+  return users;
+}
+
+/** The four read routes: request builders over the seeded users (publishable key unless noted). */
+function readRoutes(api, users) {
+  let n = 0;
+  const pick = () => users[n++ % users.length];
+  const pub = { authorization: `Bearer ${api.publishable}`, origin: ORIGIN };
+  const sec = { authorization: `Bearer ${api.secret}` };
+  return [
+    {
+      name: 'GET /v1/entitlements (public)',
+      headers: pub,
+      prefix: '/v1/entitlements',
+      next: () => ({ method: 'GET', path: `/v1/entitlements?userId=${pick().userId}` }),
+    },
+    {
+      name: 'GET /v1/server/.../entitlements',
+      headers: sec,
+      prefix: '/v1/server/customers/',
+      next: () => ({ method: 'GET', path: `/v1/server/customers/${pick().customerId}/entitlements` }),
+    },
+    {
+      name: 'POST /v1/identify (known pair)',
+      headers: pub,
+      prefix: '/v1/identify',
+      next: () => {
+        const u = pick();
+        return { method: 'POST', path: '/v1/identify', body: JSON.stringify({ userId: u.userId, anonymousId: u.anonymousId }) };
+      },
+    },
+    {
+      name: 'POST /v1/resolve',
+      headers: pub,
+      prefix: '/v1/resolve',
+      next: () => ({ method: 'POST', path: '/v1/resolve', body: JSON.stringify({ anonymousId: pick().anonymousId }) }),
+    },
+  ];
+}
+
+/**
+ * Records, in a throw-away copy of the API started with bench/capture-sql.mjs, the statements
+ * one warmed-up request of each read route issues; the bare baseline replays them.
+ */
+async function captureReads(routes, capture) {
+  const out = [];
+  for (const route of routes) {
+    const request = route.next();
+    const send = (extra = {}) =>
+      fetch(capture.base + request.path, {
+        method: request.method,
+        headers: { ...route.headers, 'content-type': 'application/json', ...extra },
+        body: request.body,
+      });
+    await send(); // warms the key cache: the captured request is a steady-state one
+    const id = randomBytes(6).toString('hex');
+    const res = await send({ 'x-bench-capture': id });
+    const response = await res.json();
+    if (res.status >= 300) throw new Error(`${route.name}: ${res.status} ${JSON.stringify(response)}`);
+    const statements = await (await fetch(`${capture.base}/__bench/captured?id=${id}`)).json();
+    out.push({ method: request.method, prefix: route.prefix, statements, status: res.status, response });
+    log(`  ${route.name.padEnd(34)} ${statements.length} statement(s): ${statements.map((s) => s.sql.replace(/\s+/g, ' ').trim().slice(0, 40)).join(' | ')}`);
+  }
+  return out;
+}
+
+function summariseRead(result) {
+  return {
+    rps: Math.round(result['2xx'] / result.duration),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+async function readPhase(route, api, baseUrl) {
+  const apiTarget = { url: api.base, headers: route.headers, pid: api.proc.child.pid };
+  const drives = (t) => drive({ url: t.url, headers: t.headers, connections: READ_CONNECTIONS, duration: READ_DURATION, next: route.next });
+  const cpu0 = cpuSeconds(apiTarget.pid);
+  const apiSat = summariseRead(await drives(apiTarget));
+  const apiCpuMs = cpu0 === null ? null : Math.round(((cpuSeconds(apiTarget.pid) - cpu0) * 1e6) / Math.max(1, apiSat.rps * READ_DURATION)) / 1000;
+  const bareSat = summariseRead(await drives({ url: baseUrl, headers: {} }));
+  const rate = Math.max(1, Math.round(bareSat.rps * 0.5));
+  const paced50 = await paced({
+    url: api.base,
+    headers: route.headers,
+    connections: READ_CONNECTIONS,
+    duration: READ_DURATION,
+    rate,
+    next: route.next,
+    perRequest: 1,
+  });
+  const ratio = apiSat.rps / Math.max(1, bareSat.rps);
+  log(
+    `  ${route.name.padEnd(34)} api ${apiSat.rps} req/s (p99 ${apiSat.p99} ms, CPU ${apiCpuMs ?? '?'} ms/req) | bare ${bareSat.rps} req/s (p99 ${bareSat.p99} ms) | ` +
+      `ratio ${ratio.toFixed(2)} | api at ${rate} req/s: p50 ${paced50.p50} ms, p99 ${paced50.p99} ms | non-2xx/errors ${apiSat.non2xx + apiSat.errors + paced50.non2xx + paced50.errors}`,
+  );
+  return { name: route.name, api: apiSat, bare: bareSat, ratio, rate, paced: paced50, apiCpuMs };
+}
+
+// ---- scale of data --------------------------------------------------------------------------
+
+const SCALE_EVENTS = Number(process.env.BENCH_SCALE_EVENTS ?? 200_000);
+const SCALE_CUSTOMERS = Number(process.env.BENCH_SCALE_CUSTOMERS ?? 20_000);
+
+/** Preloads SCALE_EVENTS events (today's partition, 64 devices' worth of hints) and SCALE_CUSTOMERS customers with two aliases each. */
+async function preload(api) {
+  const client = new pg.Client({ connectionString: api.dbUrl });
+  await client.connect();
+  const started = Date.now();
+  try {
+    const chunk = 500_000;
+    for (let from = 0; from < SCALE_CUSTOMERS; from += chunk) {
+      const to = Math.min(SCALE_CUSTOMERS, from + chunk) - 1;
+      await client.query(
+        `INSERT INTO customers (id, project_id, env, created_at, updated_at)
+         SELECT 'cdcust_pre' || g, $1, 'sandbox', now(), now() FROM generate_series($2::int, $3::int) g`,
+        [api.project.id, from, to],
+      );
+      await client.query(
+        `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, created_at)
+         SELECT $1, 'sandbox', t.type, t.prefix || g, 'cdcust_pre' || g, now()
+           FROM generate_series($2::int, $3::int) g, (VALUES ('developer', 'pre_user_'), ('anonymous', 'pre_anon_')) t(type, prefix)`,
+        [api.project.id, from, to],
+      );
+    }
+    for (let from = 0; from < SCALE_EVENTS; from += chunk) {
+      const to = Math.min(SCALE_EVENTS, from + chunk) - 1;
+      await client.query(
+        `INSERT INTO events (project_id, env, event_id, client_day, app_id, name, timestamp_ms, client_timestamp_ms, received_at_ms,
+                             level, fingerprint, properties, tags, category_tags, anonymous_id, customer_id)
+         SELECT $1, 'sandbox', 'pre_' || g, (now() AT TIME ZONE 'utc')::date, $4, 'page.viewed', $5::bigint - g, $5::bigint - g, $5::bigint,
+                CASE WHEN g % 10 = 7 THEN 'error' END, CASE WHEN g % 10 = 7 THEN lpad(to_hex(g % 24 + 439041024), 8, '0') END,
+                jsonb_build_object('path', '/pricing', 'title', 'Example shop', 'durationMs', g % 5000), '{"release":"2026.11.3","locale":"en-US"}'::jsonb, '["web"]'::jsonb,
+                'pre_anon_' || (g % $6::int), CASE WHEN g % 3 = 0 THEN 'cdcust_pre' || (g % $6::int) END
+           FROM generate_series($2::int, $3::int) g`,
+        [api.project.id, from, to, 'app_preloaded', Date.now(), Math.max(1, SCALE_CUSTOMERS)],
+      );
+    }
+    await client.query('VACUUM ANALYZE events');
+    await client.query('ANALYZE customers');
+    await client.query('ANALYZE customer_aliases');
+    await client.query('CHECKPOINT');
+  } finally {
+    await client.end();
+  }
+  log(`  preloaded ${SCALE_EVENTS} events and ${SCALE_CUSTOMERS} customers in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+// ---- main -----------------------------------------------------------------------------------
 
 async function main() {
-  const dbName = `bench_${Date.now().toString(36)}_${process.pid}`;
-  let benchUrl = withDatabase(adminUrl, dbName);
-  let created = false;
+  const databases = [];
+  const procs = [];
   try {
-    await adminQuery(`CREATE DATABASE "${dbName}"`);
-    created = true;
-  } catch (err) {
-    log(`bench: cannot create a scratch database (${err.message}); using DATABASE_URL itself`);
-    benchUrl = adminUrl;
-  }
-  const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
-  const logLevel = process.env.LOG_LEVEL ?? 'warn';
-  try {
-    log(`bench: ${os.cpus().length} CPU(s), node ${process.version}, ${CONNECTIONS} connections, ${DURATION} s per phase, LOG_LEVEL=${logLevel}`);
+    log(
+      `bench: ${os.cpus().length} CPU(s), node ${process.version}, ${CONNECTIONS} connections, ${DURATION} s per phase, LOG_LEVEL=${process.env.LOG_LEVEL ?? 'warn'}, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
+    const ref = await referenceBuild();
 
-    // Both servers start now (each loads its code from dist/ at once); the baseline idles until its turn.
+    const apiDb = await scratchDatabase('api');
+    databases.push(apiDb);
+    const refDb = await scratchDatabase('ref');
+    databases.push(refDb);
+    const api = await startApi('api', apiEntry, root, apiDb.url, { nodeArgs: process.env.BENCH_API_NODE_ARGS, withSecret: true });
+    procs.push(api.proc);
+    const refApi = await startApi(`ref ${REF_COMMIT}`, ref.entry, ref.dir, refDb.url, { nodeArgs: process.env.BENCH_REF_NODE_ARGS });
+    procs.push(refApi.proc);
+
+    // Reads: seed, capture the statements with a throw-away API copy, then start the baseline with them.
+    log('');
+    log(`Seeding ${READ_USERS} identified users with entitlements ...`);
+    const users = await seedReaders(api);
+    const routes = readRoutes(api, users);
+    const capturePort = await freePort();
+    const captureProc = start('capture', apiEntry, apiEnv(apiDb.url, capturePort, api.operatorToken), `--import=${path.join(root, 'bench/capture-sql.mjs')}`);
+    procs.push(captureProc);
+    await waitForHttp(captureProc, `http://127.0.0.1:${capturePort}/v1/healthz`);
+    log('Statements per read (captured from the API, replayed by the bare baseline):');
+    // POST /v1/events is captured too, for the record (the baseline serves events with its own statement).
+    const eventsBodies = bodySource();
+    const eventsRoute = {
+      name: 'POST /v1/events',
+      headers: { authorization: `Bearer ${api.publishable}`, origin: ORIGIN },
+      prefix: '/v1/events',
+      next: () => ({ method: 'POST', path: '/v1/events', body: eventsBodies.next() }),
+    };
+    const captured = await captureReads([...routes, eventsRoute], { base: `http://127.0.0.1:${capturePort}` });
+    await stop(captureProc);
+    const readsFile = path.join(os.tmpdir(), `bench-reads-${process.pid}.json`);
+    writeFileSync(readsFile, JSON.stringify(captured));
+
+    // One bare baseline on the API's database: its events go to its own project, its reads replay the API's statements (same rows, same plans).
     const basePort = await freePort();
-    const baseline = start('baseline', path.join(root, 'bench/baseline.mjs'), { DATABASE_URL: benchUrl, PORT: String(basePort), HOST: '127.0.0.1' }, process.env.BENCH_BASELINE_NODE_ARGS);
+    const baseline = start(
+      'baseline',
+      path.join(root, 'bench/baseline.mjs'),
+      { DATABASE_URL: apiDb.url, PORT: String(basePort), HOST: '127.0.0.1', READS_FILE: readsFile },
+      process.env.BENCH_BASELINE_NODE_ARGS,
+    );
+    procs.push(baseline);
+    await waitForHttp(baseline, `http://127.0.0.1:${basePort}/`);
 
-    // ---- the API ----
-    const apiPort = await freePort();
-    const api = start('api', apiEntry, {
-      NODE_ENV: 'production',
-      DATABASE_URL: benchUrl,
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      OPERATOR_TOKEN: operatorToken,
-      LOG_LEVEL: logLevel,
-      TEST_CLOCK: 'off',
-      MIGRATIONS_RUN: 'true',
-    }, process.env.BENCH_API_NODE_ARGS);
-    const apiBase = `http://127.0.0.1:${apiPort}`;
-    try {
-      await waitForHttp(baseline, `http://127.0.0.1:${basePort}/`);
-      await waitForHttp(api, `${apiBase}/v1/healthz`);
-      const project = await call(apiBase, 'POST', '/admin/v1/projects', operatorToken, { name: 'bench' });
-      const app = await call(apiBase, 'POST', `/admin/v1/projects/${project.id}/apps`, operatorToken, { name: 'bench web', platform: 'web', allowedOrigins: [ORIGIN] });
-      const key = app.keys.find((k) => k.kind === 'publishable' && k.env === 'sandbox').key;
-      await call(apiBase, 'PUT', `/admin/v1/projects/${project.id}/rate-limits`, operatorToken, { events: { sustained: 1e6, burst: 1e7 } });
-      const probe = await fetch(`${apiBase}/v1/events`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${key}`, Origin: ORIGIN, 'Content-Type': 'application/json' },
-        body: bodySource().next(),
-      });
-      if (probe.status !== 202) throw new Error(`probe batch answered ${probe.status}: ${await probe.text()}`);
+    const servers = [
+      ingestionServer('api', api),
+      ingestionServer('ref', refApi),
+      { label: 'baseline', url: `http://127.0.0.1:${basePort}/v1/events`, headers: {}, pid: baseline.child.pid, bodies: bodySource(), dbUrl: apiDb.url },
+    ];
+    log('');
+    log('api      = POST /v1/events through the service (this build)');
+    log(`ref      = POST /v1/events through the service at ${REF_COMMIT} (the issue's starting point), built in ${ref.dir}`);
+    log('baseline = bench/baseline.mjs (node:http, JSON.parse, the same single INSERT as this build)');
+    for (const server of servers)
+      await drive({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: WARMUP_SECONDS, bodies: server.bodies });
 
-      const servers = [
-        { label: 'api', url: `${apiBase}/v1/events`, headers: { authorization: `Bearer ${key}`, origin: ORIGIN }, pid: api.child.pid, bodies: bodySource() },
-        { label: 'baseline', url: `http://127.0.0.1:${basePort}/v1/events`, headers: {}, pid: baseline.child.pid, bodies: bodySource() },
-      ];
-      log('');
-      log('api      = POST /v1/events through the service (NestJS, key guard, validation, events bucket, one INSERT)');
-      log('baseline = bench/baseline.mjs (node:http, JSON.parse, the same single INSERT)');
-      for (const server of servers) await drive({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: WARMUP_SECONDS, bodies: server.bodies });
-
-      log('');
-      log(`Throughput: ${CONNECTIONS} connections, closed loop, ${ROUNDS} alternating round(s) of ${DURATION} s each:`);
-      const saturation = { api: [], baseline: [] };
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const server of round % 2 === 0 ? servers : [...servers].reverse()) saturation[server.label].push(await saturate(server, benchUrl));
-      }
-      log('');
-      log(`Ack latency at ${TARGET_EVENTS} events/s (steady, open loop, ${CONNECTIONS} keep-alive connections, ${DURATION} s):`);
-      const target = {};
-      for (const server of servers) target[server.label] = await atTarget(server, benchUrl);
-
-      const apiEvents = mean(saturation.api.map((r) => r.eventsPerSecond));
-      const baseEvents = mean(saturation.baseline.map((r) => r.eventsPerSecond));
-      const ratio = apiEvents / Math.max(1, baseEvents);
-      const non2xx = (label) => saturation[label].reduce((n, r) => n + r.non2xx + r.errors, 0) + target[label].non2xx + target[label].errors;
-      const check = (ok) => (ok ? 'ok  ' : 'MISS');
-      log('');
-      log(`Batch body: ${EVENTS_PER_BATCH} events, ~${Math.round(servers[0].bodies.sampleBytes / 1024)} KB`);
-      log('Targets:');
-      log(`  ${check(apiEvents >= TARGETS.eventsPerSecond)} throughput   ${apiEvents} events/s (mean of ${ROUNDS}; target >= ${TARGETS.eventsPerSecond})`);
-      log(`  ${check(target.api.p99 < TARGETS.p99Ms)} p99 ack      ${target.api.p99} ms at ${TARGET_EVENTS} events/s from ${CONNECTIONS} connections (p50 ${target.api.p50} ms; target < ${TARGETS.p99Ms} ms)`);
-      log(`  ${check(ratio >= TARGETS.ratio)} vs baseline  ${ratio.toFixed(2)} (${apiEvents} / ${baseEvents} events/s; target >= ${TARGETS.ratio})`);
-      log(`  non-2xx/errors: api ${non2xx('api')}, baseline ${non2xx('baseline')}`);
-    } finally {
-      await stop(api);
-      await stop(baseline);
+    log('');
+    log(`1. Throughput: ${CONNECTIONS} connections, closed loop, ${ROUNDS} rotating round(s) of ${DURATION} s each:`);
+    const saturation = { api: [], ref: [], baseline: [] };
+    for (let round = 0; round < (PHASES.has('ingest') || PHASES.has('latency') ? ROUNDS : 0); round++) {
+      const order = [...servers.slice(round % servers.length), ...servers.slice(0, round % servers.length)];
+      for (const server of order) saturation[server.label].push(await saturate(server));
     }
+    const apiEvents = mean(saturation.api.map((r) => r.eventsPerSecond));
+    const refEvents = mean(saturation.ref.map((r) => r.eventsPerSecond));
+    const baseEvents = mean(saturation.baseline.map((r) => r.eventsPerSecond));
+
+    const latencyRate = Math.max(1, Math.round((baseEvents * 0.7) / EVENTS_PER_BATCH));
+    log('');
+    log(
+      `2. Ack latency at 70 % of the baseline's saturation = ${latencyRate} batches/s (steady, open loop, ${CONNECTIONS} keep-alive connections, ${DURATION} s):`,
+    );
+    const target = {};
+    if (PHASES.has('latency')) for (const server of servers) target[server.label] = await atRate(server, latencyRate);
+
+    log('');
+    log(`3. Reads: ${READ_CONNECTIONS} connections, ${READ_DURATION} s per run, ${READ_USERS} users in rotation; open loop at 50 % of the bare saturation:`);
+    const readResults = [];
+    if (PHASES.has('reads') || PHASES.has('scale'))
+      for (const route of PHASES.has('reads')
+        ? routes.filter((r, i) => !process.env.BENCH_READ_ROUTES || process.env.BENCH_READ_ROUTES.split(',').includes(String(i)))
+        : routes.slice(0, 1))
+        readResults.push(await readPhase(route, api, `http://127.0.0.1:${basePort}`));
+
+    let scaledIngest;
+    let scaledRead;
+    if (PHASES.has('scale')) {
+      log('');
+      log(`4. Scale of data: ${SCALE_EVENTS} events and ${SCALE_CUSTOMERS} customers preloaded into the API's database:`);
+      await truncate(api.dbUrl);
+      await preload(api);
+      const apiServer = servers[0];
+      scaledIngest = await saturate(apiServer, { keepData: true });
+      const entRoute = routes[0];
+      const emptyRead = readResults[0];
+      scaledRead = await paced({
+        url: api.base,
+        headers: entRoute.headers,
+        connections: READ_CONNECTIONS,
+        duration: READ_DURATION,
+        rate: emptyRead.rate,
+        next: entRoute.next,
+        perRequest: 1,
+      });
+      log(`  ${entRoute.name} at ${emptyRead.rate} req/s: p50 ${scaledRead.p50} ms, p99 ${scaledRead.p99} ms (empty database: p99 ${emptyRead.paced.p99} ms)`);
+    }
+
+    const ratio = apiEvents / Math.max(1, refEvents);
+    const errorsOf = (label) =>
+      saturation[label].reduce((n, r) => n + r.non2xx + r.errors, 0) + (target[label] ? target[label].non2xx + target[label].errors : 0);
+    log('');
+    log(`Batch body: ${EVENTS_PER_BATCH} events, ~${Math.round(servers[0].bodies.sampleBytes / 1024)} KB`);
+    log('Goals (issue 17), each a ratio or a latency measured in this run:');
+    if (PHASES.has('ingest'))
+      log(
+        `  ${check(ratio >= 1.5)} 1. ingestion    ${ratio.toFixed(2)}x ${REF_COMMIT} (${apiEvents} vs ${refEvents} events/s, mean of ${ROUNDS}; goal >= 1.5x); bare baseline ${baseEvents} events/s (api/baseline ${(apiEvents / Math.max(1, baseEvents)).toFixed(2)})`,
+      );
+    if (PHASES.has('latency'))
+      log(
+        `  ${check(target.api.p99 < 50)} 2. ack p99     ${target.api.p99} ms at ${latencyRate * EVENTS_PER_BATCH} events/s = 70 % of the baseline (p50 ${target.api.p50} ms; goal < 50 ms); ref ${target.ref.p99} ms, baseline ${target.baseline.p99} ms`,
+      );
+    for (const r of PHASES.has('reads') ? readResults : [])
+      log(
+        `  ${check(r.ratio >= 0.5 && r.paced.p99 < 10)} 3. ${r.name.padEnd(34)} ratio ${r.ratio.toFixed(2)} (goal >= 0.5), p99 ${r.paced.p99} ms at ${r.rate} req/s (goal < 10 ms)`,
+      );
+    if (PHASES.has('scale')) {
+      const emptyP99 = readResults[0].paced.p99;
+      const scaleIngestRatio = scaledIngest.eventsPerSecond / Math.max(1, apiEvents);
+      log(
+        `  ${check(scaleIngestRatio >= 0.8)} 4. scale ingest ${scaledIngest.eventsPerSecond} events/s with data vs ${apiEvents} empty (${scaleIngestRatio.toFixed(2)}; goal >= 0.80)`,
+      );
+      log(
+        `  ${check(scaledRead.p99 <= Math.max(emptyP99 * 1.25, emptyP99 + 1))} 4. scale read   p99 ${scaledRead.p99} ms with data vs ${emptyP99} ms empty (goal: <= 1.25x or +1 ms)`,
+      );
+    }
+    log(`  non-2xx/errors: api ${errorsOf('api')}, ref ${errorsOf('ref')}, baseline ${errorsOf('baseline')}`);
+    rmSync(readsFile, { force: true });
   } finally {
-    if (created && !process.env.BENCH_KEEP_DB) await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch(() => undefined);
+    for (const proc of procs.reverse()) await stop(proc);
+    if (!process.env.BENCH_KEEP_DB)
+      for (const db of databases) await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${db.name}" WITH (FORCE)`).catch(() => undefined);
   }
 }
 

@@ -2,6 +2,7 @@ import { AuditJournal, AuditRetentionJob } from '../../libs/audit/src/index.js';
 import type { TenantScope } from '../../libs/platform/src/index.js';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+import { testScope } from '../support/scopes.js';
 
 const DAY = 86_400;
 
@@ -11,8 +12,8 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
   let other: ProjectFixture;
   let journal: AuditJournal;
 
-  const sandbox = (): TenantScope => ({ projectId: p.projectId, env: 'sandbox' });
-  const production = (): TenantScope => ({ projectId: p.projectId, env: 'production' });
+  const sandbox = (): TenantScope => testScope(p.projectId, 'sandbox');
+  const production = (): TenantScope => testScope(p.projectId, 'production');
 
   async function append(scope: TenantScope, extra: Partial<Parameters<AuditJournal['append']>[2]> = {}): Promise<string> {
     const { eventId } = await t.dataSource.transaction((manager) =>
@@ -133,7 +134,7 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
       expect(ok.body.data.env).toBe('production');
     });
 
-    it('project isolation: another project\'s secret key gets 400', async () => {
+    it("project isolation: another project's secret key gets 400", async () => {
       const eventId = await append(sandbox());
       const res = await t.http.get(`/v1/server/audit/${eventId}`).set(keyHeaders(other, other.keys.skTest));
       expect(res.status).toBe(400);
@@ -187,7 +188,7 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
       const old = await append(sandbox(), { eventIdPrefix: 'old_' });
       const oldProd = await append(production(), { eventIdPrefix: 'old_' });
       const oldOther = await t.dataSource.transaction((m) =>
-        journal.append(m, { projectId: other.projectId, env: 'sandbox' }, {
+        journal.append(m, testScope(other.projectId, 'sandbox'), {
           rail: 'manual',
           eventType: 'entitlement.granted_manually',
           customerId: null,
@@ -198,7 +199,10 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
         }),
       );
       // 23 months later: nothing is old enough yet.
-      let res = await t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds: 700 * DAY });
+      let res = await t.http
+        .post('/admin/v1/test-clock/advance')
+        .set(operatorAuth())
+        .send({ seconds: 700 * DAY });
       expect(res.status).toBe(200);
       // Scoped to this file's projects: the test database is shared with other suites.
       const purge = async () => (await purger.purgeOnce({ projectId: p.projectId })) + (await purger.purgeOnce({ projectId: other.projectId }));
@@ -207,7 +211,10 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
       expect((await read(p.keys.skTest, old)).status).toBe(200);
 
       // Past 24 months for the first entries; "middle" is only 40 days old.
-      res = await t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds: 40 * DAY });
+      res = await t.http
+        .post('/admin/v1/test-clock/advance')
+        .set(operatorAuth())
+        .send({ seconds: 40 * DAY });
       expect(res.status).toBe(200);
       const fresh = await append(sandbox(), { eventIdPrefix: 'fresh_' });
       // Two replicas at once: the advisory lock lets one purge; together they purge everything due.
@@ -217,7 +224,7 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
 
       expect((await read(p.keys.skTest, old)).status).toBe(400);
       expect((await read(p.keys.skLive, oldProd)).status).toBe(400);
-      expect(await journal.find({ projectId: other.projectId, env: 'sandbox' }, oldOther.eventId)).toBeNull();
+      expect(await journal.find(testScope(other.projectId, 'sandbox'), oldOther.eventId)).toBeNull();
       expect((await read(p.keys.skTest, middle)).status).toBe(200);
       expect((await read(p.keys.skTest, fresh)).status).toBe(200);
       expect(await purge()).toBe(0);

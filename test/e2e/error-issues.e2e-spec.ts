@@ -41,7 +41,17 @@ describe('error issues: aggregate and identity scopes on server reads', () => {
     expect(res.body).toEqual({
       object: 'list',
       env: 'sandbox',
-      data: [expect.objectContaining({ object: 'error_issue', fingerprint, count: 3, lastEventName: 'error.unhandled', lastLevel: 'error', firstSeenAt: expect.any(Number), lastSeenAt: expect.any(Number) })],
+      data: [
+        expect.objectContaining({
+          object: 'error_issue',
+          fingerprint,
+          count: 3,
+          lastEventName: 'error.unhandled',
+          lastLevel: 'error',
+          firstSeenAt: expect.any(Number),
+          lastSeenAt: expect.any(Number),
+        }),
+      ],
     });
   });
 
@@ -53,12 +63,20 @@ describe('error issues: aggregate and identity scopes on server reads', () => {
   });
 
   it('a key minted with the identity scope reads who an issue hit; the old key keeps its own scopes', async () => {
-    const rotated = await t.http.post(`/admin/v1/keys/${p.keyIds.skTest}/rotate`).set(operatorAuth()).send({ scopes: ['reporting:identity', 'errors:read'] });
+    const rotated = await t.http
+      .post(`/admin/v1/keys/${p.keyIds.skTest}/rotate`)
+      .set(operatorAuth())
+      .send({ scopes: ['reporting:identity', 'errors:read'] });
     expect(rotated.status).toBe(201);
     const identityKey = rotated.body.key.key;
     const res = await affected(identityKey);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ object: 'list', fingerprint, env: 'sandbox', data: [{ serviceCustomerId: customerId, count: 3, lastSeenAt: expect.any(Number) }] });
+    expect(res.body).toEqual({
+      object: 'list',
+      fingerprint,
+      env: 'sandbox',
+      data: [{ serviceCustomerId: customerId, count: 3, lastSeenAt: expect.any(Number) }],
+    });
     expect((await affected(p.keys.skTest)).status).toBe(403);
     expect((await affected(identityKey, fingerprint.toUpperCase())).body.data).toHaveLength(1);
     const bad = await affected(identityKey, 'NOT-HEX!');
@@ -67,7 +85,10 @@ describe('error issues: aggregate and identity scopes on server reads', () => {
   });
 
   it('a key without errors:read is refused on the aggregate read too', async () => {
-    const rotated = await t.http.post(`/admin/v1/keys/${p.keyIds.skLive}/rotate`).set(operatorAuth()).send({ scopes: ['revenue:read'] });
+    const rotated = await t.http
+      .post(`/admin/v1/keys/${p.keyIds.skLive}/rotate`)
+      .set(operatorAuth())
+      .send({ scopes: ['revenue:read'] });
     const res = await issues(rotated.body.key.key);
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('insufficient_scope');

@@ -1,18 +1,17 @@
+import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+import { expectTypedError } from '../support/expect-error.js';
 
 const REQUEST_ID = /^req_[0-9a-f]{24}$/;
 
-function expectEnvelope(res: { status: number; body: any; headers: Record<string, string> }, status: number, type: string, code: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers['x-request-id']).toMatch(REQUEST_ID);
-  expect(res.body.error).toEqual(expect.objectContaining({ type, code, request_id: res.headers['x-request-id'] }));
-  expect(typeof res.body.error.message).toBe('string');
-}
-
 describe('platform: HTTP edge, health, versions, docs, operator auth, test clock', () => {
   let t: TestApp;
+  let fx: ProjectFixture;
+  /** Bodies are read only once the route's caller is authenticated (issue 10): parser errors need a valid key. */
+  const withKey = () => keyHeaders(fx, fx.keys.skTest);
   beforeAll(async () => {
     t = await createTestApp();
+    fx = await createProjectWithApp(t);
   });
   afterAll(async () => t.close());
 
@@ -38,7 +37,7 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
 
     it('the bare /healthz does not reach the API', async () => {
       const res = await t.http.get('/healthz');
-      expectEnvelope(res, 400, 'invalid_request_error', 'missing_required_param');
+      expectTypedError(res, 400, 'invalid_request_error', 'missing_required_param');
     });
   });
 
@@ -50,7 +49,11 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
       expect(res.body.object).toBe('sdk_versions');
       expect(Object.keys(res.body.surfaces).sort()).toEqual(['android', 'node', 'react-native', 'swift', 'web']);
       for (const entry of Object.values<any>(res.body.surfaces)) {
-        expect(entry).toEqual({ name: expect.any(String), latest: expect.stringMatching(/^\d+\.\d+\.\d+/), minSupported: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+        expect(entry).toEqual({
+          name: expect.any(String),
+          latest: expect.stringMatching(/^\d+\.\d+\.\d+/),
+          minSupported: expect.stringMatching(/^\d+\.\d+\.\d+/),
+        });
       }
       expect(res.body.generatedAt).toEqual(expect.any(Number));
     });
@@ -65,46 +68,51 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
   describe('errors', () => {
     it('unknown route: 400 missing_required_param naming method and path', async () => {
       const res = await t.http.delete('/v1/no/such/thing?x=1');
-      expectEnvelope(res, 400, 'invalid_request_error', 'missing_required_param');
+      expectTypedError(res, 400, 'invalid_request_error', 'missing_required_param');
       expect(res.body.error.message).toContain('DELETE');
       expect(res.body.error.message).toContain('/v1/no/such/thing');
     });
 
     it('unknown route without prefix names the path the client sent', async () => {
       const res = await t.http.get('/nope');
-      expectEnvelope(res, 400, 'invalid_request_error', 'missing_required_param');
+      expectTypedError(res, 400, 'invalid_request_error', 'missing_required_param');
       expect(res.body.error.message).toContain('GET /nope');
     });
 
     it('malformed JSON: 400 invalid_param_value', async () => {
-      const res = await t.http.post('/v1/events').set('Content-Type', 'application/json').send('{"events": [');
-      expectEnvelope(res, 400, 'invalid_request_error', 'invalid_param_value');
+      const res = await t.http.post('/v1/events').set(withKey()).set('Content-Type', 'application/json').send('{"events": [');
+      expectTypedError(res, 400, 'invalid_request_error', 'invalid_param_value');
       expect(res.body.error.message).toMatch(/malformed json/i);
     });
 
+    it('without a key the body is never read: malformed JSON is 401 missing_api_key', async () => {
+      const res = await t.http.post('/v1/events').set('Content-Type', 'application/json').send('{"events": [');
+      expectTypedError(res, 401, 'authentication_error', 'missing_api_key');
+    });
+
     it.each([['[1,2]'], ['"text"'], ['42'], ['null']])('non-object body %s: 400 invalid_param_value', async (body) => {
-      const res = await t.http.post('/v1/events').set('Content-Type', 'application/json').send(body);
-      expectEnvelope(res, 400, 'invalid_request_error', 'invalid_param_value');
+      const res = await t.http.post('/v1/events').set(withKey()).set('Content-Type', 'application/json').send(body);
+      expectTypedError(res, 400, 'invalid_request_error', 'invalid_param_value');
       expect(res.body.error.message).toMatch(/JSON object/);
     });
 
     it('a body over the 1 MB events limit: 400 invalid_param_value', async () => {
       const big = JSON.stringify({ events: [{ name: 'x', properties: { blob: 'a'.repeat(1024 * 1024) } }] });
-      const res = await t.http.post('/v1/events').set('Content-Type', 'application/json').send(big);
-      expectEnvelope(res, 400, 'invalid_request_error', 'invalid_param_value');
+      const res = await t.http.post('/v1/events').set(withKey()).set('Content-Type', 'application/json').send(big);
+      expectTypedError(res, 400, 'invalid_request_error', 'invalid_param_value');
       expect(res.body.error.message).toMatch(/1 MB/);
     });
 
     it('a body just under 1 MB gets past the parser on /v1/events', async () => {
       const body = JSON.stringify({ pad: 'a'.repeat(1024 * 1024 - 100) });
-      const res = await t.http.post('/v1/events').set('Content-Type', 'application/json').send(body);
+      const res = await t.http.post('/v1/events').set(withKey()).set('Content-Type', 'application/json').send(body);
       expect(res.body.error?.message ?? '').not.toMatch(/exceeds/);
     });
 
     it('other endpoints keep a smaller default limit', async () => {
       const body = JSON.stringify({ seconds: 1, pad: 'a'.repeat(200 * 1024) });
       const res = await t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).set('Content-Type', 'application/json').send(body);
-      expectEnvelope(res, 400, 'invalid_request_error', 'invalid_param_value');
+      expectTypedError(res, 400, 'invalid_request_error', 'invalid_param_value');
       expect(res.body.error.message).toMatch(/100 KB/);
     });
 
@@ -122,7 +130,9 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
       expect(res.headers['x-request-id']).toMatch(REQUEST_ID);
       expect(res.headers['access-control-allow-origin']).toBe('https://app.example.com');
       expect(res.headers['access-control-allow-methods']).toBe('GET, POST, DELETE, OPTIONS');
-      expect(res.headers['access-control-allow-headers']).toBe('Authorization, Service-Api-Key, Service-Sdk-Version, Idempotency-Key, Content-Type');
+      expect(res.headers['access-control-allow-headers']).toBe(
+        'Authorization, Crossdeck-Api-Key, Crossdeck-Sdk-Version, Service-Api-Key, Service-Sdk-Version, Idempotency-Key, Content-Type',
+      );
       expect(res.headers['access-control-max-age']).toBe('600');
     });
   });
@@ -130,27 +140,35 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
   describe('validation pipe (through the operator test clock)', () => {
     it('missing field: missing_required_param naming the field', async () => {
       const res = await t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({});
-      expectEnvelope(res, 400, 'invalid_request_error', 'missing_required_param');
+      expectTypedError(res, 400, 'invalid_request_error', 'missing_required_param');
       expect(res.body.error.message).toContain('seconds');
     });
 
     it.each([['abc'], [-5], [1.5], [0]])('invalid value %p: invalid_param_value naming the field', async (seconds) => {
       const res = await t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds });
-      expectEnvelope(res, 400, 'invalid_request_error', 'invalid_param_value');
+      expectTypedError(res, 400, 'invalid_request_error', 'invalid_param_value');
       expect(res.body.error.message).toMatch(/^seconds /);
     });
 
     it('unknown fields are stripped, never rejected', async () => {
-      const res = await t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds: 1, context: { a: 1 }, seq: 4 });
+      const res = await t.http
+        .post('/admin/v1/test-clock/advance')
+        .set(operatorAuth())
+        .send({ seconds: 1, context: { a: 1 }, seq: 4 });
       expect(res.status).toBe(200);
     });
   });
 
   describe('operator auth and test clock', () => {
     it('refuses a missing or wrong operator token with 401 invalid_operator_token', async () => {
-      expectEnvelope(await t.http.get('/admin/v1/test-clock'), 401, 'authentication_error', 'invalid_operator_token');
-      expectEnvelope(await t.http.get('/admin/v1/test-clock').set('Authorization', 'Bearer nope'), 401, 'authentication_error', 'invalid_operator_token');
-      expectEnvelope(await t.http.get('/admin/v1/test-clock').set('Authorization', `Bearer cd_sk_test_${'a'.repeat(32)}`), 401, 'authentication_error', 'invalid_operator_token');
+      expectTypedError(await t.http.get('/admin/v1/test-clock'), 401, 'authentication_error', 'invalid_operator_token');
+      expectTypedError(await t.http.get('/admin/v1/test-clock').set('Authorization', 'Bearer nope'), 401, 'authentication_error', 'invalid_operator_token');
+      expectTypedError(
+        await t.http.get('/admin/v1/test-clock').set('Authorization', `Bearer cd_sk_test_${'a'.repeat(32)}`),
+        401,
+        'authentication_error',
+        'invalid_operator_token',
+      );
     });
 
     it('reads and advances the clock every time reader uses', async () => {
@@ -168,8 +186,8 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
     it('answers 404 on every /admin path when OPERATOR_TOKEN is unset', async () => {
       const off = await createTestApp({ OPERATOR_TOKEN: '' });
       try {
-        expectEnvelope(await off.http.get('/admin/v1/test-clock').set(operatorAuth()), 404, 'invalid_request_error', 'resource_missing');
-        expectEnvelope(await off.http.post('/admin/v1/projects').send({ name: 'x' }), 404, 'invalid_request_error', 'resource_missing');
+        expectTypedError(await off.http.get('/admin/v1/test-clock').set(operatorAuth()), 404, 'invalid_request_error', 'resource_missing');
+        expectTypedError(await off.http.post('/admin/v1/projects').send({ name: 'x' }), 404, 'invalid_request_error', 'resource_missing');
       } finally {
         await off.close();
       }
@@ -178,8 +196,13 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
     it('the test clock answers 404 when TEST_CLOCK is off', async () => {
       const off = await createTestApp({ TEST_CLOCK: 'off' });
       try {
-        expectEnvelope(await off.http.get('/admin/v1/test-clock').set(operatorAuth()), 404, 'invalid_request_error', 'resource_missing');
-        expectEnvelope(await off.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds: 10 }), 404, 'invalid_request_error', 'resource_missing');
+        expectTypedError(await off.http.get('/admin/v1/test-clock').set(operatorAuth()), 404, 'invalid_request_error', 'resource_missing');
+        expectTypedError(
+          await off.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds: 10 }),
+          404,
+          'invalid_request_error',
+          'resource_missing',
+        );
       } finally {
         await off.close();
       }
@@ -193,7 +216,9 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
       const paths = Object.keys(res.body.paths);
       expect(paths).toEqual(expect.arrayContaining(['/v1/healthz', '/v1/sdk/versions', '/admin/v1/test-clock', '/admin/v1/test-clock/advance']));
       expect(paths.filter((p) => !p.startsWith('/v1/') && !p.startsWith('/admin/v1/'))).toEqual([]);
-      expect(res.body.components.securitySchemes).toEqual(expect.objectContaining({ apiKeyBearer: expect.any(Object), apiKeyHeader: expect.any(Object), operatorToken: expect.any(Object) }));
+      expect(res.body.components.securitySchemes).toEqual(
+        expect.objectContaining({ apiKeyBearer: expect.any(Object), apiKeyHeader: expect.any(Object), operatorToken: expect.any(Object) }),
+      );
       for (const [path, methods] of Object.entries<any>(res.body.paths)) {
         for (const [method, op] of Object.entries<any>(methods)) {
           expect({ path, method, hasError: Object.keys(op.responses).some((s) => Number(s) >= 400) }).toEqual({ path, method, hasError: true });
@@ -203,8 +228,8 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
 
     it('describes every endpoint: summary, tag, success schema, request body, key security', async () => {
       const doc = (await t.http.get('/docs/json')).body;
-      const bodyless = new Set(['post /admin/v1/projects/{projectId}/archive', 'post /admin/v1/keys/{keyId}/revoke']);
-      const keyless = new Set(['/v1/healthz', '/v1/sdk/versions']);
+      const bodyless = new Set(['post /admin/v1/projects/{projectId}/archive', 'post /admin/v1/keys/{keyId}/revoke', 'post /admin/v1/jobs/{jobId}/retry']);
+      const keyless = new Set(['/v1/healthz', '/v1/readyz', '/v1/sdk/versions']);
       const problems: string[] = [];
       for (const [path, methods] of Object.entries<any>(doc.paths)) {
         for (const [method, op] of Object.entries<any>(methods)) {
@@ -217,7 +242,9 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
           if (['post', 'put', 'patch'].includes(method) && !op.requestBody && !bodyless.has(name)) problems.push(`${name}: no request body`);
           if (!op.summary) problems.push(`${name}: no summary`);
           if (!op.tags?.length) problems.push(`${name}: no tag`);
-          if (!path.startsWith('/admin/') && !keyless.has(path) && !op.security?.length) problems.push(`${name}: no API-key security`);
+          // Store webhooks carry no API key: each rail authenticates its own way (store-rails.md).
+          const railAuthenticated = path.startsWith('/v1/webhooks/');
+          if (!path.startsWith('/admin/') && !keyless.has(path) && !railAuthenticated && !op.security?.length) problems.push(`${name}: no API-key security`);
         }
       }
       expect(problems).toEqual([]);

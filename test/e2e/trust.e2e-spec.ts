@@ -3,6 +3,9 @@ import { createProjectWithApp, keyHeaders, type ProjectFixture, setRateLimits } 
 import { explain, loadIdentityVolume } from '../support/identity-volume.js';
 import { type IdentityProviderKit, type TokenOptions, aid, identityProviderKit, uid } from '../support/id-tokens.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+import { testScope } from '../support/scopes.js';
+import { FIND_DEVICE_BINDING_SQL } from '../../libs/trust/src/bindings/device-binding.repository.js';
+import { CUSTOMER_PROFILE_SQL } from '../../libs/identity/src/customers/identity.repository.js';
 
 const DAY = 86_400;
 
@@ -59,7 +62,15 @@ describe('trust: POST /v1/resolve', () => {
     const res = await resolve({ anonymousId });
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('private, no-store');
-    expect(res.body).toEqual({ object: 'resolve_result', status: 'anonymous', trustTier: 0, user: null, entitlements: null, recommendedAction: 'onboard', anonymousId });
+    expect(res.body).toEqual({
+      object: 'resolve_result',
+      status: 'anonymous',
+      trustTier: 0,
+      user: null,
+      entitlements: null,
+      recommendedAction: 'onboard',
+      anonymousId,
+    });
   });
 
   it('tier 1: the device maps to a known user (identify) but was never verified here', async () => {
@@ -93,14 +104,23 @@ describe('trust: POST /v1/resolve', () => {
       recommendedAction: 'enter',
       anonymousId,
     });
-    const customerId = await t.app.get(CustomerDirectory).findCustomerId({ projectId: p.projectId, env: 'sandbox' }, { userId });
+    const customerId = await t.app.get(CustomerDirectory).findCustomerId(testScope(p.projectId, 'sandbox'), { userId });
     expect(customerId).toMatch(/^cdcust_/);
-    const binding = await t.dataSource.query(`SELECT customer_id, user_id FROM device_bindings WHERE project_id = $1 AND anonymous_id = $2`, [p.projectId, anonymousId]);
+    const binding = await t.dataSource.query(`SELECT customer_id, user_id FROM device_bindings WHERE project_id = $1 AND anonymous_id = $2`, [
+      p.projectId,
+      anonymousId,
+    ]);
     expect(binding).toEqual([{ customer_id: customerId, user_id: userId }]);
 
     // Same device without a token: tier 2.
     let res = await resolve({ anonymousId });
-    expect(res.body).toMatchObject({ status: 'recognized', trustTier: 2, recommendedAction: 'silent_refresh', user: { id: userId, email: 'grace@example.com' }, entitlements: null });
+    expect(res.body).toMatchObject({
+      status: 'recognized',
+      trustTier: 2,
+      recommendedAction: 'silent_refresh',
+      user: { id: userId, email: 'grace@example.com' },
+      entitlements: null,
+    });
     expect(res.body.user.firstName).toBeUndefined();
     res = await resolve({ anonymousId, passkeyAvailable: true });
     expect(res.body).toMatchObject({ trustTier: 2, recommendedAction: 'one_tap' });
@@ -119,12 +139,13 @@ describe('trust: POST /v1/resolve', () => {
     expect(res.body).toMatchObject({ trustTier: 2, recommendedAction: 'silent_refresh' });
   });
 
-  it('tier 3 lists the customer\'s active entitlements', async () => {
+  // Issue 15: the items are the active entitlement keys (strings), not entitlement objects.
+  it("tier 3 lists the keys of the customer's active entitlements", async () => {
     const userId = uid();
     const anonymousId = aid();
     const first = await resolve({ anonymousId, userId, idToken: await token({ sub: userId }) });
     expect(first.body.entitlements).toEqual([]);
-    const customerId = await t.app.get(CustomerDirectory).findCustomerId({ projectId: p.projectId, env: 'sandbox' }, { userId });
+    const customerId = await t.app.get(CustomerDirectory).findCustomerId(testScope(p.projectId, 'sandbox'), { userId });
     const grant = await t.http
       .post(`/v1/server/customers/${customerId}/grant`)
       .set(keyHeaders(p, p.keys.skTest))
@@ -132,7 +153,7 @@ describe('trust: POST /v1/resolve', () => {
     expect(grant.status).toBe(200);
     const res = await resolve({ anonymousId, userId, idToken: await token({ sub: userId }) });
     expect(res.body.trustTier).toBe(3);
-    expect(res.body.entitlements).toEqual([expect.objectContaining({ object: 'entitlement', key: 'pro_access', isActive: true })]);
+    expect(res.body.entitlements).toEqual(['pro_access']);
   });
 
   it('an invalid, expired or foreign token never errors and never elevates: falls back to the device binding', async () => {
@@ -156,7 +177,15 @@ describe('trust: POST /v1/resolve', () => {
     // No device at all: anonymous, with an empty anonymousId.
     const noDevice = await resolve({ userId, idToken: bad[1] });
     expect(noDevice.status).toBe(200);
-    expect(noDevice.body).toEqual({ object: 'resolve_result', status: 'anonymous', trustTier: 0, user: null, entitlements: null, recommendedAction: 'onboard', anonymousId: '' });
+    expect(noDevice.body).toEqual({
+      object: 'resolve_result',
+      status: 'anonymous',
+      trustTier: 0,
+      user: null,
+      entitlements: null,
+      recommendedAction: 'onboard',
+      anonymousId: '',
+    });
     // None of them recorded a binding.
     expect(await t.dataSource.query(`SELECT 1 FROM device_bindings WHERE anonymous_id = $1`, [anonymousId])).toEqual([]);
   });
@@ -165,7 +194,14 @@ describe('trust: POST /v1/resolve', () => {
     const userId = uid();
     const res = await resolve({ userId, idToken: await token({ sub: userId }) }, p.keys.skTest);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: 'authenticated', trustTier: 3, user: { id: userId }, entitlements: [], recommendedAction: 'enter', anonymousId: '' });
+    expect(res.body).toMatchObject({
+      status: 'authenticated',
+      trustTier: 3,
+      user: { id: userId },
+      entitlements: [],
+      recommendedAction: 'enter',
+      anonymousId: '',
+    });
   });
 
   it('bindings stay in their environment', async () => {
@@ -198,21 +234,11 @@ describe('trust: POST /v1/resolve', () => {
     const plan = (sql: string, params: unknown[]) => explain(t, sql, params);
 
     it('device binding by (project, env, anonymousId); customer profile by id and its aliases by customer', async () => {
-      const bindingPlan = await plan(
-        `SELECT b.anonymous_id, b.customer_id, b.user_id, b.verified_at
-           FROM device_bindings b JOIN customers c ON c.id = b.customer_id AND c.forgotten_at IS NULL
-          WHERE b.project_id = $1 AND b.env = $2 AND b.anonymous_id = $3`,
-        [pid, 'sandbox', 'd'],
-      );
+      // The repositories' own statements, not copies.
+      const bindingPlan = await plan(FIND_DEVICE_BINDING_SQL, [pid, 'sandbox', 'd']);
       expect(bindingPlan).toMatch(/Index Scan using device_bindings_pk/);
       expect(bindingPlan).not.toMatch(/Seq Scan/);
-      const profilePlan = await plan(
-        `SELECT c.id, c.email, c.first_name,
-                (SELECT array_agg(a.value ORDER BY a.created_at DESC) FROM customer_aliases a
-                  WHERE a.project_id = c.project_id AND a.env = c.env AND a.customer_id = c.id AND a.type = $4) AS developer_ids
-           FROM customers c WHERE c.project_id = $1 AND c.env = $2 AND c.id = $3 AND c.forgotten_at IS NULL`,
-        [pid, 'sandbox', 'cdcust_x', 'developer'],
-      );
+      const profilePlan = await plan(CUSTOMER_PROFILE_SQL, [pid, 'sandbox', 'cdcust_x', 'developer']);
       expect(profilePlan).toMatch(/Index Scan using customers_(pkey|scope_id_uq)/);
       expect(profilePlan).toMatch(/Index (Only )?Scan using customer_aliases_customer_idx/);
       expect(profilePlan).not.toMatch(/Seq Scan/);

@@ -49,7 +49,10 @@ export async function identityProviderKit(t: TestApp): Promise<IdentityProviderK
       return jwt.sign((options.key ?? signer).privateKey);
     },
     async configure(projectId) {
-      const res = await t.http.put(`/admin/v1/projects/${projectId}/identity-provider`).set(operatorAuth()).send({ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [publicJwk] } });
+      const res = await t.http
+        .put(`/admin/v1/projects/${projectId}/identity-provider`)
+        .set(operatorAuth())
+        .send({ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [publicJwk] } });
       if (res.status !== 200) throw new Error(`identity provider setup failed: ${res.status} ${JSON.stringify(res.body)}`);
     },
   };

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
@@ -22,6 +23,8 @@ export interface TestApp {
 export interface TestAppOptions {
   /** Receives every JSON log line (set LOG_LEVEL in env to see more than nothing). */
   onLogLine?: (line: Record<string, unknown>) => void;
+  /** Test-only modules (probe routes for platform primitives). */
+  extraModules?: Type<unknown>[];
 }
 
 export async function createTestApp(env: Record<string, string | undefined> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -36,9 +39,15 @@ export async function createTestApp(env: Record<string, string | undefined> = {}
     ...env,
   });
   const destination = options.onLogLine
-    ? { write: (chunk: string) => chunk.split('\n').filter(Boolean).forEach((line) => options.onLogLine!(JSON.parse(line))) }
+    ? {
+        write: (chunk: string) =>
+          chunk
+            .split('\n')
+            .filter(Boolean)
+            .forEach((line) => options.onLogLine!(JSON.parse(line))),
+      }
     : undefined;
-  const app = await createApp(config, createAppLogger(config.logLevel, destination));
+  const app = await createApp(config, createAppLogger(config.logLevel, destination), { extraModules: options.extraModules });
   const server = app.getHttpServer();
   return {
     app,

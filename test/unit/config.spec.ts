@@ -27,16 +27,60 @@ describe('loadConfig', () => {
       migrationsRun: true,
       logLevel: 'info',
       railSecretsFile: undefined,
+      androidPublisherBaseUrl: 'https://androidpublisher.googleapis.com/',
       serviceName: 'entitlements',
       region: 'local',
       sdkVersionEnforcement: false,
       dbPoolSize: 10,
       keyCacheTtlMs: 5000,
+      jwksAllowPrivate: false,
+      httpHeadersTimeoutMs: 20_000,
+      httpRequestTimeoutMs: 30_000,
+      httpKeepAliveTimeoutMs: 65_000,
+      dbStatementTimeoutMs: 5_000,
+      dbPoolAcquireTimeoutMs: 2_000,
+      shutdownDelayMs: 0,
+      metricsPort: 9464,
     });
   });
 
+  it('reads the edge timeouts and refuses a headers timeout above the request timeout', () => {
+    const config = loadConfig({
+      HTTP_HEADERS_TIMEOUT_MS: '1000',
+      HTTP_REQUEST_TIMEOUT_MS: '2000',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '70000',
+      DB_STATEMENT_TIMEOUT_MS: '250',
+      DB_POOL_ACQUIRE_TIMEOUT_MS: '100',
+      JWKS_ALLOW_PRIVATE: 'true',
+    });
+    expect(config).toEqual(
+      expect.objectContaining({
+        httpHeadersTimeoutMs: 1000,
+        httpRequestTimeoutMs: 2000,
+        httpKeepAliveTimeoutMs: 70_000,
+        dbStatementTimeoutMs: 250,
+        dbPoolAcquireTimeoutMs: 100,
+        jwksAllowPrivate: true,
+      }),
+    );
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '40000' })).toThrow('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+    expect(() => loadConfig({ DB_STATEMENT_TIMEOUT_MS: 'soon' })).toThrow(/DB_STATEMENT_TIMEOUT_MS must be an integer/);
+    expect(() => loadConfig({ JWKS_ALLOW_PRIVATE: 'true', NODE_ENV: 'production' })).toThrow('JWKS_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
+  });
+
   it('treats empty strings as unset', () => {
-    const config = loadConfig({ PORT: '', HOST: '', DATABASE_URL: '', REDIS_URL: '', OPERATOR_TOKEN: '', TEST_CLOCK: '', MIGRATIONS_RUN: '', LOG_LEVEL: '', SERVICE_NAME: '', REGION: '' });
+    const config = loadConfig({
+      PORT: '',
+      HOST: '',
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      OPERATOR_TOKEN: '',
+      TEST_CLOCK: '',
+      MIGRATIONS_RUN: '',
+      LOG_LEVEL: '',
+      SERVICE_NAME: '',
+      REGION: '',
+    });
     expect(config).toEqual(loadConfig({}));
   });
 
@@ -87,7 +131,7 @@ describe('loadConfig', () => {
     });
 
     it('off is accepted in production', () => {
-      expect(loadConfig({ TEST_CLOCK: 'off', NODE_ENV: 'production' }).testClockEnabled).toBe(false);
+      expect(loadConfig({ TEST_CLOCK: 'off', NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x' }).testClockEnabled).toBe(false);
     });
 
     it('rejects unknown values', () => {
@@ -172,6 +216,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ SDK_VERSION_ENFORCEMENT: 'enabled' }).sdkVersionEnforcement).toBe(true);
   });
 
+  it('ANDROID_PUBLISHER_BASE_URL: an http(s) root, with a trailing slash', () => {
+    expect(loadConfig({ ANDROID_PUBLISHER_BASE_URL: 'http://127.0.0.1:9000' }).androidPublisherBaseUrl).toBe('http://127.0.0.1:9000/');
+    expect(loadConfig({ ANDROID_PUBLISHER_BASE_URL: 'https://proxy.internal/google/' }).androidPublisherBaseUrl).toBe('https://proxy.internal/google/');
+    expect(configError({ ANDROID_PUBLISHER_BASE_URL: 'ftp://x' }).message).toMatch(/^ANDROID_PUBLISHER_BASE_URL /);
+  });
+
   describe('RAIL_SECRETS_FILE', () => {
     let dir: string;
     beforeAll(() => {
@@ -204,5 +254,33 @@ describe('loadConfig', () => {
       if (saved === undefined) delete process.env.REGION;
       else process.env.REGION = saved;
     }
+  });
+  describe('production safety', () => {
+    it('refuses NODE_ENV=production without DATABASE_URL with one line', () => {
+      const error = configError({ NODE_ENV: 'production' });
+      expect(error.message).toMatch(/^DATABASE_URL is required when NODE_ENV=production/);
+      expect(error.message).not.toContain('\n');
+      expect(configError({ NODE_ENV: 'production', DATABASE_URL: '' }).message).toMatch(/^DATABASE_URL /);
+    });
+
+    it('keeps the embedded fallback outside production', () => {
+      expect(loadConfig({ NODE_ENV: 'development' }).databaseUrl).toBeUndefined();
+      expect(loadConfig({ NODE_ENV: 'test' }).databaseUrl).toBeUndefined();
+    });
+  });
+
+  describe('SHUTDOWN_DELAY_MS and METRICS_PORT', () => {
+    it('drain delay defaults to 5000 in production and 0 otherwise', () => {
+      expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x' }).shutdownDelayMs).toBe(5000);
+      expect(loadConfig({}).shutdownDelayMs).toBe(0);
+      expect(loadConfig({ SHUTDOWN_DELAY_MS: '1500' }).shutdownDelayMs).toBe(1500);
+      expect(configError({ SHUTDOWN_DELAY_MS: '-1' }).message).toMatch(/^SHUTDOWN_DELAY_MS /);
+    });
+
+    it('metrics port defaults to 9464; 0 turns it off', () => {
+      expect(loadConfig({}).metricsPort).toBe(9464);
+      expect(loadConfig({ METRICS_PORT: '0' }).metricsPort).toBe(0);
+      expect(configError({ METRICS_PORT: 'x' }).message).toMatch(/^METRICS_PORT /);
+    });
   });
 });

@@ -1,10 +1,4 @@
-import {
-  collapseByKey,
-  grantedValidUntil,
-  isActiveAt,
-  strongerFirst,
-  validUntilFor,
-} from '../../libs/entitlements/src/domain/entitlement-rules.js';
+import { collapseByKey, grantedValidUntil, isActiveAt, strongerFirst, validUntilFor } from '../../libs/entitlements/src/domain/entitlement-rules.js';
 
 const at = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
 

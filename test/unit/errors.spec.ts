@@ -122,7 +122,7 @@ describe('AllExceptionsFilter', () => {
     expect(JSON.stringify(line)).not.toContain('key_123');
   });
 
-  it('text PostgreSQL cannot store (NUL, unpaired surrogate in jsonb) is the client\'s 400, not a 500', () => {
+  it("text PostgreSQL cannot store (NUL, unpaired surrogate in jsonb) is the client's 400, not a 500", () => {
     const cases: [string, string][] = [
       ['22021', 'invalid byte sequence for encoding "UTF8": 0x00'],
       ['22P05', 'unsupported Unicode escape sequence'],
@@ -138,7 +138,10 @@ describe('AllExceptionsFilter', () => {
     }
     // Any other invalid_text_representation stays a server fault.
     const { filter, res, host } = setup();
-    filter.catch(new QueryFailedError('SELECT $1::int', ['x'], Object.assign(new Error('invalid input syntax for type integer: "x"'), { code: '22P02' })), host);
+    filter.catch(
+      new QueryFailedError('SELECT $1::int', ['x'], Object.assign(new Error('invalid input syntax for type integer: "x"'), { code: '22P02' })),
+      host,
+    );
     expect(res.statusCode).toBe(500);
   });
 
@@ -183,8 +186,14 @@ describe('AllExceptionsFilter', () => {
 
   it('maps body-parser failures wrapped by the adapter to invalid_param_value', () => {
     const cases: Array<[unknown, RegExp]> = [
-      [new BadRequestException('x', { cause: Object.assign(new SyntaxError('Unexpected token'), { type: 'entity.parse.failed', status: 400 }) }), /Malformed JSON/],
-      [new PayloadTooLargeException('x', { cause: Object.assign(new Error('too large'), { type: 'entity.too.large', status: 413, limit: 1024 * 1024 }) }), /exceeds the 1 MB limit/],
+      [
+        new BadRequestException('x', { cause: Object.assign(new SyntaxError('Unexpected token'), { type: 'entity.parse.failed', status: 400 }) }),
+        /Malformed JSON/,
+      ],
+      [
+        new PayloadTooLargeException('x', { cause: Object.assign(new Error('too large'), { type: 'entity.too.large', status: 413, limit: 1024 * 1024 }) }),
+        /exceeds the 1 MB limit/,
+      ],
       [new HttpException('x', 415, { cause: Object.assign(new Error('bad charset'), { type: 'charset.unsupported' }) }), /charset/],
       [new PayloadTooLargeException(), /too large/],
       [new URIError('URI malformed'), /percent-encoding/],
@@ -193,7 +202,9 @@ describe('AllExceptionsFilter', () => {
       const { filter, res, host, logs } = setup();
       filter.catch(exception, host);
       expect(res.statusCode).toBe(400);
-      expect(res.body.error).toEqual(expect.objectContaining({ type: 'invalid_request_error', code: 'invalid_param_value', message: expect.stringMatching(message) }));
+      expect(res.body.error).toEqual(
+        expect.objectContaining({ type: 'invalid_request_error', code: 'invalid_param_value', message: expect.stringMatching(message) }),
+      );
       expect(logs()).toHaveLength(0);
     }
   });

@@ -14,14 +14,24 @@ describe('identity: trait sanitising', () => {
 
   it('drops nested objects, arrays, long strings and non-finite numbers without rejecting', () => {
     expect(
-      sanitizeTraits({ ok: 1, nested: { a: 1 }, list: [1, 2], long: 'x'.repeat(1025), nan: Number.NaN, inf: Number.POSITIVE_INFINITY, undef: undefined, fn: () => 1 }),
+      sanitizeTraits({
+        ok: 1,
+        nested: { a: 1 },
+        list: [1, 2],
+        long: 'x'.repeat(1025),
+        nan: Number.NaN,
+        inf: Number.POSITIVE_INFINITY,
+        undef: undefined,
+        fn: () => 1,
+      }),
     ).toEqual({ ok: 1 });
   });
 
   it('drops keys and strings PostgreSQL cannot store in jsonb (NUL, unpaired surrogates), keeps valid pairs', () => {
-    expect(
-      sanitizeTraits({ ok: 'fine', nul: 'a\u0000b', 'k\u0000': 'x', high: 'x\uD800', low: '\uDC00x', '\uD800': 1, emoji: 'ok \uD83D\uDE00' }),
-    ).toEqual({ ok: 'fine', emoji: 'ok \uD83D\uDE00' });
+    expect(sanitizeTraits({ ok: 'fine', nul: 'a\u0000b', 'k\u0000': 'x', high: 'x\uD800', low: '\uDC00x', '\uD800': 1, emoji: 'ok \uD83D\uDE00' })).toEqual({
+      ok: 'fine',
+      emoji: 'ok \uD83D\uDE00',
+    });
   });
 
   it('keeps at most 32 keys: the first 32 valid ones in the order sent', () => {

@@ -1,12 +1,11 @@
-import { Reflector } from '@nestjs/core';
-import type { ExecutionContext } from '@nestjs/common';
+import type { KeyRequirement } from '../../libs/keys/src/auth/auth-context.js';
 import { ApiError, createAppLogger } from '../../libs/platform/src/index.js';
-import { ApiKeyGuard } from '../../libs/keys/src/auth/api-key.guard.js';
-import { KEY_REQUIREMENT } from '../../libs/keys/src/auth/auth-metadata.js';
+import { ApiKeyAuthenticator } from '../../libs/keys/src/auth/api-key.authenticator.js';
 import { assertDeclaredEnv } from '../../libs/keys/src/auth/declared-env.js';
 import { extractApiKey, mintApiKey, parseApiKey, randomBase62, sha256Hex } from '../../libs/keys/src/domain/api-key-format.js';
 import type { KeyAuthRecord } from '../../libs/keys/src/domain/keys.repository.js';
 import { isValidAllowlistEntry, originAllowed, originsToLearn } from '../../libs/keys/src/domain/origin-allowlist.js';
+import { testScope } from '../support/scopes.js';
 
 describe('API key format', () => {
   it('mints keys of the documented shape from base62', () => {
@@ -30,6 +29,17 @@ describe('API key format', () => {
     expect(extractApiKey({ authorization: `Bearer ${a}`, 'service-api-key': b })).toEqual(expect.objectContaining({ key: a }));
     expect(extractApiKey({ 'service-api-key': b })).toEqual(expect.objectContaining({ key: b }));
     expect(extractApiKey({ authorization: `Token ${a}` })).toEqual({ status: 'malformed' });
+  });
+
+  it("accepts the clients' Crossdeck-Api-Key spelling after Authorization and Service-Api-Key", () => {
+    const a = `cd_pub_test_${'a'.repeat(32)}`;
+    const b = `cd_sk_test_${'b'.repeat(32)}`;
+    expect(extractApiKey({ 'crossdeck-api-key': a })).toEqual({ status: 'ok', key: a, kind: 'publishable', env: 'sandbox' });
+    expect(extractApiKey({ 'service-api-key': b, 'crossdeck-api-key': a })).toEqual(expect.objectContaining({ key: b }));
+    expect(extractApiKey({ authorization: `Bearer ${b}`, 'crossdeck-api-key': a })).toEqual(expect.objectContaining({ key: b }));
+    expect(extractApiKey({ 'service-api-key': ' ', 'crossdeck-api-key': a })).toEqual(expect.objectContaining({ key: a }));
+    expect(extractApiKey({ 'crossdeck-api-key': 'cd_nope' })).toEqual({ status: 'malformed' });
+    expect(extractApiKey({})).toEqual({ status: 'missing' });
   });
 });
 
@@ -59,8 +69,10 @@ describe('origin allowlist', () => {
   });
 
   it('validates entries', () => {
-    for (const ok of ['https://a.example.com', 'http://localhost:3000', 'https://*.example.com', 'http://127.0.0.1:8080', 'capacitor://localhost']) expect(isValidAllowlistEntry(ok)).toBe(true);
-    for (const bad of ['https://a.example.com/', 'https://*.com', '*.example.com', 'https://a.*.example.com', 'example.com', 'https://a b.com', 42]) expect(isValidAllowlistEntry(bad)).toBe(false);
+    for (const ok of ['https://a.example.com', 'http://localhost:3000', 'https://*.example.com', 'http://127.0.0.1:8080', 'capacitor://localhost'])
+      expect(isValidAllowlistEntry(ok)).toBe(true);
+    for (const bad of ['https://a.example.com/', 'https://*.com', '*.example.com', 'https://a.*.example.com', 'example.com', 'https://a b.com', 42])
+      expect(isValidAllowlistEntry(bad)).toBe(false);
   });
 
   it('learns the origin and its registrable apex, public-suffix aware', () => {
@@ -94,20 +106,19 @@ describe('ApiKeyGuard scopes', () => {
   };
 
   function contextFor(scopes: string[] | undefined) {
-    const handler = () => undefined;
-    Reflect.defineMetadata(KEY_REQUIREMENT, { kinds: ['secret'], scopes }, handler);
     const req = { headers: { authorization: `Bearer ${secret}` }, method: 'GET', path: '/v1/x' } as Record<string | symbol, unknown>;
     const res = { setHeader: () => undefined };
-    return {
-      req,
-      ctx: { getHandler: () => handler, getClass: () => class {}, switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }) } as unknown as ExecutionContext,
-    };
+    return { req, ctx: { requirement: { kinds: ['secret' as const], scopes }, req, res } };
   }
 
   function guard() {
     const lookup = { find: jest.fn().mockResolvedValue(record) };
     const clock = { nowMs: () => Date.now() };
-    return { lookup, guard: new ApiKeyGuard(new Reflector(), lookup as never, {} as never, clock as never, createAppLogger('silent')) };
+    const authenticator = new ApiKeyAuthenticator(lookup as never, {} as never, clock as never, createAppLogger('silent'));
+    // What the platform's route guard does with it: authenticate, then let the request through.
+    const canActivate = (ctx: { requirement: KeyRequirement; req: unknown; res: unknown }) =>
+      authenticator.authenticate(ctx.requirement, ctx.req as never, ctx.res as never).then(() => true);
+    return { lookup, guard: { canActivate } };
   }
 
   it('lets a key with the declared aggregate scope through', async () => {
@@ -131,21 +142,24 @@ describe('ApiKeyGuard scopes', () => {
 });
 
 describe('assertDeclaredEnv', () => {
-  const scope = { projectId: 'proj_1', env: 'sandbox' as const };
-  it('accepts the key\'s environment or no declaration', () => {
+  const scope = testScope('proj_1', 'sandbox');
+  it("accepts the key's environment or no declaration", () => {
     expect(() => assertDeclaredEnv(scope, 'sandbox')).not.toThrow();
     expect(() => assertDeclaredEnv(scope, undefined)).not.toThrow();
     expect(() => assertDeclaredEnv(scope, null)).not.toThrow();
   });
-  it.each([['production'], ['x'.repeat(10_000)], [{ toString: 1 }], [[[[]]]], [42], [true]])('refuses %p with 403 env_mismatch and a short message', (declared) => {
-    const error = (() => {
-      try {
-        assertDeclaredEnv(scope, declared);
-      } catch (e) {
-        return e as ApiError;
-      }
-    })();
-    expect(error).toEqual(expect.objectContaining({ status: 403, code: 'env_mismatch' }));
-    expect(error!.message.length).toBeLessThan(120);
-  });
+  it.each([['production'], ['x'.repeat(10_000)], [{ toString: 1 }], [[[[]]]], [42], [true]])(
+    'refuses %p with 403 env_mismatch and a short message',
+    (declared) => {
+      const error = (() => {
+        try {
+          assertDeclaredEnv(scope, declared);
+        } catch (e) {
+          return e as ApiError;
+        }
+      })();
+      expect(error).toEqual(expect.objectContaining({ status: 403, code: 'env_mismatch' }));
+      expect(error!.message.length).toBeLessThan(120);
+    },
+  );
 });

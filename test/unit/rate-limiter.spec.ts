@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { testScope } from '../support/scopes.js';
 import {
   ApiError,
   type AppConfig,
@@ -77,7 +78,7 @@ function config(env: Record<string, string> = {}): AppConfig {
 }
 
 function scope(env: TenantScope['env'] = 'sandbox'): TenantScope {
-  return { projectId: `proj_${randomUUID()}`, env };
+  return testScope(`proj_${randomUUID()}`, env);
 }
 
 const rule: BucketRule = { sustained: 10, burst: 100 };
@@ -153,7 +154,7 @@ describe('RateLimiterService (in-process store)', () => {
 
   it('keeps a separate bucket per (project, environment, bucket)', async () => {
     const a = scope('sandbox');
-    const aLive: TenantScope = { projectId: a.projectId, env: 'production' };
+    const aLive: TenantScope = testScope(a.projectId, 'production');
     const b = scope('sandbox');
     await limiter.take(a, 'events', rule, 100);
     await expect(limiter.enforce(a, 'events', rule)).rejects.toMatchObject({ status: 429 });
@@ -191,11 +192,7 @@ describe('RateLimiterService fail-open', () => {
   });
 
   it('allows and counts when REDIS_URL points at a closed port', async () => {
-    const limiter = new RateLimiterService(
-      config({ REDIS_URL: 'redis://127.0.0.1:1' }),
-      new FakeClock() as unknown as Clock,
-      captureLogger().logger,
-    );
+    const limiter = new RateLimiterService(config({ REDIS_URL: 'redis://127.0.0.1:1' }), new FakeClock() as unknown as Clock, captureLogger().logger);
     try {
       const s = scope();
       const started = Date.now();
@@ -401,7 +398,13 @@ describeRedis(`RateLimiterService on Redis (${REDIS_URL})`, () => {
     const s = scope();
     const r: BucketRule = { sustained: 3, burst: 17 };
     const steps: Array<[number, number, boolean]> = [
-      [0, 5, false], [0, 20, true], [120, 1, false], [400, 3, true], [0, 2, false], [2_000, 9, false], [10, 30, true],
+      [0, 5, false],
+      [0, 20, true],
+      [120, 1, false],
+      [400, 3, true],
+      [0, 2, false],
+      [2_000, 9, false],
+      [10, 30, true],
     ];
     for (const [advance, cost, partial] of steps) {
       clock.advanceMs(advance);

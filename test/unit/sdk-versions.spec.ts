@@ -11,6 +11,7 @@ import {
   loadConfig,
   loadSdkVersionsManifest,
   parseSdkHeader,
+  readSdkVersionHeader,
   surfaceOfClient,
 } from '../../libs/platform/src/index.js';
 
@@ -42,6 +43,20 @@ describe('the shipped manifest', () => {
       expect(isBelowFloor(manifest, surface, entry.latest)).toBe(false);
     }
   });
+
+  it.each([
+    ['@cross-deck/web', 'web'],
+    ['@cross-deck/node', 'node'],
+    ['@cross-deck/react-native', 'react-native'],
+    ['@cross-deck/swift', 'swift'],
+    ['CrossdeckSDK', 'swift'],
+    ['cross-deck-swift', 'swift'],
+    ['@cross-deck/android', 'android'],
+    ['com.crossdeck:sdk', 'android'],
+    ['cross-deck-android', 'android'],
+  ])('maps the published client %s to the surface %s', (name, surface) => {
+    expect(surfaceOfClient(manifest, name)).toBe(surface);
+  });
 });
 
 describe('loadSdkVersionsManifest', () => {
@@ -67,7 +82,9 @@ describe('loadSdkVersionsManifest', () => {
     expect(loadSdkVersionsManifest(write('ok.json', JSON.stringify({ surfaces }))).web.clientNames).toEqual(['web']);
     const { android: _android, ...withoutAndroid } = surfaces;
     expect(() => loadSdkVersionsManifest(write('missing.json', JSON.stringify({ surfaces: withoutAndroid })))).toThrow(/android/);
-    expect(() => loadSdkVersionsManifest(write('semver.json', JSON.stringify({ surfaces: { ...surfaces, swift: { name: 'x', latest: 'one', minSupported: '0.1.0' } } })))).toThrow(/swift/);
+    expect(() =>
+      loadSdkVersionsManifest(write('semver.json', JSON.stringify({ surfaces: { ...surfaces, swift: { name: 'x', latest: 'one', minSupported: '0.1.0' } } }))),
+    ).toThrow(/swift/);
   });
 });
 
@@ -155,5 +172,14 @@ describe('SdkVersionPolicy.assertSupported', () => {
   it('surfaceOf maps a client identity to its surface', () => {
     expect(enforced.surfaceOf({ name: 'service-android', version: '1.0.0' })).toBe('android');
     expect(enforced.surfaceOf(undefined)).toBeUndefined();
+  });
+});
+
+describe('client-version header', () => {
+  it("reads Service-Sdk-Version, then the clients' Crossdeck-Sdk-Version", () => {
+    expect(readSdkVersionHeader({ 'crossdeck-sdk-version': '@cross-deck/web@1.14.1' })).toBe('@cross-deck/web@1.14.1');
+    expect(readSdkVersionHeader({ 'service-sdk-version': 'web@1.0.0', 'crossdeck-sdk-version': '@cross-deck/web@1.14.1' })).toBe('web@1.0.0');
+    expect(readSdkVersionHeader({ 'service-sdk-version': ' ', 'crossdeck-sdk-version': '@cross-deck/web@1.14.1' })).toBe('@cross-deck/web@1.14.1');
+    expect(readSdkVersionHeader({})).toBeUndefined();
   });
 });

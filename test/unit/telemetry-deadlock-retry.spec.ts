@@ -1,5 +1,6 @@
 import { EventsRepository } from '../../libs/telemetry/src/storage/events.repository.js';
 import type { EventRow } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import { testScope } from '../support/scopes.js';
 
 function repository(failures: { code: string }[]) {
   const calls: string[] = [];
@@ -15,7 +16,7 @@ function repository(failures: { code: string }[]) {
   return { repo, calls };
 }
 
-const scope = { projectId: 'proj_1', env: 'sandbox' as const };
+const scope = testScope('proj_1', 'sandbox');
 const meta = { appId: 'app_1', receivedAtMs: 1_700_000_000_000, sdkName: null, sdkVersion: null };
 const row: EventRow = {
   eventId: 'evt_1',

@@ -38,7 +38,12 @@ describe('telemetry: storage helpers', () => {
   });
 
   it('one row per (eventId, day), last one wins, in a stable order', () => {
-    const rows = dedupeAndSort([row({ eventId: 'b', name: 'first' }), row({ eventId: 'a' }), row({ eventId: 'b', name: 'second' }), row({ eventId: 'b', clientDay: 1 })]);
+    const rows = dedupeAndSort([
+      row({ eventId: 'b', name: 'first' }),
+      row({ eventId: 'a' }),
+      row({ eventId: 'b', name: 'second' }),
+      row({ eventId: 'b', clientDay: 1 }),
+    ]);
     expect(rows.map((r) => [r.eventId, r.clientDay, r.name])).toEqual([
       ['a', 20_000, 'page.viewed'],
       ['b', 1, 'page.viewed'],
@@ -104,7 +109,7 @@ describe('telemetry: storage helpers', () => {
     expect(ingestWriteConcurrency(2)).toBe(1);
   });
 
-  it('the write gate hands a failed write\'s slot on: no leak, no deadlock', async () => {
+  it("the write gate hands a failed write's slot on: no leak, no deadlock", async () => {
     const gate = new WriteGate(1);
     const failing = gate.run(async () => {
       await new Promise((r) => setImmediate(r));
@@ -124,7 +129,9 @@ describe('telemetry: storage helpers', () => {
   });
 
   it('hint sets: distinct, in a stable (text) order, nulls kept', () => {
-    const sets = JSON.parse(hintSetsJson([row({ anonymousId: 'b' }), row({ anonymousId: 'a' }), row({ anonymousId: 'b' }), row({ anonymousId: 'a', developerUserId: 'u' })]));
+    const sets = JSON.parse(
+      hintSetsJson([row({ anonymousId: 'b' }), row({ anonymousId: 'a' }), row({ anonymousId: 'b' }), row({ anonymousId: 'a', developerUserId: 'u' })]),
+    );
     expect(sets).toEqual([
       { u: 'u', a: 'a', s: null },
       { u: null, a: 'a', s: null },
@@ -136,7 +143,12 @@ describe('telemetry: storage helpers', () => {
     expect(hintSetOutcome(3, 'cdcust_1', 1000)).toEqual({ pending: false, attempts: 0, afterMs: 0, customerId: 'cdcust_1' });
     expect(hintSetOutcome(0, null, 1000)).toEqual({ pending: true, attempts: 1, afterMs: 61_000, customerId: null });
     expect(hintSetOutcome(1, null, 1000)).toEqual({ pending: true, attempts: 2, afterMs: 601_000, customerId: null });
-    expect(hintSetOutcome(MAX_RESOLVE_ATTEMPTS - 1, null, 1000)).toEqual({ pending: false, attempts: MAX_RESOLVE_ATTEMPTS, afterMs: 1000 + EXHAUSTED_RETRY_MS, customerId: null });
+    expect(hintSetOutcome(MAX_RESOLVE_ATTEMPTS - 1, null, 1000)).toEqual({
+      pending: false,
+      attempts: MAX_RESOLVE_ATTEMPTS,
+      afterMs: 1000 + EXHAUSTED_RETRY_MS,
+      customerId: null,
+    });
     expect(hintSetOutcome(MAX_RESOLVE_ATTEMPTS, null, 1000).attempts).toBe(MAX_RESOLVE_ATTEMPTS);
     expect(hintSetOutcome(2, undefined, 1000)).toEqual({ pending: true, attempts: 2, afterMs: 31_000, customerId: null });
   });

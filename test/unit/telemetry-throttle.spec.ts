@@ -2,6 +2,7 @@ import { DEFAULT_BUCKET_RULES, take } from '../../libs/platform/src/index.js';
 import { InProcessErrorAllowanceStore, RedisErrorAllowanceStore } from '../../libs/telemetry/src/throttle/error-allowance.store.js';
 import { ErrorAllowanceService } from '../../libs/telemetry/src/throttle/error-allowance.service.js';
 import { ERROR_ALLOWANCE_WINDOW_MS, allowanceCandidates, landedIndexes, throttledSummary } from '../../libs/telemetry/src/throttle/throttle-plan.js';
+import { testScope } from '../support/scopes.js';
 
 const plain = { isError: false, fingerprint: null };
 const err = (fingerprint: string | null) => ({ isError: true, fingerprint });
@@ -61,7 +62,11 @@ describe('telemetry: throttling maths', () => {
 
   it('the in-process allowance forgets expired claims when it grows', async () => {
     const store = new InProcessErrorAllowanceStore(10);
-    await store.claim(Array.from({ length: 10 }, (_, i) => `k${i}`), 0, 1000);
+    await store.claim(
+      Array.from({ length: 10 }, (_, i) => `k${i}`),
+      0,
+      1000,
+    );
     await store.claim(['late'], 5000, 1000);
     expect(store.size).toBe(1);
   });
@@ -71,10 +76,10 @@ describe('telemetry: throttling maths', () => {
     const logger = { warn: jest.fn() } as any;
     const config = { redisUrl: undefined } as any;
     const ok = new ErrorAllowanceService(config, clock, logger, new InProcessErrorAllowanceStore());
-    const scope = { projectId: 'proj_1', env: 'sandbox' as const };
+    const scope = testScope('proj_1', 'sandbox');
     expect(await ok.claim(scope, ['aaaaaaaa', 'bbbbbbbb'])).toEqual(new Set(['aaaaaaaa', 'bbbbbbbb']));
     expect(await ok.claim(scope, ['aaaaaaaa'])).toEqual(new Set());
-    expect(await ok.claim({ ...scope, env: 'production' }, ['aaaaaaaa'])).toEqual(new Set(['aaaaaaaa']));
+    expect(await ok.claim(testScope(scope.projectId, 'production'), ['aaaaaaaa'])).toEqual(new Set(['aaaaaaaa']));
     const broken = new ErrorAllowanceService(config, clock, logger, {
       claim: async () => {
         throw new Error('down');

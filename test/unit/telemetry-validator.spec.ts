@@ -189,7 +189,10 @@ describe('telemetry: batch validator', () => {
 
     it('tags: offending entries dropped, at most 32 kept', () => {
       expect(sanitizeTags({ a: 'x', b: 5, c: 'y'.repeat(65), d: 'z'.repeat(64) })).toEqual({ json: JSON.stringify({ a: 'x', d: 'z'.repeat(64) }), dropped: 2 });
-      expect(sanitizeTags({ ['k'.repeat(64)]: 'ok', ['k'.repeat(65)]: 'too long a key', '': 'empty key' })).toEqual({ json: JSON.stringify({ ['k'.repeat(64)]: 'ok' }), dropped: 2 });
+      expect(sanitizeTags({ ['k'.repeat(64)]: 'ok', ['k'.repeat(65)]: 'too long a key', '': 'empty key' })).toEqual({
+        json: JSON.stringify({ ['k'.repeat(64)]: 'ok' }),
+        dropped: 2,
+      });
       const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, 'v']));
       const out = sanitizeTags(many);
       expect(Object.keys(JSON.parse(out.json!))).toHaveLength(32);
@@ -302,7 +305,9 @@ describe('telemetry: batch validator', () => {
       const deep = JSON.parse(`{"d":${'[{"k":'.repeat(50_000)}1${'}]'.repeat(50_000)}}`);
       expect(() => JSON.stringify(deep)).toThrow(RangeError);
       expect(serializeJson(deep)).toBe(`{"d":${'[{"k":'.repeat(50_000)}1${'}]'.repeat(50_000)}}`);
-      expect(rejects({ events: [event({ properties: deep })] }).message).toBe('events[0].properties: must be at most 8192 bytes when JSON-serialised (got 400007)');
+      expect(rejects({ events: [event({ properties: deep })] }).message).toBe(
+        'events[0].properties: must be at most 8192 bytes when JSON-serialised (got 400007)',
+      );
     });
   });
 });

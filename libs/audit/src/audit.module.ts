@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { KeysModule } from '../../keys/src/index.js';
 import { AuditController } from './audit.controller.js';
+import { AuditEntriesRepository } from './audit-entries.repository.js';
 import { AuditJournal } from './audit-journal.service.js';
 import { AuditRetentionJob } from './audit-retention.job.js';
 
@@ -8,7 +9,7 @@ import { AuditRetentionJob } from './audit-retention.job.js';
 @Module({
   imports: [KeysModule],
   controllers: [AuditController],
-  providers: [AuditJournal, AuditRetentionJob],
+  providers: [AuditEntriesRepository, AuditJournal, AuditRetentionJob],
   exports: [AuditJournal, AuditRetentionJob],
 })
 export class AuditModule {}

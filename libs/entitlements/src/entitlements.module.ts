@@ -1,3 +1,4 @@
+import { CatalogRepository } from './catalog/catalog.repository.js';
 import { Module } from '@nestjs/common';
 import { KeysModule } from '../../keys/src/index.js';
 import { AuditModule } from '../../audit/src/index.js';
@@ -8,6 +9,7 @@ import { ProjectLookup } from './catalog/project-lookup.service.js';
 import { EntitlementRepository } from './domain/entitlement.repository.js';
 import { EntitlementWriter } from './grants/entitlement-writer.service.js';
 import { ManualEntitlementService } from './grants/manual-entitlements.service.js';
+import { MigrationGrants } from './grants/migration-grants.service.js';
 import { ServerCustomersController } from './grants/server-customers.controller.js';
 import { OperatorEntitlementsController } from './operator/operator-entitlements.controller.js';
 import { EntitlementQueries } from './reads/entitlement-queries.service.js';
@@ -24,10 +26,12 @@ import { EntitlementsController } from './reads/entitlements.controller.js';
     EntitlementQueries,
     EntitlementWriter,
     ManualEntitlementService,
+    MigrationGrants,
     EntitlementKeyRegistry,
     ProductCatalog,
     ProjectLookup,
+    CatalogRepository,
   ],
-  exports: [EntitlementReadService, EntitlementWriter, EntitlementKeyRegistry, ProductCatalog],
+  exports: [EntitlementReadService, EntitlementWriter, EntitlementKeyRegistry, ProductCatalog, MigrationGrants],
 })
 export class EntitlementsModule {}

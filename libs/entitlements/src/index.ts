@@ -1,8 +1,10 @@
 import { EntitlementsSchema1790000000400 } from './migrations/1790000000400-entitlements-schema.migration.js';
+import { CustomerScopeForeignKey1790000000922 } from './migrations/1790000000922-customer-scope-foreign-key.migration.js';
 
 export { EntitlementsModule } from './entitlements.module.js';
 export { EntitlementReadService } from './reads/entitlement-read.service.js';
 export { EntitlementWriter, type RailEntitlementWrite } from './grants/entitlement-writer.service.js';
+export { MigrationGrants, type MigrationGrantContext, type MigrationGrantOutcome } from './grants/migration-grants.service.js';
 export { EntitlementKeyRegistry, type KeyRegistrar, type RegisteredKey } from './catalog/entitlement-key-registry.service.js';
 export { ProductCatalog, type CatalogProduct } from './catalog/product-catalog.service.js';
 export { PublicEntitlement, EntitlementSource, EntitlementList, EntitlementMutation } from './domain/public-entitlement.js';
@@ -12,6 +14,8 @@ export {
   ENTITLEMENT_STATES,
   GRANT_DURATIONS,
   MANUAL_PRODUCT_ID,
+  CATALOG_KEY_PATTERN,
+  CATALOG_KEY_MAX,
   type Rail,
   type PurchaseRail,
   type EntitlementState,
@@ -21,4 +25,4 @@ export {
 } from './domain/entitlement-rules.js';
 
 /** Migrations of the entitlements context, in order. */
-export const ENTITLEMENTS_MIGRATIONS = [EntitlementsSchema1790000000400];
+export const ENTITLEMENTS_MIGRATIONS = [EntitlementsSchema1790000000400, CustomerScopeForeignKey1790000000922];

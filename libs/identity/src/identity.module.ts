@@ -2,10 +2,14 @@ import { Module } from '@nestjs/common';
 import { KeysModule } from '../../keys/src/index.js';
 import { AuditModule } from '../../audit/src/index.js';
 import { CustomerDirectory } from './customers/customer-directory.service.js';
+import { RailCustomers } from './customers/rail-customers.service.js';
+import { BulkIdentity } from './customers/bulk-identity.service.js';
+import { BulkIdentityRepository } from './customers/bulk-identity.repository.js';
 import { IdentityRepository } from './customers/identity.repository.js';
+import { RailIdentity } from './customers/rail-identity.service.js';
 import { ErasureHooks } from './forget/erasure-hooks.js';
-import { ErasureStore } from './forget/erasure.store.js';
-import { ErasureWorker } from './forget/erasure-worker.js';
+import { ErasureRepository } from './forget/erasure.repository.js';
+import { ErasureWorker } from './forget/erasure.job.js';
 import { ForgetController } from './forget/forget.controller.js';
 import { ForgetService } from './forget/forget.service.js';
 import { IdentifyController } from './identify/identify.controller.js';
@@ -15,7 +19,7 @@ import { IdentityAdminController } from './operator/identity-admin.controller.js
 import { IdentityAdminService } from './operator/identity-admin.service.js';
 import { IdTokenVerifier } from './tokens/id-token-verifier.service.js';
 import { IdentityProviderService } from './tokens/identity-provider.service.js';
-import { IdentityProviderStore } from './tokens/identity-provider.store.js';
+import { IdentityProviderRepository } from './tokens/identity-provider.repository.js';
 
 /** Customers, the alias graph, identify, forget and erasure, merge reviews, the identity provider. */
 @Module({
@@ -24,17 +28,21 @@ import { IdentityProviderStore } from './tokens/identity-provider.store.js';
   providers: [
     IdentityRepository,
     CustomerDirectory,
+    RailIdentity,
+    RailCustomers,
+    BulkIdentityRepository,
+    BulkIdentity,
     IdentifyService,
     IdentifyVelocityLimiter,
     IdTokenVerifier,
-    IdentityProviderStore,
+    IdentityProviderRepository,
     IdentityProviderService,
     ForgetService,
-    ErasureStore,
+    ErasureRepository,
     ErasureHooks,
     ErasureWorker,
     IdentityAdminService,
   ],
-  exports: [CustomerDirectory, ErasureHooks, ErasureWorker, IdTokenVerifier, IdentifyService],
+  exports: [CustomerDirectory, RailIdentity, RailCustomers, BulkIdentity, ErasureHooks, ErasureWorker, IdTokenVerifier, IdentifyService],
 })
 export class IdentityModule {}

@@ -1,10 +1,16 @@
 import { CreateIdentity1790000000300 } from './migrations/1790000000300-create-identity.migration.js';
+import { ErasureJobs1790000000910 } from './migrations/1790000000910-erasure-jobs.migration.js';
+import { CustomerScopeForeignKeys1790000000920 } from './migrations/1790000000920-customer-scope-foreign-keys.migration.js';
 
 export { IdentityModule } from './identity.module.js';
 export { CustomerDirectory, type CustomerHint } from './customers/customer-directory.service.js';
 export type { CustomerProfile } from './customers/identity.repository.js';
+export { RailIdentity, type AliasNode } from './customers/rail-identity.service.js';
+export { RailCustomers } from './customers/rail-customers.service.js';
+export { BulkIdentity, type BulkAliasHit, type BulkCustomerRow } from './customers/bulk-identity.service.js';
+export { inTransactionWithRetry, RetryTransaction } from './customers/transaction-retry.js';
 export { ErasureHooks, type ErasureHook, type ErasureSubject } from './forget/erasure-hooks.js';
-export { ErasureWorker, ERASURE_SLA_DAYS } from './forget/erasure-worker.js';
+export { ErasureWorker, ERASURE_SLA_DAYS } from './forget/erasure.job.js';
 export { IdTokenVerifier, type VerifiedIdentity } from './tokens/id-token-verifier.service.js';
 export { IdentifyService } from './identify/identify.service.js';
 export { slidingWindowDecision, VELOCITY_LIMIT, VELOCITY_WINDOW_MS } from './identify/velocity-limiter.js';
@@ -13,4 +19,5 @@ export { ALIAS_TYPES, PERSONAL_ALIAS_TYPES, USER_ID_PATTERN, ANONYMOUS_ID_PATTER
 export { CUSTOMER_ID_PREFIX } from './domain/ids.js';
 
 /** Migrations of the identity context, in order. */
-export const IDENTITY_MIGRATIONS = [CreateIdentity1790000000300];
+export const IDENTITY_MIGRATIONS = [CreateIdentity1790000000300, ErasureJobs1790000000910, CustomerScopeForeignKeys1790000000920];
+export { addCustomerScopeForeignKey } from './migrations/customer-scope-foreign-key.js';

@@ -1,31 +1,55 @@
-import { Module } from '@nestjs/common';
-import { ApiKeyGuard } from './auth/api-key.guard.js';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { RoutePolicyHooks } from '../../platform/src/index.js';
+import { ApiKeyAuthenticator } from './auth/api-key.authenticator.js';
 import { KeyLookupService } from './auth/key-lookup.service.js';
 import { AppConfigController } from './config/app-config.controller.js';
 import { AppConfigService } from './config/app-config.service.js';
 import { KeysRepository } from './domain/keys.repository.js';
+import { ProjectsRepository } from './domain/projects.repository.js';
 import { HeartbeatController } from './heartbeat/heartbeat.controller.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';
+import { SdkLivenessRepository } from './heartbeat/sdk-liveness.repository.js';
 import { OriginLearningService } from './heartbeat/origin-learning.service.js';
+import { DemoSeedRepository } from './operator/demo-seed.repository.js';
 import { DemoSeeder } from './operator/demo-seeder.service.js';
 import { KeysAdminController } from './operator/keys-admin.controller.js';
-import { KeysAdminService } from './operator/keys-admin.service.js';
+import { KeyLifecycleService } from './operator/key-lifecycle.service.js';
+import { ProjectsAdminService } from './operator/projects-admin.service.js';
+import { RateLimitsAdminService } from './operator/rate-limits-admin.service.js';
+import { ProjectRateLimitsRepository } from './rate-limits/project-rate-limits.repository.js';
 import { ProjectRateLimits } from './rate-limits/project-rate-limits.service.js';
 
-/** Projects, apps and API keys; the key guard; app config and heartbeat. */
+/** Projects, apps and API keys; the API-key policy of the route guard; app config and heartbeat. */
 @Module({
   controllers: [KeysAdminController, AppConfigController, HeartbeatController],
   providers: [
     KeysRepository,
+    ProjectsRepository,
     KeyLookupService,
     OriginLearningService,
-    ApiKeyGuard,
+    ApiKeyAuthenticator,
     ProjectRateLimits,
-    KeysAdminService,
+    ProjectRateLimitsRepository,
+    ProjectsAdminService,
+    KeyLifecycleService,
+    RateLimitsAdminService,
     AppConfigService,
     HeartbeatService,
+    SdkLivenessRepository,
     DemoSeeder,
+    DemoSeedRepository,
   ],
-  exports: [ApiKeyGuard, KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder],
+  exports: [KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder],
 })
-export class KeysModule {}
+export class KeysModule implements OnModuleInit {
+  constructor(
+    private readonly hooks: RoutePolicyHooks,
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly rateLimits: ProjectRateLimits,
+  ) {}
+
+  onModuleInit(): void {
+    this.hooks.registerApiKeyAuthenticator((policy, req, res) => this.authenticator.authenticate(policy, req, res));
+    this.hooks.registerBucketRules((projectId) => this.rateLimits.table(projectId));
+  }
+}

@@ -1,5 +1,5 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { Clock } from './clock/clock.js';
 import { APP_LOGGER, type AppLogger } from './logging/logger.js';
@@ -9,11 +9,25 @@ import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
 import { SDK_VERSIONS_MANIFEST, SdkVersionPolicy } from './sdk/sdk-version-policy.js';
 import type { SdkVersionsManifest } from './sdk/sdk-versions.js';
 import { HealthController } from './health/health.controller.js';
+import { ReadinessController } from './health/readiness.controller.js';
+import { Readiness } from './health/readiness.js';
+import { Metrics } from './metrics/metrics.js';
 import { SdkVersionsController } from './sdk/sdk-versions.controller.js';
 import { TestClockController, TestClockEnabledGuard } from './operator/test-clock.controller.js';
 import { DatabaseModule } from './database/database.module.js';
 import { PeriodicJobs } from './jobs/periodic-jobs.service.js';
 import type { DatabaseSchema } from './database/data-source-options.js';
+import { Sql } from './database/sql.js';
+import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
+import { IdempotencyService } from './idempotency/idempotency.service.js';
+import { RoutePolicyGuard } from './policy/route-policy.guard.js';
+import { RoutePolicyHooks } from './policy/route-policy.hooks.js';
+import { RoutePolicyInterceptor } from './policy/route-policy.interceptor.js';
+import { DiscoveryModule } from '@nestjs/core';
+import { JobsRepository } from './jobs/jobs.repository.js';
+import { JobQueue } from './jobs/job-queue.service.js';
+import { JobWorker } from './jobs/job-worker.service.js';
+import { JobsAdminController } from './jobs/jobs-admin.controller.js';
 
 export interface PlatformOptions {
   config: AppConfig;
@@ -29,21 +43,48 @@ export class PlatformModule {
   static forRoot(options: PlatformOptions): DynamicModule {
     return {
       module: PlatformModule,
-      imports: [DatabaseModule.forRoot(options.schema)],
-      controllers: [HealthController, SdkVersionsController, TestClockController],
+      imports: [DatabaseModule.forRoot(options.schema), DiscoveryModule],
+      controllers: [HealthController, SdkVersionsController, TestClockController, JobsAdminController, ReadinessController],
       providers: [
         { provide: APP_CONFIG, useValue: options.config },
         { provide: APP_LOGGER, useValue: options.logger },
         { provide: SDK_VERSIONS_MANIFEST, useValue: options.sdkVersions },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useFactory: createValidationPipe },
+        { provide: APP_GUARD, useClass: RoutePolicyGuard },
+        { provide: APP_INTERCEPTOR, useClass: RoutePolicyInterceptor },
         Clock,
+        Sql,
+        RoutePolicyHooks,
+        IdempotencyRepository,
+        IdempotencyService,
+        JobsRepository,
+        JobQueue,
+        JobWorker,
         RateLimiterService,
         SdkVersionPolicy,
         TestClockEnabledGuard,
         PeriodicJobs,
+        Readiness,
+        Metrics,
       ],
-      exports: [APP_CONFIG, APP_LOGGER, SDK_VERSIONS_MANIFEST, Clock, RateLimiterService, SdkVersionPolicy, PeriodicJobs, DatabaseModule],
+      exports: [
+        APP_CONFIG,
+        APP_LOGGER,
+        SDK_VERSIONS_MANIFEST,
+        Clock,
+        Sql,
+        RoutePolicyHooks,
+        IdempotencyService,
+        JobQueue,
+        JobWorker,
+        RateLimiterService,
+        SdkVersionPolicy,
+        PeriodicJobs,
+        DatabaseModule,
+        Readiness,
+        Metrics,
+      ],
     };
   }
 }

@@ -1,29 +1,38 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { KeysModule } from '../../keys/src/index.js';
 import { CustomerDirectory, ErasureHooks, IdentityModule } from '../../identity/src/index.js';
-import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/event-erasure.hook.js';
+import { SourceMapSymbolicator, SourceMapsModule } from '../../sourcemaps/src/index.js';
+import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/event-erasure.repository.js';
 import { EVENT_CUSTOMER_LOOKUP } from './identity/customer-lookup.js';
+import { EventIdentityHintsRepository } from './identity/event-identity-hints.repository.js';
 import { EventIdentityResolver } from './identity/event-identity-resolver.service.js';
 import { EventsController } from './ingest/events.controller.js';
+import { ErrorIssueDetailService } from './issues/error-issue-detail.service.js';
 import { ErrorIssuesController } from './issues/error-issues.controller.js';
+import { ERROR_FRAME_SYMBOLICATOR } from './issues/frame-symbolicator.js';
 import { ErrorIssuesRepository } from './issues/error-issues.repository.js';
 import { IngestEventsService } from './ingest/ingest-events.service.js';
+import { EventPartitionMaintenanceRepository } from './storage/event-partition-maintenance.repository.js';
 import { EventPartitionMaintenance } from './storage/event-partition-maintenance.service.js';
 import { EventsRepository } from './storage/events.repository.js';
 import { ErrorAllowanceService } from './throttle/error-allowance.service.js';
 
-/** Telemetry ingestion (POST /v1/events), error issues, identity resolution of events, partitions. */
+/** Telemetry ingestion (POST /v1/events), error issues (symbolicated on read), identity resolution of events, partitions. */
 @Module({
-  imports: [KeysModule, IdentityModule],
+  imports: [KeysModule, IdentityModule, SourceMapsModule],
   controllers: [EventsController, ErrorIssuesController],
   providers: [
     IngestEventsService,
     EventsRepository,
     ErrorIssuesRepository,
+    ErrorIssueDetailService,
     ErrorAllowanceService,
     EventIdentityResolver,
+    EventIdentityHintsRepository,
     EventPartitionMaintenance,
+    EventPartitionMaintenanceRepository,
     { provide: EVENT_CUSTOMER_LOOKUP, useExisting: CustomerDirectory },
+    { provide: ERROR_FRAME_SYMBOLICATOR, useExisting: SourceMapSymbolicator },
   ],
   exports: [EventIdentityResolver, EventPartitionMaintenance],
 })

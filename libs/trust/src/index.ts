@@ -1,7 +1,8 @@
 import { CreateDeviceBindings1790000000350 } from './migrations/1790000000350-create-device-bindings.migration.js';
+import { CustomerScopeForeignKey1790000000921 } from './migrations/1790000000921-customer-scope-foreign-key.migration.js';
 
 export { TrustModule } from './trust.module.js';
 export { trustTier, TRUSTED_DEVICE_WINDOW_MS, type TrustDecision, type TrustEvidence, type RecommendedAction, type TrustStatus } from './domain/trust-tier.js';
 
 /** Migrations of the trust context, in order. */
-export const TRUST_MIGRATIONS = [CreateDeviceBindings1790000000350];
+export const TRUST_MIGRATIONS = [CreateDeviceBindings1790000000350, CustomerScopeForeignKey1790000000921];

@@ -1,8 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { Clock } from '../../../platform/src/index.js';
+import { CatalogRepository, type KeyRegistrar } from './catalog.repository.js';
 
-export type KeyRegistrar = 'grant' | 'migration' | 'catalog';
+export type { KeyRegistrar } from './catalog.repository.js';
 
 export interface RegisteredKey {
   key: string;
@@ -19,28 +20,20 @@ export interface RegisteredKey {
 @Injectable()
 export class EntitlementKeyRegistry {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly clock: Clock,
+    private readonly catalog: CatalogRepository,
   ) {}
 
-  /** Registers the keys in the caller's transaction (idempotent, safe under concurrency). */
-  async register(projectId: string, keys: readonly string[], registeredBy: KeyRegistrar, manager: EntityManager = this.dataSource.manager): Promise<void> {
+  /** Registers the keys in the caller's transaction (idempotent, safe under concurrency); returns the keys this call registered. */
+  async register(projectId: string, keys: readonly string[], registeredBy: KeyRegistrar, manager?: EntityManager): Promise<string[]> {
     // Sorted: concurrent registrations of overlapping key sets lock rows in one order (no deadlock).
     const unique = [...new Set(keys)].sort();
-    if (unique.length === 0) return;
-    await manager.query(
-      `INSERT INTO entitlement_keys (project_id, key, registered_by, created_at)
-       SELECT $1, k, $3, $4 FROM unnest($2::text[]) AS k
-       ON CONFLICT (project_id, key) DO NOTHING`,
-      [projectId, unique, registeredBy, this.clock.now()],
-    );
+    if (unique.length === 0) return [];
+    return this.catalog.registerKeys(projectId, unique, registeredBy, this.clock.now(), manager);
   }
 
   async list(projectId: string): Promise<RegisteredKey[]> {
-    const rows: { key: string; registered_by: KeyRegistrar; created_at: Date }[] = await this.dataSource.query(
-      `SELECT key, registered_by, created_at FROM entitlement_keys WHERE project_id = $1 ORDER BY created_at, key`,
-      [projectId],
-    );
-    return rows.map((row) => ({ key: row.key, registeredBy: row.registered_by, createdAt: Math.floor(new Date(row.created_at).getTime() / 1000) }));
+    const rows = await this.catalog.listKeys(projectId);
+    return rows.map((row) => ({ key: row.key, registeredBy: row.registeredBy, createdAt: Math.floor(new Date(row.createdAt).getTime() / 1000) }));
   }
 }

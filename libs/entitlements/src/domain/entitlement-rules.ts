@@ -26,8 +26,6 @@ export const GRANT_KEY_MAX = 40;
 export const CATALOG_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
 export const CATALOG_KEY_MAX = 64;
 
-export const CUSTOMER_ID_PREFIX = 'cdcust_';
-
 /** The `source.productId` of every manual grant; `source.subscriptionId` is the grant's audit event id. */
 export const MANUAL_PRODUCT_ID = 'manual';
 

@@ -1,7 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import type { TenantScope } from '../../../platform/src/index.js';
-import { type EntitlementState, type Rail, isActiveAt } from './entitlement-rules.js';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { type TenantScope, Sql } from '../../../platform/src/index.js';
+import { type EntitlementState, MANUAL_PRODUCT_ID, type Rail, isActiveAt } from './entitlement-rules.js';
 import type { PublicEntitlement } from './public-entitlement.js';
 
 /** One stored entitlement (one customer, key and rail). Times in Unix seconds. */
@@ -63,53 +63,74 @@ export function toPublicEntitlement(record: EntitlementRecord, nowMs: number): P
   };
 }
 
-/** TypeORM returns `[rows, count]` for UPDATE/DELETE and `rows` otherwise; this always gives the rows. */
-function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
-}
-
 const fromSeconds = (seconds: number | null): Date | null => (seconds === null ? null : new Date(seconds * 1000));
 
 /** What a write sets; the version and update time are the repository's. */
 export type EntitlementWrite = Omit<EntitlementRecord, 'version' | 'updatedAt'>;
 
+/** $1…$11 of the entitlement writes: tenant, row identity, what the rail says, the time. */
+function writeParams(scope: TenantScope, write: EntitlementWrite, now: Date): unknown[] {
+  return [
+    scope.projectId,
+    scope.env,
+    write.customerId,
+    write.key,
+    write.rail,
+    write.productId,
+    write.subscriptionId,
+    write.state,
+    fromSeconds(write.validUntil),
+    write.lastEventId,
+    now,
+  ];
+}
+
 /** Every method takes the tenant scope first; writes take the caller's transaction manager. */
 @Injectable()
 export class EntitlementRepository {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
   /** Active rows of one customer at `now` (every rail; not collapsed). */
-  async findActive(scope: TenantScope, customerId: string, now: Date, manager: EntityManager = this.dataSource.manager): Promise<EntitlementRecord[]> {
-    const rows: EntitlementRow[] = await manager.query(
+  async findActive(scope: TenantScope, customerId: string, now: Date, manager: EntityManager = this.sql.manager()): Promise<EntitlementRecord[]> {
+    const rows: EntitlementRow[] = await this.sql.rows(
       `SELECT ${COLUMNS} FROM entitlements
         WHERE project_id = $1 AND env = $2 AND customer_id = $3
           AND state = 'active' AND (valid_until IS NULL OR valid_until > $4)
         ORDER BY entitlement_key, rail`,
       [scope.projectId, scope.env, customerId, now],
+      manager,
     );
     return rows.map(toRecord);
   }
 
   /** Active rows of one key on rails other than `exceptRail`. */
-  async findActiveOfKey(scope: TenantScope, customerId: string, key: string, exceptRail: Rail, now: Date, manager: EntityManager): Promise<EntitlementRecord[]> {
-    const rows: EntitlementRow[] = await manager.query(
+  async findActiveOfKey(
+    scope: TenantScope,
+    customerId: string,
+    key: string,
+    exceptRail: Rail,
+    now: Date,
+    manager: EntityManager,
+  ): Promise<EntitlementRecord[]> {
+    const rows: EntitlementRow[] = await this.sql.rows(
       `SELECT ${COLUMNS} FROM entitlements
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail <> $5
           AND state = 'active' AND (valid_until IS NULL OR valid_until > $6)
         ORDER BY rail`,
       [scope.projectId, scope.env, customerId, key, exceptRail, now],
+      manager,
     );
     return rows.map(toRecord);
   }
 
   /** Reads one row and locks it until the transaction ends (SELECT … FOR UPDATE). */
   async lock(scope: TenantScope, customerId: string, key: string, rail: Rail, manager: EntityManager): Promise<EntitlementRecord | null> {
-    const rows: EntitlementRow[] = await manager.query(
+    const rows: EntitlementRow[] = await this.sql.rows(
       `SELECT ${COLUMNS} FROM entitlements
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail = $5
         FOR UPDATE`,
       [scope.projectId, scope.env, customerId, key, rail],
+      manager,
     );
     return rows[0] ? toRecord(rows[0]) : null;
   }
@@ -120,35 +141,67 @@ export class EntitlementRepository {
    * the caller locks the committed row instead.
    */
   async insertIfAbsent(scope: TenantScope, write: EntitlementWrite, now: Date, manager: EntityManager): Promise<EntitlementRecord | null> {
-    const rows: EntitlementRow[] = await manager.query(
+    const rows: EntitlementRow[] = await this.sql.rows(
       `INSERT INTO entitlements
          (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11, $11)
        ON CONFLICT ON CONSTRAINT entitlements_customer_key_rail_uq DO NOTHING
        RETURNING ${COLUMNS}`,
-      [scope.projectId, scope.env, write.customerId, write.key, write.rail, write.productId, write.subscriptionId, write.state, fromSeconds(write.validUntil), write.lastEventId, now],
+      writeParams(scope, write, now),
+      manager,
     );
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
+  /**
+   * First manual rows of many (customer, key) pairs in one statement, active and lifetime;
+   * `subscription_id` and `last_event_id` are each grant's audit event id (the manual-grant
+   * convention). A pair that already has a manual row (any state) is left as it is; a
+   * concurrent insert of the same pair waits for that transaction. Returns the pairs inserted.
+   */
+  async insertManualLifetimeIfAbsent(
+    scope: TenantScope,
+    grants: readonly { customerId: string; key: string; eventId: string }[],
+    now: Date,
+    manager: EntityManager,
+  ): Promise<{ customerId: string; key: string; eventId: string }[]> {
+    if (grants.length === 0) return [];
+    const sorted = [...grants].sort((a, b) =>
+      a.customerId === b.customerId ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.customerId < b.customerId ? -1 : 1,
+    );
+    const rows: { customer_id: string; entitlement_key: string; subscription_id: string }[] = await this.sql.rows(
+      `INSERT INTO entitlements
+         (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, created_at, updated_at)
+       SELECT $1, $2, g.customer_id, g.key, 'manual', $6, g.event_id, 'active', NULL, 1, g.event_id, $7, $7
+         FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS g(customer_id, key, event_id, ord)
+        ORDER BY g.ord
+       ON CONFLICT ON CONSTRAINT entitlements_customer_key_rail_uq DO NOTHING
+       RETURNING customer_id, entitlement_key, subscription_id`,
+      [scope.projectId, scope.env, sorted.map((g) => g.customerId), sorted.map((g) => g.key), sorted.map((g) => g.eventId), MANUAL_PRODUCT_ID, now],
+      manager,
+    );
+    return rows.map((row) => ({ customerId: row.customer_id, key: row.entitlement_key, eventId: row.subscription_id }));
+  }
+
   /** Overwrites a row the caller holds locked; bumps its version. */
   async update(scope: TenantScope, write: EntitlementWrite, now: Date, manager: EntityManager): Promise<EntitlementRecord> {
-    const result = await manager.query(
+    const result = await this.sql.rows<EntitlementRow>(
       `UPDATE entitlements
           SET product_id = $6, subscription_id = $7, state = $8, valid_until = $9, last_event_id = $10,
               version = version + 1, updated_at = $11
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail = $5
         RETURNING ${COLUMNS}`,
-      [scope.projectId, scope.env, write.customerId, write.key, write.rail, write.productId, write.subscriptionId, write.state, fromSeconds(write.validUntil), write.lastEventId, now],
+      writeParams(scope, write, now),
+      manager,
     );
-    const row = rowsOf<EntitlementRow>(result)[0];
+    const row = result[0];
     if (!row) throw new Error('entitlement row vanished while locked');
     return toRecord(row);
   }
 
   /** Insert or overwrite in one statement (rail writers, who hold no prior lock). */
   async upsert(scope: TenantScope, write: EntitlementWrite, now: Date, manager: EntityManager): Promise<EntitlementRecord> {
-    const rows: EntitlementRow[] = await manager.query(
+    const rows: EntitlementRow[] = await this.sql.rows(
       `INSERT INTO entitlements
          (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11, $11)
@@ -157,8 +210,25 @@ export class EntitlementRepository {
               valid_until = EXCLUDED.valid_until, last_event_id = COALESCE(EXCLUDED.last_event_id, entitlements.last_event_id),
               version = entitlements.version + 1, updated_at = EXCLUDED.updated_at
        RETURNING ${COLUMNS}`,
-      [scope.projectId, scope.env, write.customerId, write.key, write.rail, write.productId, write.subscriptionId, write.state, fromSeconds(write.validUntil), write.lastEventId, now],
+      writeParams(scope, write, now),
+      manager,
     );
     return toRecord(rows[0]);
+  }
+
+  /**
+   * Moves the rail-derived rows of one customer to another (a rail-only customer folded into
+   * a named one). A row whose (key, rail) the target already holds stays where it is.
+   */
+  async moveRailRows(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date, manager: EntityManager): Promise<number> {
+    return this.sql.affected(
+      `UPDATE entitlements e SET customer_id = $4, version = e.version + 1, updated_at = $5
+        WHERE e.project_id = $1 AND e.env = $2 AND e.customer_id = $3 AND e.rail <> 'manual'
+          AND NOT EXISTS (
+            SELECT 1 FROM entitlements t
+             WHERE t.project_id = $1 AND t.env = $2 AND t.customer_id = $4 AND t.entitlement_key = e.entitlement_key AND t.rail = e.rail)`,
+      [scope.projectId, scope.env, fromCustomerId, toCustomerId, now],
+      manager,
+    );
   }
 }

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsObject, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { CATALOG_KEY_MAX, CATALOG_KEY_PATTERN, PURCHASE_RAILS, type PurchaseRail } from '../domain/entitlement-rules.js';
 
 export class CatalogProductDto {
@@ -18,7 +18,10 @@ export class CatalogProductDto {
   @ArrayMaxSize(50)
   @IsString({ each: true })
   @Length(1, CATALOG_KEY_MAX, { each: true })
-  @Matches(CATALOG_KEY_PATTERN, { each: true, message: 'each entitlement key must be 1 to 64 chars of letters, digits, _ . : - (starting with a letter or digit)' })
+  @Matches(CATALOG_KEY_PATTERN, {
+    each: true,
+    message: 'each entitlement key must be 1 to 64 chars of letters, digits, _ . : - (starting with a letter or digit)',
+  })
   entitlementKeys: string[];
 }
 
@@ -26,6 +29,8 @@ export class PutProductsDto {
   @ApiProperty({ type: [CatalogProductDto] })
   @IsArray()
   @ArrayMaxSize(1000)
+  // ValidateNested alone accepts an array where an object belongs ({"products": [[]]}).
+  @IsObject({ each: true, message: 'products: each entry must be an object { rail, productId, entitlementKeys }' })
   @ValidateNested({ each: true })
   @Type(() => CatalogProductDto)
   products: CatalogProductDto[];

@@ -6,7 +6,13 @@ import { GRANT_DURATIONS, GRANT_KEY_MAX, GRANT_KEY_MIN, GRANT_KEY_PATTERN, type 
 const SNAKE_CASE_MESSAGE = 'entitlementKey must be snake_case: a lowercase letter, then lowercase letters, digits or underscores';
 
 export class GrantEntitlementDto {
-  @ApiProperty({ description: 'snake_case, 2 to 40 chars', example: 'pro_access', minLength: GRANT_KEY_MIN, maxLength: GRANT_KEY_MAX, pattern: GRANT_KEY_PATTERN.source })
+  @ApiProperty({
+    description: 'snake_case, 2 to 40 chars',
+    example: 'pro_access',
+    minLength: GRANT_KEY_MIN,
+    maxLength: GRANT_KEY_MAX,
+    pattern: GRANT_KEY_PATTERN.source,
+  })
   @IsString()
   @Length(GRANT_KEY_MIN, GRANT_KEY_MAX)
   @Matches(GRANT_KEY_PATTERN, { message: SNAKE_CASE_MESSAGE })
@@ -23,7 +29,13 @@ export class GrantEntitlementDto {
 }
 
 export class RevokeEntitlementDto {
-  @ApiProperty({ description: 'snake_case, 2 to 40 chars', example: 'pro_access', minLength: GRANT_KEY_MIN, maxLength: GRANT_KEY_MAX, pattern: GRANT_KEY_PATTERN.source })
+  @ApiProperty({
+    description: 'snake_case, 2 to 40 chars',
+    example: 'pro_access',
+    minLength: GRANT_KEY_MIN,
+    maxLength: GRANT_KEY_MAX,
+    pattern: GRANT_KEY_PATTERN.source,
+  })
   @IsString()
   @Length(GRANT_KEY_MIN, GRANT_KEY_MAX)
   @Matches(GRANT_KEY_PATTERN, { message: SNAKE_CASE_MESSAGE })

@@ -3,7 +3,7 @@ import { IsOptional, IsString, MaxLength } from 'class-validator';
 
 /** Exactly one hint is required (checked by the use case: missing_customer / invalid_param_value). */
 export class EntitlementsQueryDto {
-  @ApiPropertyOptional({ description: 'Service customer id (cdcust_…); secret keys only', example: 'cdcust_3f9a0c1d2e4b' })
+  @ApiPropertyOptional({ description: 'Service customer id (cdcust_…), as identify returned it; either key kind', example: 'cdcust_3f9a0c1d2e4b' })
   @IsOptional()
   // class-validator runs these bottom-up: the type check first, so `?userId[]=a` is named as not a string.
   @MaxLength(256)

@@ -49,4 +49,15 @@ export class EntitlementWriter {
     );
     return toPublicEntitlement(record, nowMs);
   }
+
+  /** The stored row of (customer, key, rail), locked in the caller's transaction; null when absent. */
+  async current(manager: EntityManager, scope: TenantScope, customerId: string, entitlementKey: string, rail: Rail): Promise<PublicEntitlement | null> {
+    const record = await this.entitlements.lock(scope, customerId, entitlementKey, rail, manager);
+    return record ? toPublicEntitlement(record, this.clock.nowMs()) : null;
+  }
+
+  /** Moves the rail-derived entitlements of a rail-only customer to the customer it is folded into. */
+  moveRailEntitlements(manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<number> {
+    return this.entitlements.moveRailRows(scope, fromCustomerId, toCustomerId, this.clock.now(), manager);
+  }
 }

@@ -1,14 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ApiError, Clock, type TenantScope } from '../../../platform/src/index.js';
+import { Clock, type TenantScope, randomLowerAlnum } from '../../../platform/src/index.js';
 import { AuditJournal } from '../../../audit/src/index.js';
-import { CustomerDirectory } from '../../../identity/src/index.js';
+import { CUSTOMER_ID_PREFIX, CustomerDirectory } from '../../../identity/src/index.js';
 import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
 import { type GrantDuration, MANUAL_PRODUCT_ID, grantedValidUntil, isActiveAt, validUntilFor } from '../domain/entitlement-rules.js';
 import { type EntitlementRecord, EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
 import type { EntitlementMutation } from '../domain/public-entitlement.js';
-import { assertCustomerIdFormat, unknownCustomer } from '../reads/entitlement-queries.service.js';
 
 export interface GrantInput {
   entitlementKey: string;
@@ -26,20 +24,28 @@ export interface MutationActor {
   /** `api_key:<keyId>` or `operator`. */
   actor: string;
   requestId: string | null;
-  /** What an unknown customer is: 400 invalid_customer (public API) or 404 resource_missing (operator API). */
-  unknownCustomer: 'invalid_customer' | 'resource_missing';
 }
 
-const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+/**
+ * Why a grant or revoke was refused (the callers map it to their answer):
+ * `malformed_customer_id` (not a service customer id), `unknown_customer` (no active customer
+ * of that id in the scope), `not_revocable` (rail-derived, never granted, already revoked or
+ * expired; the message says which).
+ */
+export type ManualEntitlementRefusal = 'malformed_customer_id' | 'unknown_customer' | 'not_revocable';
+
+export class ManualEntitlementRefused extends Error {
+  constructor(
+    readonly refusal: ManualEntitlementRefusal,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ManualEntitlementRefused';
+  }
+}
 
 /** `<prefix><24 chars of [a-z0-9]>`, the audit journal's id format. */
-function auditEventId(prefix: string): string {
-  let out = prefix;
-  while (out.length < prefix.length + 24) {
-    for (const byte of randomBytes(48)) if (byte < 252 && out.length < prefix.length + 24) out += ID_ALPHABET[byte % 36];
-  }
-  return out;
-}
+const auditEventId = (prefix: string): string => `${prefix}${randomLowerAlnum(24)}`;
 
 /**
  * Manual grant and revoke. Each call is one transaction: the manual row of (customer, key) is
@@ -60,7 +66,7 @@ export class ManualEntitlementService {
   ) {}
 
   async grant(scope: TenantScope, customerId: string, input: GrantInput, who: MutationActor): Promise<EntitlementMutation> {
-    await this.assertCustomer(scope, customerId, who);
+    await this.assertCustomer(scope, customerId);
     const key = input.entitlementKey;
     return this.dataSource.transaction(async (manager) => {
       const eventId = auditEventId('srv_grant_');
@@ -104,7 +110,7 @@ export class ManualEntitlementService {
   }
 
   async revoke(scope: TenantScope, customerId: string, input: RevokeInput, who: MutationActor): Promise<EntitlementMutation> {
-    await this.assertCustomer(scope, customerId, who);
+    await this.assertCustomer(scope, customerId);
     const key = input.entitlementKey;
     return this.dataSource.transaction(async (manager) => {
       const eventId = auditEventId('srv_revoke_');
@@ -134,18 +140,16 @@ export class ManualEntitlementService {
     });
   }
 
-  private async assertCustomer(scope: TenantScope, customerId: string, who: MutationActor): Promise<void> {
-    if (who.unknownCustomer === 'resource_missing') {
-      if (!customerId.startsWith('cdcust_') || !(await this.customers.isActiveCustomer(scope, customerId))) {
-        throw ApiError.resourceMissing(`No customer ${customerId} in this project's ${scope.env} environment`);
-      }
-      return;
+  private async assertCustomer(scope: TenantScope, customerId: string): Promise<void> {
+    if (!customerId.startsWith(CUSTOMER_ID_PREFIX)) {
+      throw new ManualEntitlementRefused('malformed_customer_id', `customerId must start with ${CUSTOMER_ID_PREFIX}`);
     }
-    assertCustomerIdFormat(customerId);
-    if (!(await this.customers.isActiveCustomer(scope, customerId))) throw unknownCustomer(customerId);
+    if (!(await this.customers.isActiveCustomer(scope, customerId))) {
+      throw new ManualEntitlementRefused('unknown_customer', `No customer ${customerId} in this project and environment`);
+    }
   }
 
-  /** The 400 of a revoke that cannot apply, saying why. */
+  /** The refusal of a revoke that cannot apply, saying why. */
   private async whyNotRevocable(
     scope: TenantScope,
     customerId: string,
@@ -153,20 +157,28 @@ export class ManualEntitlementService {
     manual: EntitlementRecord | null,
     nowMs: number,
     manager: EntityManager,
-  ): Promise<ApiError> {
+  ): Promise<ManualEntitlementRefused> {
     const railBacked = await this.entitlements.findActiveOfKey(scope, customerId, key, 'manual', new Date(nowMs), manager);
     if (railBacked.length > 0) {
-      return ApiError.invalidParam(
+      return new ManualEntitlementRefused(
+        'not_revocable',
         `entitlementKey: ${key} is derived from the ${railBacked[0].rail} rail and cannot be revoked here; cancel or refund on the rail instead`,
       );
     }
-    if (!manual) return ApiError.invalidParam(`entitlementKey: ${key} was never granted to this customer`);
-    if (manual.state === 'revoked') return ApiError.invalidParam(`entitlementKey: ${key} is already revoked`);
+    if (!manual) return new ManualEntitlementRefused('not_revocable', `entitlementKey: ${key} was never granted to this customer`);
+    if (manual.state === 'revoked') return new ManualEntitlementRefused('not_revocable', `entitlementKey: ${key} is already revoked`);
     const ended = manual.validUntil === null ? '' : ` at ${new Date(manual.validUntil * 1000).toISOString()}`;
-    return ApiError.invalidParam(`entitlementKey: ${key} already expired${ended}; there is nothing to revoke`);
+    return new ManualEntitlementRefused('not_revocable', `entitlementKey: ${key} already expired${ended}; there is nothing to revoke`);
   }
 
-  private mutation(action: 'grant' | 'revoke', scope: TenantScope, customerId: string, record: EntitlementRecord, eventId: string, nowMs: number): EntitlementMutation {
+  private mutation(
+    action: 'grant' | 'revoke',
+    scope: TenantScope,
+    customerId: string,
+    record: EntitlementRecord,
+    eventId: string,
+    nowMs: number,
+  ): EntitlementMutation {
     return {
       object: 'entitlement_mutation',
       action,

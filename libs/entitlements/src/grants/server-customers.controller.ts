@@ -1,16 +1,17 @@
 import { Body, Controller, Get, Header, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiErrors } from '../../../platform/src/index.js';
+import { ApiErrors, RateLimit } from '../../../platform/src/index.js';
 import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
 import { EntitlementList, EntitlementMutation } from '../domain/public-entitlement.js';
 import { GrantEntitlementDto, RevokeEntitlementDto } from '../dto/entitlement-mutation.dto.js';
 import { EntitlementQueries } from '../reads/entitlement-queries.service.js';
+import { publicRefusalAnswer } from './manual-entitlement-answers.js';
 import { ManualEntitlementService, type MutationActor } from './manual-entitlements.service.js';
 
 const CUSTOMER_PARAM = { name: 'customerId', description: 'Service customer id; must start with cdcust_', example: 'cdcust_3f9a0c1d2e4b' };
 
 function keyActor(auth: AuthContext): MutationActor {
-  return { actor: `api_key:${auth.keyId}`, requestId: auth.requestId, unknownCustomer: 'invalid_customer' };
+  return { actor: `api_key:${auth.keyId}`, requestId: auth.requestId };
 }
 
 @ApiTags('server')
@@ -23,6 +24,7 @@ export class ServerCustomersController {
 
   @Get(':customerId/entitlements')
   @RequireApiKey({ kinds: ['secret'] })
+  @RateLimit('entitlements')
   @Header('Cache-Control', 'private, no-store')
   @ApiOperation({ summary: "Read any customer's active entitlements (secret key only)", description: 'Unknown customer or bad prefix: 400 invalid_customer.' })
   @ApiParam(CUSTOMER_PARAM)
@@ -46,7 +48,7 @@ export class ServerCustomersController {
   @ApiOkResponse({ type: EntitlementMutation })
   @ApiErrors(400, 401)
   grant(@CurrentKey() auth: AuthContext, @Param('customerId') customerId: string, @Body() body: GrantEntitlementDto): Promise<EntitlementMutation> {
-    return this.manual.grant(auth, customerId, body, keyActor(auth));
+    return this.manual.grant(auth, customerId, body, keyActor(auth)).catch((err: unknown) => publicRefusalAnswer(err, customerId));
   }
 
   @Post(':customerId/revoke')
@@ -63,6 +65,6 @@ export class ServerCustomersController {
   @ApiOkResponse({ type: EntitlementMutation })
   @ApiErrors(400, 401)
   revoke(@CurrentKey() auth: AuthContext, @Param('customerId') customerId: string, @Body() body: RevokeEntitlementDto): Promise<EntitlementMutation> {
-    return this.manual.revoke(auth, customerId, body, keyActor(auth));
+    return this.manual.revoke(auth, customerId, body, keyActor(auth)).catch((err: unknown) => publicRefusalAnswer(err, customerId));
   }
 }

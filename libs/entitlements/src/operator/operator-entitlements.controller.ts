@@ -1,17 +1,18 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { ApiErrors, OPERATOR_BEARER, requestIdOf } from '../../../platform/src/index.js';
+import { ApiErrors, TenantScopes, requestIdOf, Operator } from '../../../platform/src/index.js';
 import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
 import { ProductCatalog } from '../catalog/product-catalog.service.js';
 import { ProjectLookup } from '../catalog/project-lookup.service.js';
 import { EntitlementMutation } from '../domain/public-entitlement.js';
 import { EntitlementKeyList, ProductCatalogView, PutProductsDto } from '../dto/catalog.dto.js';
 import { OperatorGrantEntitlementDto } from '../dto/entitlement-mutation.dto.js';
+import { operatorRefusalAnswer } from '../grants/manual-entitlement-answers.js';
 import { ManualEntitlementService } from '../grants/manual-entitlements.service.js';
 
 @ApiTags('operator')
-@ApiBearerAuth(OPERATOR_BEARER)
+@Operator()
 @Controller('admin/v1/projects/:projectId')
 export class OperatorEntitlementsController {
   constructor(
@@ -62,6 +63,9 @@ export class OperatorEntitlementsController {
   ): Promise<EntitlementMutation> {
     await this.projects.assertExists(projectId);
     const { env, ...grant } = body;
-    return this.manual.grant({ projectId, env }, customerId, grant, { actor: 'operator', requestId: requestIdOf(req), unknownCustomer: 'resource_missing' });
+    const scope = TenantScopes.operator(projectId, env);
+    return this.manual
+      .grant(scope, customerId, grant, { actor: 'operator', requestId: requestIdOf(req) })
+      .catch((err: unknown) => operatorRefusalAnswer(err, scope, customerId));
   }
 }

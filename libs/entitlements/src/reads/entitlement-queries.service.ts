@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../../platform/src/index.js';
-import { type AuthContext, ProjectRateLimits } from '../../../keys/src/index.js';
+import type { AuthContext } from '../../../keys/src/index.js';
 import { CustomerDirectory } from '../../../identity/src/index.js';
-import { CUSTOMER_ID_PREFIX } from '../domain/entitlement-rules.js';
+import { CUSTOMER_ID_PREFIX } from '../../../identity/src/index.js';
 import type { EntitlementList } from '../domain/public-entitlement.js';
 import { EntitlementReadService } from './entitlement-read.service.js';
 
@@ -18,12 +18,10 @@ export class EntitlementQueries {
   constructor(
     private readonly reads: EntitlementReadService,
     private readonly customers: CustomerDirectory,
-    private readonly rateLimits: ProjectRateLimits,
   ) {}
 
-  /** Public read: exactly one hint; an unknown or forgotten customer is an empty list. */
+  /** Public read (either key kind): exactly one hint; an unknown or forgotten customer is an empty list. */
   async publicRead(auth: AuthContext, hints: CustomerHints): Promise<EntitlementList> {
-    await this.rateLimits.enforce(auth, 'entitlements');
     const given = (['customerId', 'userId', 'anonymousId'] as const).filter((name) => hints[name] !== undefined && hints[name] !== '');
     if (given.length === 0) {
       throw ApiError.invalidRequest('missing_customer', 'One customer hint is required: customerId, userId or anonymousId');
@@ -32,14 +30,9 @@ export class EntitlementQueries {
       throw ApiError.invalidParam(`Exactly one customer hint is allowed; got ${given.join(', ')}`);
     }
     const hint = given[0];
-    if (hint === 'customerId') {
-      if (auth.kind === 'publishable') {
-        throw ApiError.invalidRequest('invalid_customer', 'A publishable key reads the calling customer only: pass userId or anonymousId, not customerId');
-      }
-      if (!hints.customerId!.startsWith(CUSTOMER_ID_PREFIX)) {
-        throw ApiError.invalidRequest('invalid_customer', `customerId must start with ${CUSTOMER_ID_PREFIX}`);
-      }
-    }
+    // Either key kind may name a customerId (issue 15): a cdcust_ id is unguessable and is what
+    // identify handed the calling client; the lookup stays inside the key's project and env.
+    if (hint === 'customerId') assertCustomerIdFormat(hints.customerId!);
     const customerId = await this.customers.findCustomerId(auth, { [hint]: hints[hint] });
     if (!customerId) return { object: 'list', data: [], serviceCustomerId: '', env: auth.env };
     return { object: 'list', data: await this.reads.listActive(auth, customerId), serviceCustomerId: customerId, env: auth.env };
@@ -47,7 +40,6 @@ export class EntitlementQueries {
 
   /** Server read: any customer of the key's project and environment; unknown is 400 invalid_customer. */
   async serverRead(auth: AuthContext, customerId: string): Promise<EntitlementList> {
-    await this.rateLimits.enforce(auth, 'entitlements');
     assertCustomerIdFormat(customerId);
     if (!(await this.customers.isActiveCustomer(auth, customerId))) throw unknownCustomer(customerId);
     return { object: 'list', data: await this.reads.listActive(auth, customerId), serviceCustomerId: customerId, env: auth.env };

@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import type { TenantScope } from '../../../platform/src/index.js';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { type Env, type TenantScope, Sql } from '../../../platform/src/index.js';
 import { ALIAS_TYPES, PERSONAL_ALIAS_TYPES } from '../domain/identifier-rules.js';
 import type { Traits } from '../domain/traits.js';
 
@@ -29,99 +29,154 @@ export interface CustomerProfile {
   developerUserIds: string[];
 }
 
-/** SQL of the identity tables. Every method takes the tenant scope first. */
+/** One pending merge review as the operator lists it. */
+export interface MergeReviewRow {
+  id: string;
+  env: Env;
+  developerUserId: string | null;
+  anonymousId: string | null;
+  canonicalCustomerId: string;
+  otherCustomerId: string;
+  createdAt: Date;
+}
+
+/** Alias nodes of the scope ($1 project, $2 env) for `count` (type, value) pairs; one probe of customer_aliases_pk per node. */
+export function findAliasesSql(count: number): string {
+  const probes = Array.from({ length: count }, (_, i) => `(a.type = $${3 + 2 * i} AND a.value = $${4 + 2 * i})`);
+  return `SELECT a.type, a.value, a.customer_id, (c.forgotten_at IS NOT NULL) AS forgotten
+       FROM customer_aliases a
+       JOIN customers c ON c.id = a.customer_id
+      WHERE a.project_id = $1 AND a.env = $2 AND (${probes.join(' OR ')})`;
+}
+
+/** Locks a customer of the scope ($1 project, $2 env, $3 id); FOR NO KEY UPDATE lets alias inserts referencing it through. */
+export const LOCK_CUSTOMER_SQL = `SELECT id, email, first_name, traits, forgotten_at
+     FROM customers WHERE project_id = $1 AND env = $2 AND id = $3
+     FOR NO KEY UPDATE`;
+
+/** Profile of an active customer ($1 project, $2 env, $3 id) with its developer ids ($4 the developer alias type), newest first. */
+export const CUSTOMER_PROFILE_SQL = `SELECT c.id, c.email, c.first_name,
+          (SELECT array_agg(a.value ORDER BY a.created_at DESC)
+             FROM customer_aliases a
+            WHERE a.project_id = c.project_id AND a.env = c.env AND a.customer_id = c.id AND a.type = $4) AS developer_ids
+     FROM customers c
+    WHERE c.project_id = $1 AND c.env = $2 AND c.id = $3 AND c.forgotten_at IS NULL`;
+
+/** SQL of the identity tables. Every method takes the tenant scope first, except the operator's project-wide listing. */
 @Injectable()
 export class IdentityRepository {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
-
-  private m(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
+  constructor(private readonly sql: Sql) {}
 
   /** Alias nodes for the given (type, value) pairs, with whether their customer is forgotten. One probe of customer_aliases_pk per node. */
   async findAliases(scope: TenantScope, nodes: { type: string; value: string }[], manager?: EntityManager): Promise<AliasHit[]> {
     if (nodes.length === 0) return [];
-    const params: string[] = [scope.projectId, scope.env];
-    const probes = nodes.map((node) => {
-      params.push(node.type, node.value);
-      return `(a.type = $${params.length - 1} AND a.value = $${params.length})`;
-    });
-    const rows: { type: string; value: string; customer_id: string; forgotten: boolean }[] = await this.m(manager).query(
-      `SELECT a.type, a.value, a.customer_id, (c.forgotten_at IS NOT NULL) AS forgotten
-         FROM customer_aliases a
-         JOIN customers c ON c.id = a.customer_id
-        WHERE a.project_id = $1 AND a.env = $2 AND (${probes.join(' OR ')})`,
-      params,
-    );
+    const params: string[] = [scope.projectId, scope.env, ...nodes.flatMap((node) => [node.type, node.value])];
+    const rows: { type: string; value: string; customer_id: string; forgotten: boolean }[] = await this.sql.rows(findAliasesSql(nodes.length), params, manager);
     return rows.map((r) => ({ type: r.type, value: r.value, customerId: r.customer_id, forgotten: r.forgotten }));
   }
 
   /** Customer of one alias node, or null. */
-  async findCustomerIdByAlias(scope: TenantScope, type: string, value: string, options: { includeForgotten?: boolean } = {}, manager?: EntityManager): Promise<string | null> {
-    const rows: { customer_id: string }[] = await this.m(manager).query(
+  async findCustomerIdByAlias(
+    scope: TenantScope,
+    type: string,
+    value: string,
+    options: { includeForgotten?: boolean } = {},
+    manager?: EntityManager,
+  ): Promise<string | null> {
+    const rows: { customer_id: string }[] = await this.sql.rows(
       `SELECT a.customer_id
          FROM customer_aliases a
          JOIN customers c ON c.id = a.customer_id
         WHERE a.project_id = $1 AND a.env = $2 AND a.type = $3 AND a.value = $4
           AND ($5::boolean OR c.forgotten_at IS NULL)`,
       [scope.projectId, scope.env, type, value, options.includeForgotten ?? false],
+      manager,
     );
     return rows[0]?.customer_id ?? null;
   }
 
-  async findCustomerById(scope: TenantScope, customerId: string, options: { includeForgotten?: boolean } = {}, manager?: EntityManager): Promise<string | null> {
-    const rows: { id: string }[] = await this.m(manager).query(
+  async findCustomerById(
+    scope: TenantScope,
+    customerId: string,
+    options: { includeForgotten?: boolean } = {},
+    manager?: EntityManager,
+  ): Promise<string | null> {
+    const rows: { id: string }[] = await this.sql.rows(
       `SELECT id FROM customers WHERE project_id = $1 AND env = $2 AND id = $3 AND ($4::boolean OR forgotten_at IS NULL)`,
       [scope.projectId, scope.env, customerId, options.includeForgotten ?? false],
+      manager,
     );
     return rows[0]?.id ?? null;
   }
 
   async insertCustomer(scope: TenantScope, customerId: string, at: Date, manager: EntityManager): Promise<void> {
-    await manager.query(
+    await this.sql.rows(
       `INSERT INTO customers (id, project_id, env, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)`,
       [customerId, scope.projectId, scope.env, at],
+      manager,
     );
   }
 
   /** Locks the customer row (FOR NO KEY UPDATE: compatible with alias inserts referencing it). */
   async lockCustomer(scope: TenantScope, customerId: string, manager: EntityManager): Promise<CustomerRow | null> {
-    const rows: { id: string; email: string | null; first_name: string | null; traits: Traits; forgotten_at: Date | null }[] = await manager.query(
-      `SELECT id, email, first_name, traits, forgotten_at
-         FROM customers WHERE project_id = $1 AND env = $2 AND id = $3
-         FOR NO KEY UPDATE`,
+    const rows: { id: string; email: string | null; first_name: string | null; traits: Traits; forgotten_at: Date | null }[] = await this.sql.rows(
+      LOCK_CUSTOMER_SQL,
       [scope.projectId, scope.env, customerId],
+      manager,
     );
     const row = rows[0];
     if (!row) return null;
     return { id: row.id, email: row.email, firstName: row.first_name, traits: row.traits ?? {}, forgottenAt: row.forgotten_at };
   }
 
-  async updateProfile(scope: TenantScope, customerId: string, profile: { email: string | null; firstName: string | null; traits: Traits }, at: Date, manager: EntityManager): Promise<void> {
-    await manager.query(
+  async updateProfile(
+    scope: TenantScope,
+    customerId: string,
+    profile: { email: string | null; firstName: string | null; traits: Traits },
+    at: Date,
+    manager: EntityManager,
+  ): Promise<void> {
+    await this.sql.rows(
       `UPDATE customers SET email = $4, first_name = $5, traits = $6::jsonb, updated_at = $7
         WHERE project_id = $1 AND env = $2 AND id = $3`,
       [scope.projectId, scope.env, customerId, profile.email, profile.firstName, JSON.stringify(profile.traits), at],
+      manager,
     );
   }
 
   /** Plain insert: a concurrent link of the same node surfaces as 23505 and the caller retries. */
-  async insertAlias(scope: TenantScope, node: { type: string; value: string }, customerId: string, assurance: Assurance, at: Date, manager: EntityManager): Promise<void> {
-    await manager.query(
+  async insertAlias(
+    scope: TenantScope,
+    node: { type: string; value: string },
+    customerId: string,
+    assurance: Assurance,
+    at: Date,
+    manager: EntityManager,
+  ): Promise<void> {
+    await this.sql.rows(
       `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, assurance, verified_at, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [scope.projectId, scope.env, node.type, node.value, customerId, assurance, assurance === 'verified' ? at : null, at],
+      manager,
     );
   }
 
   /** Links a node unless it is already linked (to anyone); returns whether this call linked it. */
-  async insertAliasIfAbsent(scope: TenantScope, node: { type: string; value: string }, customerId: string, assurance: Assurance, at: Date, manager: EntityManager): Promise<boolean> {
-    const rows = await manager.query(
+  async insertAliasIfAbsent(
+    scope: TenantScope,
+    node: { type: string; value: string },
+    customerId: string,
+    assurance: Assurance,
+    at: Date,
+    manager: EntityManager,
+  ): Promise<boolean> {
+    const rows = await this.sql.rows(
       `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, assurance, verified_at, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (project_id, env, type, value) DO NOTHING
        RETURNING 1 AS linked`,
       [scope.projectId, scope.env, node.type, node.value, customerId, assurance, assurance === 'verified' ? at : null, at],
+      manager,
     );
     return rows.length > 0;
   }
@@ -129,23 +184,25 @@ export class IdentityRepository {
   /** Upgrades links of the customer to verified (never downgrades). */
   async markVerified(scope: TenantScope, customerId: string, nodes: { type: string; value: string }[], at: Date, manager: EntityManager): Promise<void> {
     if (nodes.length === 0) return;
-    await manager.query(
+    await this.sql.rows(
       `UPDATE customer_aliases SET assurance = 'verified', verified_at = $6
         WHERE project_id = $1 AND env = $2 AND customer_id = $3
           AND (type, value) IN (SELECT * FROM unnest($4::text[], $5::text[]))
           AND assurance <> 'verified'`,
       [scope.projectId, scope.env, customerId, nodes.map((n) => n.type), nodes.map((n) => n.value), at],
+      manager,
     );
   }
 
   /** Frees nodes still held by a forgotten customer (its erasure snapshotted them). */
   async releaseForgottenAliases(scope: TenantScope, hits: AliasHit[], manager: EntityManager): Promise<void> {
     for (const hit of hits.filter((h) => h.forgotten)) {
-      await manager.query(
+      await this.sql.rows(
         `DELETE FROM customer_aliases a USING customers c
           WHERE a.project_id = $1 AND a.env = $2 AND a.type = $3 AND a.value = $4 AND a.customer_id = $5
             AND c.id = a.customer_id AND c.forgotten_at IS NOT NULL`,
         [scope.projectId, scope.env, hit.type, hit.value, hit.customerId],
+        manager,
       );
     }
   }
@@ -153,28 +210,25 @@ export class IdentityRepository {
   /** Queues a conflict for review once per pair of customers. */
   async queueMergeReview(
     scope: TenantScope,
-    review: { id: string; developerUserId: string; anonymousId: string; canonicalCustomerId: string; otherCustomerId: string },
+    review: { id: string; developerUserId: string | null; anonymousId: string | null; canonicalCustomerId: string; otherCustomerId: string },
     at: Date,
     manager: EntityManager,
   ): Promise<void> {
-    await manager.query(
+    await this.sql.rows(
       `INSERT INTO merge_reviews (id, project_id, env, developer_user_id, anonymous_id, canonical_customer_id, other_customer_id, status, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8)
        ON CONFLICT DO NOTHING`,
       [review.id, scope.projectId, scope.env, review.developerUserId, review.anonymousId, review.canonicalCustomerId, review.otherCustomerId, at],
+      manager,
     );
   }
 
   /** Email, first name and developer ids of an active customer; null when unknown or forgotten. */
   async profile(scope: TenantScope, customerId: string, manager?: EntityManager): Promise<CustomerProfile | null> {
-    const rows: { id: string; email: string | null; first_name: string | null; developer_ids: string[] | null }[] = await this.m(manager).query(
-      `SELECT c.id, c.email, c.first_name,
-              (SELECT array_agg(a.value ORDER BY a.created_at DESC)
-                 FROM customer_aliases a
-                WHERE a.project_id = c.project_id AND a.env = c.env AND a.customer_id = c.id AND a.type = $4) AS developer_ids
-         FROM customers c
-        WHERE c.project_id = $1 AND c.env = $2 AND c.id = $3 AND c.forgotten_at IS NULL`,
+    const rows: { id: string; email: string | null; first_name: string | null; developer_ids: string[] | null }[] = await this.sql.rows(
+      CUSTOMER_PROFILE_SQL,
       [scope.projectId, scope.env, customerId, ALIAS_TYPES.developer],
+      manager,
     );
     const row = rows[0];
     if (!row) return null;
@@ -183,10 +237,11 @@ export class IdentityRepository {
 
   /** Personal identifiers (developer and anonymous ids) of a customer. */
   async personalAliases(scope: TenantScope, customerId: string, manager: EntityManager): Promise<{ userIds: string[]; anonymousIds: string[] }> {
-    const rows: { type: string; value: string }[] = await manager.query(
+    const rows: { type: string; value: string }[] = await this.sql.rows(
       `SELECT type, value FROM customer_aliases
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND type = ANY($4::text[])`,
       [scope.projectId, scope.env, customerId, PERSONAL_ALIAS_TYPES],
+      manager,
     );
     return {
       userIds: rows.filter((r) => r.type === ALIAS_TYPES.developer).map((r) => r.value),
@@ -194,12 +249,45 @@ export class IdentityRepository {
     };
   }
 
+  /** Moves every non-personal (rail) alias node of one customer to another. */
+  async moveRailAliases(scope: TenantScope, fromCustomerId: string, toCustomerId: string, manager: EntityManager): Promise<number> {
+    return this.sql.affected(
+      `UPDATE customer_aliases SET customer_id = $4
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND NOT (type = ANY($5::text[]))`,
+      [scope.projectId, scope.env, fromCustomerId, toCustomerId, PERSONAL_ALIAS_TYPES],
+      manager,
+    );
+  }
+
   /** Detaches one alias node from its customer (the device of an anonymous-only forget). */
   async deleteAlias(scope: TenantScope, node: { type: string; value: string }, customerId: string, manager: EntityManager): Promise<boolean> {
-    const result = await manager.query(
+    const deleted = await this.sql.affected(
       `DELETE FROM customer_aliases WHERE project_id = $1 AND env = $2 AND type = $3 AND value = $4 AND customer_id = $5`,
       [scope.projectId, scope.env, node.type, node.value, customerId],
+      manager,
     );
-    return (result?.[1] ?? 0) > 0;
+    return deleted > 0;
+  }
+
+  /** Marks the customer forgotten (reads treat it as unknown from now on). */
+  async markForgotten(scope: TenantScope, customerId: string, at: Date, manager: EntityManager): Promise<void> {
+    await this.sql.rows(
+      `UPDATE customers SET forgotten_at = $4, updated_at = $4 WHERE project_id = $1 AND env = $2 AND id = $3`,
+      [scope.projectId, scope.env, customerId, at],
+      manager,
+    );
+  }
+
+  /** Pending merge reviews of a project (one environment, or both), newest first: an operator listing. */
+  async listPendingMergeReviews(projectId: string, env: Env | undefined, limit: number): Promise<MergeReviewRow[]> {
+    return this.sql.rows<MergeReviewRow>(
+      `SELECT id, env, developer_user_id AS "developerUserId", anonymous_id AS "anonymousId",
+              canonical_customer_id AS "canonicalCustomerId", other_customer_id AS "otherCustomerId", created_at AS "createdAt"
+         FROM merge_reviews
+        WHERE project_id = $1 AND ($2::text IS NULL OR env = $2) AND status = 'pending'
+        ORDER BY created_at DESC, id
+        LIMIT $3`,
+      [projectId, env ?? null, limit],
+    );
   }
 }

@@ -1,18 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { randomBase62 } from '../../../platform/src/index.js';
 
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** Uniform base62 (rejection sampling over random bytes). */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
-    }
-  }
-  return out;
-}
-
+/** The prefix of every service customer id. */
 export const CUSTOMER_ID_PREFIX = 'cdcust_';
 
 export function newCustomerId(): string {

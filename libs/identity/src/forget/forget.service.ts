@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ApiError, Clock, type TenantScope } from '../../../platform/src/index.js';
-import { type AuthContext, ProjectRateLimits } from '../../../keys/src/index.js';
+import { ApiError, Clock, type TenantScope, JobQueue } from '../../../platform/src/index.js';
+import type { AuthContext } from '../../../keys/src/index.js';
 import { AuditJournal } from '../../../audit/src/index.js';
 import { IdentityRepository } from '../customers/identity.repository.js';
 import { inTransactionWithRetry } from '../customers/transaction-retry.js';
@@ -9,7 +9,8 @@ import { ALIAS_TYPES } from '../domain/identifier-rules.js';
 import { CUSTOMER_ID_PREFIX } from '../domain/ids.js';
 import { IdTokenVerifier } from '../tokens/id-token-verifier.service.js';
 import type { ForgetDto, ForgotView } from './forget.dto.js';
-import { ErasureStore } from './erasure.store.js';
+import { ErasureRepository } from './erasure.repository.js';
+import { ERASE_CUSTOMER_JOB, type EraseCustomerPayload } from './erasure.job.js';
 import { ErasureHooks } from './erasure-hooks.js';
 
 export const FORGET_EVENT_TYPE = 'customer.forget_requested';
@@ -25,38 +26,50 @@ export class ForgetService {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly repository: IdentityRepository,
-    private readonly erasures: ErasureStore,
+    private readonly erasures: ErasureRepository,
     private readonly verifier: IdTokenVerifier,
     private readonly journal: AuditJournal,
-    private readonly rateLimits: ProjectRateLimits,
     private readonly clock: Clock,
     private readonly erasureHooks: ErasureHooks,
+    private readonly jobs: JobQueue,
   ) {}
 
   async forget(auth: AuthContext, dto: ForgetDto): Promise<ForgotView> {
     if (!dto.customerId && !dto.userId && !dto.anonymousId) {
       throw ApiError.missingParam('One of customerId, userId or anonymousId is required');
     }
-    await this.rateLimits.enforce(auth, 'forget');
 
     const identified = Boolean(dto.customerId || dto.userId);
+    // With no known customer the answer names what the request reached for: a device id alone is "device".
+    const noMatch = (): ForgotView => ({
+      object: 'forgot',
+      serviceCustomerId: null,
+      queuedAt: this.clock.nowMs(),
+      env: auth.env,
+      scope: identified ? 'customer' : 'device',
+    });
     let authority: string;
     let customerId: string | null;
-    if (!identified) {
+    if (auth.kind === 'secret') {
+      // A secret key is full authority, also over a device id alone (issue 15): the customer it resolves to is erased.
+      authority = identified ? 'identified erasure requested with a secret key' : 'anonymous-only erasure requested with a secret key';
+      customerId = await this.lookup(auth, dto);
+    } else if (!identified) {
       authority = 'anonymous-only erasure request (no proof required)';
       customerId = await this.repository.findCustomerIdByAlias(auth, ALIAS_TYPES.anonymous, dto.anonymousId as string, { includeForgotten: true });
       if (customerId && (await this.isIdentified(auth, customerId))) {
         // A device id is no proof over an identified person: forget the device, keep the customer.
-        await inTransactionWithRetry(this.dataSource, (manager) => this.forgetDevice(auth, customerId!, dto.anonymousId as string, manager));
-        return { object: 'forgot', serviceCustomerId: null, queuedAt: this.clock.nowMs(), env: auth.env };
+        // The answer still names the customer the hint matched (null is for no match), with scope "device".
+        const forgottenAt = await inTransactionWithRetry(this.dataSource, (manager) =>
+          this.forgetDevice(auth, customerId!, dto.anonymousId as string, manager),
+        );
+        return { object: 'forgot', serviceCustomerId: customerId, queuedAt: forgottenAt, env: auth.env, scope: 'device' };
       }
-    } else if (auth.kind === 'secret') {
-      authority = 'identified erasure requested with a secret key';
-      customerId = await this.lookup(auth, dto);
     } else {
       // Publishable key: only a verified idToken whose subject is userId carries authority.
       const verified = dto.userId && dto.idToken ? await this.verifier.verifyFor(auth.projectId, dto.idToken, dto.userId) : null;
-      if (!verified) throw ApiError.authentication('identity_token_invalid', 'Identified erasure needs a secret key or a verified idToken whose subject equals userId');
+      if (!verified)
+        throw ApiError.authentication('identity_token_invalid', 'Identified erasure needs a secret key or a verified idToken whose subject equals userId');
       authority = 'identified erasure requested with a verified idToken';
       customerId = await this.repository.findCustomerIdByAlias(auth, ALIAS_TYPES.developer, dto.userId as string, { includeForgotten: true });
       if (dto.customerId && customerId !== dto.customerId) {
@@ -64,9 +77,9 @@ export class ForgetService {
       }
     }
 
-    if (!customerId) return { object: 'forgot', serviceCustomerId: null, queuedAt: this.clock.nowMs(), env: auth.env };
+    if (!customerId) return noMatch();
     const queuedAt = await inTransactionWithRetry(this.dataSource, (manager) => this.markForgotten(auth, customerId, authority, manager));
-    return { object: 'forgot', serviceCustomerId: customerId, queuedAt, env: auth.env };
+    return { object: 'forgot', serviceCustomerId: customerId, queuedAt, env: auth.env, scope: 'customer' };
   }
 
   /** customerId, then userId, then anonymousId: the first that names a customer (forgotten ones included, for idempotency). */
@@ -97,10 +110,11 @@ export class ForgetService {
    * data go at once (hooks with deviceOnly), the customer stays; one audit entry. A repeat finds
    * no alias and writes nothing.
    */
-  private async forgetDevice(auth: AuthContext, customerId: string, anonymousId: string, manager: EntityManager): Promise<void> {
+  private async forgetDevice(auth: AuthContext, customerId: string, anonymousId: string, manager: EntityManager): Promise<number> {
     await this.repository.lockCustomer(auth, customerId, manager);
+    const nowMs = this.clock.nowMs();
     const removed = await this.repository.deleteAlias(auth, { type: ALIAS_TYPES.anonymous, value: anonymousId }, customerId, manager);
-    if (!removed) return;
+    if (!removed) return nowMs;
     await this.erasureHooks.runAll(auth, { customerId, userIds: [], anonymousIds: [anonymousId], deviceOnly: true }, manager);
     await this.journal.append(manager, auth, {
       eventIdPrefix: 'evt_forget_',
@@ -113,6 +127,7 @@ export class ForgetService {
       requestId: auth.requestId,
       details: { keyKind: auth.kind },
     });
+    return nowMs;
   }
 
   /** Marks, snapshots and queues under the customer's row lock; a repeat returns the first queuedAt. */
@@ -125,13 +140,13 @@ export class ForgetService {
     }
     const now = this.clock.now();
     const subject = await this.repository.personalAliases(auth, customerId, manager);
-    await manager.query(`UPDATE customers SET forgotten_at = $4, updated_at = $4 WHERE project_id = $1 AND env = $2 AND id = $3`, [
-      auth.projectId,
-      auth.env,
-      customerId,
-      now,
-    ]);
+    await this.repository.markForgotten(auth, customerId, now, manager);
     await this.erasures.queue(auth, { customerId, subject, requestId: auth.requestId }, now, manager);
+    await this.jobs.enqueue(ERASE_CUSTOMER_JOB, { customerId } satisfies EraseCustomerPayload, {
+      scope: auth,
+      dedupeKey: `${auth.projectId}:${auth.env}:${customerId}`,
+      manager,
+    });
     await this.journal.append(manager, auth, {
       eventIdPrefix: 'evt_forget_',
       rail: 'manual',

@@ -1,6 +1,6 @@
 import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors } from '../../../platform/src/index.js';
+import { ApiErrors, RateLimit } from '../../../platform/src/index.js';
 import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
 import { AliasResultView } from './alias-result.view.js';
 import { IdentifyDto } from './identify.dto.js';
@@ -14,6 +14,7 @@ export class IdentifyController {
   @Post(['v1/identify', 'v1/identity/alias'])
   @HttpCode(200)
   @RequireApiKey({ kinds: ['publishable', 'secret'] })
+  @RateLimit('alias')
   @Header('Cache-Control', 'no-store')
   @ApiOperation({ summary: 'Link an anonymous id to a developer user id (legacy alias: /v1/identity/alias)' })
   @ApiOkResponse({ type: AliasResultView })

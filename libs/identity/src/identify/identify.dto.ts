@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { OwnTextRules } from '../../../platform/src/index.js';
 import { ANONYMOUS_ID_PATTERN, APP_ACCOUNT_TOKEN_PATTERN, USER_ID_PATTERN } from '../domain/identifier-rules.js';
 
 export class IdentifyDto {
@@ -38,5 +39,6 @@ export class IdentifyDto {
     description: 'At most 32 keys; strings up to 1,024 chars, finite numbers, booleans or null. Anything else is dropped, never rejected.',
   })
   @Allow()
+  @OwnTextRules()
   traits?: unknown;
 }

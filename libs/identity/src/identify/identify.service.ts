@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError, Clock, type TenantScope } from '../../../platform/src/index.js';
-import { type AuthContext, ProjectRateLimits } from '../../../keys/src/index.js';
+import type { AuthContext } from '../../../keys/src/index.js';
 import { IdentityRepository, type Assurance } from '../customers/identity.repository.js';
 import { inTransactionWithRetry, RetryTransaction } from '../customers/transaction-retry.js';
 import { ALIAS_TYPES } from '../domain/identifier-rules.js';
@@ -36,7 +36,6 @@ export class IdentifyService {
     private readonly repository: IdentityRepository,
     private readonly verifier: IdTokenVerifier,
     private readonly velocity: IdentifyVelocityLimiter,
-    private readonly rateLimits: ProjectRateLimits,
     private readonly clock: Clock,
   ) {}
 
@@ -45,7 +44,6 @@ export class IdentifyService {
     if (dto.userId === undefined || dto.userId === null) throw ApiError.invalidParam('userId is required');
     if (dto.anonymousId === undefined || dto.anonymousId === null) throw ApiError.invalidParam('anonymousId is required');
 
-    await this.rateLimits.enforce(auth, 'alias');
     const velocity = await this.velocity.hit(auth, dto.userId);
     if (!velocity.allowed) {
       throw ApiError.rateLimited(velocity.retryAfterMs, 0, 'More than 30 identify calls for this userId within 60 seconds; retry later');
@@ -121,7 +119,13 @@ export class IdentifyService {
       await this.lockActive(scope, customerId, manager);
       await this.repository.queueMergeReview(
         scope,
-        { id: newMergeReviewId(), developerUserId: request.userId, anonymousId: anonymousNode.value, canonicalCustomerId: developerOwner, otherCustomerId: anonymousOwner },
+        {
+          id: newMergeReviewId(),
+          developerUserId: request.userId,
+          anonymousId: anonymousNode.value,
+          canonicalCustomerId: developerOwner,
+          otherCustomerId: anonymousOwner,
+        },
         now,
         manager,
       );
@@ -137,7 +141,14 @@ export class IdentifyService {
     }
     if (request.appAccountToken) {
       // Binds the iOS rail; a token already bound (to this or another customer) is left as it is.
-      await this.repository.insertAliasIfAbsent(scope, { type: ALIAS_TYPES.iosAppAccountToken, value: request.appAccountToken }, customerId, assurance, now, manager);
+      await this.repository.insertAliasIfAbsent(
+        scope,
+        { type: ALIAS_TYPES.iosAppAccountToken, value: request.appAccountToken },
+        customerId,
+        assurance,
+        now,
+        manager,
+      );
     }
     await this.updateProfile(scope, customerId, request, now, manager);
     return { customerId, linked, mergePending };

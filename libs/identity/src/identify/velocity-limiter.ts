@@ -1,6 +1,17 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, RATE_LIMIT_STORAGE_TIMEOUT_MS, type RedisLease, leaseRedis, type TenantScope } from '../../../platform/src/index.js';
+import {
+  APP_CONFIG,
+  APP_LOGGER,
+  type AppConfig,
+  type AppLogger,
+  Clock,
+  RATE_LIMIT_STORAGE_TIMEOUT_MS,
+  type RedisLease,
+  leaseRedis,
+  type TenantScope,
+  FailOpenStorage,
+} from '../../../platform/src/index.js';
 
 /** Identify velocity cap: more than 30 calls for one userId within 60 s is refused. */
 export const VELOCITY_LIMIT = 30;
@@ -18,7 +29,12 @@ export interface VelocityDecision {
  * accepted when fewer than `limit` accepted calls lie in the last `windowMs`; refused calls
  * are not recorded, so a client that backs off gets through once the window has room.
  */
-export function slidingWindowDecision(hits: number[], nowMs: number, limit = VELOCITY_LIMIT, windowMs = VELOCITY_WINDOW_MS): { decision: VelocityDecision; hits: number[] } {
+export function slidingWindowDecision(
+  hits: number[],
+  nowMs: number,
+  limit = VELOCITY_LIMIT,
+  windowMs = VELOCITY_WINDOW_MS,
+): { decision: VelocityDecision; hits: number[] } {
   const live = hits.filter((t) => t > nowMs - windowMs);
   if (live.length >= limit) {
     return { decision: { allowed: false, retryAfterMs: Math.max(1, live[live.length - limit] + windowMs - nowMs) }, hits: live };
@@ -101,30 +117,22 @@ class RedisVelocityStore implements VelocityStore {
 @Injectable()
 export class IdentifyVelocityLimiter implements OnModuleDestroy {
   private readonly store: VelocityStore;
-  private lastWarningMs = 0;
+  private readonly failOpen: FailOpenStorage;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly clock: Clock,
-    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    @Inject(APP_LOGGER) logger: AppLogger,
   ) {
-    this.store = config.redisUrl ? new RedisVelocityStore(config.redisUrl, (err) => this.warn(err)) : new InProcessVelocityStore();
+    this.failOpen = new FailOpenStorage(logger, 'identify velocity storage unavailable; failing open');
+    this.store = config.redisUrl ? new RedisVelocityStore(config.redisUrl, (err) => this.failOpen.warn(err)) : new InProcessVelocityStore();
   }
 
   async hit(scope: TenantScope, userId: string): Promise<VelocityDecision> {
-    try {
-      return await this.store.hit(`idv:${scope.projectId}:${scope.env}:${userId}`, this.clock.nowMs());
-    } catch (err) {
-      this.warn(err as Error);
-      return { allowed: true, retryAfterMs: 0 };
-    }
-  }
-
-  private warn(err: Error): void {
-    const now = Date.now();
-    if (now - this.lastWarningMs < 10_000) return;
-    this.lastWarningMs = now;
-    this.logger.warn({ err: { name: err.name, message: err.message } }, 'identify velocity storage unavailable; failing open');
+    return this.failOpen.run(
+      () => this.store.hit(`idv:${scope.projectId}:${scope.env}:${userId}`, this.clock.nowMs()),
+      () => ({ allowed: true, retryAfterMs: 0 }),
+    );
   }
 
   async onModuleDestroy(): Promise<void> {

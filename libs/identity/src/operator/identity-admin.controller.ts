@@ -1,41 +1,14 @@
 import { Body, Controller, Get, Param, Put, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, OPERATOR_BEARER } from '../../../platform/src/index.js';
+import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiErrors, Operator } from '../../../platform/src/index.js';
 import { IdentityProviderView, PutIdentityProviderDto } from '../tokens/identity-provider.dto.js';
 import { IdentityProviderService } from '../tokens/identity-provider.service.js';
 import { IdentityAdminService } from './identity-admin.service.js';
-
-export class MergeReviewView {
-  @ApiProperty({ example: 'mrev_3kTq9Vx2LmN8pR4sW7yZ1aBc' }) id: string;
-  @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
-  @ApiProperty({ type: String, nullable: true }) developerUserId: string | null;
-  @ApiProperty({ type: String, nullable: true }) anonymousId: string | null;
-  @ApiProperty() canonicalCustomerId: string;
-  @ApiProperty() otherCustomerId: string;
-  @ApiProperty({ enum: ['pending'] }) status: 'pending';
-  @ApiProperty({ description: 'Unix seconds' }) createdAt: number;
-}
-
-export class MergeReviewList {
-  @ApiProperty({ example: 'list' }) object: 'list';
-  @ApiProperty({ type: [MergeReviewView] }) data: MergeReviewView[];
-}
-
-export class ErasureView {
-  @ApiProperty() serviceCustomerId: string;
-  @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
-  @ApiProperty({ description: 'Unix ms' }) queuedAt: number;
-  @ApiProperty({ enum: ['queued', 'deleted'] }) status: 'queued' | 'deleted';
-}
-
-export class ErasureList {
-  @ApiProperty({ example: 'list' }) object: 'list';
-  @ApiProperty({ type: [ErasureView] }) data: ErasureView[];
-}
+import { ErasureList, MergeReviewList } from './identity-admin.views.js';
 
 /** Operator endpoints of identity (the /admin operator middleware authenticates them). */
 @ApiTags('operator')
-@ApiBearerAuth(OPERATOR_BEARER)
+@Operator()
 @Controller('admin/v1/projects/:projectId')
 export class IdentityAdminController {
   constructor(

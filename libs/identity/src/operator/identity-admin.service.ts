@@ -1,49 +1,34 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Injectable } from '@nestjs/common';
 import { ApiError, type Env, isEnv } from '../../../platform/src/index.js';
-import { ErasureStore } from '../forget/erasure.store.js';
-import { IdentityProviderStore } from '../tokens/identity-provider.store.js';
-import type { ErasureList, MergeReviewList } from './identity-admin.controller.js';
+import { IdentityRepository } from '../customers/identity.repository.js';
+import { ErasureRepository } from '../forget/erasure.repository.js';
+import { IdentityProviderRepository } from '../tokens/identity-provider.repository.js';
+import type { ErasureList, MergeReviewList } from './identity-admin.views.js';
 
 const LIST_LIMIT = 500;
 
 @Injectable()
 export class IdentityAdminService {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
-    private readonly providers: IdentityProviderStore,
-    private readonly erasureStore: ErasureStore,
+    private readonly identity: IdentityRepository,
+    private readonly providers: IdentityProviderRepository,
+    private readonly erasureStore: ErasureRepository,
   ) {}
 
   async mergeReviews(projectId: string, rawEnv: string | undefined): Promise<MergeReviewList> {
     const env = await this.checked(projectId, rawEnv);
-    const rows: {
-      id: string;
-      env: Env;
-      developer_user_id: string | null;
-      anonymous_id: string | null;
-      canonical_customer_id: string;
-      other_customer_id: string;
-      created_at: Date;
-    }[] = await this.dataSource.query(
-      `SELECT id, env, developer_user_id, anonymous_id, canonical_customer_id, other_customer_id, created_at
-         FROM merge_reviews
-        WHERE project_id = $1 AND ($2::text IS NULL OR env = $2) AND status = 'pending'
-        ORDER BY created_at DESC, id
-        LIMIT $3`,
-      [projectId, env ?? null, LIST_LIMIT],
-    );
+    const rows = await this.identity.listPendingMergeReviews(projectId, env, LIST_LIMIT);
     return {
       object: 'list',
       data: rows.map((r) => ({
         id: r.id,
         env: r.env,
-        developerUserId: r.developer_user_id,
-        anonymousId: r.anonymous_id,
-        canonicalCustomerId: r.canonical_customer_id,
-        otherCustomerId: r.other_customer_id,
+        developerUserId: r.developerUserId,
+        anonymousId: r.anonymousId,
+        canonicalCustomerId: r.canonicalCustomerId,
+        otherCustomerId: r.otherCustomerId,
         status: 'pending',
-        createdAt: Math.floor(new Date(r.created_at).getTime() / 1000),
+        createdAt: Math.floor(new Date(r.createdAt).getTime() / 1000),
       })),
     };
   }

@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { Inject, Injectable } from '@nestjs/common';
 import { createLocalJWKSet, createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose';
-import { APP_LOGGER, type AppLogger, Clock } from '../../../platform/src/index.js';
-import { type IdentityProviderConfig, IdentityProviderStore } from './identity-provider.store.js';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock } from '../../../platform/src/index.js';
+import { type IdentityProviderConfig, IdentityProviderRepository } from './identity-provider.repository.js';
+import { jwksFetchOptions } from './jwks-uri-policy.js';
 
 /** What a verified idToken tells us. */
 export interface VerifiedIdentity {
@@ -34,9 +35,10 @@ export class IdTokenVerifier {
   private readonly remoteSets = new Map<string, JWTVerifyGetKey>();
 
   constructor(
-    private readonly store: IdentityProviderStore,
+    private readonly store: IdentityProviderRepository,
     private readonly clock: Clock,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** The verified claims, or null when the token is malformed, unsigned by the provider, expired, or the project has no provider. */
@@ -103,7 +105,13 @@ export class IdTokenVerifier {
   private remoteSet(uri: string): JWTVerifyGetKey {
     let set = this.remoteSets.get(uri);
     if (!set) {
-      set = createRemoteJWKSet(new URL(uri), { timeoutDuration: 5_000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 });
+      set = createRemoteJWKSet(new URL(uri), {
+        timeoutDuration: 5_000,
+        cooldownDuration: 30_000,
+        cacheMaxAge: 10 * 60_000,
+        // https and public addresses only, checked on the connection itself (jwks-uri-policy.ts).
+        ...jwksFetchOptions(this.config.jwksAllowPrivate),
+      });
       if (this.remoteSets.size > 1_000) this.remoteSets.clear();
       this.remoteSets.set(uri, set);
     }

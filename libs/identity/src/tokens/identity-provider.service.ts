@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { createLocalJWKSet } from 'jose';
-import { ApiError, Clock } from '../../../platform/src/index.js';
+import { APP_CONFIG, type AppConfig, ApiError, Clock } from '../../../platform/src/index.js';
 import type { IdentityProviderView, PutIdentityProviderDto } from './identity-provider.dto.js';
-import { IdentityProviderStore } from './identity-provider.store.js';
+import { IdentityProviderRepository } from './identity-provider.repository.js';
 import { IdTokenVerifier } from './id-token-verifier.service.js';
+import { jwksUriRefusal } from './jwks-uri-policy.js';
 
 // Private or symmetric key material never belongs in a verification key set.
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
@@ -13,16 +14,21 @@ const MAX_KEYS = 100;
 @Injectable()
 export class IdentityProviderService {
   constructor(
-    private readonly store: IdentityProviderStore,
+    private readonly store: IdentityProviderRepository,
     private readonly verifier: IdTokenVerifier,
     private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async put(projectId: string, dto: PutIdentityProviderDto): Promise<IdentityProviderView> {
     if (!(await this.store.projectExists(projectId))) throw ApiError.resourceMissing(`No such project: ${projectId}`);
+    // Optional fields skip validation when null; a null is neither "absent" nor a value here.
+    if (dto.jwks === null) throw ApiError.invalidParam('jwks must be a JSON Web Key Set object { keys: [...] }, not null');
+    if (dto.jwksUri === null) throw ApiError.invalidParam('jwksUri must be an https URL, not null');
     if (dto.jwks !== undefined && dto.jwksUri !== undefined) throw ApiError.invalidParam('Give exactly one of jwks and jwksUri');
     if (dto.jwks === undefined && dto.jwksUri === undefined) throw ApiError.missingParam('jwks or jwksUri is required');
     const jwks = dto.jwks !== undefined ? validateJwks(dto.jwks) : null;
+    if (dto.jwksUri !== undefined) await this.checkJwksUri(dto.jwksUri);
     const saved = await this.store.put({ projectId, issuer: dto.issuer, audience: dto.audience, jwks, jwksUri: dto.jwksUri ?? null }, this.clock.now());
     this.verifier.invalidate(projectId);
     return {
@@ -34,6 +40,19 @@ export class IdentityProviderService {
       jwksUri: saved.jwksUri,
       updatedAt: Math.floor(saved.updatedAt.getTime() / 1000),
     };
+  }
+
+  private async checkJwksUri(uri: string): Promise<void> {
+    switch (await jwksUriRefusal(uri, this.config.jwksAllowPrivate)) {
+      case 'not_https':
+        throw ApiError.invalidParam('jwksUri must be an https URL');
+      case 'non_public':
+        throw ApiError.invalidParam('jwksUri must not point at a loopback, private, link-local or otherwise non-public address');
+      case 'invalid':
+        throw ApiError.invalidParam('jwksUri must be an https URL without credentials');
+      case null:
+        return;
+    }
   }
 }
 

@@ -39,9 +39,7 @@ export class KeyLookupService {
     const cached = this.cache.get(cacheKey);
     if (cached && cached.expiresAt > now) return cached.record;
     const record =
-      kind === 'secret'
-        ? await this.keys.findAuthRecord({ secretHash: cacheKey.slice(3) })
-        : await this.keys.findAuthRecord({ publishableKey: presentedKey });
+      kind === 'secret' ? await this.keys.findAuthRecord({ secretHash: cacheKey.slice(3) }) : await this.keys.findAuthRecord({ publishableKey: presentedKey });
     if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
     this.cache.set(cacheKey, { record, expiresAt: now + this.ttlMs });
     return record;

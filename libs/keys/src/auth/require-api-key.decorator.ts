@@ -1,29 +1,35 @@
-import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata, UseGuards } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ApiSecurity } from '@nestjs/swagger';
-import { API_KEY_BEARER, API_KEY_HEADER, ApiErrors } from '../../../platform/src/index.js';
+import type { Request } from 'express';
+import {
+  API_KEY_BEARER,
+  API_KEY_CLIENT_HEADER,
+  API_KEY_HEADER,
+  ApiErrors,
+  DeclarePolicy,
+  type ApiKeyPolicy,
+  requestAuth,
+} from '../../../platform/src/index.js';
 import type { AuthContext, KeyRequirement } from './auth-context.js';
-import { ApiKeyGuard } from './api-key.guard.js';
-import { AUTH_CONTEXT, KEY_REQUIREMENT } from './auth-metadata.js';
-
 
 /**
- * Declares which API keys an endpoint accepts. Runs the whole verification order of the
- * spec (key, kind, revocation, grace, archive, platform lock, scope) before pipes and handler.
+ * Declares that a route takes an API key (its route policy). The platform's global guard
+ * runs the spec's whole verification order (key, kind, revocation, grace, archive, platform
+ * lock, scope) through ApiKeyAuthenticator before the body is read, pipes and handler.
  */
 export function RequireApiKey(requirement: KeyRequirement) {
   return applyDecorators(
-    SetMetadata(KEY_REQUIREMENT, requirement),
-    UseGuards(ApiKeyGuard),
+    DeclarePolicy({ kind: 'api_key', ...requirement } satisfies ApiKeyPolicy),
     ApiSecurity(API_KEY_BEARER),
     ApiSecurity(API_KEY_HEADER),
+    ApiSecurity(API_KEY_CLIENT_HEADER),
     ApiErrors(401, 403),
   );
 }
 
 /** The verified key's context: tenant scope (projectId, env), app, kind, scopes. */
 export const CurrentKey = createParamDecorator((_data: unknown, ctx: ExecutionContext): AuthContext => {
-  const req = ctx.switchToHttp().getRequest();
-  const auth = req[AUTH_CONTEXT] as AuthContext | undefined;
+  const auth = requestAuth<AuthContext>(ctx.switchToHttp().getRequest<Request>());
   if (!auth) throw new Error('CurrentKey used on an endpoint without @RequireApiKey');
   return auth;
 });

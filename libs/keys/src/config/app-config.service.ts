@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError, Clock, type SdkSurface, SdkVersionPolicy } from '../../../platform/src/index.js';
 import type { AppPlatform, AuthContext } from '../auth/auth-context.js';
-import { KeysRepository } from '../domain/keys.repository.js';
+import { ProjectsRepository } from '../domain/projects.repository.js';
 import type { AppConfigView } from './app-config.view.js';
 
 const SURFACE_OF_PLATFORM: Record<AppPlatform, SdkSurface> = { web: 'web', ios: 'swift', android: 'android' };
@@ -10,13 +10,13 @@ const SURFACE_OF_PLATFORM: Record<AppPlatform, SdkSurface> = { web: 'web', ios: 
 @Injectable()
 export class AppConfigService {
   constructor(
-    private readonly keys: KeysRepository,
+    private readonly projects: ProjectsRepository,
     private readonly versions: SdkVersionPolicy,
     private readonly clock: Clock,
   ) {}
 
   async configFor(auth: AuthContext): Promise<AppConfigView> {
-    const app = await this.keys.findApp(auth.appId);
+    const app = await this.projects.findApp(auth.appId);
     if (!app) throw ApiError.authentication('invalid_api_key', 'Invalid API key');
     return {
       object: 'config',

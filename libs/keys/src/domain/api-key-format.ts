@@ -1,21 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
-import type { Env } from '../../../platform/src/index.js';
+import { createHash } from 'node:crypto';
+import { type Env, randomBase62 } from '../../../platform/src/index.js';
 import type { KeyKind } from '../auth/auth-context.js';
 
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 export const KEY_RANDOM_LENGTH = 32;
 
-/** Uniform base62 from a cryptographic source (rejection sampling avoids modulo bias). */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += BASE62[byte % 62];
-      if (out.length === length) break;
-    }
-  }
-  return out;
-}
+export { randomBase62 };
 
 export function newId(prefix: 'proj' | 'app' | 'key'): string {
   return `${prefix}_${randomBase62(24)}`;
@@ -52,15 +41,28 @@ export function parseApiKey(raw: string | undefined): PresentedKey {
   return WORKSPACE_PATTERN.test(value) ? { status: 'unsupported' } : { status: 'malformed' };
 }
 
-/** `Authorization: Bearer <key>` first, then `Service-Api-Key: <key>`. */
+/**
+ * Alias headers carrying the bare key, in the order they are read: the contract's wire name
+ * first, then the spelling the published clients send (issue 15). Lower case, as Node
+ * delivers header names.
+ */
+export const API_KEY_ALIAS_HEADERS = ['service-api-key', 'crossdeck-api-key'] as const;
+
+/**
+ * `Authorization: Bearer <key>` first, then `Service-Api-Key: <key>`, then
+ * `Crossdeck-Api-Key: <key>`: the first header present (non-empty) decides.
+ */
 export function extractApiKey(headers: Record<string, string | string[] | undefined>): PresentedKey {
   const authorization = headers['authorization'];
   if (typeof authorization === 'string' && authorization.trim() !== '') {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     return bearer ? parseApiKey(bearer[1]) : { status: 'malformed' };
   }
-  const alias = headers['service-api-key'];
-  return parseApiKey(typeof alias === 'string' ? alias : undefined);
+  for (const name of API_KEY_ALIAS_HEADERS) {
+    const alias = headers[name];
+    if (typeof alias === 'string' && alias.trim() !== '') return parseApiKey(alias);
+  }
+  return { status: 'missing' };
 }
 
 export function last4(key: string): string {

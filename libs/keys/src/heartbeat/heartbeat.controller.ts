@@ -1,6 +1,6 @@
-import { Controller, Get, Header, Headers } from '@nestjs/common';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors } from '../../../platform/src/index.js';
+import { Controller, Get, Header } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors, ApiSdkVersionHeaders, RateLimit, SdkVersionHeader } from '../../../platform/src/index.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { CurrentKey, RequireApiKey } from '../auth/require-api-key.decorator.js';
 import { HeartbeatService } from './heartbeat.service.js';
@@ -14,11 +14,12 @@ export class HeartbeatController {
   @Get()
   @Header('Cache-Control', 'no-store')
   @RequireApiKey({ kinds: ['publishable', 'secret'], learnOrigin: true })
+  @RateLimit('heartbeat')
   @ApiOperation({ summary: 'Client install check (once per boot); the first heartbeat of a web app with an empty allowlist learns its origin' })
-  @ApiHeader({ name: 'Service-Sdk-Version', required: false, description: '<name>@<version>; determines the client surface' })
+  @ApiSdkVersionHeaders('<name>@<version>; determines the client surface')
   @ApiOkResponse({ type: HeartbeatView })
   @ApiErrors(429)
-  heartbeat(@CurrentKey() auth: AuthContext, @Headers('service-sdk-version') sdkVersion?: string): Promise<HeartbeatView> {
+  heartbeat(@CurrentKey() auth: AuthContext, @SdkVersionHeader() sdkVersion?: string): Promise<HeartbeatView> {
     return this.heartbeats.beat(auth, sdkVersion);
   }
 }

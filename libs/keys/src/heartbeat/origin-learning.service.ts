@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_LOGGER, type AppLogger, Clock } from '../../../platform/src/index.js';
-import { KeysRepository } from '../domain/keys.repository.js';
+import { ProjectsRepository } from '../domain/projects.repository.js';
 import { originsToLearn } from '../domain/origin-allowlist.js';
 import { KeyLookupService } from '../auth/key-lookup.service.js';
 
@@ -8,7 +8,7 @@ import { KeyLookupService } from '../auth/key-lookup.service.js';
 @Injectable()
 export class OriginLearningService {
   constructor(
-    private readonly keys: KeysRepository,
+    private readonly projects: ProjectsRepository,
     private readonly lookup: KeyLookupService,
     private readonly clock: Clock,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
@@ -18,13 +18,13 @@ export class OriginLearningService {
   async learnFirstOrigin(appId: string, origin: string | undefined): Promise<string[] | undefined> {
     const origins = originsToLearn(origin);
     if (origins.length === 0) return undefined;
-    const learned = await this.keys.learnOrigins(appId, origins, this.clock.now());
+    const learned = await this.projects.learnOrigins(appId, origins, this.clock.now());
     this.lookup.invalidateAll();
     if (learned) {
       this.logger.info({ appId, origins }, 'allowlist learned from first heartbeat');
       return origins;
     }
     // Another request learned first: use whatever is stored now.
-    return (await this.keys.findApp(appId))?.allowedOrigins;
+    return (await this.projects.findApp(appId))?.allowedOrigins;
   }
 }

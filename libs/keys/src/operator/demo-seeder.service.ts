@@ -1,32 +1,23 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { AppView } from './operator.dto.js';
-import { KeysAdminService } from './keys-admin.service.js';
-
-const SEED_LOCK_KEY = 727_002;
+import { DemoSeedRepository } from './demo-seed.repository.js';
+import { ProjectsAdminService } from './projects-admin.service.js';
 
 /** On an empty database, a demo project with a web app so a newcomer can call the API at once. */
 @Injectable()
 export class DemoSeeder {
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly admin: KeysAdminService,
+    private readonly seeds: DemoSeedRepository,
+    private readonly admin: ProjectsAdminService,
   ) {}
 
   /** Returns the demo app (with its four plaintext keys) when it created one, else null. */
   async seedIfEmpty(): Promise<AppView | null> {
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
-    try {
-      await runner.query('SELECT pg_advisory_lock($1)', [SEED_LOCK_KEY]);
-      const [{ exists }] = await runner.query('SELECT EXISTS (SELECT 1 FROM projects) AS exists');
-      if (exists) return null;
+    return this.seeds.withSeedLock(async (anyProjectExists) => {
+      if (anyProjectExists) return null;
       const project = await this.admin.createProject('Demo project');
-      return await this.admin.createApp(project.id, { name: 'Demo web app', platform: 'web', allowedOrigins: ['http://localhost:3000'] }, 'seed');
-    } finally {
-      await runner.query('SELECT pg_advisory_unlock($1)', [SEED_LOCK_KEY]).catch(() => undefined);
-      await runner.release();
-    }
+      return this.admin.createApp(project.id, { name: 'Demo web app', platform: 'web', allowedOrigins: ['http://localhost:3000'] }, 'seed');
+    });
   }
 }
 

@@ -1,8 +1,10 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { ApiErrors, OPERATOR_BEARER, RequestId } from '../../../platform/src/index.js';
+import { ApiBody, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiErrors, RequestId, Operator } from '../../../platform/src/index.js';
 import type { RateLimitTable } from '../rate-limits/project-rate-limits.service.js';
-import { KeysAdminService } from './keys-admin.service.js';
+import { KeyLifecycleService } from './key-lifecycle.service.js';
+import { ProjectsAdminService } from './projects-admin.service.js';
+import { RateLimitsAdminService } from './rate-limits-admin.service.js';
 import {
   ApiKeyView,
   AppView,
@@ -24,11 +26,15 @@ const RATE_LIMIT_SCHEMA = {
 };
 
 @ApiTags('operator')
-@ApiBearerAuth(OPERATOR_BEARER)
+@Operator()
 @ApiExtraModels(BucketRuleView)
 @Controller('admin/v1')
 export class KeysAdminController {
-  constructor(private readonly admin: KeysAdminService) {}
+  constructor(
+    private readonly admin: ProjectsAdminService,
+    private readonly keyLifecycle: KeyLifecycleService,
+    private readonly rateLimits: RateLimitsAdminService,
+  ) {}
 
   @Post('projects')
   @ApiOperation({ summary: 'Create a project' })
@@ -84,7 +90,7 @@ export class KeysAdminController {
   @ApiCreatedResponse({ type: KeyRotationView })
   @ApiErrors(400, 401, 404)
   rotateKey(@Param('keyId') keyId: string, @Body() body: RotateKeyDto, @RequestId() requestId: string): Promise<KeyRotationView> {
-    return this.admin.rotateKey(keyId, body.scopes, requestId);
+    return this.keyLifecycle.rotateKey(keyId, body.scopes, requestId);
   }
 
   @Post('keys/:keyId/revoke')
@@ -93,7 +99,7 @@ export class KeysAdminController {
   @ApiOkResponse({ type: ApiKeyView })
   @ApiErrors(401, 404)
   revokeKey(@Param('keyId') keyId: string, @RequestId() requestId: string): Promise<ApiKeyView> {
-    return this.admin.revokeKey(keyId, requestId);
+    return this.keyLifecycle.revokeKey(keyId, requestId);
   }
 
   @Get('projects/:projectId/key-activity')
@@ -101,15 +107,15 @@ export class KeysAdminController {
   @ApiOkResponse({ type: KeyActivityList })
   @ApiErrors(401, 404)
   keyActivity(@Param('projectId') projectId: string): Promise<KeyActivityList> {
-    return this.admin.keyActivity(projectId);
+    return this.keyLifecycle.keyActivity(projectId);
   }
 
   @Put('projects/:projectId/rate-limits')
-  @ApiOperation({ summary: 'Replace the project\'s rate-limit overrides; returns the effective table' })
+  @ApiOperation({ summary: "Replace the project's rate-limit overrides; returns the effective table" })
   @ApiBody({ schema: RATE_LIMIT_SCHEMA })
   @ApiOkResponse({ schema: RATE_LIMIT_SCHEMA })
   @ApiErrors(400, 401, 404)
   replaceRateLimits(@Param('projectId') projectId: string, @Body() body: Record<string, unknown>): Promise<RateLimitTable> {
-    return this.admin.replaceRateLimits(projectId, body);
+    return this.rateLimits.replaceRateLimits(projectId, body);
   }
 }

@@ -109,7 +109,7 @@ export class PatchAppDto {
   @Length(1, 255)
   packageName?: string;
 
-  @ApiPropertyOptional({ example: '1.2.0', nullable: true, description: 'null resets it to the manifest floor of the app\'s surface' })
+  @ApiPropertyOptional({ example: '1.2.0', nullable: true, description: "null resets it to the manifest floor of the app's surface" })
   @IsOptional()
   @IsString()
   @Matches(SEMVER, { message: 'sdkMinVersion must be a version like 1.2.0' })
@@ -137,7 +137,7 @@ export class PatchAppDto {
 }
 
 export class RotateKeyDto {
-  @ApiPropertyOptional({ type: [String], description: 'Secret keys only; default: the old key\'s scopes', example: ['reporting:aggregate'] })
+  @ApiPropertyOptional({ type: [String], description: "Secret keys only; default: the old key's scopes", example: ['reporting:aggregate'] })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(20)

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import { DataSource } from 'typeorm';
 import {
   BUCKET_NAMES,
   type BucketName,
@@ -10,6 +9,7 @@ import {
   type RateLimitDecision,
   type TenantScope,
 } from '../../../platform/src/index.js';
+import { ProjectRateLimitsRepository, type RateLimitOverride } from './project-rate-limits.repository.js';
 
 const OVERRIDE_CACHE_TTL_MS = 5_000;
 
@@ -24,7 +24,7 @@ export class ProjectRateLimits {
   private readonly cache = new Map<string, { table: RateLimitTable; expiresAt: number }>();
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly repository: ProjectRateLimitsRepository,
     private readonly limiter: RateLimiterService,
   ) {}
 
@@ -32,12 +32,9 @@ export class ProjectRateLimits {
     const now = performance.now();
     const cached = this.cache.get(projectId);
     if (cached && cached.expiresAt > now) return cached.table;
-    const rows: { bucket: BucketName; sustained: number; burst: number }[] = await this.dataSource.query(
-      `SELECT bucket, sustained, burst FROM project_rate_limits WHERE project_id = $1`,
-      [projectId],
-    );
+    const rows = await this.repository.overrides(projectId);
     const table = { ...DEFAULT_BUCKET_RULES } as RateLimitTable;
-    for (const row of rows) table[row.bucket] = { sustained: Number(row.sustained), burst: Number(row.burst) };
+    for (const row of rows) table[row.bucket] = { sustained: row.sustained, burst: row.burst };
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(projectId, { table, expiresAt: now + OVERRIDE_CACHE_TTL_MS });
     return table;
@@ -45,23 +42,12 @@ export class ProjectRateLimits {
 
   /** Replaces the project's overrides; buckets not named go back to the default table. */
   async replaceOverrides(projectId: string, overrides: Partial<RateLimitTable>, at: Date): Promise<RateLimitTable> {
-    await this.dataSource.transaction(async (manager) => {
-      // Serialises concurrent replacements of one project's set: without it, two PUTs both
-      // delete, then the second insert hits the primary key (23505, a 500).
-      await manager.query(`SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE`, [projectId]);
-      await manager.query(`DELETE FROM project_rate_limits WHERE project_id = $1`, [projectId]);
-      for (const bucket of BUCKET_NAMES) {
-        const rule = overrides[bucket];
-        if (!rule) continue;
-        await manager.query(`INSERT INTO project_rate_limits (project_id, bucket, sustained, burst, updated_at) VALUES ($1, $2, $3, $4, $5)`, [
-          projectId,
-          bucket,
-          rule.sustained,
-          rule.burst,
-          at,
-        ]);
-      }
-    });
+    const rows: RateLimitOverride[] = [];
+    for (const bucket of BUCKET_NAMES) {
+      const rule = overrides[bucket];
+      if (rule) rows.push({ bucket, sustained: rule.sustained, burst: rule.burst });
+    }
+    await this.repository.replace(projectId, rows, at);
     this.cache.delete(projectId);
     return this.table(projectId);
   }

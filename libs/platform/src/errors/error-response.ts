@@ -9,6 +9,8 @@ export function writeErrorResponse(res: Response, error: ApiError, requestId: st
   }
   for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
   res.setHeader('Cache-Control', 'no-store');
+  // Read by the access log: 4xx/5xx lines carry the error code.
+  if (res.locals) res.locals.errorCode = error.code;
   const body: Record<string, unknown> = {
     error: { type: error.type, code: error.code, message: error.message, request_id: requestId, ...error.extra },
   };

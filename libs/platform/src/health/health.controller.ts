@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagg
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
 import { ApiErrors } from '../openapi/openapi.js';
+import { Public } from '../policy/route-policy.js';
 
 export class HealthResponse {
   @ApiProperty({ example: 'ok' }) status: 'ok';
@@ -12,6 +13,7 @@ export class HealthResponse {
 }
 
 @ApiTags('platform')
+@Public()
 @Controller('v1/healthz')
 export class HealthController {
   constructor(

@@ -1,45 +1,70 @@
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, { type Request, type RequestHandler, type Response } from 'express';
 import { ApiError } from '../errors/api-error.js';
+import { DEFAULT_JSON_BOUNDS, type JsonBounds, assertJsonBounds } from './json-bounds.js';
 
 export const DEFAULT_BODY_LIMIT_BYTES = 100 * 1024;
 export const EVENTS_BODY_LIMIT_BYTES = 1024 * 1024;
 export const SOURCEMAPS_BODY_LIMIT_BYTES = 50 * 1024 * 1024;
-
-/** Per-endpoint body limits (canonical paths; the /v1 rewrite has already happened). */
-const LIMIT_BY_PATH: Record<string, number> = {
-  '/v1/events': EVENTS_BODY_LIMIT_BYTES,
-  '/v1/releases/sourcemaps': SOURCEMAPS_BODY_LIMIT_BYTES,
-  '/v1/migration/users': 5 * 1024 * 1024,
-};
+export const MIGRATION_BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+/** Migration bodies: 1,000 rows of ten fields, 32 traits and an entitlements map each. */
+export const MIGRATION_JSON_BOUNDS: JsonBounds = { maxDepth: DEFAULT_JSON_BOUNDS.maxDepth, maxKeys: 200_000 };
 
 // text/plain is accepted as JSON because browsers send beacons (navigator.sendBeacon) with it.
 const JSON_TYPES = ['application/json', 'application/*+json', 'text/plain'];
 
-function parserFor(limit: number): RequestHandler {
-  return express.json({ limit, strict: false, type: JSON_TYPES });
-}
+const RAW_BODY = Symbol('rawBody');
 
-const parsers = new Map<number, RequestHandler>();
-function cachedParser(limit: number): RequestHandler {
-  let parser = parsers.get(limit);
+const jsonParsers = new Map<number, RequestHandler>();
+const rawParsers = new Map<number, RequestHandler>();
+function parserFor(limit: number, raw: boolean): RequestHandler {
+  const cache = raw ? rawParsers : jsonParsers;
+  let parser = cache.get(limit);
   if (!parser) {
-    parser = parserFor(limit);
-    parsers.set(limit, parser);
+    // body-parser applies `limit` to the decoded (inflated) bytes and stops inflating there.
+    parser = raw ? express.raw({ limit, type: () => true }) : express.json({ limit, strict: false, type: JSON_TYPES });
+    cache.set(limit, parser);
   }
   return parser;
 }
 
-export function bodyParsingMiddleware(req: Request, res: Response, next: NextFunction): void {
-  const limit = LIMIT_BY_PATH[req.path] ?? DEFAULT_BODY_LIMIT_BYTES;
-  cachedParser(limit)(req, res, (err?: unknown) => {
-    if (err) return next(err);
-    if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') {
-      if (req.body === undefined) {
+/**
+ * Reads and parses the JSON body of a request whose route and caller are already known (the
+ * route-policy guard calls it after authentication, so nothing a stranger sends to an unknown
+ * route or without a valid key is read or inflated). Writes `req.body`; a POST, PUT or PATCH
+ * body must be a JSON object, within the shape bounds (depth, key count) checked before any
+ * validation runs; `jsonBounds: null` leaves them to the route (POST /v1/events measures
+ * nesting by its own 8 KB rule). `raw` keeps the bytes as received, unparsed, for the route
+ * (store webhooks: a signature is computed over the bytes, and their contract checks the
+ * signature's project before the body's shape); `rawBodyOf` hands them over.
+ */
+export function readJsonBody(req: Request, res: Response, limit: number, options: { raw?: boolean; jsonBounds?: JsonBounds | null } = {}): Promise<void> {
+  return new Promise((resolve, reject) => {
+    parserFor(limit, options.raw ?? false)(req, res, (err?: unknown) => {
+      if (err) return reject(err);
+      if (options.raw) {
+        (req as unknown as Record<symbol, Buffer>)[RAW_BODY] = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
         req.body = {};
-      } else if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
-        return next(ApiError.invalidParam('Request body must be a JSON object'));
+        return resolve();
       }
-    }
-    next();
+      if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') {
+        if (req.body === undefined) {
+          req.body = {};
+        } else if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
+          return reject(ApiError.invalidParam('Request body must be a JSON object'));
+        }
+      }
+      const bounds = options.jsonBounds === undefined ? DEFAULT_JSON_BOUNDS : options.jsonBounds;
+      try {
+        if (bounds) assertJsonBounds(req.body, bounds);
+      } catch (error) {
+        return reject(error);
+      }
+      resolve();
+    });
   });
+}
+
+/** The body bytes as received, for routes read raw (store webhooks); empty when there was none. */
+export function rawBodyOf(req: Request): Buffer {
+  return (req as unknown as Record<symbol, Buffer | undefined>)[RAW_BODY] ?? Buffer.alloc(0);
 }

@@ -1,7 +1,12 @@
 import type { NextFunction, Request, Response } from 'express';
 
 export const CORS_ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
-export const CORS_ALLOW_HEADERS = 'Authorization, Service-Api-Key, Service-Sdk-Version, Idempotency-Key, Content-Type';
+/**
+ * Both spellings of the key and client-version headers: the contract's wire names
+ * (Service-…) and the names the published clients send (Crossdeck-…), issue 15.
+ */
+export const CORS_ALLOW_HEADERS =
+  'Authorization, Crossdeck-Api-Key, Crossdeck-Sdk-Version, Service-Api-Key, Service-Sdk-Version, Idempotency-Key, Content-Type';
 export const CORS_EXPOSE_HEADERS = 'X-Request-Id, Retry-After, X-Service-Sample-Rate, Idempotent-Replayed';
 export const CORS_MAX_AGE_SECONDS = 600;
 

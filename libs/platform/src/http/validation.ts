@@ -1,4 +1,4 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ApiError } from '../errors/api-error.js';
 
 function firstFailure(errors: ValidationError[], parentPath: string): { path: string; error: ValidationError } | undefined {
@@ -25,9 +25,88 @@ export function validationErrorToApiError(errors: ValidationError[]): ApiError {
   return ApiError.invalidParam(named);
 }
 
-/** Strips unknown fields (never rejects them) and reports the first failure with its path. */
+/** NUL, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const UNSTORABLE_CHAR = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** False when PostgreSQL cannot store the string as sent (it refuses NUL; UTF-8 turns a lone surrogate into U+FFFD). */
+export function isStorableText(value: string): boolean {
+  return !UNSTORABLE_CHAR.test(value);
+}
+
+const OWN_TEXT_RULES = Symbol('ownTextRules');
+
+/**
+ * Marks a DTO property whose content has its own, documented rule for unstorable text
+ * (identify `traits` drop such a value instead of failing the call): the validation layer's
+ * NUL and surrogate check does not look inside it.
+ */
+export function OwnTextRules(): PropertyDecorator {
+  return (target, property) => {
+    const ctor = target.constructor as { [OWN_TEXT_RULES]?: Set<string | symbol> };
+    // A subclass starts from its parent's set (reached through the constructor's prototype).
+    const own = Object.hasOwn(ctor, OWN_TEXT_RULES) ? ctor[OWN_TEXT_RULES]! : new Set(ctor[OWN_TEXT_RULES] ?? []);
+    own.add(property);
+    Object.defineProperty(ctor, OWN_TEXT_RULES, { value: own, enumerable: false, configurable: true });
+  };
+}
+
+function exemptProperties(value: object): Set<string | symbol> | undefined {
+  return (value.constructor as { [OWN_TEXT_RULES]?: Set<string | symbol> } | undefined)?.[OWN_TEXT_RULES];
+}
+
+function childPath(parent: string, key: string, index: boolean): string {
+  if (index) return `${parent}[${key}]`;
+  return parent ? `${parent}.${key}` : key;
+}
+
+/**
+ * The path of the first string (or object key) in an accepted input that cannot be stored
+ * as sent, or null. Iterative; the input's depth is already bounded (json-bounds.ts).
+ */
+export function findUnstorableText(root: unknown, rootPath = ''): string | null {
+  const pending: { value: unknown; path: string }[] = [{ value: root, path: rootPath }];
+  while (pending.length > 0) {
+    const { value, path } = pending.pop()!;
+    if (typeof value === 'string') {
+      if (!isStorableText(value)) return path || 'body';
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) pending.push({ value: value[i], path: childPath(path, String(i), true) });
+      continue;
+    }
+    const exempt = exemptProperties(value);
+    const keys = Object.keys(value);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i];
+      if (exempt?.has(key)) continue;
+      if (!isStorableText(key)) return `${path || 'body'} (a key)`;
+      pending.push({ value: (value as Record<string, unknown>)[key], path: childPath(path, key, false) });
+    }
+  }
+  return null;
+}
+
+/**
+ * Strips unknown fields (never rejects them), reports the first failure with its path, then
+ * refuses any accepted string PostgreSQL cannot store as sent (NUL, an unpaired UTF-16
+ * surrogate): one check for every body, query and path parameter, instead of one per field.
+ */
+class PlatformValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const result: unknown = await super.transform(value, metadata);
+    // Only what a DTO class declared: a handler that takes the raw body (POST /v1/events)
+    // validates it itself, with the same isStorableText.
+    if (!this.toValidate(metadata)) return result;
+    const path = findUnstorableText(result, metadata.type === 'body' ? '' : (metadata.data ?? ''));
+    if (path !== null) throw ApiError.invalidParam(`${path}: must not contain NUL characters or unpaired surrogates`);
+    return result;
+  }
+}
+
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new PlatformValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: false,
     transform: true,

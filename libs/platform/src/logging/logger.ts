@@ -17,18 +17,35 @@ export function createAppLogger(level: string, destination?: DestinationStream):
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
     redact: {
-      paths: ['headers.authorization', 'headers["service-api-key"]', '*.authorization', '*["service-api-key"]', 'key', 'token', 'idToken', '*.idToken', 'secret', '*.secret'],
+      paths: [
+        'headers.authorization',
+        'headers["service-api-key"]',
+        'headers["crossdeck-api-key"]',
+        '*.authorization',
+        '*["service-api-key"]',
+        '*["crossdeck-api-key"]',
+        'key',
+        'token',
+        'idToken',
+        '*.idToken',
+        'secret',
+        '*.secret',
+      ],
       censor: '[redacted]',
     },
   };
   return destination ? pino(options, destination) : pino(options);
 }
 
+const NEST_CHATTY_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
+
 /** Routes Nest's own log lines into the same JSON logger. */
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: AppLogger) {}
   log(message: unknown, context?: string): void {
-    this.logger.info({ context }, String(message));
+    // Start-up is a handful of info lines: Nest's per-module and per-route lines go to debug.
+    if (context && NEST_CHATTY_CONTEXTS.has(context)) this.logger.debug({ context }, String(message));
+    else this.logger.info({ context }, String(message));
   }
   error(message: unknown, trace?: string, context?: string): void {
     this.logger.error({ context, trace }, String(message));
@@ -44,17 +61,22 @@ export class NestPinoLogger implements LoggerService {
   }
 }
 
-/** One access-log line per request: method, path without query string, status, duration. */
+/** One access-log line per request: method, path without query string, status, duration, and the error code of a 4xx/5xx. */
 export function accessLogMiddleware(logger: AppLogger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      logger.info(
-        { requestId: requestIdOf(req), method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 10) / 10 },
-        'request',
-      );
+      const line: Record<string, unknown> = {
+        requestId: requestIdOf(req),
+        method: req.method,
+        path: req.originalUrl.split('?')[0],
+        status: res.statusCode,
+        ms: Math.round(ms * 10) / 10,
+      };
+      if (res.statusCode >= 400) line.code = (res.locals as { errorCode?: string }).errorCode ?? 'unknown';
+      logger.info(line, 'request');
     });
     next();
   };

@@ -1,9 +1,10 @@
 import { Body, CanActivate, Controller, Get, HttpCode, Injectable, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsInt, IsPositive, Max } from 'class-validator';
 import { Clock } from '../clock/clock.js';
 import { ApiError } from '../errors/api-error.js';
-import { ApiErrors, OPERATOR_BEARER } from '../openapi/openapi.js';
+import { ApiErrors } from '../openapi/openapi.js';
+import { Operator } from '../policy/route-policy.js';
 
 /** One call moves at most 100 years, so dates stay in PostgreSQL's and JavaScript's ranges. */
 const MAX_ADVANCE_SECONDS = 100 * 366 * 24 * 3600;
@@ -33,7 +34,7 @@ export class TestClockEnabledGuard implements CanActivate {
 }
 
 @ApiTags('operator')
-@ApiBearerAuth(OPERATOR_BEARER)
+@Operator()
 @UseGuards(TestClockEnabledGuard)
 @Controller('admin/v1/test-clock')
 export class TestClockController {

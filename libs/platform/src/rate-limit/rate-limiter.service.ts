@@ -4,7 +4,9 @@ import { Clock } from '../clock/clock.js';
 import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
 import type { TenantScope } from '../tenancy/tenant-scope.js';
 import { ApiError } from '../errors/api-error.js';
+import { Metrics } from '../metrics/metrics.js';
 import { type BucketStore, InProcessBucketStore, RedisBucketStore } from './bucket-stores.js';
+import { FailOpenStorage } from '../redis/fail-open.js';
 import { type BucketRule, msUntilAvailable } from './token-bucket.js';
 
 export const RATE_LIMIT_STORAGE_TIMEOUT_MS = 100;
@@ -32,54 +34,50 @@ export interface RateLimitDecision {
 @Injectable()
 export class RateLimiterService implements OnModuleDestroy {
   private readonly store: BucketStore;
-  private failOpenTotal = 0;
-  private lastStorageWarningMs = 0;
+  private readonly failOpen: FailOpenStorage;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly clock: Clock,
-    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    @Inject(APP_LOGGER) logger: AppLogger,
     @Optional() @Inject(BUCKET_STORE_OVERRIDE) storeOverride?: BucketStore | null,
+    @Optional() @Inject(Metrics) private readonly metrics?: Metrics | null,
   ) {
+    this.failOpen = new FailOpenStorage(logger, 'rate-limit storage unavailable; failing open');
     this.store =
       storeOverride ??
-      (config.redisUrl
-        ? new RedisBucketStore(config.redisUrl, RATE_LIMIT_STORAGE_TIMEOUT_MS, (err) => this.warnStorage(err))
-        : new InProcessBucketStore());
+      (config.redisUrl ? new RedisBucketStore(config.redisUrl, RATE_LIMIT_STORAGE_TIMEOUT_MS, (err) => this.failOpen.warn(err)) : new InProcessBucketStore());
   }
 
   /** How many decisions were allowed because the bucket storage failed. */
   get failOpenCount(): number {
-    return this.failOpenTotal;
+    return this.failOpen.failures;
   }
 
   async take(scope: TenantScope, bucket: string, rule: BucketRule, cost: number, options: { partial?: boolean } = {}): Promise<RateLimitDecision> {
     const partial = options.partial ?? false;
     const key = `rl:${scope.projectId}:${scope.env}:${bucket}`;
-    try {
-      const { granted, tokens } = await this.store.take(key, rule, cost, this.clock.nowMs(), partial);
-      const missing = cost - granted;
-      const retryAfterMs = missing > 0 ? msUntilAvailable(tokens, granted > 0 || partial ? Math.max(1, missing) : cost, rule) : 0;
-      const sampleRate = missing === 0 ? 1 : granted > 0 ? granted / cost : Math.min(1, rule.sustained / Math.max(rule.burst, 1));
-      return { requested: cost, granted, tokensLeft: tokens, retryAfterMs, sampleRate, failedOpen: false };
-    } catch (err) {
-      this.failOpenTotal += 1;
-      this.warnStorage(err as Error);
-      return { requested: cost, granted: cost, tokensLeft: 0, retryAfterMs: 0, sampleRate: 1, failedOpen: true };
-    }
+    return this.failOpen.run<RateLimitDecision>(
+      async () => {
+        const { granted, tokens } = await this.store.take(key, rule, cost, this.clock.nowMs(), partial);
+        const missing = cost - granted;
+        const retryAfterMs = missing > 0 ? msUntilAvailable(tokens, granted > 0 || partial ? Math.max(1, missing) : cost, rule) : 0;
+        const sampleRate = missing === 0 ? 1 : granted > 0 ? granted / cost : Math.min(1, rule.sustained / Math.max(rule.burst, 1));
+        this.metrics?.rateLimitDecisions.inc({ bucket, decision: missing === 0 ? 'allowed' : granted > 0 ? 'partial' : 'limited' });
+        return { requested: cost, granted, tokensLeft: tokens, retryAfterMs, sampleRate, failedOpen: false };
+      },
+      () => {
+        this.metrics?.rateLimitDecisions.inc({ bucket, decision: 'fail_open' });
+        this.metrics?.rateLimitFailOpen.inc({ bucket });
+        return { requested: cost, granted: cost, tokensLeft: 0, retryAfterMs: 0, sampleRate: 1, failedOpen: true };
+      },
+    );
   }
 
   /** All-or-nothing: throws 429 rate_limited with Retry-After and X-Service-Sample-Rate. */
   async enforce(scope: TenantScope, bucket: string, rule: BucketRule, cost = 1): Promise<void> {
     const decision = await this.take(scope, bucket, rule, cost);
     if (decision.granted < cost) throw ApiError.rateLimited(decision.retryAfterMs, decision.sampleRate);
-  }
-
-  private warnStorage(err: Error): void {
-    const now = Date.now();
-    if (now - this.lastStorageWarningMs < 10_000) return;
-    this.lastStorageWarningMs = now;
-    this.logger.warn({ err: { name: err.name, message: err.message }, failOpenTotal: this.failOpenTotal }, 'rate-limit storage unavailable; failing open');
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -2,6 +2,7 @@ import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiProperty, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { Clock } from '../clock/clock.js';
 import { ApiErrors } from '../openapi/openapi.js';
+import { Public } from '../policy/route-policy.js';
 import { SdkVersionPolicy } from './sdk-version-policy.js';
 import { SDK_SURFACES } from './sdk-versions.js';
 
@@ -13,12 +14,17 @@ export class SurfaceVersionsView {
 
 export class SdkVersionsResponse {
   @ApiProperty({ example: 'sdk_versions' }) object: 'sdk_versions';
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: getSchemaPath(SurfaceVersionsView) }, description: 'Per surface: web, node, swift, react-native, android' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { $ref: getSchemaPath(SurfaceVersionsView) },
+    description: 'Per surface: web, node, swift, react-native, android',
+  })
   surfaces: Record<string, SurfaceVersionsView>;
   @ApiProperty({ description: 'Unix ms' }) generatedAt: number;
 }
 
 @ApiTags('platform')
+@Public()
 @ApiExtraModels(SurfaceVersionsView)
 @Controller('v1/sdk/versions')
 export class SdkVersionsController {

@@ -1,7 +1,10 @@
-import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { APP_LOGGER, type AppLogger, Clock, PeriodicJobs, type Env, type TenantScope } from '../../../platform/src/index.js';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_LOGGER, type AppLogger, Clock, OnJob, crossTenant } from '../../../platform/src/index.js';
 import { type CustomerLookup, EVENT_CUSTOMER_LOOKUP } from './customer-lookup.js';
+import { EventIdentityHintsRepository, type HintSetRow, type HintSetUpdate } from './event-identity-hints.repository.js';
+
+/** The hint-set queue is drained across tenants; each claimed set carries its own scope. */
+const HINT_QUEUE = crossTenant('event identity hint queue');
 
 /** After the n-th miss in a row the set waits UNMATCHED_BACKOFF_MS[n-1] before the next try. */
 export const UNMATCHED_BACKOFF_MS = [60_000, 10 * 60_000, 60 * 60_000, 6 * 60 * 60_000] as const;
@@ -18,22 +21,7 @@ const MAX_BATCHES_PER_RUN = 10;
 const RUN_INTERVAL_MS = 2_000;
 const LOOKUP_CONCURRENCY = 2;
 
-interface HintSetRow {
-  id: string;
-  project_id: string;
-  env: Env;
-  developer_user_id: string | null;
-  anonymous_id: string | null;
-  service_customer_id: string | null;
-  attempts: number;
-}
-
-export interface HintSetOutcome {
-  pending: boolean;
-  attempts: number;
-  afterMs: number;
-  customerId: string | null;
-}
+export type HintSetOutcome = HintSetUpdate;
 
 /**
  * Pure: what a hint set becomes after a lookup (a customer id, null for no customer,
@@ -70,24 +58,23 @@ export interface ResolverRunSummary {
  *   (the same lock order as ingestion, so they cannot deadlock). A hit fills customer_id of
  *   the set's events that have none; a miss is retried with back-off.
  *
- * Idempotent: running it twice gives the same rows. Every 2 s in-process, not under
- * NODE_ENV=test (tests call runOnce()).
+ * Idempotent: running it twice gives the same rows. A recurring durable job every 2 s (the
+ * platform's job worker; not under NODE_ENV=test, where tests call runOnce()).
  */
 @Injectable()
-export class EventIdentityResolver implements OnApplicationBootstrap {
+export class EventIdentityResolver {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly hints: EventIdentityHintsRepository,
     @Inject(EVENT_CUSTOMER_LOOKUP) private readonly directory: CustomerLookup,
     private readonly clock: Clock,
-    private readonly jobs: PeriodicJobs,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
-  onApplicationBootstrap(): void {
-    this.jobs.every('event identity resolver', RUN_INTERVAL_MS, async () => {
-      const summary = await this.runOnce();
-      if (summary.sets > 0) this.logger.debug({ ...summary }, 'event identity resolver');
-    });
+  /** A recurring durable job: one replica at a time sweeps the due hint sets every RUN_INTERVAL_MS. */
+  @OnJob({ type: 'telemetry.resolve_event_identities', everyMs: RUN_INTERVAL_MS, transaction: false, maxAttempts: 3, backoff: { baseMs: RUN_INTERVAL_MS } })
+  async sweep(): Promise<void> {
+    const summary = await this.runOnce();
+    if (summary.sets > 0) this.logger.debug({ ...summary }, 'event identity resolver');
   }
 
   /** Works through the due queue (at most MAX_BATCHES_PER_RUN claims). */
@@ -104,20 +91,7 @@ export class EventIdentityResolver implements OnApplicationBootstrap {
 
   private async claim(): Promise<HintSetRow[]> {
     const nowMs = this.clock.nowMs();
-    // A CTE so that the driver returns the rows (a bare UPDATE ... RETURNING comes back as [rows, count]).
-    return this.dataSource.query(
-      `WITH claimed AS (
-         UPDATE event_identity_hints AS h
-            SET resolve_after_ms = $2
-          WHERE h.id IN (SELECT id FROM event_identity_hints
-                          WHERE pending AND resolve_after_ms <= $1
-                          ORDER BY resolve_after_ms
-                          LIMIT ${BATCH_SIZE}
-                            FOR UPDATE SKIP LOCKED)
-          RETURNING h.id::text AS id, h.project_id, h.env, h.developer_user_id, h.anonymous_id, h.service_customer_id, h.attempts)
-       SELECT * FROM claimed`,
-      [nowMs, nowMs + CLAIM_LEASE_MS],
-    );
+    return this.hints.claimDue(HINT_QUEUE, nowMs, nowMs + CLAIM_LEASE_MS, BATCH_SIZE);
   }
 
   private async resolve(sets: HintSetRow[], total: ResolverRunSummary): Promise<void> {
@@ -141,7 +115,7 @@ export class EventIdentityResolver implements OnApplicationBootstrap {
 
   /** The customer of a set's hints; undefined when the directory failed. */
   private async lookup(set: HintSetRow): Promise<string | null | undefined> {
-    const scope: TenantScope = { projectId: set.project_id, env: set.env };
+    const scope = HINT_QUEUE.scopeOf({ projectId: set.project_id, env: set.env });
     try {
       return await this.directory.findCustomerId(scope, {
         customerId: set.service_customer_id ?? undefined,
@@ -156,32 +130,7 @@ export class EventIdentityResolver implements OnApplicationBootstrap {
 
   /** Records the outcome on the set and, on a hit, fills in its events; returns the events updated. */
   private async apply(set: HintSetRow, outcome: HintSetOutcome): Promise<number> {
-    return this.dataSource.transaction(async (manager) => {
-      const nowMs = this.clock.nowMs();
-      const [, changed] = (await manager.query(
-        `UPDATE event_identity_hints
-            SET pending = $2, attempts = $3, resolve_after_ms = $4,
-                customer_id = COALESCE($5, customer_id),
-                resolved_at_ms = CASE WHEN $5::text IS NULL THEN resolved_at_ms ELSE $6 END
-          WHERE id = $1`,
-        [set.id, outcome.pending, outcome.attempts, outcome.afterMs, outcome.customerId, nowMs],
-      )) as [unknown, number];
-      if (!changed || outcome.customerId === null) return 0;
-      // Equality on each present hint and IS NULL on the others: the planner uses the
-      // partial "unresolved" index of the first present hint.
-      const params: unknown[] = [set.project_id, set.env, outcome.customerId];
-      const hint = (column: string, value: string | null) => {
-        if (value === null) return `${column} IS NULL`;
-        params.push(value);
-        return `${column} = $${params.length}`;
-      };
-      const where = [hint('anonymous_id', set.anonymous_id), hint('developer_user_id', set.developer_user_id), hint('service_customer_id', set.service_customer_id)];
-      const [, updated] = (await manager.query(
-        `UPDATE events SET customer_id = $3
-          WHERE project_id = $1 AND env = $2 AND customer_id IS NULL AND ${where.join(' AND ')}`,
-        params,
-      )) as [unknown, number];
-      return Number(updated) || 0;
-    });
+    const scope = HINT_QUEUE.scopeOf({ projectId: set.project_id, env: set.env });
+    return this.hints.applyOutcome(scope, set, outcome, this.clock.nowMs());
   }
 }

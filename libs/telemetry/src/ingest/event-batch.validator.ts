@@ -1,4 +1,13 @@
-import { ApiError, type SdkIdentity } from '../../../platform/src/index.js';
+import {
+  ApiError,
+  type SdkIdentity,
+  charLength,
+  isStorableJson,
+  isStorableText,
+  serializeJson,
+  stringifyParsedJson,
+  utf8BytesOver,
+} from '../../../platform/src/index.js';
 import type { EventRow } from '../storage/event-insert.sql.js';
 
 /**
@@ -6,7 +15,7 @@ import type { EventRow } from '../storage/event-insert.sql.js';
  * path: no class-validator, no per-event allocation beyond the normalised record).
  *
  * All-or-nothing: the first invalid event throws `400 invalid_param_value` naming its index
- * and field (`events[7].name: ...`). `level`, `tags` and `categoryTags` are never rejected:
+ * and field (`events[7].name: ...`). `level`, `tags`, `categoryTags` and `context` are never rejected:
  * malformed values are dropped (see the soft-drop rules below). Unknown fields are ignored.
  */
 
@@ -20,6 +29,10 @@ export const MAX_TAG_VALUE_CHARS = 64;
 /** Tag keys are not limited by the spec; the same 64 chars keep `tags` from carrying bulk data. */
 export const MAX_TAG_KEY_CHARS = 64;
 export const MAX_CATEGORY_TAGS = 16;
+/** Event `context` (appVersion, os, browser, sdkName, sdkVersion, locale, ...): string values only. */
+export const MAX_CONTEXT_ENTRIES = 32;
+export const MAX_CONTEXT_KEY_CHARS = 64;
+export const MAX_CONTEXT_VALUE_CHARS = 256;
 export const MAX_CATEGORY_TAG_CHARS = 32;
 /** Identity hints follow the identify limits (userId 1..256, anonymousId 1..128). */
 export const MAX_DEVELOPER_USER_ID_CHARS = 256;
@@ -33,8 +46,6 @@ const DAY_MS = 86_400_000;
 /** 9999-12-31: the partition day of absurd client clocks is pinned into a fixed range. */
 const MAX_CLIENT_DAY = 2_932_896;
 const FINGERPRINT = /^[0-9a-fA-F]{8}$/;
-// PostgreSQL text and jsonb cannot hold NUL, nor unpaired UTF-16 surrogates.
-const UNSTORABLE_CHAR = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** A validated event: the stored row, plus what ingestion needs to know about it. */
 export interface NormalizedEvent extends EventRow {
@@ -61,29 +72,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Length in characters (code points); cheap when the UTF-16 length already decides it. */
-export function charLength(value: string, max: number): number {
-  if (value.length <= max) return value.length;
-  let count = 0;
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i);
-    if (code >= 0xd800 && code <= 0xdbff && i + 1 < value.length) {
-      const next = value.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) i++;
-    }
-    count++;
-  }
-  return count;
-}
-
-/** The UTF-8 byte length of `value` when it is above `max`, else false (skipped when the UTF-16 length already decides it). */
-export function utf8BytesOver(value: string, max: number): number | false {
-  // One UTF-16 code unit is at most 3 UTF-8 bytes (a surrogate pair, two units, is 4).
-  if (value.length * 3 <= max) return false;
-  const bytes = Buffer.byteLength(value, 'utf8');
-  return bytes > max ? bytes : false;
-}
-
 export function dayOf(ms: number): number {
   const day = Math.floor(ms / DAY_MS);
   return day < 0 ? 0 : day > MAX_CLIENT_DAY ? MAX_CLIENT_DAY : day;
@@ -94,75 +82,8 @@ export function clampTimestamp(clientMs: number, receivedAtMs: number): number {
   return Math.abs(clientMs - receivedAtMs) > MAX_CLOCK_SKEW_MS ? receivedAtMs : clientMs;
 }
 
-/** False when PostgreSQL cannot store the string (NUL or an unpaired surrogate). */
-export function isStorableText(value: string): boolean {
-  return !UNSTORABLE_CHAR.test(value);
-}
-
-/**
- * The same for JSON text made by JSON.stringify (which escapes both as \\uXXXX: \\u0000, and
- * \\ud800 to \\udfff, since only unpaired surrogates are escaped). One linear pass from escape
- * to escape (a regular expression over runs of backslashes backtracks quadratically).
- */
-export function isStorableJson(json: string): boolean {
-  for (let i = json.indexOf('\\'); i !== -1; ) {
-    if (json.charCodeAt(i + 1) !== 0x75 /* u */) {
-      // A two-character escape (backslash, quote, n, t, ...): what follows it is not escaped.
-      i = json.indexOf('\\', i + 2);
-      continue;
-    }
-    const hex = json.slice(i + 2, i + 6).toLowerCase();
-    if (hex === '0000' || (hex.charCodeAt(0) === 0x64 /* d */ && '89abcdef'.includes(hex[1]))) return false;
-    i = json.indexOf('\\', i + 6);
-  }
-  return true;
-}
-
-/**
- * JSON.stringify of a value made by JSON.parse, without recursion. The native serialiser
- * recurses and overflows the stack past a few thousand levels of nesting, which a 1 MB body
- * easily holds; this one is only the fallback for that case (same output, slower).
- */
-export function stringifyParsedJson(root: unknown): string {
-  let out = '';
-  const open: { values: unknown[]; keys: string[] | null; next: number }[] = [];
-  let value: unknown = root;
-  for (;;) {
-    if (Array.isArray(value)) {
-      out += '[';
-      open.push({ values: value, keys: null, next: 0 });
-    } else if (typeof value === 'object' && value !== null) {
-      const object = value as Record<string, unknown>;
-      const keys = Object.keys(object);
-      out += '{';
-      open.push({ values: keys.map((key) => object[key]), keys, next: 0 });
-    } else {
-      out += JSON.stringify(value) ?? 'null';
-    }
-    for (;;) {
-      const frame = open[open.length - 1];
-      if (frame === undefined) return out;
-      if (frame.next < frame.values.length) {
-        if (frame.next > 0) out += ',';
-        if (frame.keys) out += `${JSON.stringify(frame.keys[frame.next])}:`;
-        value = frame.values[frame.next++];
-        break;
-      }
-      out += frame.keys ? '}' : ']';
-      open.pop();
-    }
-  }
-}
-
-/** JSON text of a parsed JSON value; deep nesting falls back to the non-recursive serialiser. */
-export function serializeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value);
-  } catch (err) {
-    if (err instanceof RangeError) return stringifyParsedJson(value);
-    throw err;
-  }
-}
+/** The platform's generic storable-text and JSON checks, re-exported for the ingestion tests and benches. */
+export { charLength, isStorableJson, isStorableText, serializeJson, stringifyParsedJson, utf8BytesOver };
 
 const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
 
@@ -265,6 +186,57 @@ export function sanitizeCategoryTags(value: unknown): { json: string | null; dro
   return { json: kept.length > 0 ? JSON.stringify(kept) : null, dropped };
 }
 
+function validContextEntry(key: string, value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    charLength(value, MAX_CONTEXT_VALUE_CHARS) <= MAX_CONTEXT_VALUE_CHARS &&
+    key.length > 0 &&
+    charLength(key, MAX_CONTEXT_KEY_CHARS) <= MAX_CONTEXT_KEY_CHARS &&
+    isStorableText(key) &&
+    isStorableText(value)
+  );
+}
+
+/** The common case, cheaply: short string values and keys (UTF-16 lengths already within the bounds). */
+function plainContext(value: Record<string, unknown>, keys: string[]): boolean {
+  if (keys.length > MAX_CONTEXT_ENTRIES) return false;
+  for (const key of keys) {
+    const entry = value[key];
+    if (typeof entry !== 'string' || entry.length > MAX_CONTEXT_VALUE_CHARS || key.length === 0 || key.length > MAX_CONTEXT_KEY_CHARS) return false;
+  }
+  return true;
+}
+
+/**
+ * context: kept only when an object; entries whose value is not a string of at most 256
+ * characters, or whose key is empty or longer than 64 characters, are dropped one by one;
+ * of the rest, the first 32 are kept. Never rejected (like tags). On the hot path: one pass
+ * over the entries, one JSON.stringify, and the NUL / lone-surrogate check on its escapes.
+ */
+export function sanitizeContext(value: unknown): { json: string | null; dropped: number } {
+  if (value === undefined || value === null) return { json: null, dropped: 0 };
+  if (!isPlainObject(value)) return { json: null, dropped: 1 };
+  const keys = Object.keys(value);
+  if (keys.length === 0) return { json: null, dropped: 0 };
+  if (plainContext(value, keys)) {
+    const json = JSON.stringify(value);
+    if (isStorableJson(json)) return { json, dropped: 0 };
+  }
+  const kept: Record<string, string> = Object.create(null);
+  let keptCount = 0;
+  let dropped = 0;
+  for (const key of keys) {
+    const entry = value[key];
+    if (keptCount >= MAX_CONTEXT_ENTRIES || !validContextEntry(key, entry)) {
+      dropped++;
+      continue;
+    }
+    kept[key] = entry;
+    keptCount++;
+  }
+  return { json: keptCount > 0 ? JSON.stringify(kept) : null, dropped };
+}
+
 export function isEventLevel(value: unknown): value is EventLevel {
   return value === 'error' || value === 'warning' || value === 'info';
 }
@@ -313,7 +285,8 @@ function normalizeEvent(raw: unknown, index: number, receivedAtMs: number, newEv
   }
   const tags = sanitizeTags(raw.tags);
   const categoryTags = sanitizeCategoryTags(raw.categoryTags);
-  softDropped += tags.dropped + categoryTags.dropped;
+  const context = sanitizeContext(raw.context);
+  softDropped += tags.dropped + categoryTags.dropped + context.dropped;
 
   const isError = level !== null || name.startsWith('error.');
   let fingerprint: string | null = null;
@@ -335,6 +308,7 @@ function normalizeEvent(raw: unknown, index: number, receivedAtMs: number, newEv
       propertiesJson,
       tagsJson: tags.json,
       categoryTagsJson: categoryTags.json,
+      contextJson: context.json,
       developerUserId,
       anonymousId,
       serviceCustomerId,

@@ -1,9 +1,26 @@
-import { Body, Controller, Header, Headers, HttpCode, Post } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBody, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors } from '../../../platform/src/index.js';
+import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import {
+  ApiErrors,
+  ApiSdkVersionHeaders,
+  BodyLimit,
+  EVENTS_BODY_LIMIT_BYTES,
+  RateLimit,
+  RateLimitDecisionParam,
+  type RateLimitDecision,
+  SdkVersionHeader,
+} from '../../../platform/src/index.js';
 import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
 import { EventsAcceptedView, EventsBatchDto } from './events-batch.dto.js';
 import { IngestEventsService } from './ingest-events.service.js';
+import { MAX_EVENTS_PER_BATCH } from './event-batch.validator.js';
+
+/** One token per event; never more than a valid batch holds, so an oversized (rejected) batch cannot drain the bucket. */
+function batchCost(req: Request): number {
+  const events = (req.body as { events?: unknown } | undefined)?.events;
+  return Array.isArray(events) ? Math.min(events.length, MAX_EVENTS_PER_BATCH) : 0;
+}
 
 @ApiTags('telemetry')
 @Controller('v1/events')
@@ -14,6 +31,9 @@ export class EventsController {
   @HttpCode(202)
   @Header('Cache-Control', 'no-store')
   @RequireApiKey({ kinds: ['publishable', 'secret'] })
+  // The events contract bounds nesting by its own rule (properties: 8 KB serialised), not the generic shape bounds.
+  @BodyLimit(EVENTS_BODY_LIMIT_BYTES, { jsonBounds: null })
+  @RateLimit('events', { partial: true, cost: batchCost })
   @ApiOperation({
     summary: 'Telemetry batch',
     description:
@@ -23,10 +43,15 @@ export class EventsController {
       'fingerprint per minute still lands while throttled; nothing landable is 429.',
   })
   @ApiBody({ type: EventsBatchDto })
-  @ApiHeader({ name: 'Service-Sdk-Version', required: false, description: '`<name>@<version>`; used for the version floor when the envelope has no `sdk`.' })
+  @ApiSdkVersionHeaders('`<name>@<version>`; used for the version floor when the envelope has no `sdk`.')
   @ApiAcceptedResponse({ type: EventsAcceptedView })
   @ApiErrors(400, 401, 403, 426, 429)
-  accept(@CurrentKey() auth: AuthContext, @Body() body: unknown, @Headers('service-sdk-version') sdkHeader?: string): Promise<EventsAcceptedView> {
-    return this.ingest.ingest(auth, body, sdkHeader);
+  accept(
+    @CurrentKey() auth: AuthContext,
+    @Body() body: unknown,
+    @RateLimitDecisionParam() decision: RateLimitDecision,
+    @SdkVersionHeader() sdkHeader?: string,
+  ): Promise<EventsAcceptedView> {
+    return this.ingest.ingest(auth, body, decision, sdkHeader);
   }
 }

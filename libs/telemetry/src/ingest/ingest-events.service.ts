@@ -1,7 +1,18 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { APP_LOGGER, ApiError, type AppLogger, Clock, type Env, type SdkIdentity, SdkVersionPolicy, parseSdkHeader } from '../../../platform/src/index.js';
-import { type AuthContext, ProjectRateLimits, assertDeclaredEnv } from '../../../keys/src/index.js';
+import {
+  APP_LOGGER,
+  ApiError,
+  type AppLogger,
+  Clock,
+  type Env,
+  type RateLimitDecision,
+  Metrics,
+  type SdkIdentity,
+  SdkVersionPolicy,
+  parseSdkHeader,
+} from '../../../platform/src/index.js';
+import { type AuthContext, assertDeclaredEnv } from '../../../keys/src/index.js';
 import { EventsRepository } from '../storage/events.repository.js';
 import { ErrorAllowanceService } from '../throttle/error-allowance.service.js';
 import { type ThrottledSummary, allowanceCandidates, landedIndexes, throttledSummary } from '../throttle/throttle-plan.js';
@@ -14,7 +25,7 @@ export interface IngestResult {
   throttled?: ThrottledSummary;
 }
 
-/** The Service-Sdk-Version header, when it is a plausible `<name>@<version>`. */
+/** The client-version header (Service-Sdk-Version or Crossdeck-Sdk-Version), when it is a plausible `<name>@<version>`. */
 function saneSdk(sdk: SdkIdentity | undefined): SdkIdentity | undefined {
   return sdk && sdk.name.length <= 128 && sdk.version.length <= 64 ? sdk : undefined;
 }
@@ -33,13 +44,14 @@ export class IngestEventsService {
   constructor(
     private readonly clock: Clock,
     private readonly sdkPolicy: SdkVersionPolicy,
-    private readonly rateLimits: ProjectRateLimits,
     private readonly allowance: ErrorAllowanceService,
     private readonly events: EventsRepository,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    @Optional() @Inject(Metrics) private readonly metrics?: Metrics | null,
   ) {}
 
-  async ingest(auth: AuthContext, body: unknown, sdkHeader: string | undefined): Promise<IngestResult> {
+  /** `decision`: the events bucket, charged by the route's @RateLimit (one token per event, partial). */
+  async ingest(auth: AuthContext, body: unknown, decision: RateLimitDecision, sdkHeader: string | undefined): Promise<IngestResult> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.invalidParam('Request body must be a JSON object');
     const batch = body as Record<string, unknown>;
 
@@ -50,21 +62,34 @@ export class IngestEventsService {
 
     const receivedAtMs = this.clock.nowMs();
     const { events, softDropped } = validateEvents(batch, receivedAtMs, serverEventId);
-    if (softDropped > 0) this.logger.debug({ requestId: auth.requestId, softDropped }, 'events: malformed level/tags/categoryTags dropped');
+    if (softDropped > 0) this.logger.debug({ requestId: auth.requestId, softDropped }, 'events: malformed level/tags/categoryTags/context dropped');
+    this.metrics?.eventsReceived.inc(events.length);
+    if (softDropped > 0) this.metrics?.eventsDropped.inc({ reason: 'malformed_value' }, softDropped);
 
-    const decision = await this.rateLimits.take(auth, 'events', events.length, { partial: true });
     let landing: readonly NormalizedEvent[] = events;
     let throttled: ThrottledSummary | undefined;
     if (decision.granted < events.length) {
       const candidates = allowanceCandidates(events, decision.granted);
-      const claimed = candidates.length > 0 ? await this.allowance.claim(auth, candidates.map((c) => c.fingerprint)) : new Set<string>();
+      const claimed =
+        candidates.length > 0
+          ? await this.allowance.claim(
+              auth,
+              candidates.map((c) => c.fingerprint),
+            )
+          : new Set<string>();
       const landed = landedIndexes(events.length, decision.granted, candidates, claimed);
+      this.metrics?.eventsThrottled.inc(events.length - landed.length);
       if (landed.length === 0) throw ApiError.rateLimited(decision.retryAfterMs, decision.sampleRate);
       landing = landed.map((i) => events[i]);
       throttled = throttledSummary(events.length, landed.length, decision);
     }
 
-    await this.events.writeBatch(auth, { appId: auth.appId, receivedAtMs, sdkName: sdk?.name ?? null, sdkVersion: sdk?.version ?? null }, landing);
+    const written = await this.events.writeBatch(
+      auth,
+      { appId: auth.appId, receivedAtMs, sdkName: sdk?.name ?? null, sdkVersion: sdk?.version ?? null },
+      landing,
+    );
+    if (written < landing.length) this.metrics?.eventsDeduplicated.inc(landing.length - written);
 
     const result: IngestResult = { object: 'list', received: landing.length, env: auth.env };
     if (throttled) result.throttled = throttled;

@@ -2,8 +2,9 @@ import { Controller, Get, Header, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiError, ApiErrors } from '../../../platform/src/index.js';
 import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ErrorIssueDetailService } from './error-issue-detail.service.js';
 import { ErrorIssuesRepository } from './error-issues.repository.js';
-import { AffectedCustomerList, ErrorIssueList } from './error-issues.views.js';
+import { AffectedCustomerList, ErrorIssueDetailView, ErrorIssueList } from './error-issues.views.js';
 
 const LIST_LIMIT = 100;
 const FINGERPRINT = /^[0-9a-f]{8}$/;
@@ -16,7 +17,10 @@ const seconds = (ms: number) => Math.floor(ms / 1000);
 @ApiTags('errors')
 @Controller('v1/server/errors/issues')
 export class ErrorIssuesController {
-  constructor(private readonly issues: ErrorIssuesRepository) {}
+  constructor(
+    private readonly issues: ErrorIssuesRepository,
+    private readonly detail: ErrorIssueDetailService,
+  ) {}
 
   @Get()
   @Header('Cache-Control', 'private, no-store')
@@ -39,6 +43,24 @@ export class ErrorIssuesController {
       })),
       env: auth.env,
     };
+  }
+
+  @Get(':fingerprint')
+  @Header('Cache-Control', 'private, no-store')
+  @RequireApiKey({ kinds: ['secret'], scopes: ['errors:read'] })
+  @ApiOperation({
+    summary: 'One error issue with its latest event, frames symbolicated on read (scope errors:read)',
+    description:
+      "Frames of the latest event carry `original` (source, line, column, name) when a source map uploaded for the event's release " +
+      '(properties.release, else context.appVersion) resolves them; other frames are returned as sent. An unknown fingerprint is 400.',
+  })
+  @ApiParam({ name: 'fingerprint', description: '8 hex chars (case-insensitive)' })
+  @ApiOkResponse({ type: ErrorIssueDetailView })
+  @ApiErrors(400, 401, 403)
+  async one(@CurrentKey() auth: AuthContext, @Param('fingerprint') fingerprint: string): Promise<ErrorIssueDetailView> {
+    fingerprint = fingerprint.toLowerCase();
+    if (!FINGERPRINT.test(fingerprint)) throw ApiError.invalidParam('fingerprint must be 8 hex characters');
+    return this.detail.read(auth, fingerprint);
   }
 
   @Get(':fingerprint/customers')

@@ -17,6 +17,15 @@ export interface AffectedCustomerRow {
   lastSeenMs: number;
 }
 
+export interface LatestErrorEventRow {
+  eventId: string;
+  name: string;
+  timestampMs: number;
+  level: string | null;
+  properties: Record<string, unknown>;
+  context: Record<string, unknown> | null;
+}
+
 /** Reads of error issues (events grouped by their client fingerprint). */
 @Injectable()
 export class ErrorIssuesRepository {
@@ -30,7 +39,39 @@ export class ErrorIssuesRepository {
         ORDER BY last_seen_ms DESC LIMIT $3`,
       [scope.projectId, scope.env, limit],
     );
-    return rows.map((r: Record<string, unknown>) => ({ ...r, eventCount: Number(r.eventCount), firstSeenMs: Number(r.firstSeenMs), lastSeenMs: Number(r.lastSeenMs) }));
+    return rows.map((r: Record<string, unknown>) => ({
+      ...r,
+      eventCount: Number(r.eventCount),
+      firstSeenMs: Number(r.firstSeenMs),
+      lastSeenMs: Number(r.lastSeenMs),
+    }));
+  }
+
+  /** One issue's counters, or null when no event carried the fingerprint in this environment. */
+  async findOne(scope: TenantScope, fingerprint: string): Promise<ErrorIssueRow | null> {
+    const rows = await this.dataSource.query(
+      `SELECT fingerprint, event_count AS "eventCount", first_seen_ms AS "firstSeenMs", last_seen_ms AS "lastSeenMs",
+              last_event_name AS "lastEventName", last_level AS "lastLevel"
+         FROM error_issues WHERE project_id = $1 AND env = $2 AND fingerprint = $3`,
+      [scope.projectId, scope.env, fingerprint],
+    );
+    if (rows.length === 0) return null;
+    const r = rows[0] as Record<string, unknown>;
+    return { ...(r as unknown as ErrorIssueRow), eventCount: Number(r.eventCount), firstSeenMs: Number(r.firstSeenMs), lastSeenMs: Number(r.lastSeenMs) };
+  }
+
+  /** The issue's most recent event (by event time), or null once retention has dropped them all. */
+  async latestEvent(scope: TenantScope, fingerprint: string): Promise<LatestErrorEventRow | null> {
+    const rows = await this.dataSource.query(
+      `SELECT event_id AS "eventId", name, timestamp_ms AS "timestampMs", level, properties, context
+         FROM events
+        WHERE project_id = $1 AND env = $2 AND fingerprint = $3
+        ORDER BY timestamp_ms DESC LIMIT 1`,
+      [scope.projectId, scope.env, fingerprint],
+    );
+    if (rows.length === 0) return null;
+    const r = rows[0] as LatestErrorEventRow;
+    return { ...r, timestampMs: Number(r.timestampMs) };
   }
 
   /** Resolved customers hit by one issue, most recent first (row-level data). */

@@ -50,9 +50,15 @@ export class CreateTelemetryEvents1790000000500 implements MigrationInterface {
     await q.query(`CREATE INDEX events_customer_idx ON events (project_id, env, customer_id) WHERE customer_id IS NOT NULL`);
     // Events still waiting for their customer, by hint: the resolver fills them in, erasure
     // finds the unresolved ones. Resolved rows leave these indexes.
-    await q.query(`CREATE INDEX events_unresolved_anonymous_idx ON events (project_id, env, anonymous_id) WHERE customer_id IS NULL AND anonymous_id IS NOT NULL`);
-    await q.query(`CREATE INDEX events_unresolved_user_idx ON events (project_id, env, developer_user_id) WHERE customer_id IS NULL AND developer_user_id IS NOT NULL`);
-    await q.query(`CREATE INDEX events_unresolved_service_customer_idx ON events (project_id, env, service_customer_id) WHERE customer_id IS NULL AND service_customer_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX events_unresolved_anonymous_idx ON events (project_id, env, anonymous_id) WHERE customer_id IS NULL AND anonymous_id IS NOT NULL`,
+    );
+    await q.query(
+      `CREATE INDEX events_unresolved_user_idx ON events (project_id, env, developer_user_id) WHERE customer_id IS NULL AND developer_user_id IS NOT NULL`,
+    );
+    await q.query(
+      `CREATE INDEX events_unresolved_service_customer_idx ON events (project_id, env, service_customer_id) WHERE customer_id IS NULL AND service_customer_id IS NOT NULL`,
+    );
     // Initial daily partitions (the maintenance job keeps creating them ahead).
     await q.query(`
       DO $$
@@ -109,7 +115,9 @@ export class CreateTelemetryEvents1790000000500 implements MigrationInterface {
     // queue is drained across tenants by due time, never read per tenant.
     await q.query(`CREATE INDEX event_identity_hints_due_idx ON event_identity_hints (resolve_after_ms) WHERE pending`);
     await q.query(`CREATE INDEX event_identity_hints_anonymous_idx ON event_identity_hints (project_id, env, anonymous_id) WHERE anonymous_id IS NOT NULL`);
-    await q.query(`CREATE INDEX event_identity_hints_service_customer_idx ON event_identity_hints (project_id, env, service_customer_id) WHERE service_customer_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX event_identity_hints_service_customer_idx ON event_identity_hints (project_id, env, service_customer_id) WHERE service_customer_id IS NOT NULL`,
+    );
     await q.query(`CREATE INDEX event_identity_hints_customer_idx ON event_identity_hints (project_id, env, customer_id) WHERE customer_id IS NOT NULL`);
   }
 

@@ -22,6 +22,8 @@ export interface EventRow {
   propertiesJson: string | null;
   tagsJson: string | null;
   categoryTagsJson: string | null;
+  /** JSON text of the event's `context` (string values only, bounded), or null / absent. */
+  contextJson?: string | null;
   developerUserId: string | null;
   anonymousId: string | null;
   serviceCustomerId: string | null;
@@ -36,7 +38,7 @@ export interface BatchMeta {
   sdkVersion: string | null;
 }
 
-const RECORD = `json_to_recordset($7::json) AS r(i text, d int, n text, t bigint, ct bigint, l text, f text, p jsonb, g jsonb, c jsonb, u text, a text, s text)`;
+const RECORD = `json_to_recordset($7::json) AS r(i text, d int, n text, t bigint, ct bigint, l text, f text, p json, g json, c json, x json, u text, a text, s text)`;
 
 const SAME_HINTS = `(e.developer_user_id, e.anonymous_id, e.service_customer_id) IS NOT DISTINCT FROM (EXCLUDED.developer_user_id, EXCLUDED.anonymous_id, EXCLUDED.service_customer_id)`;
 
@@ -59,8 +61,8 @@ const HINTS_CTE = `hints AS (
 const INSERT = `
 INSERT INTO events AS e (project_id, env, event_id, client_day, app_id, name, timestamp_ms, client_timestamp_ms, received_at_ms,
                          level, fingerprint, properties, tags, category_tags, developer_user_id, anonymous_id, service_customer_id,
-                         sdk_name, sdk_version)
-SELECT $1, $2, r.i, DATE '1970-01-01' + r.d, $3, r.n, r.t, r.ct, $4, r.l, r.f, COALESCE(r.p, '{}'::jsonb), r.g, r.c, r.u, r.a, r.s, $5, $6
+                         sdk_name, sdk_version, context)
+SELECT $1, $2, r.i, DATE '1970-01-01' + r.d, $3, r.n, r.t, r.ct, $4, r.l, r.f, COALESCE(r.p, '{}'::json), r.g, r.c, r.u, r.a, r.s, $5, $6, r.x
   FROM ${RECORD}
  WHERE (SELECT count(*) FROM hints) >= 0
 ON CONFLICT (project_id, env, event_id, client_day) DO UPDATE SET
@@ -70,6 +72,7 @@ ON CONFLICT (project_id, env, event_id, client_day) DO UPDATE SET
   tags = EXCLUDED.tags, category_tags = EXCLUDED.category_tags,
   developer_user_id = EXCLUDED.developer_user_id, anonymous_id = EXCLUDED.anonymous_id,
   service_customer_id = EXCLUDED.service_customer_id, sdk_name = EXCLUDED.sdk_name, sdk_version = EXCLUDED.sdk_version,
+  context = EXCLUDED.context,
   customer_id = CASE WHEN ${SAME_HINTS} THEN e.customer_id ELSE NULL END,
   deliveries = LEAST(e.deliveries + 1, 32767)`;
 
@@ -111,8 +114,9 @@ function str(value: string | null): string {
 }
 
 /**
- * The JSON parameter, built by concatenation so that properties, tags and categoryTags,
- * already serialised by the validator, are not serialised twice.
+ * The JSON parameter, built by concatenation so that properties, tags, categoryTags and
+ * context, already serialised by the validator, are not serialised twice. `x` (context) is
+ * written only when present: json_to_recordset reads a missing key as null.
  */
 export function eventRowsJson(rows: readonly EventRow[]): string {
   let out = '[';
@@ -122,7 +126,7 @@ export function eventRowsJson(rows: readonly EventRow[]): string {
     out +=
       `{"i":${str(r.eventId)},"d":${r.clientDay},"n":${str(r.name)},"t":${r.timestampMs},"ct":${r.clientTimestampMs ?? 'null'}` +
       `,"l":${str(r.level)},"f":${str(r.fingerprint)},"p":${r.propertiesJson ?? 'null'},"g":${r.tagsJson ?? 'null'}` +
-      `,"c":${r.categoryTagsJson ?? 'null'},"u":${str(r.developerUserId)},"a":${str(r.anonymousId)},"s":${str(r.serviceCustomerId)}}`;
+      `,"c":${r.categoryTagsJson ?? 'null'}${r.contextJson ? `,"x":${r.contextJson}` : ''},"u":${str(r.developerUserId)},"a":${str(r.anonymousId)},"s":${str(r.serviceCustomerId)}}`;
   }
   return out + ']';
 }
@@ -151,7 +155,13 @@ export function hintSetsJson(rows: readonly EventRow[]): string {
   let previous: EventRow | undefined;
   for (const r of rows) {
     // Events of one batch mostly share their hints: skip the repeats cheaply.
-    if (previous && previous.anonymousId === r.anonymousId && previous.developerUserId === r.developerUserId && previous.serviceCustomerId === r.serviceCustomerId) continue;
+    if (
+      previous &&
+      previous.anonymousId === r.anonymousId &&
+      previous.developerUserId === r.developerUserId &&
+      previous.serviceCustomerId === r.serviceCustomerId
+    )
+      continue;
     previous = r;
     sets.add(`{"u":${str(r.developerUserId)},"a":${str(r.anonymousId)},"s":${str(r.serviceCustomerId)}}`);
   }

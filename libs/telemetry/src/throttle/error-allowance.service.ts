@@ -1,5 +1,14 @@
 import { Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, RATE_LIMIT_STORAGE_TIMEOUT_MS, type TenantScope } from '../../../platform/src/index.js';
+import {
+  APP_CONFIG,
+  APP_LOGGER,
+  type AppConfig,
+  type AppLogger,
+  Clock,
+  RATE_LIMIT_STORAGE_TIMEOUT_MS,
+  type TenantScope,
+  FailOpenStorage,
+} from '../../../platform/src/index.js';
 import { type ErrorAllowanceStore, InProcessErrorAllowanceStore, RedisErrorAllowanceStore } from './error-allowance.store.js';
 import { ERROR_ALLOWANCE_WINDOW_MS } from './throttle-plan.js';
 
@@ -14,24 +23,24 @@ export const ERROR_ALLOWANCE_STORE_OVERRIDE = Symbol('ERROR_ALLOWANCE_STORE_OVER
 @Injectable()
 export class ErrorAllowanceService implements OnModuleDestroy {
   private readonly store: ErrorAllowanceStore;
-  private failOpenTotal = 0;
-  private lastWarningMs = 0;
+  private readonly failOpen: FailOpenStorage;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly clock: Clock,
-    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    @Inject(APP_LOGGER) logger: AppLogger,
     @Optional() @Inject(ERROR_ALLOWANCE_STORE_OVERRIDE) override?: ErrorAllowanceStore | null,
   ) {
+    this.failOpen = new FailOpenStorage(logger, 'error-allowance storage unavailable; failing open');
     this.store =
       override ??
       (config.redisUrl
-        ? new RedisErrorAllowanceStore(config.redisUrl, RATE_LIMIT_STORAGE_TIMEOUT_MS, (err) => this.warn(err))
+        ? new RedisErrorAllowanceStore(config.redisUrl, RATE_LIMIT_STORAGE_TIMEOUT_MS, (err) => this.failOpen.warn(err))
         : new InProcessErrorAllowanceStore());
   }
 
   get failOpenCount(): number {
-    return this.failOpenTotal;
+    return this.failOpen.failures;
   }
 
   /** Returns the fingerprints whose one-per-minute allowance was claimed now. */
@@ -40,21 +49,13 @@ export class ErrorAllowanceService implements OnModuleDestroy {
     // The hash tag keeps one batch's keys in one Redis Cluster slot.
     const prefix = `ea:{${scope.projectId}:${scope.env}}:`;
     const keys = fingerprints.map((fp) => prefix + fp);
-    try {
-      const claimed = await this.store.claim(keys, this.clock.nowMs(), ERROR_ALLOWANCE_WINDOW_MS);
-      return new Set(fingerprints.filter((_fp, i) => claimed.has(keys[i])));
-    } catch (err) {
-      this.failOpenTotal++;
-      this.warn(err as Error);
-      return new Set(fingerprints);
-    }
-  }
-
-  private warn(err: Error): void {
-    const now = Date.now();
-    if (now - this.lastWarningMs < 10_000) return;
-    this.lastWarningMs = now;
-    this.logger.warn({ err: { name: err.name, message: err.message }, failOpenTotal: this.failOpenTotal }, 'error-allowance storage unavailable; failing open');
+    return this.failOpen.run(
+      async () => {
+        const claimed = await this.store.claim(keys, this.clock.nowMs(), ERROR_ALLOWANCE_WINDOW_MS);
+        return new Set(fingerprints.filter((_fp, i) => claimed.has(keys[i])));
+      },
+      () => new Set(fingerprints),
+    );
   }
 
   async onModuleDestroy(): Promise<void> {

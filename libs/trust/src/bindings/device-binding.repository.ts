@@ -9,6 +9,12 @@ export interface DeviceBinding {
   verifiedAt: Date;
 }
 
+/** The binding of a device of the scope ($1 project, $2 env, $3 anonymous id); uses device_bindings_pk and customers_pkey. */
+export const FIND_DEVICE_BINDING_SQL = `SELECT b.anonymous_id, b.customer_id, b.user_id, b.verified_at
+     FROM device_bindings b
+     JOIN customers c ON c.id = b.customer_id AND c.forgotten_at IS NULL
+    WHERE b.project_id = $1 AND b.env = $2 AND b.anonymous_id = $3`;
+
 /** Device bindings; reads skip forgotten customers. Every method takes the tenant scope first. */
 @Injectable()
 export class DeviceBindingRepository {
@@ -16,13 +22,11 @@ export class DeviceBindingRepository {
 
   /** Uses device_bindings_pk and customers_pkey. */
   async find(scope: TenantScope, anonymousId: string): Promise<DeviceBinding | null> {
-    const rows: { anonymous_id: string; customer_id: string; user_id: string; verified_at: Date }[] = await this.dataSource.query(
-      `SELECT b.anonymous_id, b.customer_id, b.user_id, b.verified_at
-         FROM device_bindings b
-         JOIN customers c ON c.id = b.customer_id AND c.forgotten_at IS NULL
-        WHERE b.project_id = $1 AND b.env = $2 AND b.anonymous_id = $3`,
-      [scope.projectId, scope.env, anonymousId],
-    );
+    const rows: { anonymous_id: string; customer_id: string; user_id: string; verified_at: Date }[] = await this.dataSource.query(FIND_DEVICE_BINDING_SQL, [
+      scope.projectId,
+      scope.env,
+      anonymousId,
+    ]);
     const row = rows[0];
     return row ? { anonymousId: row.anonymous_id, customerId: row.customer_id, userId: row.user_id, verifiedAt: new Date(row.verified_at) } : null;
   }

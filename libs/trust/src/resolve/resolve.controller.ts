@@ -18,7 +18,8 @@ export class ResolveController {
     summary: 'Trust tier and recommended action',
     description:
       'Tier 3 (authenticated, enter): verified idToken for userId now. Tier 2 (recognized, one_tap or silent_refresh): known user and this device reached tier 3 within 90 days. ' +
-      'Tier 1 (recognized, welcome_back): the device maps to a known user. Tier 0 (anonymous, onboard): otherwise. An invalid token never errors and never elevates.',
+      'Tier 1 (recognized, welcome_back): the device maps to a known user, or (secret key, no anonymousId) userId is a known user. ' +
+      'Tier 0 (anonymous, onboard): otherwise. An invalid token never errors and never elevates. Tier 3 lists the active entitlement keys (strings).',
   })
   @ApiOkResponse({ type: ResolveResultView })
   @ApiErrors(400, 401, 403)

@@ -1,15 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsOptional, IsString, Length } from 'class-validator';
-import { PublicEntitlement } from '../../../entitlements/src/index.js';
 
 export class ResolveDto {
-  @ApiPropertyOptional({ description: 'Required unless a verified userId + idToken pair is supplied (server-to-server calls may omit it)' })
+  @ApiPropertyOptional({
+    description: 'Required unless a verified userId + idToken pair is supplied, or userId with a secret key (server-to-server calls may omit it)',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 128)
   anonymousId?: string;
 
-  @ApiPropertyOptional({ description: 'Used only with idToken' })
+  @ApiPropertyOptional({
+    description: 'With idToken: the user the token must prove. With a secret key and no anonymousId: server-asserted recognition (tier 1 when known)',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 256)
@@ -37,7 +40,8 @@ export class ResolveResultView {
   @ApiProperty({ enum: ['authenticated', 'recognized', 'anonymous'] }) status: 'authenticated' | 'recognized' | 'anonymous';
   @ApiProperty({ enum: [0, 1, 2, 3] }) trustTier: 0 | 1 | 2 | 3;
   @ApiProperty({ type: ResolvedUser, nullable: true }) user: ResolvedUser | null;
-  @ApiProperty({ type: [PublicEntitlement], nullable: true, description: 'Active entitlements at tier 3; null below' }) entitlements: PublicEntitlement[] | null;
+  @ApiProperty({ type: [String], nullable: true, description: 'Keys of the active entitlements at tier 3 (e.g. ["pro_access"]); null below' })
+  entitlements: string[] | null;
   @ApiProperty({ enum: ['enter', 'silent_refresh', 'one_tap', 'welcome_back', 'onboard'] }) recommendedAction: string;
   @ApiProperty({ description: 'The device id of the request (empty string when none was sent)' }) anonymousId: string;
 }

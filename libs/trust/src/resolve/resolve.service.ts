@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiError, Clock, type TenantScope } from '../../../platform/src/index.js';
 import { CustomerDirectory, IdentifyService, IdTokenVerifier, type VerifiedIdentity } from '../../../identity/src/index.js';
 import { EntitlementReadService } from '../../../entitlements/src/index.js';
+import type { AuthContext } from '../../../keys/src/index.js';
 import { DeviceBindingRepository } from '../bindings/device-binding.repository.js';
 import { trustTier } from '../domain/trust-tier.js';
 import type { ResolveDto, ResolvedUser, ResolveResultView } from './resolve.dto.js';
@@ -18,22 +19,32 @@ export class ResolveService {
     private readonly clock: Clock,
   ) {}
 
-  async resolve(scope: TenantScope, dto: ResolveDto): Promise<ResolveResultView> {
+  async resolve(auth: AuthContext, dto: ResolveDto): Promise<ResolveResultView> {
     const anonymousId = dto.anonymousId ?? null;
     const tokenPair = Boolean(dto.userId && dto.idToken);
-    if (!anonymousId && !tokenPair) {
-      throw ApiError.invalidParam('No identity to resolve: anonymousId is required unless userId and idToken are supplied');
+    // A secret key is the developer's own server: its word on userId is recognition enough
+    // (issue 15, "server-to-server calls may omit" anonymousId). Never more than tier 1.
+    const serverAsserted = auth.kind === 'secret' && Boolean(dto.userId);
+    if (!anonymousId && !tokenPair && !serverAsserted) {
+      throw ApiError.invalidParam('No identity to resolve: anonymousId is required unless userId and idToken are supplied (or userId with a secret key)');
     }
     const passkeyAvailable = dto.passkeyAvailable === true;
 
     // An invalid or expired token never errors and never elevates.
-    const verified = tokenPair ? await this.verifier.verifyFor(scope.projectId, dto.idToken as string, dto.userId as string) : null;
-    if (verified) return this.authenticated(scope, dto.userId as string, verified, anonymousId, passkeyAvailable);
-    if (!anonymousId) return this.result(trustTier({ verified: false, knownUser: false, deviceVerifiedAtMs: null, passkeyAvailable, nowMs: this.clock.nowMs() }), null, '');
-    return this.recognize(scope, anonymousId, passkeyAvailable);
+    const verified = tokenPair ? await this.verifier.verifyFor(auth.projectId, dto.idToken as string, dto.userId as string) : null;
+    if (verified) return this.authenticated(auth, dto.userId as string, verified, anonymousId, passkeyAvailable);
+    if (anonymousId) return this.recognize(auth, anonymousId, passkeyAvailable);
+    if (serverAsserted) return this.recognizeUser(auth, dto.userId as string);
+    return this.result(trustTier({ verified: false, knownUser: false, deviceVerifiedAtMs: null, passkeyAvailable, nowMs: this.clock.nowMs() }), null, '');
   }
 
-  private async authenticated(scope: TenantScope, userId: string, claims: VerifiedIdentity, anonymousId: string | null, passkeyAvailable: boolean): Promise<ResolveResultView> {
+  private async authenticated(
+    scope: TenantScope,
+    userId: string,
+    claims: VerifiedIdentity,
+    anonymousId: string | null,
+    passkeyAvailable: boolean,
+  ): Promise<ResolveResultView> {
     const customerId = await this.identify.ensureVerifiedCustomer(scope, userId, { email: claims.email, givenName: claims.givenName });
     if (anonymousId) await this.bindings.record(scope, { anonymousId, customerId, userId, verifiedAt: this.clock.now() });
     const [profile, entitlements] = await Promise.all([this.directory.profile(scope, customerId), this.entitlements.listActive(scope, customerId)]);
@@ -43,7 +54,27 @@ export class ResolveService {
     if (email) user.email = email;
     if (firstName) user.firstName = firstName;
     const decision = trustTier({ verified: true, knownUser: true, deviceVerifiedAtMs: null, passkeyAvailable, nowMs: this.clock.nowMs() });
-    return { ...this.result(decision, user, anonymousId ?? ''), entitlements };
+    // The clients read the active entitlement keys as strings (issue 15).
+    const keys = entitlements.filter((entitlement) => entitlement.isActive).map((entitlement) => entitlement.key);
+    return { ...this.result(decision, user, anonymousId ?? ''), entitlements: keys };
+  }
+
+  /**
+   * Secret key, userId, no device: a known developer user id of the key's project and
+   * environment is tier 1; anything else tier 0. No device binding is read or written, so
+   * this path never reaches tier 2.
+   */
+  private async recognizeUser(scope: TenantScope, userId: string): Promise<ResolveResultView> {
+    const customerId = await this.directory.findCustomerId(scope, { userId });
+    const profile = customerId ? await this.directory.profile(scope, customerId) : null;
+    const knownUser = profile !== null && profile.developerUserIds.includes(userId);
+    const decision = trustTier({ verified: false, knownUser, deviceVerifiedAtMs: null, passkeyAvailable: false, nowMs: this.clock.nowMs() });
+    let user: ResolvedUser | null = null;
+    if (knownUser) {
+      user = { id: userId };
+      if (profile.email) user.email = profile.email;
+    }
+    return this.result(decision, user, '');
   }
 
   /** Recognition by the device: its tier-3 binding first, then the alias graph. */

@@ -1,0 +1,200 @@
+// Bulk user migration benchmark (POST /v1/migration/users), a phase script beside bench/run.mjs:
+//
+//   npm run build && DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/migration.mjs
+//
+// Starts the compiled API on a free loopback port against a fresh scratch database on the
+// DATABASE_URL server (dropped afterwards), mints a project, app and secret key through the
+// operator API, then sends 1,000-row requests one after the other (a migration tool's loop):
+//
+//   fresh   BENCH_MIGRATION_REQUESTS requests of 1,000 new users each (a third with a card
+//           customer id, a fifth with iOS ids, every row with email, traits and two asserted
+//           entitlement keys)                        -> rows/s, p50/p99 of a request
+//   rerun   the same requests again (everything exists: the convergence path)  -> same figures
+//
+// Environment: DATABASE_URL (required), BENCH_MIGRATION_REQUESTS (20), BENCH_WARMUP (3 requests,
+// not measured), LOG_LEVEL (warn), BENCH_KEEP_DB=1.
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, adminQuery, stop } from './lib/common.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const REQUESTS = Number(process.env.BENCH_MIGRATION_REQUESTS ?? 20);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
+const ROWS = 1000;
+const adminUrl = process.env.DATABASE_URL;
+const apiEntry = path.join(root, 'dist/apps/api/src/main.js');
+const log = (line = '') => process.stdout.write(`${line}\n`);
+const children = new Set();
+
+function preflight() {
+  if (!adminUrl) {
+    process.stderr.write('bench: DATABASE_URL is required, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/migration.mjs\n');
+    process.exit(2);
+  }
+  if (!existsSync(apiEntry)) {
+    process.stderr.write(`bench: ${apiEntry} is missing; run "npm run build" first\n`);
+    process.exit(2);
+  }
+}
+
+function startApi(env) {
+  const child = spawn(process.execPath, [apiEntry], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let output = '';
+  const keep = (chunk) => {
+    output = (output + chunk.toString()).slice(-8000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  child.on('exit', () => children.delete(child));
+  return { child, output: () => output };
+}
+
+async function waitForHttp(proc, url, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`api exited (${proc.child.exitCode}):\n${proc.output()}`);
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`api did not answer on ${url} within ${timeoutMs} ms:\n${proc.output()}`);
+}
+
+async function call(base, method, pathname, token, body) {
+  const res = await fetch(base + pathname, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => ({}));
+  if (res.status >= 300) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** One request body: 1,000 realistic rows of a legacy user table. */
+function body(run, request) {
+  const users = [];
+  for (let i = 0; i < ROWS; i++) {
+    const n = request * ROWS + i;
+    const row = {
+      developerUserId: `legacy_${run}_${n}`,
+      email: `user${n}@example.com`,
+      displayName: `User ${n}`,
+      traits: { plan: n % 2 ? 'free' : 'pro', signupYear: 2019 + (n % 7), newsletter: n % 5 === 0 },
+      entitlements: { premium: true, legacy_founder: n % 10 === 0, extra_storage: n % 4 === 0 },
+    };
+    if (n % 3 === 0) row.cardCustomerId = `cus_${run}_${n}`;
+    if (n % 5 === 0) {
+      row.iosStoreOriginalTransactionId = `2000000${run.length}${n}`;
+      row.iosAppAccountToken = randomUUID();
+    }
+    users.push(row);
+  }
+  return JSON.stringify({ users });
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+
+async function phase(label, url, key, bodies) {
+  const latencies = [];
+  const started = performance.now();
+  let last;
+  for (const payload of bodies) {
+    const t0 = performance.now();
+    const res = await fetch(url, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: payload });
+    const json = await res.json();
+    latencies.push(performance.now() - t0);
+    if (res.status !== 200 || json.errors !== 0) throw new Error(`${label}: ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
+    last = json;
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const result = {
+    rowsPerSecond: Math.round((bodies.length * ROWS) / elapsed),
+    p50: Math.round(percentile(sorted, 50)),
+    p99: Math.round(percentile(sorted, 99)),
+    max: Math.round(sorted[sorted.length - 1]),
+  };
+  log(
+    `  ${label.padEnd(6)} ${String(result.rowsPerSecond).padStart(6)} rows/s   p50 ${result.p50} ms   p99 ${result.p99} ms   max ${result.max} ms   (${bodies.length} x ${ROWS} rows; last: created ${last.created}, matched ${last.matched}, granted ${last.entitlementsGranted}, undetermined ${last.entitlementsUndetermined})`,
+  );
+  return result;
+}
+
+async function main() {
+  const dbName = `bench_mig_${Date.now().toString(36)}_${process.pid}`;
+  const parsed = new URL(adminUrl);
+  parsed.pathname = `/${dbName}`;
+  let benchUrl = parsed.toString();
+  let created = false;
+  try {
+    await adminQuery(adminUrl, `CREATE DATABASE "${dbName}"`);
+    created = true;
+  } catch (err) {
+    log(`bench: cannot create a scratch database (${err.message}); using DATABASE_URL itself`);
+    benchUrl = adminUrl;
+  }
+  const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
+  try {
+    const port = await freePort();
+    const api = startApi({
+      NODE_ENV: 'production',
+      DATABASE_URL: benchUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      OPERATOR_TOKEN: operatorToken,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      TEST_CLOCK: 'off',
+      MIGRATIONS_RUN: 'true',
+    });
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await waitForHttp(api, `${base}/v1/healthz`);
+      const project = await call(base, 'POST', '/admin/v1/projects', operatorToken, { name: 'bench migration' });
+      const app = await call(base, 'POST', `/admin/v1/projects/${project.id}/apps`, operatorToken, {
+        name: 'bench',
+        platform: 'web',
+        allowedOrigins: ['http://bench.localhost'],
+      });
+      const key = app.keys.find((k) => k.kind === 'secret' && k.env === 'sandbox').key;
+      const url = `${base}/v1/migration/users`;
+      log(`bench: ${os.cpus().length} CPU(s), node ${process.version}; POST /v1/migration/users, ${ROWS} rows per request, sequential`);
+      const run = randomBytes(3).toString('hex');
+      if (WARMUP > 0)
+        await phase(
+          'warmup',
+          url,
+          key,
+          Array.from({ length: WARMUP }, (_, r) => body(`w${run}`, r)),
+        );
+      const bodies = Array.from({ length: REQUESTS }, (_, r) => body(run, r));
+      log(`  body ~${Math.round(Buffer.byteLength(bodies[0]) / 1024)} KB`);
+      await phase('fresh', url, key, bodies);
+      await phase('rerun', url, key, bodies);
+    } finally {
+      await stop(api);
+    }
+  } finally {
+    if (created && !process.env.BENCH_KEEP_DB) await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch(() => undefined);
+  }
+}
+
+process.once('SIGINT', () => {
+  for (const child of children) child.kill('SIGKILL');
+  process.exit(130);
+});
+preflight();
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err.stack ?? err}\n`);
+  for (const child of children) child.kill('SIGKILL');
+  process.exit(1);
+});

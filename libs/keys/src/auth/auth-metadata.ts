@@ -1,2 +1,0 @@
-export const KEY_REQUIREMENT = 'keys:requirement';
-export const AUTH_CONTEXT = Symbol('authContext');

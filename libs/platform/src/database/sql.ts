@@ -1,0 +1,112 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
+
+interface Ambient {
+  manager: EntityManager;
+  /** Names the savepoints of nested transactions on this connection uniquely. */
+  savepoints: { next: number };
+}
+
+const ambient = new AsyncLocalStorage<Ambient>();
+
+/**
+ * Outermost transactions in flight. An enabled AsyncLocalStorage turns on Node's promise
+ * hooks for the whole process, which roughly doubles the cost of every promise on every
+ * route (issue 17: measured on POST /v1/events, which never opens a transaction). So the
+ * store is disabled again whenever no transaction is open; `run()` re-enables it.
+ */
+let openTransactions = 0;
+
+/** What one statement returned: its rows and, for INSERT/UPDATE/DELETE, how many rows it touched. */
+export interface SqlResult<T> {
+  rows: T[];
+  affected: number;
+}
+
+/**
+ * Runs one statement on `manager` (its transaction's connection, or a pooled one) and unpacks
+ * TypeORM's result. For the few repository functions handed a manager by another context
+ * (erasure hooks); everything else goes through `Sql`.
+ */
+export async function runOn<T = Record<string, unknown>>(manager: EntityManager, sql: string, params: unknown[] = []): Promise<SqlResult<T>> {
+  const runner: QueryRunner = manager.queryRunner ?? manager.connection.createQueryRunner();
+  try {
+    const result = await runner.query(sql, params, true);
+    return { rows: (result.records ?? []) as T[], affected: Number(result.affected ?? 0) };
+  } finally {
+    if (!manager.queryRunner) await runner.release();
+  }
+}
+
+/**
+ * The one way repositories run SQL. It hides TypeORM's result shapes (rows for SELECT and
+ * INSERT, `[rows, count]` for UPDATE and DELETE) and joins the ambient transaction: inside
+ * `transaction(work)` every statement of `work`, and of anything `work` awaits, runs on that
+ * transaction's connection, without passing a manager down. A nested `transaction()` becomes
+ * a savepoint, so a retried or failed inner unit never aborts the outer one.
+ *
+ * This is what lets the platform's idempotency commit a handler's writes and its stored
+ * answer together: it opens the transaction, and the handler's repositories join it.
+ */
+@Injectable()
+export class Sql {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  /** The manager statements run on now: the explicit one, the ambient transaction's, or the pool's. */
+  manager(explicit?: EntityManager): EntityManager {
+    return explicit ?? ambient.getStore()?.manager ?? this.dataSource.manager;
+  }
+
+  get inTransaction(): boolean {
+    return ambient.getStore() !== undefined;
+  }
+
+  async run<T = Record<string, unknown>>(sql: string, params: unknown[] = [], manager?: EntityManager): Promise<SqlResult<T>> {
+    return runOn<T>(this.manager(manager), sql, params);
+  }
+
+  async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], manager?: EntityManager): Promise<T[]> {
+    return (await this.run<T>(sql, params, manager)).rows;
+  }
+
+  async one<T = Record<string, unknown>>(sql: string, params: unknown[] = [], manager?: EntityManager): Promise<T | null> {
+    return (await this.run<T>(sql, params, manager)).rows[0] ?? null;
+  }
+
+  /** Rows touched by an INSERT, UPDATE or DELETE. */
+  async affected(sql: string, params: unknown[] = [], manager?: EntityManager): Promise<number> {
+    return (await this.run(sql, params, manager)).affected;
+  }
+
+  /**
+   * Runs `work` in a transaction (a savepoint when one is already open) and makes it the
+   * ambient one for everything `work` awaits.
+   */
+  async transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    const outer = ambient.getStore();
+    if (!outer) {
+      openTransactions++;
+      try {
+        return await this.dataSource.transaction((manager) => ambient.run({ manager, savepoints: { next: 1 } }, () => work(manager)));
+      } finally {
+        if (--openTransactions === 0) ambient.disable();
+      }
+    }
+    const savepoint = `sp_${outer.savepoints.next++}`;
+    await outer.manager.query(`SAVEPOINT ${savepoint}`);
+    try {
+      const result = await work(outer.manager);
+      await outer.manager.query(`RELEASE SAVEPOINT ${savepoint}`);
+      return result;
+    } catch (err) {
+      await outer.manager.query(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Runs `work` outside any ambient transaction (e.g. a failure record that must survive a rollback). */
+  detached<T>(work: () => Promise<T>): Promise<T> {
+    return ambient.exit(work);
+  }
+}

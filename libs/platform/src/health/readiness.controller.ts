@@ -1,0 +1,36 @@
+import { Controller, Get, Header, HttpStatus, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ApiErrors } from '../openapi/openapi.js';
+import { Public } from '../policy/route-policy.js';
+import { Readiness, type ReadinessReport } from './readiness.js';
+
+export class ReadinessChecks {
+  @ApiProperty({ enum: ['ok', 'down'], example: 'ok' }) database: 'ok' | 'down';
+  @ApiProperty({ enum: ['ok', 'down', 'not_configured'], example: 'ok', description: 'Reported only: Redis never fails readiness (the limiter fails open)' })
+  redis: 'ok' | 'down' | 'not_configured';
+}
+
+export class ReadinessResponse {
+  @ApiProperty({ enum: ['ready', 'not_ready'], example: 'ready' }) status: 'ready' | 'not_ready';
+  @ApiProperty({ type: ReadinessChecks }) checks: ReadinessChecks;
+}
+
+@ApiTags('platform')
+@Public()
+@Controller('v1/readyz')
+export class ReadinessController {
+  constructor(private readonly readiness: Readiness) {}
+
+  @Get()
+  @Header('Cache-Control', 'no-store')
+  @ApiOperation({ summary: 'Readiness probe (no auth): PostgreSQL answers within 1 s and the replica is not shutting down' })
+  @ApiOkResponse({ type: ReadinessResponse })
+  @ApiServiceUnavailableResponse({ type: ReadinessResponse, description: 'not_ready: PostgreSQL did not answer within 1 s, or SIGTERM received' })
+  @ApiErrors()
+  async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessReport> {
+    const report = await this.readiness.check();
+    res.status(report.status === 'ready' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
+    return report;
+  }
+}

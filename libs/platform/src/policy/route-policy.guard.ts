@@ -1,0 +1,60 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ApiError } from '../errors/api-error.js';
+import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody } from '../http/body-parsing.js';
+import { requestIdOf } from '../http/request-id.js';
+import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
+import { checkOperatorToken } from './operator-token.js';
+import { setRequestAuth } from './request-tenant.js';
+import { type BodyLimitDeclaration, ROUTE_BODY_LIMIT, ROUTE_POLICY, type RoutePolicy } from './route-policy.js';
+import { RoutePolicyHooks } from './route-policy.hooks.js';
+
+/**
+ * The one global guard (APP_GUARD). It fails closed: a handler without a declared policy is
+ * refused (and the app does not even start with one: assertEveryRouteHasPolicy). It
+ * authenticates the caller the route's policy names, and only then reads the body, within
+ * the route's limit: nothing is read or inflated for a caller the route would refuse.
+ */
+@Injectable()
+export class RoutePolicyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly hooks: RoutePolicyHooks,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    const policy = this.reflector.getAllAndOverride<RoutePolicy | undefined>(ROUTE_POLICY, targets);
+    const req = context.switchToHttp().getRequest<Request>();
+    const res = context.switchToHttp().getResponse<Response>();
+    switch (policy?.kind) {
+      case 'public':
+        break;
+      case 'operator':
+        checkOperatorToken(this.config, this.logger, req, res);
+        break;
+      case 'api_key': {
+        const { scope, auth } = await this.hooks.authenticateApiKey(policy, req, res);
+        setRequestAuth(req, scope, auth);
+        break;
+      }
+      case 'store_webhook':
+        await this.hooks.storeWebhookGate(policy.rail)(req);
+        break;
+      default:
+        this.logger.error({ requestId: requestIdOf(req, res), handler: describeHandler(context) }, 'route without a declared policy refused');
+        throw ApiError.internal();
+    }
+    const body = this.reflector.getAllAndOverride<BodyLimitDeclaration | undefined>(ROUTE_BODY_LIMIT, targets);
+    await readJsonBody(req, res, body?.bytes ?? DEFAULT_BODY_LIMIT_BYTES, { raw: policy.kind === 'store_webhook', jsonBounds: body?.jsonBounds });
+    return true;
+  }
+}
+
+export function describeHandler(context: ExecutionContext): string {
+  return `${context.getClass().name}.${context.getHandler().name}`;
+}

@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { ApiKeyPolicy } from './route-policy.js';
+import type { TenantScope } from '../tenancy/tenant-scope.js';
+import type { BucketRule } from '../rate-limit/token-bucket.js';
+
+/** Verifies an API key for a route (the keys context); throws ApiError or returns the caller. */
+export type ApiKeyAuthenticator = (policy: ApiKeyPolicy, req: Request, res: Response) => Promise<{ scope: TenantScope; auth: unknown }>;
+
+/**
+ * Opens a store webhook (the rails context): 404 resource_missing for an unknown project or a
+ * rail not enabled for it. Signature checks come later, on the raw body.
+ */
+export type StoreWebhookGate = (req: Request) => Promise<void>;
+
+/** The project's bucket table (the spec's defaults with its overrides). */
+export type BucketRules = (projectId: string) => Promise<Record<string, BucketRule>>;
+
+/**
+ * Where contexts plug what the platform's route policy needs of them; registered by their
+ * modules at start-up (the platform cannot import contexts).
+ */
+@Injectable()
+export class RoutePolicyHooks {
+  private apiKey?: ApiKeyAuthenticator;
+  private readonly webhookGates = new Map<string, StoreWebhookGate>();
+  private bucketRules?: BucketRules;
+
+  registerApiKeyAuthenticator(authenticator: ApiKeyAuthenticator): void {
+    this.apiKey = authenticator;
+  }
+
+  registerStoreWebhookGate(rail: string, gate: StoreWebhookGate): void {
+    this.webhookGates.set(rail, gate);
+  }
+
+  registerBucketRules(rules: BucketRules): void {
+    this.bucketRules = rules;
+  }
+
+  authenticateApiKey(policy: ApiKeyPolicy, req: Request, res: Response): Promise<{ scope: TenantScope; auth: unknown }> {
+    if (!this.apiKey) throw new Error('no API key authenticator registered');
+    return this.apiKey(policy, req, res);
+  }
+
+  storeWebhookGate(rail: string): StoreWebhookGate {
+    const gate = this.webhookGates.get(rail);
+    if (!gate) throw new Error(`no store webhook gate registered for rail ${rail}`);
+    return gate;
+  }
+
+  rulesOf(projectId: string): Promise<Record<string, BucketRule>> {
+    if (!this.bucketRules) throw new Error('no bucket rules registered');
+    return this.bucketRules(projectId);
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * Google Play real-time developer notifications (a Pub/Sub push) and the purchases read
+ * from the Android Publisher API, reduced to what the rail needs. Pure.
+ */
+
+export const SUBSCRIPTION_NOTIFICATION_TYPES: Record<number, string> = {
+  1: 'SUBSCRIPTION_RECOVERED',
+  2: 'SUBSCRIPTION_RENEWED',
+  3: 'SUBSCRIPTION_CANCELED',
+  4: 'SUBSCRIPTION_PURCHASED',
+  5: 'SUBSCRIPTION_ON_HOLD',
+  6: 'SUBSCRIPTION_IN_GRACE_PERIOD',
+  7: 'SUBSCRIPTION_RESTARTED',
+  8: 'SUBSCRIPTION_PRICE_CHANGE_CONFIRMED',
+  9: 'SUBSCRIPTION_DEFERRED',
+  10: 'SUBSCRIPTION_PAUSED',
+  11: 'SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED',
+  12: 'SUBSCRIPTION_REVOKED',
+  13: 'SUBSCRIPTION_EXPIRED',
+  20: 'SUBSCRIPTION_PENDING_PURCHASE_CANCELED',
+};
+
+export const ONE_TIME_NOTIFICATION_TYPES: Record<number, string> = {
+  1: 'ONE_TIME_PRODUCT_PURCHASED',
+  2: 'ONE_TIME_PRODUCT_CANCELED',
+};
+
+/** Subscription states that keep entitlements on until the line item's expiry. */
+export const ANDROID_ACTIVE_STATES: readonly string[] = ['SUBSCRIPTION_STATE_ACTIVE', 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD', 'SUBSCRIPTION_STATE_CANCELED'];
+
+export interface PushEnvelope {
+  /** base64 of the DeveloperNotification JSON. */
+  data: string;
+  messageId: string | null;
+}
+
+export type AndroidNotification =
+  | {
+      kind: 'subscription';
+      eventType: string;
+      packageName: string;
+      eventTimeMillis: number;
+      purchaseToken: string;
+      subscriptionId: string | null;
+      revoked: boolean;
+    }
+  | { kind: 'one_time'; eventType: string; packageName: string; eventTimeMillis: number; purchaseToken: string; sku: string }
+  | { kind: 'voided'; eventType: 'VOIDED_PURCHASE'; packageName: string; eventTimeMillis: number; purchaseToken: string; productType: number | null }
+  | { kind: 'test'; eventType: 'TEST_NOTIFICATION'; packageName: string; eventTimeMillis: number };
+
+export class AndroidFormatError extends Error {}
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const str = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
+const num = (value: unknown): number | null => {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'string' && /^\d+$/.test(value)) return Number(value);
+  return null;
+};
+
+/** The push envelope: `message.data` (a string), `message.messageId` (or `message_id`). Null when it is not one. */
+export function readPushEnvelope(body: Json): PushEnvelope | null {
+  const message = body.message;
+  if (!isObject(message) || typeof message.data !== 'string') return null;
+  return { data: message.data, messageId: str(message.messageId) ?? str(message.message_id) };
+}
+
+/** Decodes `message.data`. Throws AndroidFormatError when it is not a developer notification. */
+export function parseDeveloperNotification(data: string): AndroidNotification {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(data, 'base64').toString('utf8'));
+  } catch {
+    throw new AndroidFormatError('message.data is not base64 JSON');
+  }
+  if (!isObject(decoded)) throw new AndroidFormatError('message.data is not a JSON object');
+  const packageName = str(decoded.packageName);
+  const eventTimeMillis = num(decoded.eventTimeMillis);
+  if (!packageName || eventTimeMillis === null) throw new AndroidFormatError('the developer notification lacks packageName or eventTimeMillis');
+  const base = { packageName, eventTimeMillis };
+  if (isObject(decoded.subscriptionNotification)) {
+    const n = decoded.subscriptionNotification;
+    const type = num(n.notificationType);
+    const purchaseToken = str(n.purchaseToken);
+    if (type === null || !SUBSCRIPTION_NOTIFICATION_TYPES[type] || !purchaseToken)
+      throw new AndroidFormatError('subscriptionNotification lacks a known notificationType or purchaseToken');
+    return {
+      ...base,
+      kind: 'subscription',
+      eventType: SUBSCRIPTION_NOTIFICATION_TYPES[type],
+      purchaseToken,
+      subscriptionId: str(n.subscriptionId),
+      revoked: type === 12,
+    };
+  }
+  if (isObject(decoded.oneTimeProductNotification)) {
+    const n = decoded.oneTimeProductNotification;
+    const type = num(n.notificationType);
+    const purchaseToken = str(n.purchaseToken);
+    const sku = str(n.sku);
+    if (type === null || !ONE_TIME_NOTIFICATION_TYPES[type] || !purchaseToken || !sku)
+      throw new AndroidFormatError('oneTimeProductNotification lacks a known notificationType, purchaseToken or sku');
+    return { ...base, kind: 'one_time', eventType: ONE_TIME_NOTIFICATION_TYPES[type], purchaseToken, sku };
+  }
+  if (isObject(decoded.voidedPurchaseNotification)) {
+    const n = decoded.voidedPurchaseNotification;
+    const purchaseToken = str(n.purchaseToken);
+    if (!purchaseToken) throw new AndroidFormatError('voidedPurchaseNotification lacks purchaseToken');
+    return { ...base, kind: 'voided', eventType: 'VOIDED_PURCHASE', purchaseToken, productType: num(n.productType) };
+  }
+  if (isObject(decoded.testNotification)) return { ...base, kind: 'test', eventType: 'TEST_NOTIFICATION' };
+  throw new AndroidFormatError('the developer notification carries no known notification');
+}
+
+/** What the rail reads of `purchases.subscriptionsv2.get` (SubscriptionPurchaseV2). */
+export interface AndroidSubscriptionRead {
+  subscriptionState?: string | null;
+  acknowledgementState?: string | null;
+  linkedPurchaseToken?: string | null;
+  testPurchase?: object | null;
+  externalAccountIdentifiers?: { obfuscatedExternalAccountId?: string | null } | null;
+  lineItems?: { productId?: string | null; expiryTime?: string | null }[] | null;
+}
+
+/** What the rail reads of `purchases.products.get` (ProductPurchase). */
+export interface AndroidProductRead {
+  purchaseState?: number | null;
+  acknowledgementState?: number | null;
+  purchaseType?: number | null;
+  obfuscatedExternalAccountId?: string | null;
+  productId?: string | null;
+}
+
+export interface AndroidPurchaseState {
+  productId: string | null;
+  active: boolean;
+  /** Unix seconds; null = lifetime. */
+  validUntil: number | null;
+  rawStatus: string;
+  sandbox: boolean;
+  needsAcknowledgement: boolean;
+  obfuscatedAccountId: string | null;
+  linkedPurchaseToken: string | null;
+}
+
+export function subscriptionState(read: AndroidSubscriptionRead, fallbackProductId: string | null): AndroidPurchaseState {
+  const items = read.lineItems ?? [];
+  const expiries = items.map((item) => (item.expiryTime ? Date.parse(item.expiryTime) : NaN)).filter((ms) => Number.isFinite(ms));
+  const state = read.subscriptionState ?? 'SUBSCRIPTION_STATE_UNSPECIFIED';
+  return {
+    productId: items.find((item) => item.productId)?.productId ?? fallbackProductId,
+    active: ANDROID_ACTIVE_STATES.includes(state),
+    validUntil: expiries.length > 0 ? Math.floor(Math.max(...expiries) / 1000) : null,
+    rawStatus: state,
+    sandbox: read.testPurchase !== undefined && read.testPurchase !== null,
+    needsAcknowledgement: read.acknowledgementState === 'ACKNOWLEDGEMENT_STATE_PENDING',
+    obfuscatedAccountId: read.externalAccountIdentifiers?.obfuscatedExternalAccountId ?? null,
+    linkedPurchaseToken: read.linkedPurchaseToken ?? null,
+  };
+}
+
+const PURCHASE_STATES: Record<number, string> = { 0: 'PURCHASED', 1: 'CANCELED', 2: 'PENDING' };
+
+export function productState(read: AndroidProductRead, sku: string): AndroidPurchaseState {
+  const purchaseState = read.purchaseState ?? 0;
+  return {
+    productId: read.productId ?? sku,
+    active: purchaseState === 0,
+    validUntil: null,
+    rawStatus: PURCHASE_STATES[purchaseState] ?? `PURCHASE_STATE_${purchaseState}`,
+    sandbox: read.purchaseType === 0,
+    needsAcknowledgement: read.acknowledgementState === 0,
+    obfuscatedAccountId: read.obfuscatedExternalAccountId ?? null,
+    linkedPurchaseToken: null,
+  };
+}

@@ -1,0 +1,124 @@
+import { createHash, createSign } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { androidpublisher, type androidpublisher_v3 } from '@googleapis/androidpublisher';
+import { OAuth2Client } from 'google-auth-library';
+import { APP_CONFIG, type AppConfig, Clock } from '../../../platform/src/index.js';
+import type { ServiceAccountKey } from '../secrets/rail-secrets.js';
+import type { AndroidProductRead, AndroidSubscriptionRead } from './android-notifications.js';
+
+export const ANDROID_PUBLISHER_SCOPE = 'https://www.googleapis.com/auth/androidpublisher';
+const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * Per-call options of the client: a timeout, and Node's own fetch (gaxios otherwise imports the
+ * ESM-only node-fetch lazily, which the CommonJS test runner cannot load).
+ */
+const CALL_OPTIONS = { timeout: REQUEST_TIMEOUT_MS, fetchImplementation: globalThis.fetch };
+/** A cached access token is renewed this long before it expires. */
+const TOKEN_MARGIN_MS = 60_000;
+
+/** The Publisher API or the token endpoint could not be read: the webhook answers 503 rail_unavailable. */
+export class AndroidPublisherUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AndroidPublisherUnavailable';
+  }
+}
+
+function base64url(input: Buffer | string): string {
+  return Buffer.from(input).toString('base64url');
+}
+
+/**
+ * Reads purchases from the Android Publisher API with the official client
+ * (`@googleapis/androidpublisher`, root from ANDROID_PUBLISHER_BASE_URL) authenticated with
+ * the project's service account. google-auth-library's JWT client posts its assertion to
+ * Google's fixed token URL (its gtoken dependency ignores the key's `token_uri`), so the
+ * service signs the assertion (RS256, aud = token_uri) and exchanges it at the key's
+ * `token_uri` itself; the access token is handed to the client through an OAuth2Client.
+ */
+@Injectable()
+export class AndroidPublisherClient {
+  private readonly tokens = new Map<string, { accessToken: string; expiresAtMs: number }>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  async getSubscription(account: ServiceAccountKey, packageName: string, token: string): Promise<AndroidSubscriptionRead> {
+    const api = await this.api(account);
+    return this.call('purchases.subscriptionsv2.get', async () => (await api.purchases.subscriptionsv2.get({ packageName, token }, CALL_OPTIONS)).data);
+  }
+
+  async getProduct(account: ServiceAccountKey, packageName: string, productId: string, token: string): Promise<AndroidProductRead> {
+    const api = await this.api(account);
+    return this.call('purchases.products.get', async () => (await api.purchases.products.get({ packageName, productId, token }, CALL_OPTIONS)).data);
+  }
+
+  async acknowledgeSubscription(account: ServiceAccountKey, packageName: string, subscriptionId: string, token: string): Promise<void> {
+    const api = await this.api(account);
+    await this.call('purchases.subscriptions.acknowledge', () =>
+      api.purchases.subscriptions.acknowledge({ packageName, subscriptionId, token, requestBody: {} }, CALL_OPTIONS),
+    );
+  }
+
+  async acknowledgeProduct(account: ServiceAccountKey, packageName: string, productId: string, token: string): Promise<void> {
+    const api = await this.api(account);
+    await this.call('purchases.products.acknowledge', () =>
+      api.purchases.products.acknowledge({ packageName, productId, token, requestBody: {} }, CALL_OPTIONS),
+    );
+  }
+
+  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      const status = (err as { status?: number; response?: { status?: number } }).status ?? (err as { response?: { status?: number } }).response?.status;
+      const detail = status ? `HTTP ${status}` : err instanceof Error ? err.message.split('\n')[0].slice(0, 200) : 'unknown error';
+      throw new AndroidPublisherUnavailable(`${what} failed (${detail})`);
+    }
+  }
+
+  private async api(account: ServiceAccountKey): Promise<androidpublisher_v3.Androidpublisher> {
+    const auth = new OAuth2Client();
+    auth.setCredentials({ access_token: await this.accessToken(account) });
+    return androidpublisher({ version: 'v3', auth, rootUrl: this.config.androidPublisherBaseUrl });
+  }
+
+  /** An access token for the service account, from its `token_uri` (cached until shortly before expiry). */
+  private async accessToken(account: ServiceAccountKey): Promise<string> {
+    const cacheKey = createHash('sha256').update(`${account.client_email}\u0000${account.token_uri}\u0000${account.private_key}`).digest('hex');
+    const nowMs = this.clock.nowMs();
+    const cached = this.tokens.get(cacheKey);
+    if (cached && cached.expiresAtMs - TOKEN_MARGIN_MS > nowMs) return cached.accessToken;
+
+    const iat = Math.floor(nowMs / 1000);
+    const header = { alg: 'RS256', typ: 'JWT', ...(account.private_key_id ? { kid: account.private_key_id } : {}) };
+    const claims = { iss: account.client_email, scope: ANDROID_PUBLISHER_SCOPE, aud: account.token_uri, iat, exp: iat + 3600 };
+    const unsigned = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(claims))}`;
+    let assertion: string;
+    try {
+      assertion = `${unsigned}.${base64url(createSign('RSA-SHA256').update(unsigned).sign(account.private_key))}`;
+    } catch {
+      throw new AndroidPublisherUnavailable('the service account private_key cannot sign');
+    }
+    let response: Response;
+    try {
+      response = await fetch(account.token_uri, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }).toString(),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+    } catch {
+      throw new AndroidPublisherUnavailable('the token endpoint could not be reached');
+    }
+    const body = (await response.json().catch(() => null)) as { access_token?: unknown; expires_in?: unknown } | null;
+    if (!response.ok || !body || typeof body.access_token !== 'string') {
+      throw new AndroidPublisherUnavailable(`the token endpoint refused the assertion (HTTP ${response.status})`);
+    }
+    const expiresIn = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : 3600;
+    this.tokens.set(cacheKey, { accessToken: body.access_token, expiresAtMs: nowMs + expiresIn * 1000 });
+    return body.access_token;
+  }
+}

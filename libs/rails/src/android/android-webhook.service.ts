@@ -1,0 +1,280 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { ApiError, Clock, type Env, type TenantScope, TenantScopes } from '../../../platform/src/index.js';
+import { ProductCatalog } from '../../../entitlements/src/index.js';
+import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
+import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
+import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
+import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
+import { RailCustomerLinks } from '../notifications/rail-customer-links.service.js';
+import type { RailNotificationView } from '../notifications/rail-notification.view.js';
+import type { AndroidStoreSecrets } from '../secrets/rail-secrets.js';
+import { RailSecrets } from '../secrets/rail-secrets.service.js';
+import { WebhookGate } from '../webhooks/webhook-gate.service.js';
+import {
+  AndroidFormatError,
+  type AndroidNotification,
+  type AndroidPurchaseState,
+  parseDeveloperNotification,
+  productState,
+  readPushEnvelope,
+  subscriptionState,
+} from './android-notifications.js';
+import { AndroidPublisherClient, AndroidPublisherUnavailable } from './android-publisher.client.js';
+import type { RailSettingsRecord } from '../model/rail-settings.repository.js';
+
+const RAIL = 'android_store' as const;
+
+interface AndroidSettings {
+  packageName?: string;
+}
+
+/** What was read for one notification: the state to apply, or a decision without a state. */
+type Reading =
+  | { kind: 'state'; env: Env; purchaseToken: string; state: AndroidPurchaseState; revoked: boolean; reconciled: boolean }
+  | { kind: 'decision'; env: Env; decision: 'no_op' | 'rejected'; reason: string; customerId: string | null };
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/**
+ * `POST /v1/webhooks/android_store/{projectId}?token=…`: a Pub/Sub push of a real-time
+ * developer notification. The notification only says that something changed: the purchase
+ * is read from the Publisher API, acknowledged when it is not yet, and what was read is applied.
+ */
+@Injectable()
+export class AndroidWebhookService {
+  constructor(
+    private readonly gate: WebhookGate,
+    private readonly secrets: RailSecrets,
+    private readonly publisher: AndroidPublisherClient,
+    private readonly processor: NotificationProcessor,
+    private readonly applier: RailStateApplier,
+    private readonly links: RailCustomerLinks,
+    private readonly subscriptions: RailSubscriptionsRepository,
+    private readonly catalog: ProductCatalog,
+    private readonly clock: Clock,
+  ) {}
+
+  /** `settings`: the project's Android rail, loaded by the webhook gate (404 already answered there). */
+  async receive(
+    projectId: string,
+    settings: RailSettingsRecord<AndroidSettings>,
+    rawBody: Buffer,
+    token: string | undefined,
+    requestId: string,
+  ): Promise<RailNotificationView> {
+    const receivedAtMs = this.clock.nowMs();
+    const envelope = readPushEnvelope(this.gate.jsonObject(rawBody));
+    if (!envelope) throw ApiError.invalidParam('Not a Pub/Sub push: message.data is missing');
+    const secrets = this.secrets.androidStore(projectId);
+    if (!secrets) throw this.gate.invalidSignature(RAIL, projectId, 'no push token is configured for the project', requestId);
+    if (!token || !sameSecret(token, secrets.pushToken)) throw this.gate.invalidSignature(RAIL, projectId, 'the push token does not match', requestId);
+
+    let notification: AndroidNotification;
+    try {
+      if (!envelope.messageId) throw new AndroidFormatError('message.messageId is missing');
+      notification = parseDeveloperNotification(envelope.data);
+    } catch (err) {
+      if (err instanceof AndroidFormatError) throw ApiError.invalidParam(`Not a developer notification: ${err.message}`);
+      throw err;
+    }
+    const messageId = envelope.messageId;
+    const previous = await this.processor.previousAnswer(projectId, RAIL, messageId);
+    if (previous) return previous;
+
+    let reading: Reading;
+    try {
+      reading = await this.read(projectId, settings.settings.packageName ?? null, secrets, notification);
+    } catch (err) {
+      if (err instanceof AndroidPublisherUnavailable) throw this.gate.railUnavailable(RAIL, projectId, err.message, requestId);
+      throw err;
+    }
+    const scope: TenantScope = TenantScopes.ofVerifiedRailPayload(projectId, reading.env);
+    const context: RailEventContext = {
+      eventType: notification.eventType,
+      notificationId: messageId,
+      signatureVerified: true,
+      reconciledWithProvider: reading.kind === 'state' && reading.reconciled,
+      rawEventReceivedAt: receivedAtMs,
+      actor: `rail:${RAIL}`,
+      requestId,
+      details: { packageName: notification.packageName, eventTimeMillis: notification.eventTimeMillis },
+    };
+    return this.processor.process({ scope, rail: RAIL, notificationId: messageId, eventType: notification.eventType, receivedAtMs }, (manager) =>
+      reading.kind === 'state'
+        ? this.apply(manager, scope, notification, reading, context)
+        : this.record(manager, scope, reading.customerId, reading.decision, reading.reason, context),
+    );
+  }
+
+  /** Reads (and acknowledges) the purchase; AndroidPublisherUnavailable when the API cannot be read. */
+  private async read(projectId: string, packageName: string | null, secrets: AndroidStoreSecrets, notification: AndroidNotification): Promise<Reading> {
+    if (notification.packageName !== packageName) {
+      return {
+        kind: 'decision',
+        env: 'production',
+        decision: 'rejected',
+        reason: `Notification for package ${notification.packageName}, not the project's ${packageName ?? '(none)'}`,
+        customerId: null,
+      };
+    }
+    const account = secrets.serviceAccount;
+    switch (notification.kind) {
+      case 'test':
+        return { kind: 'decision', env: 'production', decision: 'no_op', reason: 'Test notification', customerId: null };
+      case 'subscription': {
+        const read = await this.publisher.getSubscription(account, packageName, notification.purchaseToken);
+        const state = subscriptionState(read, notification.subscriptionId);
+        if (state.needsAcknowledgement && state.productId && state.active) {
+          await this.publisher.acknowledgeSubscription(account, packageName, state.productId, notification.purchaseToken);
+        }
+        return {
+          kind: 'state',
+          env: state.sandbox ? 'sandbox' : 'production',
+          purchaseToken: notification.purchaseToken,
+          state,
+          revoked: notification.revoked,
+          reconciled: true,
+        };
+      }
+      case 'one_time': {
+        const read = await this.publisher.getProduct(account, packageName, notification.sku, notification.purchaseToken);
+        const state = productState(read, notification.sku);
+        if (state.needsAcknowledgement && state.active)
+          await this.publisher.acknowledgeProduct(account, packageName, notification.sku, notification.purchaseToken);
+        return {
+          kind: 'state',
+          env: state.sandbox ? 'sandbox' : 'production',
+          purchaseToken: notification.purchaseToken,
+          state,
+          revoked: false,
+          reconciled: true,
+        };
+      }
+      case 'voided': {
+        if (notification.productType === 1) {
+          const read = await this.publisher.getSubscription(account, packageName, notification.purchaseToken);
+          const state = subscriptionState(read, null);
+          return {
+            kind: 'state',
+            env: state.sandbox ? 'sandbox' : 'production',
+            purchaseToken: notification.purchaseToken,
+            state,
+            revoked: true,
+            reconciled: true,
+          };
+        }
+        // A voided one-time purchase names no product: the stored record of the token says which.
+        for (const env of ['production', 'sandbox'] as const) {
+          const record = await this.subscriptions.find(TenantScopes.ofVerifiedRailPayload(projectId, env), RAIL, notification.purchaseToken);
+          if (record) {
+            const state: AndroidPurchaseState = {
+              productId: record.productId,
+              active: false,
+              validUntil: record.validUntil,
+              rawStatus: 'VOIDED',
+              sandbox: env === 'sandbox',
+              needsAcknowledgement: false,
+              obfuscatedAccountId: null,
+              linkedPurchaseToken: null,
+            };
+            return { kind: 'state', env, purchaseToken: notification.purchaseToken, state, revoked: true, reconciled: false };
+          }
+        }
+        return { kind: 'decision', env: 'production', decision: 'no_op', reason: 'Voided purchase unknown to the service', customerId: null };
+      }
+    }
+  }
+
+  private async apply(
+    manager: EntityManager,
+    scope: TenantScope,
+    notification: AndroidNotification,
+    reading: Extract<Reading, { kind: 'state' }>,
+    context: RailEventContext,
+  ): Promise<NotificationOutcome> {
+    const { state, purchaseToken } = reading;
+    const keys = state.productId ? await this.catalog.entitlementKeysFor(scope.projectId, RAIL, state.productId, manager) : [];
+    if (keys.length === 0) {
+      const holder = await this.links.findByAlias(manager, scope, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken });
+      const reason = state.productId ? `Product ${state.productId} is not in the project's catalogue for ${RAIL}` : 'The purchase names no product';
+      return this.record(manager, scope, holder, 'rejected', reason, context);
+    }
+    const customerId = await this.purchaseCustomer(manager, scope, purchaseToken, state);
+    // Revocation and voiding end entitlements at once, whatever the read state says.
+    const active = state.active && !reading.revoked;
+    const result = await this.applier.apply(
+      manager,
+      scope,
+      {
+        rail: RAIL,
+        subscriptionId: purchaseToken,
+        customerId,
+        productId: state.productId as string,
+        state: active ? 'active' : 'inactive',
+        endedBy: reading.revoked ? 'revoked' : 'expired',
+        validUntil: active ? state.validUntil : reading.revoked ? Math.floor(this.clock.nowMs() / 1000) : state.validUntil,
+        railTimeMs: notification.eventTimeMillis,
+        rawStatus: reading.revoked ? `${state.rawStatus} (${notification.eventType})` : state.rawStatus,
+        ignoreRailTime: true,
+      },
+      context,
+    );
+    return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
+  }
+
+  /**
+   * Whose purchase it is: the token's record or alias, else the linked (previous) token's,
+   * else the obfuscated account id (a `cdcust_` id of the scope, else an
+   * `android_obfuscated_account_id` alias, else a new customer keyed by it), else a new
+   * rail-only customer. The purchase token becomes an alias of the customer.
+   */
+  private async purchaseCustomer(manager: EntityManager, scope: TenantScope, purchaseToken: string, state: AndroidPurchaseState): Promise<string> {
+    const tokenNode = { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken };
+    const known =
+      (await this.subscriptions.find(scope, RAIL, purchaseToken, manager))?.customerId ??
+      (await this.links.findByAlias(manager, scope, tokenNode)) ??
+      (state.linkedPurchaseToken ? await this.linkedCustomer(manager, scope, state.linkedPurchaseToken) : null);
+    const obfuscatedNode = state.obfuscatedAccountId ? { type: RAIL_ALIAS_TYPES.androidObfuscatedAccountId, value: state.obfuscatedAccountId } : null;
+    const named = obfuscatedNode
+      ? ((await this.links.findNamed(manager, scope, { serviceCustomerId: obfuscatedNode.value, developerUserId: null })) ??
+        (await this.links.findByAlias(manager, scope, obfuscatedNode)))
+      : null;
+    if (known) {
+      await this.links.linkIfAbsent(manager, scope, tokenNode, known);
+      // The purchase stays with its customer; another customer named by the account id is a conflict for review.
+      if (named && named !== known) await this.links.queueConflict(manager, scope, known, named);
+      return known;
+    }
+    if (named) {
+      await this.links.linkIfAbsent(manager, scope, tokenNode, named);
+      return named;
+    }
+    if (obfuscatedNode) return this.links.createRailOnly(manager, scope, [obfuscatedNode, tokenNode]);
+    return this.links.createRailOnly(manager, scope, [tokenNode]);
+  }
+
+  private async linkedCustomer(manager: EntityManager, scope: TenantScope, linkedToken: string): Promise<string | null> {
+    return (
+      (await this.subscriptions.find(scope, RAIL, linkedToken, manager))?.customerId ??
+      (await this.links.findByAlias(manager, scope, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: linkedToken }))
+    );
+  }
+
+  private async record(
+    manager: EntityManager,
+    scope: TenantScope,
+    customerId: string | null,
+    decision: NotificationOutcome['decision'],
+    reason: string,
+    context: RailEventContext,
+  ): Promise<NotificationOutcome> {
+    const auditEventId = await this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
+    return { decision, customerId, auditEventId };
+  }
+}

@@ -1,0 +1,230 @@
+import { Injectable } from '@nestjs/common';
+import Stripe from 'stripe';
+import type { EntityManager } from 'typeorm';
+import { ApiError, Clock, type TenantScope, TenantScopes } from '../../../platform/src/index.js';
+import { ProductCatalog } from '../../../entitlements/src/index.js';
+import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
+import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
+import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
+import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
+import { RailCustomerLinks } from '../notifications/rail-customer-links.service.js';
+import type { RailNotificationView } from '../notifications/rail-notification.view.js';
+import { RailSecrets } from '../secrets/rail-secrets.service.js';
+import { WebhookGate } from '../webhooks/webhook-gate.service.js';
+import {
+  type CardCheckoutSession,
+  type CardEvent,
+  CardEventFormatError,
+  type CardSubscription,
+  cardSubscriptionActive,
+  parseCardEvent,
+} from './card-events.js';
+
+const RAIL = 'card_payments' as const;
+/** The processor's own default: a signature older than 300 s on the service clock is refused. */
+export const CARD_SIGNATURE_TOLERANCE_SECONDS = 300;
+
+/**
+ * `POST /v1/webhooks/card_payments/{projectId}`: the processor's signature over the raw bytes
+ * (its official library, every configured secret, tolerance on the service clock), then the
+ * subscription object carried by the event is applied as it is (no call back to the processor).
+ */
+@Injectable()
+export class CardWebhookService {
+  constructor(
+    private readonly gate: WebhookGate,
+    private readonly secrets: RailSecrets,
+    private readonly processor: NotificationProcessor,
+    private readonly applier: RailStateApplier,
+    private readonly links: RailCustomerLinks,
+    private readonly subscriptions: RailSubscriptionsRepository,
+    private readonly catalog: ProductCatalog,
+    private readonly clock: Clock,
+  ) {}
+
+  async receive(projectId: string, rawBody: Buffer, signatureHeader: string | undefined, requestId: string): Promise<RailNotificationView> {
+    // The project and its enabled rail were checked by the webhook gate (route policy) before the body was read.
+    const receivedAtMs = this.clock.nowMs();
+    const body = this.gate.jsonObject(rawBody);
+    this.verify(projectId, rawBody, signatureHeader, receivedAtMs, requestId);
+
+    let event: CardEvent;
+    try {
+      event = parseCardEvent(body);
+    } catch (err) {
+      if (err instanceof CardEventFormatError) throw ApiError.invalidParam(`Not a card-payment event: ${err.message}`);
+      throw err;
+    }
+    const scope: TenantScope = TenantScopes.ofVerifiedRailPayload(projectId, event.livemode ? 'production' : 'sandbox');
+    const previous = await this.processor.previousAnswer(projectId, RAIL, event.id);
+    if (previous) return previous;
+
+    const context: RailEventContext = {
+      eventType: event.type,
+      notificationId: event.id,
+      signatureVerified: true,
+      reconciledWithProvider: false,
+      rawEventReceivedAt: receivedAtMs,
+      actor: `rail:${RAIL}`,
+      requestId,
+    };
+    return this.processor.process({ scope, rail: RAIL, notificationId: event.id, eventType: event.type, receivedAtMs }, (manager) => {
+      switch (event.kind) {
+        case 'subscription':
+          return this.applySubscription(manager, scope, event.subscription, event.created, context);
+        case 'checkout':
+          return this.linkCheckout(manager, scope, event.session, context);
+        default:
+          return this.record(manager, scope, null, 'no_op', `Event type ${event.type} changes no entitlement`, context);
+      }
+    });
+  }
+
+  /** Tries every configured secret; 400 invalid_signature (one log line) when none verifies. */
+  private verify(projectId: string, rawBody: Buffer, header: string | undefined, receivedAtMs: number, requestId: string): void {
+    const secrets = this.secrets.cardPayments(projectId)?.webhookSecrets ?? [];
+    if (secrets.length === 0) throw this.gate.invalidSignature(RAIL, projectId, 'no webhook secret is configured for the project', requestId);
+    if (!header) throw this.gate.invalidSignature(RAIL, projectId, 'the Stripe-Signature header is missing', requestId);
+    let reason = 'no configured secret matches the signature';
+    for (const secret of secrets) {
+      try {
+        Stripe.webhooks.constructEvent(rawBody, header, secret, CARD_SIGNATURE_TOLERANCE_SECONDS, undefined, receivedAtMs);
+        return;
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        // The library's messages name the failure, never the secret; keep the first line only.
+        if (/tolerance/i.test(message)) reason = 'the signature timestamp is outside the 300 s tolerance';
+        else if (/Unable to extract timestamp and signatures/i.test(message)) reason = 'the Stripe-Signature header is malformed';
+      }
+    }
+    throw this.gate.invalidSignature(RAIL, projectId, reason, requestId);
+  }
+
+  private async applySubscription(
+    manager: EntityManager,
+    scope: TenantScope,
+    sub: CardSubscription,
+    created: number,
+    context: RailEventContext,
+  ): Promise<NotificationOutcome> {
+    const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer };
+    // Every item's product grants its keys until the item's period end; products missing from
+    // the catalogue grant nothing (the subscription is rejected only when none is known).
+    const items = sub.items.flatMap((item) => (item.productId ? [{ productId: item.productId, validUntil: item.currentPeriodEnd }] : []));
+    const products = [...new Set(items.map((item) => item.productId))];
+    const known: string[] = [];
+    for (const productId of products) {
+      if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, manager)).length > 0) known.push(productId);
+    }
+    if (known.length === 0) {
+      const holder =
+        (await this.subscriptions.find(scope, RAIL, sub.id, manager))?.customerId ?? (cardNode ? await this.links.findByAlias(manager, scope, cardNode) : null);
+      const reason =
+        products.length === 0
+          ? `Subscription ${sub.id} carries no product`
+          : products.length === 1
+            ? `Product ${products[0]} is not in the project's catalogue for ${RAIL}`
+            : `Products ${products.join(', ')} are not in the project's catalogue for ${RAIL}`;
+      return this.record(manager, scope, holder, 'rejected', reason, context);
+    }
+    // The record keeps the known items only (what the subscription grants); its end is theirs.
+    const unknown = products.filter((productId) => !known.includes(productId));
+    const granting = items.filter((item) => known.includes(item.productId));
+    const validUntil = granting.some((item) => item.validUntil === null) ? null : Math.max(...granting.map((item) => item.validUntil as number));
+    const customerId = await this.subscriptionCustomer(manager, scope, sub);
+    const result = await this.applier.apply(
+      manager,
+      scope,
+      {
+        rail: RAIL,
+        subscriptionId: sub.id,
+        customerId,
+        productId: known[0],
+        items: granting,
+        state: cardSubscriptionActive(sub) ? 'active' : 'inactive',
+        endedBy: 'expired',
+        validUntil,
+        railTimeMs: created * 1000,
+        rawStatus: sub.cancelAtPeriodEnd ? `${sub.status} (cancel_at_period_end)` : sub.status,
+      },
+      unknown.length > 0 ? { ...context, details: { ...context.details, productsNotInCatalogue: unknown } } : context,
+    );
+    return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
+  }
+
+  /**
+   * The customer of a subscription: the one its card customer is linked to (a rail-only one
+   * is folded into the customer the metadata names), else the subscription record's, else the
+   * metadata's (`serviceCustomerId`, then `developerUserId` resolved or created), else a new
+   * rail-only customer. The card customer becomes an alias of it.
+   */
+  private async subscriptionCustomer(manager: EntityManager, scope: TenantScope, sub: CardSubscription): Promise<string> {
+    const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer };
+    const holder = await this.links.findByAlias(manager, scope, cardNode);
+    if (holder) {
+      const named = await this.links.findNamed(manager, scope, sub.hints);
+      if (!named || named === holder) return holder;
+      return (await this.links.link(manager, scope, cardNode, named)).customerId;
+    }
+    const recorded = (await this.subscriptions.find(scope, RAIL, sub.id, manager))?.customerId ?? null;
+    const customerId = recorded ?? (await this.links.resolveNamed(manager, scope, sub.hints));
+    if (customerId) {
+      await this.links.linkIfAbsent(manager, scope, cardNode, customerId);
+      return customerId;
+    }
+    return this.links.createRailOnly(manager, scope, [cardNode]);
+  }
+
+  /** `checkout.session.completed` links its card customer to the customer it names (see RailCustomerLinks.link). */
+  private async linkCheckout(
+    manager: EntityManager,
+    scope: TenantScope,
+    session: CardCheckoutSession,
+    context: RailEventContext,
+  ): Promise<NotificationOutcome> {
+    if (!session.customer) return this.record(manager, scope, null, 'no_op', `Checkout session ${session.id} has no card customer`, context);
+    const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: session.customer };
+    const named = await this.links.resolveNamed(manager, scope, session.hints);
+    if (!named) {
+      const holder = await this.links.findByAlias(manager, scope, cardNode);
+      return this.record(manager, scope, holder, 'no_op', `Checkout session ${session.id} names no customer (metadata or client_reference_id)`, context);
+    }
+    const outcome = await this.links.link(manager, scope, cardNode, named);
+    switch (outcome.kind) {
+      case 'linked':
+        return this.record(manager, scope, named, 'applied', `Card customer ${session.customer} linked to ${named}`, context);
+      case 'already_linked':
+        return this.record(manager, scope, named, 'no_op', `Card customer ${session.customer} is already linked to ${named}`, context);
+      case 'folded':
+        return this.record(
+          manager,
+          scope,
+          named,
+          'applied',
+          `Card customer ${session.customer} linked to ${named}; rail-only customer ${outcome.railOnlyCustomerId} folded into it (rail aliases, subscription records and entitlements moved)`,
+          context,
+        );
+      case 'conflict':
+        return this.record(
+          manager,
+          scope,
+          outcome.customerId,
+          'no_op',
+          `Card customer ${session.customer} belongs to ${outcome.customerId}, not ${named}: queued for review, nothing moved`,
+          context,
+        );
+    }
+  }
+
+  private async record(
+    manager: EntityManager,
+    scope: TenantScope,
+    customerId: string | null,
+    decision: NotificationOutcome['decision'],
+    reason: string,
+    context: RailEventContext,
+  ): Promise<NotificationOutcome> {
+    const auditEventId = await this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
+    return { decision, customerId, auditEventId };
+  }
+}

@@ -1,0 +1,60 @@
+import { RailsSchema1790000000600 } from './migrations/1790000000600-rails-schema.migration.js';
+import { CustomerScopeForeignKey1790000000923 } from './migrations/1790000000923-customer-scope-foreign-key.migration.js';
+
+export { RailsModule } from './rails.module.js';
+export {
+  RailStateApplier,
+  newRailEventId,
+  type RailStateChange,
+  type RailEventContext,
+  type RailApplyResult,
+  type RailDecisionRecord,
+} from './model/rail-state-applier.service.js';
+export {
+  RailSubscriptionsRepository,
+  type RailSubscriptionWrite,
+  type RailTransactionRecord,
+  type RailNotificationRecord,
+} from './model/rail-subscriptions.repository.js';
+export { RailSettingsRepository, type RailSettingsRecord } from './model/rail-settings.repository.js';
+export {
+  RAIL_STATES,
+  RAIL_DECISIONS,
+  RAIL_ALIAS_TYPES,
+  type RailState,
+  type RailDecision,
+  type RailSubscriptionRecord,
+  type CustomerRailStatus,
+  isOlderThanStored,
+  changesState,
+  isLive,
+  customerRailStatus,
+} from './model/rail-model.js';
+
+export {
+  IosStoreVerifier,
+  StoreSignedDataVerifier,
+  StoreVerificationError,
+  describeVerificationFailure,
+  type Verified,
+} from './ios/ios-store-verifier.service.js';
+export { type IosStoreSettings, parsePemCertificates } from './ios/ios-store-settings.js';
+export {
+  envOfStoreEnvironment,
+  stateOfTransaction,
+  isFamilyShared,
+  normaliseAppAccountToken,
+  type StoreTransaction,
+  type StoreTransactionState,
+} from './ios/ios-store-rules.js';
+export { APPLE_ROOT_CERTIFICATES, appleRootCertificates } from './ios/apple-root-certificates.js';
+export { RailSecretsStatus } from './operator/rail-secrets-status.js';
+export { assertProjectExists } from './model/project-exists.repository.js';
+
+/** Migrations of the rails context, in order. */
+export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignKey1790000000923];
+
+// Store notifications (issue 12)
+export { StoreNotificationsModule } from './store-notifications.module.js';
+export { RailSecrets, RAIL_SECRETS_CHECK_INTERVAL_MS } from './secrets/rail-secrets.service.js';
+export { parseRailSecrets, RailSecretsError, type RailSecretsContent, type ProjectRailSecrets, type ServiceAccountKey } from './secrets/rail-secrets.js';

@@ -1,0 +1,240 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { VerificationException, VerificationStatus } from '@apple/app-store-server-library';
+import type { EntityManager } from 'typeorm';
+import { APP_LOGGER, ApiError, type AppLogger, Clock, type Env, type TenantScope, TenantScopes } from '../../../platform/src/index.js';
+import { ProductCatalog } from '../../../entitlements/src/index.js';
+import { RailIdentity } from '../../../identity/src/index.js';
+import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
+import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
+import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
+import type { RailNotificationView } from '../notifications/rail-notification.view.js';
+import type { RailSettingsRecord } from '../model/rail-settings.repository.js';
+import { WebhookGate } from '../webhooks/webhook-gate.service.js';
+import { stateOfNotification } from './ios-notifications.js';
+import { type StoreTransaction, envOfStoreEnvironment, isFamilyShared, normaliseAppAccountToken } from './ios-store-rules.js';
+import type { IosStoreSettings } from './ios-store-settings.js';
+import { IosStoreVerifier, StoreVerificationError, describeVerificationFailure } from './ios-store-verifier.service.js';
+
+const RAIL = 'ios_store' as const;
+/** The verifier's reason when chain and signature held but the bundle id (or app Apple id) is another app's. */
+const OTHER_APP = describeVerificationFailure(new VerificationException(VerificationStatus.INVALID_APP_IDENTIFIER));
+
+interface DecodedNotification {
+  notificationType: string;
+  subtype?: string;
+  notificationUUID: string;
+  signedDate: number;
+  data?: { environment?: string; bundleId?: string; signedTransactionInfo?: string; signedRenewalInfo?: string };
+}
+
+function decodeUnverified(jws: string): Record<string, unknown> | null {
+  try {
+    const payload = JSON.parse(Buffer.from(jws.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    return typeof payload === 'object' && payload !== null ? payload : null;
+  } catch {
+    return null;
+  }
+}
+
+function asNotification(payload: unknown): DecodedNotification | null {
+  const p = payload as Partial<DecodedNotification> | null;
+  if (
+    !p ||
+    typeof p.notificationType !== 'string' ||
+    typeof p.notificationUUID !== 'string' ||
+    p.notificationUUID.length === 0 ||
+    typeof p.signedDate !== 'number'
+  ) {
+    return null;
+  }
+  return p as DecodedNotification;
+}
+
+/**
+ * `POST /v1/webhooks/ios_store/{projectId}`: App Store Server Notifications V2. The
+ * `signedPayload` is verified like purchase sync (the project's trusted roots, marker OIDs,
+ * signature, bundle id; production then sandbox); the transaction and renewal inside are
+ * applied through the shared rail model.
+ */
+@Injectable()
+export class IosWebhookService {
+  constructor(
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    private readonly gate: WebhookGate,
+    private readonly verifier: IosStoreVerifier,
+    private readonly processor: NotificationProcessor,
+    private readonly applier: RailStateApplier,
+    private readonly identity: RailIdentity,
+    private readonly catalog: ProductCatalog,
+    private readonly clock: Clock,
+  ) {}
+
+  /** `settings`: the project's iOS rail, loaded by the webhook gate (404 already answered there). */
+  async receive(projectId: string, settings: RailSettingsRecord<IosStoreSettings>, rawBody: Buffer, requestId: string): Promise<RailNotificationView> {
+    const receivedAtMs = this.clock.nowMs();
+    const body = this.gate.jsonObject(rawBody);
+    if (typeof body.signedPayload !== 'string' || body.signedPayload.length === 0) throw ApiError.invalidParam('signedPayload must be a string');
+    const signedPayload = body.signedPayload;
+
+    let env: Env;
+    let payload: unknown;
+    let otherApp = false;
+    try {
+      const verified = await this.verifier.verifyNotification(projectId, settings, signedPayload);
+      env = verified.env;
+      payload = verified.payload;
+    } catch (err) {
+      if (!(err instanceof StoreVerificationError)) throw err;
+      if (err.reasons.production !== OTHER_APP && err.reasons.sandbox !== OTHER_APP) {
+        throw this.gate.invalidSignature(RAIL, projectId, `signedPayload: ${err.message}`, requestId);
+      }
+      // Chain and signature held: an authentic notification of another app.
+      otherApp = true;
+      payload = decodeUnverified(signedPayload);
+      env = envOfStoreEnvironment((payload as DecodedNotification | null)?.data?.environment);
+    }
+    const notification = asNotification(payload);
+    if (!notification) throw ApiError.invalidParam('signedPayload is not an App Store Server Notification V2 (notificationType, notificationUUID, signedDate)');
+    const scope: TenantScope = TenantScopes.ofVerifiedRailPayload(projectId, env);
+    const previous = await this.processor.previousAnswer(projectId, RAIL, notification.notificationUUID);
+    if (previous) return previous;
+
+    const context: RailEventContext = {
+      eventType: notification.notificationType,
+      notificationId: notification.notificationUUID,
+      signatureVerified: true,
+      reconciledWithProvider: false,
+      rawEventReceivedAt: receivedAtMs,
+      actor: `rail:${RAIL}`,
+      requestId,
+      details: notification.subtype ? { subtype: notification.subtype } : {},
+    };
+    const transaction = otherApp ? null : await this.transactionOf(projectId, settings, env, notification, requestId);
+    const renewal = otherApp ? null : await this.renewalOf(projectId, settings, env, notification, requestId);
+    const base = { scope, rail: RAIL, notificationId: notification.notificationUUID, eventType: notification.notificationType, receivedAtMs };
+    return this.processor.process(base, async (manager) => {
+      if (otherApp)
+        return this.record(manager, scope, null, 'rejected', `Notification for another app (bundle id ${notification.data?.bundleId ?? 'unknown'})`, context);
+      if (!transaction) return this.record(manager, scope, null, 'no_op', `${notification.notificationType} carries no transaction`, context);
+      return this.apply(manager, scope, notification, transaction, renewal, context);
+    });
+  }
+
+  /** The signed transaction inside, verified in the notification's environment (failure: invalid_signature). */
+  private async transactionOf(
+    projectId: string,
+    settings: RailSettingsRecord<IosStoreSettings>,
+    env: Env,
+    notification: DecodedNotification,
+    requestId: string,
+  ): Promise<StoreTransaction | null> {
+    const jws = notification.data?.signedTransactionInfo;
+    if (!jws) return null;
+    let transaction: StoreTransaction;
+    try {
+      transaction = (await this.verifier.verifyTransactionIn(projectId, settings, env, jws)) as StoreTransaction;
+    } catch (err) {
+      throw this.gate.invalidSignature(RAIL, projectId, `signedTransactionInfo: ${describeVerificationFailure(err)}`, requestId);
+    }
+    for (const field of ['transactionId', 'originalTransactionId', 'productId'] as const) {
+      if (typeof transaction[field] !== 'string' || (transaction[field] as string).length === 0) {
+        throw ApiError.invalidParam(`signedTransactionInfo: the decoded transaction has no usable ${field}`);
+      }
+    }
+    return transaction;
+  }
+
+  /** The signed renewal info, when present and verified; a failure is logged, not fatal. */
+  private async renewalOf(
+    projectId: string,
+    settings: RailSettingsRecord<IosStoreSettings>,
+    env: Env,
+    notification: DecodedNotification,
+    requestId: string,
+  ): Promise<{ gracePeriodExpiresDate?: number } | null> {
+    const jws = notification.data?.signedRenewalInfo;
+    if (!jws) return null;
+    try {
+      return await this.verifier.verifyRenewalInfo(projectId, settings, env, jws);
+    } catch (err) {
+      this.logger.warn(
+        { requestId, projectId, rail: RAIL, reason: describeVerificationFailure(err) },
+        'store notification: signedRenewalInfo failed verification; ignored',
+      );
+      return null;
+    }
+  }
+
+  private async apply(
+    manager: EntityManager,
+    scope: TenantScope,
+    notification: DecodedNotification,
+    transaction: StoreTransaction,
+    renewal: { gracePeriodExpiresDate?: number } | null,
+    context: RailEventContext,
+  ): Promise<NotificationOutcome> {
+    const originalTransactionId = transaction.originalTransactionId as string;
+    const productId = transaction.productId as string;
+    const node = { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId };
+    const state = stateOfNotification(notification, transaction, renewal);
+    if (!state) {
+      const holder = await this.identity.findCustomerByAlias(scope, node, manager);
+      return this.record(manager, scope, holder, 'no_op', `${context.eventType} changes no entitlement`, context);
+    }
+    if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, manager)).length === 0) {
+      const holder = await this.identity.findCustomerByAlias(scope, node, manager);
+      return this.record(manager, scope, holder, 'rejected', `Product ${productId} is not in the project's catalogue for ${RAIL}`, context);
+    }
+    const customerId = await this.resolveCustomer(manager, scope, transaction);
+    const result = await this.applier.apply(
+      manager,
+      scope,
+      {
+        rail: RAIL,
+        subscriptionId: originalTransactionId,
+        customerId,
+        productId,
+        state: state.state,
+        endedBy: state.endedBy,
+        validUntil: state.validUntil,
+        // The newest rail time wins: the signedDate of the outermost signed payload (the notification's).
+        railTimeMs: notification.signedDate,
+        rawStatus: state.rawStatus,
+      },
+      { ...context, transactionId: transaction.transactionId ?? null, details: { ...context.details, familyShared: isFamilyShared(transaction) } },
+    );
+    return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
+  }
+
+  /**
+   * As purchase sync: the original transaction id's customer; else the customer identify bound
+   * the transaction's app account token to (never for family-shared transactions); else a new
+   * rail-only customer. The original transaction id becomes an alias of it.
+   */
+  private async resolveCustomer(manager: EntityManager, scope: TenantScope, transaction: StoreTransaction): Promise<string> {
+    const node = { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: transaction.originalTransactionId as string };
+    const known = await this.identity.findCustomerByAlias(scope, node, manager);
+    if (known) return known;
+    const token = isFamilyShared(transaction) ? null : normaliseAppAccountToken(transaction.appAccountToken);
+    if (token) {
+      const bound = await this.identity.findCustomerByAlias(scope, { type: RAIL_ALIAS_TYPES.iosAppAccountToken, value: token }, manager);
+      if (bound) {
+        await this.identity.linkAliasIfAbsent(scope, bound, node, manager);
+        return bound;
+      }
+    }
+    return this.identity.createRailCustomer(scope, node, manager);
+  }
+
+  private async record(
+    manager: EntityManager,
+    scope: TenantScope,
+    customerId: string | null,
+    decision: NotificationOutcome['decision'],
+    reason: string,
+    context: RailEventContext,
+  ): Promise<NotificationOutcome> {
+    const auditEventId = await this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
+    return { decision, customerId, auditEventId };
+  }
+}

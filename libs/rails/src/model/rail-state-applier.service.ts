@@ -1,0 +1,348 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Clock, type TenantScope, randomLowerAlnum } from '../../../platform/src/index.js';
+import { AuditJournal } from '../../../audit/src/index.js';
+import { EntitlementWriter, ProductCatalog, type PublicEntitlement, type RailEntitlementWrite } from '../../../entitlements/src/index.js';
+import {
+  type PurchaseRail,
+  type RailDecision,
+  type RailState,
+  type RailSubscriptionItem,
+  type RailSubscriptionRecord,
+  changesState,
+  isLive,
+  isOlderThanStored,
+  itemsOf,
+} from './rail-model.js';
+import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
+
+/** The rail's current view of one subscription, already mapped to the shared model. */
+export interface RailStateChange {
+  rail: PurchaseRail;
+  /** iOS originalTransactionId, card `sub_…`, Android purchase token. */
+  subscriptionId: string;
+  /** Resolved by the caller through the alias graph (RailIdentity), in the same transaction. */
+  customerId: string;
+  /** The primary product (stored in the record's product_id). */
+  productId: string;
+  /**
+   * Every product of the subscription, each until its own end (card: one per item). Absent:
+   * the one item (productId, validUntil). The keys written are the union of the items' keys.
+   */
+  items?: RailSubscriptionItem[];
+  state: RailState;
+  /** How an inactive state ended: `revoked` (refund, revocation) or `expired` (default). */
+  endedBy?: 'revoked' | 'expired';
+  /** Unix seconds; null = lifetime. With several items: the latest of their ends. */
+  validUntil: number | null;
+  /** The rail's time of this state (ms): iOS signedDate, card event `created` × 1000 … */
+  railTimeMs: number;
+  /** The rail's own status word (`DID_RENEW`, `past_due`, `SUBSCRIPTION_STATE_ACTIVE` …). */
+  rawStatus: string | null;
+  /** Android: the state read from the Publisher API is current whatever its time. */
+  ignoreRailTime?: boolean;
+}
+
+/** What the audit entry says about the event (store-rails.md "auditEventId"). */
+export interface RailEventContext {
+  /** The rail's own type (`DID_RENEW`, `customer.subscription.updated`, `SUBSCRIPTION_RENEWED`, `purchase_sync` …). */
+  eventType: string;
+  notificationId?: string | null;
+  transactionId?: string | null;
+  signatureVerified: boolean;
+  reconciledWithProvider: boolean;
+  /** Unix ms the service received the raw event. */
+  rawEventReceivedAt: number;
+  /** `rail:ios_store`, `api_key:<keyId>` … */
+  actor: string;
+  requestId: string | null;
+  /** Extra non-personal details for the audit entry. */
+  details?: Record<string, unknown>;
+}
+
+export interface RailApplyResult {
+  decision: RailDecision;
+  reason: string;
+  auditEventId: string;
+  /** The entitlements this call wrote (empty on no_op and rejected). */
+  entitlements: PublicEntitlement[];
+  /** The subscription record after the call (the stored one on no_op, null when rejected and never stored). */
+  subscription: RailSubscriptionRecord | null;
+}
+
+export interface RailDecisionRecord {
+  rail: PurchaseRail;
+  customerId: string | null;
+  decision: RailDecision;
+  reason: string;
+}
+
+/** `rail_evt_<24 chars of [a-z0-9]>`. */
+export function newRailEventId(): string {
+  return `rail_evt_${randomLowerAlnum(24)}`;
+}
+
+const iso = (seconds: number): string => new Date(seconds * 1000).toISOString();
+
+/** The strongest live grant of a key: a subscription record and the item of it that grants the key. */
+interface LiveGrant {
+  record: RailSubscriptionRecord;
+  item: RailSubscriptionItem;
+}
+
+/**
+ * The one write path of every purchase rail. Inside the caller's transaction (one per
+ * event): serialises writers of the subscription, applies "newest rail time wins", upserts
+ * the subscription record, maps its products (one per item) to entitlement keys through the
+ * catalogue, writes the union of their keys through the entitlements context's writer (each
+ * key until the end of the item granting it), and appends exactly one audit entry.
+ */
+@Injectable()
+export class RailStateApplier {
+  constructor(
+    private readonly clock: Clock,
+    private readonly subscriptions: RailSubscriptionsRepository,
+    private readonly catalog: ProductCatalog,
+    private readonly writer: EntitlementWriter,
+    private readonly journal: AuditJournal,
+  ) {}
+
+  async apply(manager: EntityManager, scope: TenantScope, change: RailStateChange, event: RailEventContext): Promise<RailApplyResult> {
+    await this.subscriptions.serialize(scope, change.rail, change.subscriptionId, manager);
+    const stored = await this.subscriptions.lock(scope, change.rail, change.subscriptionId, manager);
+
+    if (isOlderThanStored(stored, change.railTimeMs, change.ignoreRailTime)) {
+      const reason = `Older than the stored state of subscription ${change.subscriptionId} (rail time ${change.railTimeMs} < ${stored?.railTimeMs})`;
+      const auditEventId = await this.audit(
+        manager,
+        scope,
+        { rail: change.rail, customerId: stored?.customerId ?? change.customerId, decision: 'no_op', reason },
+        event,
+        change,
+      );
+      return { decision: 'no_op', reason, auditEventId, entitlements: [], subscription: stored };
+    }
+
+    const items = itemsOf(change);
+    const keysOf = this.keysOfProducts(manager, scope, change.rail);
+    const granted = await grantsOf(items, keysOf);
+    const keys = [...granted.keys()];
+    if (keys.length === 0) {
+      const products = [...new Set(items.map((item) => item.productId))];
+      const reason =
+        products.length === 1
+          ? `Product ${products[0]} is not in the project's catalogue for rail ${change.rail}`
+          : `Products ${products.join(', ')} are not in the project's catalogue for rail ${change.rail}`;
+      const auditEventId = await this.audit(manager, scope, { rail: change.rail, customerId: change.customerId, decision: 'rejected', reason }, event, change);
+      return { decision: 'rejected', reason, auditEventId, entitlements: [], subscription: stored };
+    }
+
+    // Entitlement rows are per (customer, key, rail) and aggregate every subscription of the
+    // customer on the rail: writers of one customer's rail rows run one at a time too
+    // (always after the subscription lock, customers in sorted order: no lock cycles).
+    const customers = [...new Set([change.customerId, stored?.customerId ?? change.customerId])].sort();
+    for (const customerId of customers) await this.subscriptions.serialize(scope, change.rail, `customer:${customerId}`, manager);
+
+    const changed = changesState(stored, { ...change, items });
+    const auditEventId = newRailEventId();
+    const now = this.clock.now();
+    const subscription = await this.subscriptions.upsert(
+      scope,
+      {
+        rail: change.rail,
+        subscriptionId: change.subscriptionId,
+        customerId: change.customerId,
+        productId: change.productId,
+        state: change.state,
+        validUntil: change.validUntil,
+        items,
+        railTimeMs: Math.max(change.railTimeMs, stored?.railTimeMs ?? 0),
+        rawStatus: change.rawStatus,
+        lastEventId: auditEventId,
+      },
+      now,
+      manager,
+    );
+
+    const entitlementState = change.state === 'active' ? 'active' : (change.endedBy ?? 'expired');
+    const entitlements: PublicEntitlement[] = [];
+    // What the subscription granted before and no longer grants to the same customer (a
+    // removed item, a plan change, another customer) ends, unless another live item or
+    // subscription of that customer on this rail still grants it.
+    if (stored) {
+      const ended = [...(await grantsOf(stored.items, keysOf))].filter(([key]) => stored.customerId !== change.customerId || !granted.has(key));
+      if (ended.length > 0) {
+        const grants = await this.liveGrants(manager, scope, change.rail, stored.customerId, keysOf);
+        for (const [key, item] of ended) {
+          await this.writer.write(
+            manager,
+            scope,
+            this.rowOf(stored.customerId, key, change.rail, grants.get(key), {
+              productId: item.productId,
+              subscriptionId: change.subscriptionId,
+              state: 'expired',
+              validUntil: item.validUntil,
+              auditEventId,
+            }),
+          );
+        }
+      }
+    }
+    // One entitlement row per (customer, key, rail): the strongest live grant of the key among
+    // the customer's subscriptions on this rail, else this subscription's (ended) state.
+    const grants = await this.liveGrants(manager, scope, change.rail, change.customerId, keysOf);
+    for (const [key, item] of granted) {
+      entitlements.push(
+        await this.writer.write(
+          manager,
+          scope,
+          this.rowOf(change.customerId, key, change.rail, grants.get(key), {
+            productId: item.productId,
+            subscriptionId: change.subscriptionId,
+            state: entitlementState,
+            validUntil: item.validUntil,
+            auditEventId,
+          }),
+        ),
+      );
+    }
+
+    const decision: RailDecision = changed ? 'applied' : 'no_op';
+    const reason = changed ? describe(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
+    await this.audit(manager, scope, { rail: change.rail, customerId: change.customerId, decision, reason }, event, change, auditEventId, keys);
+    return { decision, reason, auditEventId, entitlements, subscription };
+  }
+
+  /** Catalogue keys per product of one rail, read once per call. */
+  private keysOfProducts(manager: EntityManager, scope: TenantScope, rail: PurchaseRail): (productId: string) => Promise<string[]> {
+    const cache = new Map<string, Promise<string[]>>();
+    return (productId) => {
+      let keys = cache.get(productId);
+      if (!keys) {
+        keys = this.catalog.entitlementKeysFor(scope.projectId, rail, productId, manager);
+        cache.set(productId, keys);
+      }
+      return keys;
+    };
+  }
+
+  /**
+   * Per key: the strongest live grant among a customer's subscription records on a rail (an
+   * active record's item not past its own end; lifetime, then the later end).
+   */
+  private async liveGrants(
+    manager: EntityManager,
+    scope: TenantScope,
+    rail: PurchaseRail,
+    customerId: string,
+    keysOf: (productId: string) => Promise<string[]>,
+  ): Promise<Map<string, LiveGrant>> {
+    const nowMs = this.clock.nowMs();
+    const best = new Map<string, LiveGrant>();
+    for (const record of await this.subscriptions.listForCustomer(scope, customerId, rail, manager)) {
+      for (const item of record.items) {
+        if (!isLive({ state: record.state, validUntil: item.validUntil }, nowMs)) continue;
+        for (const key of await keysOf(item.productId)) {
+          const current = best.get(key);
+          if (!current || outlasts(item, current.item)) best.set(key, { record, item });
+        }
+      }
+    }
+    return best;
+  }
+
+  private rowOf(
+    customerId: string,
+    key: string,
+    rail: PurchaseRail,
+    live: LiveGrant | undefined,
+    otherwise: Omit<RailEntitlementWrite, 'customerId' | 'entitlementKey' | 'rail'>,
+  ): RailEntitlementWrite {
+    const base = { customerId, entitlementKey: key, rail };
+    if (!live) return { ...base, ...otherwise };
+    return {
+      ...base,
+      productId: live.item.productId,
+      subscriptionId: live.record.subscriptionId,
+      state: 'active',
+      validUntil: live.item.validUntil,
+      auditEventId: otherwise.auditEventId,
+    };
+  }
+
+  /** One audit entry for an event that changes no state (test notification, ignored type, wrong app …). */
+  record(manager: EntityManager, scope: TenantScope, outcome: RailDecisionRecord, event: RailEventContext): Promise<string> {
+    return this.audit(manager, scope, outcome, event);
+  }
+
+  private async audit(
+    manager: EntityManager,
+    scope: TenantScope,
+    outcome: RailDecisionRecord,
+    event: RailEventContext,
+    change?: RailStateChange,
+    eventId = newRailEventId(),
+    keys?: string[],
+  ): Promise<string> {
+    await this.journal.append(manager, scope, {
+      eventId,
+      rail: outcome.rail,
+      eventType: event.eventType,
+      customerId: outcome.customerId ?? '',
+      decision: outcome.decision,
+      reason: outcome.reason,
+      actor: event.actor,
+      requestId: event.requestId,
+      details: {
+        ...event.details,
+        signatureVerified: event.signatureVerified,
+        reconciledWithProvider: event.reconciledWithProvider,
+        rawEventReceivedAt: event.rawEventReceivedAt,
+        processedAt: this.clock.nowMs(),
+        ...(event.notificationId ? { notificationId: event.notificationId } : {}),
+        ...(event.transactionId ? { transactionId: event.transactionId } : {}),
+        ...(change
+          ? {
+              subscriptionId: change.subscriptionId,
+              productId: change.productId,
+              ...(change.items && change.items.length > 1 ? { items: change.items } : {}),
+              state: change.state,
+              validUntil: change.validUntil,
+              railTimeMs: change.railTimeMs,
+              rawStatus: change.rawStatus,
+            }
+          : {}),
+        ...(keys ? { entitlementKeys: keys } : {}),
+      },
+    });
+    return eventId;
+  }
+}
+
+/** Lifetime beats any end; otherwise the later end. */
+function outlasts(a: Pick<RailSubscriptionRecord, 'validUntil'>, b: Pick<RailSubscriptionRecord, 'validUntil'>): boolean {
+  return (a.validUntil ?? Number.POSITIVE_INFINITY) > (b.validUntil ?? Number.POSITIVE_INFINITY);
+}
+
+/**
+ * Per key granted by some item: the item that grants it longest (keys in the order of the
+ * items, then of the catalogue).
+ */
+async function grantsOf(items: readonly RailSubscriptionItem[], keysOf: (productId: string) => Promise<string[]>): Promise<Map<string, RailSubscriptionItem>> {
+  const granted = new Map<string, RailSubscriptionItem>();
+  for (const item of items) {
+    for (const key of await keysOf(item.productId)) {
+      const current = granted.get(key);
+      if (!current || outlasts(item, current)) granted.set(key, item);
+    }
+  }
+  return granted;
+}
+
+function describe(change: RailStateChange, items: readonly RailSubscriptionItem[], keys: string[]): string {
+  const what = `${keys.join(', ')} from ${[...new Set(items.map((item) => item.productId))].join(', ')}`;
+  if (change.state === 'active') {
+    return change.validUntil === null ? `Active for life: ${what}` : `Active until ${iso(change.validUntil)}: ${what}`;
+  }
+  return `${change.endedBy === 'revoked' ? 'Revoked' : 'Ended'} on the rail: ${what}`;
+}

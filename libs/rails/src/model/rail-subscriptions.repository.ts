@@ -1,0 +1,371 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { type TenantScope, Sql } from '../../../platform/src/index.js';
+import {
+  type CustomerRailStatus,
+  type PurchaseRail,
+  type RailDecision,
+  type RailState,
+  type RailSubscriptionItem,
+  type RailSubscriptionRecord,
+  customerRailStatus,
+  itemsOf,
+  sameItems,
+} from './rail-model.js';
+
+interface SubscriptionRow {
+  rail: PurchaseRail;
+  subscription_id: string;
+  customer_id: string;
+  product_id: string;
+  state: RailState;
+  valid_until: Date | null;
+  rail_time_ms: string | number;
+  raw_status: string | null;
+  last_event_id: string | null;
+  updated_at: Date;
+}
+
+const SUBSCRIPTION_COLUMNS = 'rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, updated_at';
+
+const toSeconds = (date: Date): number => Math.floor(new Date(date).getTime() / 1000);
+const fromSeconds = (seconds: number | null): Date | null => (seconds === null ? null : new Date(seconds * 1000));
+
+/**
+ * A subscription with several products (a card subscription with several items) keeps its
+ * item list in `raw_status`, after the rail's status word: `<status> items=<JSON array of
+ * {productId, validUntil}>` (no schema change; docs/decisions.md "Store notifications").
+ * A single item equal to (product_id, valid_until) is not written, so single-product records
+ * keep the bare status word. Only this repository reads or writes the suffix.
+ */
+const ITEMS_MARK = ' items=';
+
+function encodeRawStatus(write: RailSubscriptionWrite): string | null {
+  const items = itemsOf(write);
+  if (sameItems(items, [{ productId: write.productId, validUntil: write.validUntil }])) return write.rawStatus;
+  return `${write.rawStatus ?? ''}${ITEMS_MARK}${JSON.stringify(items)}`;
+}
+
+function isItem(value: unknown): value is RailSubscriptionItem {
+  if (typeof value !== 'object' || value === null) return false;
+  const item = value as Record<string, unknown>;
+  return typeof item.productId === 'string' && item.productId.length > 0 && (item.validUntil === null || Number.isInteger(item.validUntil));
+}
+
+function decodeRawStatus(raw: string | null, productId: string, validUntil: number | null): { rawStatus: string | null; items: RailSubscriptionItem[] } {
+  const single = { rawStatus: raw, items: [{ productId, validUntil }] };
+  const at = raw?.indexOf(`${ITEMS_MARK}[`) ?? -1;
+  if (raw === null || at < 0) return single;
+  try {
+    const items: unknown = JSON.parse(raw.slice(at + ITEMS_MARK.length));
+    if (!Array.isArray(items) || items.length === 0 || !items.every(isItem)) return single;
+    return { rawStatus: raw.slice(0, at) || null, items: items.map((item) => ({ productId: item.productId, validUntil: item.validUntil })) };
+  } catch {
+    return single;
+  }
+}
+
+function toRecord(row: SubscriptionRow): RailSubscriptionRecord {
+  const validUntil = row.valid_until === null ? null : toSeconds(row.valid_until);
+  const { rawStatus, items } = decodeRawStatus(row.raw_status, row.product_id, validUntil);
+  return {
+    rail: row.rail,
+    subscriptionId: row.subscription_id,
+    customerId: row.customer_id,
+    productId: row.product_id,
+    state: row.state,
+    validUntil,
+    items,
+    railTimeMs: Number(row.rail_time_ms),
+    rawStatus,
+    lastEventId: row.last_event_id,
+    updatedAt: toSeconds(row.updated_at),
+  };
+}
+
+/** A record to write; `items` defaults to the one item (productId, validUntil). */
+export type RailSubscriptionWrite = Omit<RailSubscriptionRecord, 'updatedAt' | 'items'> & { items?: RailSubscriptionItem[] };
+
+/** A rail purchase id (iOS transactionId …) already seen, with what it did. */
+export interface RailTransactionRecord {
+  rail: PurchaseRail;
+  transactionId: string;
+  subscriptionId: string;
+  customerId: string;
+  decision: RailDecision;
+  auditEventId: string | null;
+}
+
+/** A notification already processed, with its first answer. */
+export interface RailNotificationRecord {
+  rail: PurchaseRail;
+  notificationId: string;
+  env: TenantScope['env'];
+  eventType: string;
+  decision: RailDecision;
+  customerId: string | null;
+  auditEventId: string | null;
+  /** Unix ms. */
+  receivedAt: number;
+  processedAt: number;
+}
+
+/**
+ * SQL of the rail records. Every method takes the tenant scope first; notification
+ * de-duplication takes the project only (a rail's notification id is unique on the rail,
+ * and Android learns the environment after reading the purchase). Writes take the caller's
+ * transaction manager.
+ */
+@Injectable()
+export class RailSubscriptionsRepository {
+  constructor(private readonly sql: Sql) {}
+
+  /**
+   * Serialises writers of one subscription until the transaction ends (a transaction-level
+   * advisory lock), so the first record of a subscription is also applied one at a time.
+   */
+  async serialize(scope: TenantScope, rail: PurchaseRail, subscriptionId: string, manager: EntityManager): Promise<void> {
+    await this.sql.rows(
+      `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
+      [`rail_subscriptions|${scope.projectId}|${scope.env}|${rail}|${subscriptionId}`],
+      manager,
+    );
+  }
+
+  /** Reads one subscription record and locks it until the transaction ends. */
+  async lock(scope: TenantScope, rail: PurchaseRail, subscriptionId: string, manager: EntityManager): Promise<RailSubscriptionRecord | null> {
+    const rows: SubscriptionRow[] = await this.sql.rows(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM rail_subscriptions
+        WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4
+        FOR UPDATE`,
+      [scope.projectId, scope.env, rail, subscriptionId],
+      manager,
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async find(scope: TenantScope, rail: PurchaseRail, subscriptionId: string, manager?: EntityManager): Promise<RailSubscriptionRecord | null> {
+    const rows: SubscriptionRow[] = await this.sql.rows(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM rail_subscriptions
+        WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`,
+      [scope.projectId, scope.env, rail, subscriptionId],
+      manager,
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** Subscription records of one customer (every rail, or one), newest change first. */
+  async listForCustomer(scope: TenantScope, customerId: string, rail?: PurchaseRail, manager?: EntityManager): Promise<RailSubscriptionRecord[]> {
+    const rows: SubscriptionRow[] = await this.sql.rows(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM rail_subscriptions
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND ($4::text IS NULL OR rail = $4)
+        ORDER BY updated_at DESC, subscription_id`,
+      [scope.projectId, scope.env, customerId, rail ?? null],
+      manager,
+    );
+    return rows.map(toRecord);
+  }
+
+  /**
+   * Migration's gate: whether a customer has a live subscription on a rail at `nowMs`
+   * (`live`), only lapsed ones (`lapsed`), or none (`none`).
+   */
+  async customerStatus(scope: TenantScope, customerId: string, rail: PurchaseRail, nowMs: number, manager?: EntityManager): Promise<CustomerRailStatus> {
+    return customerRailStatus(await this.listForCustomer(scope, customerId, rail, manager), nowMs);
+  }
+
+  /**
+   * Migration's gate for many customers at once (one statement): per customer, `live` when
+   * any rail holds a live subscription at `nowMs`, `lapsed` when it only holds ended ones,
+   * `none` when no rail record names the customer.
+   */
+  async statusOfCustomers(
+    scope: TenantScope,
+    customerIds: readonly string[],
+    nowMs: number,
+    manager?: EntityManager,
+  ): Promise<Map<string, CustomerRailStatus>> {
+    const status = new Map<string, CustomerRailStatus>();
+    if (customerIds.length === 0) return status;
+    const rows: { customer_id: string; state: RailState; valid_until: Date | null }[] = await this.sql.rows(
+      `SELECT customer_id, state, valid_until FROM rail_subscriptions
+        WHERE project_id = $1 AND env = $2 AND customer_id = ANY($3::text[])`,
+      [scope.projectId, scope.env, [...new Set(customerIds)]],
+      manager,
+    );
+    const byCustomer = new Map<string, { state: RailState; validUntil: number | null }[]>();
+    for (const row of rows) {
+      const list = byCustomer.get(row.customer_id) ?? [];
+      list.push({ state: row.state, validUntil: row.valid_until === null ? null : toSeconds(row.valid_until) });
+      byCustomer.set(row.customer_id, list);
+    }
+    for (const customerId of customerIds) status.set(customerId, customerRailStatus(byCustomer.get(customerId) ?? [], nowMs));
+    return status;
+  }
+
+  /** Insert or overwrite one record (the caller holds its lock, or it is new). */
+  async upsert(scope: TenantScope, write: RailSubscriptionWrite, now: Date, manager: EntityManager): Promise<RailSubscriptionRecord> {
+    const rows: SubscriptionRow[] = await this.sql.rows(
+      `INSERT INTO rail_subscriptions
+         (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
+       ON CONFLICT ON CONSTRAINT rail_subscriptions_pk DO UPDATE
+          SET customer_id = EXCLUDED.customer_id, product_id = EXCLUDED.product_id, state = EXCLUDED.state,
+              valid_until = EXCLUDED.valid_until, rail_time_ms = EXCLUDED.rail_time_ms, raw_status = EXCLUDED.raw_status,
+              last_event_id = COALESCE(EXCLUDED.last_event_id, rail_subscriptions.last_event_id), updated_at = EXCLUDED.updated_at
+       RETURNING ${SUBSCRIPTION_COLUMNS}`,
+      [
+        scope.projectId,
+        scope.env,
+        write.rail,
+        write.subscriptionId,
+        write.customerId,
+        write.productId,
+        write.state,
+        fromSeconds(write.validUntil),
+        write.railTimeMs,
+        encodeRawStatus(write),
+        write.lastEventId,
+        now,
+      ],
+      manager,
+    );
+    return toRecord(rows[0]);
+  }
+
+  /** Moves every subscription record of `fromCustomerId` to `toCustomerId` (a rail-only customer folded into another). */
+  async reassignCustomer(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date, manager: EntityManager): Promise<number> {
+    return this.sql.affected(
+      `UPDATE rail_subscriptions SET customer_id = $4, updated_at = $5
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
+      [scope.projectId, scope.env, fromCustomerId, toCustomerId, now],
+      manager,
+    );
+  }
+
+  /**
+   * Records a rail purchase id; returns null when this call recorded it, else the record
+   * already there. A concurrent insert of the same id makes this wait for that transaction.
+   */
+  async claimTransaction(scope: TenantScope, record: RailTransactionRecord, now: Date, manager: EntityManager): Promise<RailTransactionRecord | null> {
+    const inserted: unknown[] = await this.sql.rows(
+      `INSERT INTO rail_transactions (project_id, env, rail, transaction_id, subscription_id, customer_id, decision, audit_event_id, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT ON CONSTRAINT rail_transactions_pk DO NOTHING
+       RETURNING 1 AS claimed`,
+      [scope.projectId, scope.env, record.rail, record.transactionId, record.subscriptionId, record.customerId, record.decision, record.auditEventId, now],
+      manager,
+    );
+    if (inserted.length > 0) return null;
+    return this.findTransaction(scope, record.rail, record.transactionId, manager);
+  }
+
+  async findTransaction(scope: TenantScope, rail: PurchaseRail, transactionId: string, manager?: EntityManager): Promise<RailTransactionRecord | null> {
+    const rows: {
+      rail: PurchaseRail;
+      transaction_id: string;
+      subscription_id: string;
+      customer_id: string;
+      decision: RailDecision;
+      audit_event_id: string | null;
+    }[] = await this.sql.rows(
+      `SELECT rail, transaction_id, subscription_id, customer_id, decision, audit_event_id FROM rail_transactions
+        WHERE project_id = $1 AND env = $2 AND rail = $3 AND transaction_id = $4`,
+      [scope.projectId, scope.env, rail, transactionId],
+      manager,
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      rail: row.rail,
+      transactionId: row.transaction_id,
+      subscriptionId: row.subscription_id,
+      customerId: row.customer_id,
+      decision: row.decision,
+      auditEventId: row.audit_event_id,
+    };
+  }
+
+  /** Updates the decision and audit entry of a transaction this transaction claimed. */
+  async settleTransaction(
+    scope: TenantScope,
+    rail: PurchaseRail,
+    transactionId: string,
+    outcome: { decision: RailDecision; auditEventId: string | null; customerId: string },
+    manager: EntityManager,
+  ): Promise<void> {
+    await this.sql.rows(
+      `UPDATE rail_transactions SET decision = $5, audit_event_id = $6, customer_id = $7
+        WHERE project_id = $1 AND env = $2 AND rail = $3 AND transaction_id = $4`,
+      [scope.projectId, scope.env, rail, transactionId, outcome.decision, outcome.auditEventId, outcome.customerId],
+      manager,
+    );
+  }
+
+  /** A notification already processed (any environment), or null. */
+  async findNotification(
+    project: { projectId: string },
+    rail: PurchaseRail,
+    notificationId: string,
+    manager?: EntityManager,
+  ): Promise<RailNotificationRecord | null> {
+    const rows: {
+      rail: PurchaseRail;
+      notification_id: string;
+      env: TenantScope['env'];
+      event_type: string;
+      decision: RailDecision;
+      customer_id: string | null;
+      audit_event_id: string | null;
+      received_at: Date;
+      processed_at: Date;
+    }[] = await this.sql.rows(
+      `SELECT rail, notification_id, env, event_type, decision, customer_id, audit_event_id, received_at, processed_at
+         FROM rail_notifications WHERE project_id = $1 AND rail = $2 AND notification_id = $3`,
+      [project.projectId, rail, notificationId],
+      manager,
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      rail: row.rail,
+      notificationId: row.notification_id,
+      env: row.env,
+      eventType: row.event_type,
+      decision: row.decision,
+      customerId: row.customer_id,
+      auditEventId: row.audit_event_id,
+      receivedAt: new Date(row.received_at).getTime(),
+      processedAt: new Date(row.processed_at).getTime(),
+    };
+  }
+
+  /**
+   * Records a processed notification; returns null when this call recorded it, else the
+   * first record (a concurrent duplicate waits for the first transaction, then reads it).
+   */
+  async claimNotification(scope: TenantScope, record: Omit<RailNotificationRecord, 'env'>, manager: EntityManager): Promise<RailNotificationRecord | null> {
+    const inserted: unknown[] = await this.sql.rows(
+      `INSERT INTO rail_notifications
+         (project_id, rail, notification_id, env, event_type, decision, customer_id, audit_event_id, received_at, processed_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+       ON CONFLICT ON CONSTRAINT rail_notifications_pk DO NOTHING
+       RETURNING 1 AS claimed`,
+      [
+        scope.projectId,
+        record.rail,
+        record.notificationId,
+        scope.env,
+        record.eventType,
+        record.decision,
+        record.customerId,
+        record.auditEventId,
+        new Date(record.receivedAt),
+        new Date(record.processedAt),
+      ],
+      manager,
+    );
+    if (inserted.length > 0) return null;
+    return this.findNotification(scope, record.rail, record.notificationId, manager);
+  }
+}

@@ -1,0 +1,99 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { Clock, Metrics, type TenantScope } from '../../../platform/src/index.js';
+import { inTransactionWithRetry } from '../../../identity/src/index.js';
+import type { PurchaseRail, RailDecision } from '../model/rail-model.js';
+import { type RailNotificationRecord, RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
+import type { RailNotificationView } from './rail-notification.view.js';
+
+export interface AuthenticNotification {
+  scope: TenantScope;
+  rail: PurchaseRail;
+  notificationId: string;
+  /** The rail's own type (`customer.subscription.updated`, `SUBSCRIPTION_RENEWED`, `DID_RENEW`, …). */
+  eventType: string;
+  /** Unix ms the raw event was received. */
+  receivedAtMs: number;
+}
+
+/** What the rail did with the notification; its one audit entry is already written (RailStateApplier). */
+export interface NotificationOutcome {
+  decision: RailDecision;
+  customerId: string | null;
+  auditEventId: string;
+}
+
+/** Thrown inside the transaction when another delivery of the notification committed first: rolls this one back. */
+class AlreadyProcessed extends Error {
+  constructor(readonly record: RailNotificationRecord) {
+    super('notification already processed');
+  }
+}
+
+export function notificationView(record: RailNotificationRecord, duplicate: boolean): RailNotificationView {
+  return {
+    object: 'rail_notification',
+    rail: record.rail,
+    notificationId: record.notificationId,
+    env: record.env,
+    decision: record.decision,
+    duplicate,
+    serviceCustomerId: record.customerId,
+    auditEventId: record.auditEventId ?? '',
+  };
+}
+
+/**
+ * Runs one authentic notification exactly once: the rail applies it (state, entitlements and
+ * one audit entry) and the notification id is claimed with the answer, in one transaction. A
+ * duplicate, also a concurrent one (its claim waits for the first to commit, then this
+ * transaction rolls back), is answered from the first processing.
+ */
+@Injectable()
+export class NotificationProcessor {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly records: RailSubscriptionsRepository,
+    private readonly clock: Clock,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /** The first answer, marked duplicate, when this notification was processed already. */
+  async previousAnswer(projectId: string, rail: PurchaseRail, notificationId: string): Promise<RailNotificationView | null> {
+    const record = await this.records.findNotification({ projectId }, rail, notificationId);
+    if (!record) return null;
+    this.metrics.railNotifications.inc({ rail, decision: 'duplicate' });
+    return notificationView(record, true);
+  }
+
+  async process(notification: AuthenticNotification, work: (manager: EntityManager) => Promise<NotificationOutcome>): Promise<RailNotificationView> {
+    const { scope, rail, notificationId } = notification;
+    try {
+      const view = await inTransactionWithRetry(this.dataSource, async (manager) => {
+        const outcome = await work(manager);
+        const record: Omit<RailNotificationRecord, 'env'> = {
+          rail,
+          notificationId,
+          eventType: notification.eventType,
+          decision: outcome.decision,
+          customerId: outcome.customerId,
+          auditEventId: outcome.auditEventId,
+          receivedAt: notification.receivedAtMs,
+          processedAt: this.clock.nowMs(),
+        };
+        const first = await this.records.claimNotification(scope, record, manager);
+        if (first) throw new AlreadyProcessed(first);
+        return notificationView({ ...record, env: scope.env }, false);
+      });
+      this.metrics.railNotifications.inc({ rail, decision: view.decision });
+      return view;
+    } catch (err) {
+      if (err instanceof AlreadyProcessed) {
+        this.metrics.railNotifications.inc({ rail, decision: 'duplicate' });
+        return notificationView(err.record, true);
+      }
+      this.metrics.railNotifications.inc({ rail, decision: 'failed' });
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import { Body, Controller, Get, Param, Put } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors, Operator } from '../../../platform/src/index.js';
+import { PutIosStoreRailDto, RailList, RailView } from './rails-operator.dto.js';
+import { RailsOperatorService } from './rails-operator.service.js';
+
+@ApiTags('operator')
+@Operator()
+@Controller('admin/v1/projects/:projectId/rails')
+export class RailsOperatorController {
+  constructor(private readonly rails: RailsOperatorService) {}
+
+  @Put('ios_store')
+  @ApiOperation({ summary: 'Configure the iOS store rail: bundle id, app Apple id, trusted roots (default: the store roots shipped with the service)' })
+  @ApiOkResponse({ type: RailView })
+  @ApiErrors(400, 401, 404)
+  putIosStore(@Param('projectId') projectId: string, @Body() body: PutIosStoreRailDto): Promise<RailView> {
+    return this.rails.putIosStore(projectId, body);
+  }
+
+  @Get()
+  @ApiOperation({ summary: "The project's configured rails with their non-secret settings and whether their secrets are configured" })
+  @ApiOkResponse({ type: RailList })
+  @ApiErrors(401, 404)
+  list(@Param('projectId') projectId: string): Promise<RailList> {
+    return this.rails.list(projectId);
+  }
+}

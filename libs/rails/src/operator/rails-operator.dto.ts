@@ -1,0 +1,45 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsPositive, IsString, Length, Matches } from 'class-validator';
+import { PURCHASE_RAILS, type PurchaseRail } from '../../../entitlements/src/index.js';
+
+export class PutIosStoreRailDto {
+  @ApiProperty({ example: 'com.example.app', description: "The app's bundle identifier; signed data of another bundle is refused" })
+  @IsString()
+  @Length(1, 255)
+  @Matches(/^[A-Za-z0-9.\-_]+$/, { message: 'bundleId must be letters, digits, . - _' })
+  bundleId: string;
+
+  @ApiPropertyOptional({ example: 1234567890, description: "The app's Apple id; production notifications must carry it when set" })
+  @IsOptional()
+  @IsInt()
+  @IsPositive()
+  appAppleId?: number;
+
+  @ApiPropertyOptional({
+    type: [String],
+    description: "PEM root certificates signed data must chain to; default: the store's own root certificate authorities, shipped with the service",
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsString({ each: true })
+  @Length(1, 20_000, { each: true })
+  trustedRootCertificates?: string[];
+}
+
+/** One configured rail (store-rails.md): `{ rail, enabled, ...settings, secretsConfigured }`. */
+export class RailView {
+  @ApiProperty({ enum: PURCHASE_RAILS }) rail: PurchaseRail;
+  @ApiProperty({ example: true }) enabled: boolean;
+  @ApiProperty({ description: 'Whether the rail secrets file holds secrets for this project and rail' }) secretsConfigured: boolean;
+  @ApiPropertyOptional({ example: 'com.example.app', description: 'ios_store' }) bundleId?: string;
+  @ApiPropertyOptional({ example: 1234567890, description: 'ios_store' }) appAppleId?: number;
+  @ApiPropertyOptional({ type: [String], description: 'ios_store: configured PEM roots (absent: the shipped store roots)' }) trustedRootCertificates?: string[];
+  @ApiPropertyOptional({ description: 'card_payments' }) accountId?: string;
+  @ApiPropertyOptional({ description: 'android_store' }) packageName?: string;
+}
+
+export class RailList {
+  @ApiProperty({ example: 'list' }) object: 'list';
+  @ApiProperty({ type: [RailView] }) data: RailView[];
+}

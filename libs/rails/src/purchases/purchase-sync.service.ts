@@ -1,0 +1,205 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { APP_LOGGER, type AppLogger, ApiError, Clock, Sql, type TenantScope } from '../../../platform/src/index.js';
+import type { AuthContext } from '../../../keys/src/index.js';
+import { RailIdentity, inTransactionWithRetry } from '../../../identity/src/index.js';
+import { EntitlementReadService } from '../../../entitlements/src/index.js';
+import { type StoreTransaction, isFamilyShared, normaliseAppAccountToken, stateOfTransaction } from '../ios/ios-store-rules.js';
+import type { IosStoreSettings } from '../ios/ios-store-settings.js';
+import { IosStoreVerifier, StoreVerificationError } from '../ios/ios-store-verifier.service.js';
+import { RAIL_ALIAS_TYPES, type PurchaseRail } from '../model/rail-model.js';
+import { RailSettingsRepository } from '../model/rail-settings.repository.js';
+import { RailStateApplier } from '../model/rail-state-applier.service.js';
+import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
+import type { PurchaseResultView, PurchaseSyncDto } from './purchase-sync.dto.js';
+
+/** `rail` of the body: `apple` is what field clients send for the iOS store. */
+export function purchaseSyncRail(rail: string): 'ios_store' {
+  if (rail === 'ios_store' || rail === 'apple') return 'ios_store';
+  if (rail === 'card_payments' || rail === 'android_store') {
+    throw ApiError.invalidParam(
+      `rail: ${rail} purchases are not synced here; the service reads them from the rail's notifications at POST /v1/webhooks/${rail}/{projectId}`,
+    );
+  }
+  throw ApiError.invalidParam('rail: must be ios_store (or apple)');
+}
+
+/**
+ * The de-duplication id of a transaction: its transactionId, and `<transactionId>:revoked`
+ * for its revoked version (the store re-signs the same transaction with a revocationDate on
+ * a refund), so a re-send changes nothing but the revocation of a known purchase applies once.
+ */
+export function transactionDedupId(transactionId: string, state: { endedBy?: 'revoked' }): string {
+  return state.endedBy === 'revoked' ? `${transactionId}:revoked` : transactionId;
+}
+
+/** A decoded transaction with the ids the rail needs. */
+interface UsableTransaction extends StoreTransaction {
+  transactionId: string;
+  originalTransactionId: string;
+  productId: string;
+  signedDate: number;
+}
+
+function usable(transaction: StoreTransaction): UsableTransaction {
+  for (const field of ['transactionId', 'originalTransactionId', 'productId'] as const) {
+    const value = transaction[field];
+    if (typeof value !== 'string' || value.length === 0 || value.length > 200) {
+      throw ApiError.invalidParam(`signedTransactionInfo: the decoded transaction has no usable ${field}`);
+    }
+  }
+  if (typeof transaction.signedDate !== 'number') throw ApiError.invalidParam('signedTransactionInfo: the decoded transaction has no signedDate');
+  return transaction as UsableTransaction;
+}
+
+/**
+ * `POST /v1/purchases/sync`: verifies a signed iOS transaction, resolves whose purchase it
+ * is through the alias graph, and applies it through the shared rail model, all in one
+ * database transaction (a re-sent transactionId changes nothing).
+ */
+@Injectable()
+export class PurchaseSyncService {
+  constructor(
+    private readonly sql: Sql,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    private readonly clock: Clock,
+    private readonly settings: RailSettingsRepository,
+    private readonly verifier: IosStoreVerifier,
+    private readonly applier: RailStateApplier,
+    private readonly subscriptions: RailSubscriptionsRepository,
+    private readonly identity: RailIdentity,
+    private readonly reads: EntitlementReadService,
+  ) {}
+
+  async sync(auth: AuthContext, body: PurchaseSyncDto): Promise<PurchaseResultView> {
+    const receivedAt = this.clock.nowMs();
+    const rail = purchaseSyncRail(body.rail);
+    const settings = await this.settings.find<IosStoreSettings>(auth, rail);
+    if (!settings?.enabled) {
+      throw ApiError.invalidParam('rail: the iOS store rail is not configured for this project (operator: PUT /admin/v1/projects/{projectId}/rails/ios_store)');
+    }
+
+    let verified;
+    try {
+      verified = await this.verifier.verifyTransaction(auth.projectId, settings, body.signedTransactionInfo);
+    } catch (err) {
+      if (!(err instanceof StoreVerificationError)) throw err;
+      this.logger.info({ projectId: auth.projectId, requestId: auth.requestId, reasons: err.reasons }, 'purchase sync: signed transaction failed verification');
+      throw ApiError.authentication(
+        'invalid_api_key',
+        'signedTransactionInfo failed verification under both the production and the sandbox environment (the code is overloaded: the signed transaction, not the API key, was refused)',
+      );
+    }
+    if (verified.env !== auth.env) {
+      throw ApiError.permission('env_mismatch', `The signed transaction belongs to the ${verified.env} environment; this key is for ${auth.env}`);
+    }
+    const transaction = usable(verified.payload as StoreTransaction);
+    if (body.signedRenewalInfo) await this.checkRenewalInfo(auth, settings, verified.env, body.signedRenewalInfo);
+
+    const customerId = await inTransactionWithRetry(this.sql, (manager) => this.apply(manager, auth, rail, transaction, body, receivedAt));
+    return { object: 'purchase_result', serviceCustomerId: customerId, env: auth.env, entitlements: await this.reads.listActive(auth, customerId) };
+  }
+
+  /** The whole effect, in one transaction; returns the customer the purchase belongs to. */
+  private async apply(
+    manager: EntityManager,
+    auth: AuthContext,
+    rail: PurchaseRail,
+    transaction: UsableTransaction,
+    body: PurchaseSyncDto,
+    receivedAt: number,
+  ): Promise<string> {
+    const scope: TenantScope = auth;
+    // Purchases of one original transaction (renewals, re-sends, concurrent duplicates) run one at a time.
+    await this.subscriptions.serialize(scope, rail, transaction.originalTransactionId, manager);
+    const state = stateOfTransaction(transaction);
+    const dedupId = transactionDedupId(transaction.transactionId, state);
+    const seen = await this.subscriptions.findTransaction(scope, rail, dedupId, manager);
+    if (seen) return seen.customerId;
+
+    const customerId = await this.resolveCustomer(scope, transaction, body, manager);
+    const result = await this.applier.apply(
+      manager,
+      scope,
+      {
+        rail,
+        subscriptionId: transaction.originalTransactionId,
+        customerId,
+        productId: transaction.productId,
+        state: state.state,
+        endedBy: state.endedBy,
+        validUntil: state.validUntil,
+        railTimeMs: transaction.signedDate,
+        rawStatus: state.rawStatus,
+      },
+      {
+        eventType: 'purchase_sync',
+        transactionId: transaction.transactionId,
+        signatureVerified: true,
+        reconciledWithProvider: false,
+        rawEventReceivedAt: receivedAt,
+        actor: `api_key:${auth.keyId}`,
+        requestId: auth.requestId,
+        details: { familyShared: isFamilyShared(transaction), transactionType: transaction.type ?? null },
+      },
+    );
+    // A rejected purchase (product not in the catalogue) is not recorded: a re-send after the
+    // catalogue is fixed applies it.
+    if (result.decision !== 'rejected') {
+      await this.subscriptions.claimTransaction(
+        scope,
+        {
+          rail,
+          transactionId: dedupId,
+          subscriptionId: transaction.originalTransactionId,
+          customerId,
+          decision: result.decision,
+          auditEventId: result.auditEventId,
+        },
+        this.clock.now(),
+        manager,
+      );
+    }
+    return customerId;
+  }
+
+  /**
+   * store-rails.md "Whose purchase it is": the original transaction id's customer; else the
+   * customer identify bound the app account token to (the signed payload's, then the body's),
+   * never for family-shared transactions; else a new rail-only customer. The original
+   * transaction id becomes an alias of the customer found.
+   */
+  private async resolveCustomer(scope: TenantScope, transaction: UsableTransaction, body: PurchaseSyncDto, manager: EntityManager): Promise<string> {
+    const node = { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: transaction.originalTransactionId };
+    const known = await this.identity.findCustomerByAlias(scope, node, manager);
+    if (known) return known;
+    if (!isFamilyShared(transaction)) {
+      const tokens = [normaliseAppAccountToken(transaction.appAccountToken), normaliseAppAccountToken(body.appAccountToken)];
+      for (const token of tokens) {
+        if (!token) continue;
+        const bound = await this.identity.findCustomerByAlias(scope, { type: RAIL_ALIAS_TYPES.iosAppAccountToken, value: token }, manager);
+        if (bound) {
+          await this.identity.linkAliasIfAbsent(scope, bound, node, manager);
+          return bound;
+        }
+      }
+    }
+    return this.identity.createRailCustomer(scope, node, manager);
+  }
+
+  private async checkRenewalInfo(
+    auth: AuthContext,
+    settings: Parameters<IosStoreVerifier['verifyRenewalInfo']>[1],
+    env: AuthContext['env'],
+    jws: string,
+  ): Promise<void> {
+    try {
+      await this.verifier.verifyRenewalInfo(auth.projectId, settings, env, jws);
+    } catch (err) {
+      this.logger.warn(
+        { projectId: auth.projectId, requestId: auth.requestId, reason: err instanceof Error ? err.message : String(err) },
+        'purchase sync: signedRenewalInfo failed verification; ignored',
+      );
+    }
+  }
+}

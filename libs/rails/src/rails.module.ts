@@ -1,0 +1,34 @@
+import { Module } from '@nestjs/common';
+import { KeysModule } from '../../keys/src/index.js';
+import { AuditModule } from '../../audit/src/index.js';
+import { IdentityModule } from '../../identity/src/index.js';
+import { EntitlementsModule } from '../../entitlements/src/index.js';
+import { IosStoreVerifier } from './ios/ios-store-verifier.service.js';
+import { RailSecretsStatus } from './operator/rail-secrets-status.js';
+import { RailSecrets } from './secrets/rail-secrets.service.js';
+import { RailsOperatorController } from './operator/rails-operator.controller.js';
+import { RailsOperatorService } from './operator/rails-operator.service.js';
+import { PurchaseSyncController } from './purchases/purchase-sync.controller.js';
+import { PurchaseSyncService } from './purchases/purchase-sync.service.js';
+import { RailSettingsRepository } from './model/rail-settings.repository.js';
+import { RailStateApplier } from './model/rail-state-applier.service.js';
+import { RailSubscriptionsRepository } from './model/rail-subscriptions.repository.js';
+
+/** Store rails: purchase sync, store notifications, subscription records, rail settings. */
+@Module({
+  imports: [KeysModule, AuditModule, IdentityModule, EntitlementsModule],
+  controllers: [PurchaseSyncController, RailsOperatorController],
+  providers: [
+    RailSettingsRepository,
+    RailSubscriptionsRepository,
+    RailStateApplier,
+    IosStoreVerifier,
+    RailSecrets,
+    // The rails listing's secretsConfigured comes from the secrets file.
+    { provide: RailSecretsStatus, useExisting: RailSecrets },
+    RailsOperatorService,
+    PurchaseSyncService,
+  ],
+  exports: [RailSubscriptionsRepository, RailStateApplier, RailSettingsRepository, IosStoreVerifier, RailSecrets],
+})
+export class RailsModule {}

@@ -1,0 +1,261 @@
+import { AuditJournal } from '../../libs/audit/src/index.js';
+import { CustomerDirectory, ErasureHooks, ErasureWorker, type ErasureSubject } from '../../libs/identity/src/index.js';
+import { keyHeaders, type ProjectFixture } from '../support/fixtures.js';
+import { type IdentityProviderKit, aid, uid } from '../support/id-tokens.js';
+import { operatorAuth, type TestApp } from '../support/test-app.js';
+import { identityHarness, DAY } from '../support/harness/identity.js';
+
+describe('identity: POST /v1/identity/forget and erasure', () => {
+  const h = identityHarness();
+  let t: TestApp;
+  let p: ProjectFixture;
+  let other: ProjectFixture;
+  let kit: IdentityProviderKit;
+  beforeAll(() => {
+    ({ t, p, other, kit } = h);
+  });
+  const { sandbox, identify, forget, token, customerRow, aliasRows, erasures } = h;
+
+  describe('POST /v1/identity/forget', () => {
+    async function newCustomer(fixture = p) {
+      const userId = uid('gone');
+      const anonymousId = aid('gone');
+      const res = await identify({ userId, anonymousId, email: 'gone@example.com', traits: { plan: 'pro' } }, fixture.keys.pubTest, fixture);
+      return { userId, anonymousId, customerId: res.body.serviceCustomerId as string };
+    }
+    async function forgetAudits(customerId: string) {
+      return t.dataSource.query(
+        `SELECT event_id, decision, reason, actor FROM audit_entries WHERE customer_id = $1 AND event_type = 'customer.forget_requested'`,
+        [customerId],
+      );
+    }
+
+    it('needs at least one hint: 400 missing_required_param', async () => {
+      const res = await forget({ idToken: 'x' });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('missing_required_param');
+    });
+
+    it('secret key, customerId: 200 forgot, the customer reads as unknown at once, one audit entry', async () => {
+      const c = await newCustomer();
+      const res = await forget({ customerId: c.customerId });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ object: 'forgot', serviceCustomerId: c.customerId, queuedAt: expect.any(Number), env: 'sandbox', scope: 'customer' });
+      expect(Math.abs(res.body.queuedAt - t.clock.nowMs())).toBeLessThan(5000);
+      const directory = t.app.get(CustomerDirectory);
+      expect(await directory.findCustomerId(sandbox(), { customerId: c.customerId })).toBeNull();
+      expect(await directory.findCustomerId(sandbox(), { userId: c.userId })).toBeNull();
+      expect(await directory.findCustomerId(sandbox(), { anonymousId: c.anonymousId })).toBeNull();
+      expect(await directory.isActiveCustomer(sandbox(), c.customerId)).toBe(false);
+
+      const audits = await forgetAudits(c.customerId);
+      expect(audits).toHaveLength(1);
+      const entry = await t.http.get(`/v1/server/audit/${audits[0].event_id}`).set(keyHeaders(p, p.keys.skTest));
+      expect(entry.status).toBe(200);
+      expect(entry.body.data).toMatchObject({
+        eventType: 'customer.forget_requested',
+        rail: 'manual',
+        decision: 'queued',
+        customerId: c.customerId,
+        env: 'sandbox',
+        projectId: p.projectId,
+      });
+      expect(entry.body.data.actor).toMatch(/^api_key:key_/);
+
+      const queue = await erasures();
+      expect(queue.body.data).toContainEqual({ serviceCustomerId: c.customerId, env: 'sandbox', queuedAt: res.body.queuedAt, status: 'queued' });
+    });
+
+    it('is idempotent: repeating (by any hint, even in parallel) returns the same answer and audits one decision', async () => {
+      const c = await newCustomer();
+      const first = await forget({ userId: c.userId });
+      const results = await Promise.all([
+        forget({ userId: c.userId }),
+        forget({ customerId: c.customerId }),
+        forget({ anonymousId: c.anonymousId }, p.keys.pubTest),
+      ]);
+      for (const res of results) {
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual(first.body);
+      }
+      expect(await forgetAudits(c.customerId)).toHaveLength(1);
+    });
+
+    it('parallel first requests still audit exactly one decision', async () => {
+      const c = await newCustomer();
+      const results = await Promise.all(Array.from({ length: 6 }, () => forget({ customerId: c.customerId })));
+      expect(new Set(results.map((r) => r.body.queuedAt)).size).toBe(1);
+      expect(await forgetAudits(c.customerId)).toHaveLength(1);
+    });
+
+    it('no known customer: 200 with serviceCustomerId null', async () => {
+      for (const [body, scope] of [
+        [{ customerId: 'cdcust_unknown000000000000000000' }, 'customer'],
+        [{ customerId: 'not_a_customer' }, 'customer'],
+        [{ userId: uid() }, 'customer'],
+        [{ anonymousId: aid() }, 'device'],
+      ] as const) {
+        const res = await forget(body);
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ object: 'forgot', serviceCustomerId: null, queuedAt: expect.any(Number), env: 'sandbox', scope });
+      }
+    });
+
+    it("another environment's or project's customer is not reached", async () => {
+      const c = await newCustomer();
+      expect((await forget({ customerId: c.customerId }, p.keys.skLive)).body.serviceCustomerId).toBeNull();
+      expect((await forget({ customerId: c.customerId }, other.keys.skTest, other)).body.serviceCustomerId).toBeNull();
+      expect(await t.app.get(CustomerDirectory).isActiveCustomer(sandbox(), c.customerId)).toBe(true);
+    });
+
+    describe('authority with a publishable key', () => {
+      it('identified erasure without a token: 401 identity_token_invalid', async () => {
+        const c = await newCustomer();
+        for (const body of [{ userId: c.userId }, { customerId: c.customerId }, { customerId: c.customerId, anonymousId: c.anonymousId }]) {
+          const res = await forget(body, p.keys.pubTest);
+          expect(res.status).toBe(401);
+          expect(res.body.error).toMatchObject({ type: 'authentication_error', code: 'identity_token_invalid' });
+        }
+        expect(await t.app.get(CustomerDirectory).isActiveCustomer(sandbox(), c.customerId)).toBe(true);
+      });
+
+      it('a token that fails, or proves another user: 401', async () => {
+        const c = await newCustomer();
+        const cases = [
+          { userId: c.userId, idToken: await token({ sub: c.userId }, { key: kit.stranger }) },
+          { userId: c.userId, idToken: await token({ sub: c.userId }, { exp: t.clock.nowSeconds() - 300 }) },
+          { userId: c.userId, idToken: await token({ sub: 'another_user' }) },
+          { customerId: c.customerId, idToken: await token({ sub: c.userId }) },
+        ];
+        for (const body of cases) expect((await forget(body, p.keys.pubTest)).status).toBe(401);
+        expect(await t.app.get(CustomerDirectory).isActiveCustomer(sandbox(), c.customerId)).toBe(true);
+      });
+
+      it('a token for userId that does not own customerId: 401', async () => {
+        const c = await newCustomer();
+        const d = await newCustomer();
+        const res = await forget({ userId: c.userId, customerId: d.customerId, idToken: await token({ sub: c.userId }) }, p.keys.pubTest);
+        expect(res.status).toBe(401);
+      });
+
+      it('a verified idToken whose subject equals userId: 200', async () => {
+        const c = await newCustomer();
+        const res = await forget({ userId: c.userId, idToken: await token({ sub: c.userId }) }, p.keys.pubTest);
+        expect(res.status).toBe(200);
+        expect(res.body.serviceCustomerId).toBe(c.customerId);
+        const audits = await forgetAudits(c.customerId);
+        expect(audits).toHaveLength(1);
+        expect(audits[0].reason).toContain('verified idToken');
+      });
+
+      // Issue 15 replaces "serviceCustomerId: null" here: the hint matched a known customer, so the answer
+      // names it, with scope "device" saying that only the device was forgotten.
+      it('anonymous-only erasure needs no proof, but a device id never erases an identified customer: only the device goes', async () => {
+        const c = await newCustomer();
+        const secondDevice = aid('second-device');
+        await identify({ userId: c.userId, anonymousId: secondDevice });
+        const res = await forget({ anonymousId: c.anonymousId }, p.keys.pubTest);
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ object: 'forgot', serviceCustomerId: c.customerId, queuedAt: expect.any(Number), env: 'sandbox', scope: 'device' });
+        const directory = t.app.get(CustomerDirectory);
+        expect(await directory.isActiveCustomer(sandbox(), c.customerId)).toBe(true);
+        expect(await directory.findCustomerId(sandbox(), { anonymousId: c.anonymousId })).toBeNull();
+        expect(await directory.findCustomerId(sandbox(), { anonymousId: secondDevice })).toBe(c.customerId);
+        expect(await directory.findCustomerId(sandbox(), { userId: c.userId })).toBe(c.customerId);
+        const entries = await t.dataSource.query(`SELECT event_type, decision FROM audit_entries WHERE project_id = $1 AND customer_id = $2`, [
+          p.projectId,
+          c.customerId,
+        ]);
+        expect(entries).toEqual([{ event_type: 'customer.device_forgotten', decision: 'applied' }]);
+        // Repeating collapses: nothing left to forget, nothing audited.
+        const again = await forget({ anonymousId: c.anonymousId }, p.keys.pubTest);
+        expect(again.status).toBe(200);
+        expect(again.body.serviceCustomerId).toBeNull();
+        expect(await t.dataSource.query(`SELECT 1 FROM audit_entries WHERE project_id = $1 AND customer_id = $2`, [p.projectId, c.customerId])).toHaveLength(1);
+      });
+    });
+
+    it("a forgotten customer's ids are unknown to identify: a returning user gets a new customer", async () => {
+      const c = await newCustomer();
+      await forget({ customerId: c.customerId });
+      const back = await identify({ userId: c.userId, anonymousId: c.anonymousId });
+      expect(back.status).toBe(200);
+      expect(back.body.serviceCustomerId).not.toBe(c.customerId);
+      expect(back.body.mergePending).toBe(false);
+      expect(await t.app.get(CustomerDirectory).findCustomerId(sandbox(), { userId: c.userId })).toBe(back.body.serviceCustomerId);
+    });
+
+    it('the retention worker erases personal data after the clock moves on, calls the erasure hooks, keeps rail records and the audit entry', async () => {
+      const seen: ErasureSubject[] = [];
+      t.app.get(ErasureHooks).register('test-recorder', async (_scope, subject, manager) => {
+        seen.push(subject);
+        await manager.query('SELECT 1');
+      });
+      const c = await newCustomer();
+      await identify({ userId: c.userId, anonymousId: aid('second'), appAccountToken: '0e3a4b2c-1d2e-4f30-8a1b-2c3d4e5f6a7b' });
+      const d = await newCustomer();
+      await identify({ userId: uid(), anonymousId: d.anonymousId }); // d gets a second developer id
+      const res = await forget({ customerId: c.customerId });
+      expect(res.status).toBe(200);
+      const beforeRows = await aliasRows(c.customerId);
+      expect(beforeRows.length).toBe(4);
+
+      await t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds: DAY });
+      const worker = t.app.get(ErasureWorker);
+      const [a, b] = await Promise.all([worker.runOnce({ projectId: p.projectId }), worker.runOnce({ projectId: p.projectId })]);
+      expect(a + b).toBeGreaterThanOrEqual(1);
+
+      const mine = seen.filter((s) => s.customerId === c.customerId);
+      expect(mine).toHaveLength(1);
+      expect(mine[0].userIds).toEqual([c.userId]);
+      expect(mine[0].anonymousIds.sort()).toHaveLength(2);
+
+      expect(await aliasRows(c.customerId)).toEqual([
+        { type: 'ios_app_account_token', value: '0e3a4b2c-1d2e-4f30-8a1b-2c3d4e5f6a7b', assurance: 'self_asserted' },
+      ]);
+      const row = await customerRow(c.customerId);
+      expect(row).toMatchObject({ id: c.customerId, email: null, first_name: null, traits: {} });
+      expect(row.forgotten_at).not.toBeNull();
+      const subject = await t.dataSource.query(`SELECT subject, status FROM erasures WHERE customer_id = $1`, [c.customerId]);
+      expect(subject[0]).toEqual({ subject: null, status: 'deleted' });
+      const queue = await erasures();
+      expect(queue.body.data).toContainEqual({ serviceCustomerId: c.customerId, env: 'sandbox', queuedAt: res.body.queuedAt, status: 'deleted' });
+      expect(await forgetAudits(c.customerId)).toHaveLength(1);
+      // Other customers are untouched.
+      expect((await aliasRows(d.customerId)).length).toBe(3);
+
+      // Nothing left to do; repeating the forget is still the same answer.
+      expect(await worker.runOnce({ projectId: p.projectId })).toBe(0);
+      const again = await forget({ customerId: c.customerId });
+      expect(again.body).toEqual(res.body);
+    });
+
+    it('a failing hook leaves the erasure queued for the next run', async () => {
+      const hooks = t.app.get(ErasureHooks);
+      let fail = true;
+      hooks.register('test-flaky', async () => {
+        if (fail) throw new Error('telemetry store unavailable');
+      });
+      try {
+        const c = await newCustomer();
+        await forget({ customerId: c.customerId });
+        const worker = t.app.get(ErasureWorker);
+        await worker.runOnce({ projectId: p.projectId });
+        let rows = await t.dataSource.query(`SELECT status, attempts FROM erasures WHERE customer_id = $1`, [c.customerId]);
+        expect(rows[0]).toEqual({ status: 'queued', attempts: 1 });
+        expect((await aliasRows(c.customerId)).length).toBe(2);
+        fail = false;
+        expect(await worker.runOnce({ projectId: p.projectId })).toBeGreaterThanOrEqual(1);
+        rows = await t.dataSource.query(`SELECT status FROM erasures WHERE customer_id = $1`, [c.customerId]);
+        expect(rows[0].status).toBe('deleted');
+      } finally {
+        hooks.register('test-flaky', async () => undefined);
+      }
+    });
+  });
+
+  it('the journal is usable by other contexts (smoke)', async () => {
+    const journal = t.app.get(AuditJournal);
+    expect(journal).toBeDefined();
+  });
+});

@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import { createProject, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
+import {
+  type StoreChain,
+  type TransactionFields,
+  createStoreChain,
+  notificationPayload,
+  renewalInfoPayload,
+  signStoreJws,
+  tamperJws,
+  transactionPayload,
+} from '../support/store-signing.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import { expectError } from '../support/expect-error.js';
+import { createIosRailProject } from '../support/ios-rail.js';
+
+const BUNDLE = 'com.example.rails.ios';
+const HOUR_MS = 3_600_000;
+
+describe('webhooks: iOS store (POST /v1/webhooks/ios_store/{projectId})', () => {
+  let t: TestApp;
+  let fx: ProjectFixture;
+  let chain: StoreChain;
+  const logs: Record<string, unknown>[] = [];
+  const nowMs = () => t.clock.nowMs();
+
+  beforeAll(async () => {
+    t = await createTestApp({ LOG_LEVEL: 'warn' }, { onLogLine: (line) => logs.push(line) });
+    chain = createStoreChain();
+    fx = await createIosRailProject(t, BUNDLE, chain.rootPem);
+  });
+  afterAll(() => t?.close());
+
+  const transaction = (fields: Partial<TransactionFields> = {}) =>
+    transactionPayload({ bundleId: BUNDLE, productId: 'pro.monthly', signedDate: nowMs(), expiresDate: nowMs() + HOUR_MS, ...fields });
+
+  interface NotifyOptions {
+    type: string;
+    subtype?: string;
+    tx?: TransactionFields | null;
+    renewal?: Record<string, unknown>;
+    environment?: 'Sandbox' | 'Production';
+    signedDate?: number;
+    uuid?: string;
+    bundleId?: string;
+    c?: StoreChain;
+  }
+
+  function signedNotification(o: NotifyOptions): { signedPayload: string; payload: Record<string, unknown> } {
+    const c = o.c ?? chain;
+    const environment = o.environment ?? 'Sandbox';
+    const payload = notificationPayload({
+      notificationType: o.type,
+      subtype: o.subtype,
+      notificationUUID: o.uuid,
+      signedDate: o.signedDate ?? nowMs(),
+      bundleId: o.bundleId ?? BUNDLE,
+      environment,
+      ...(o.tx ? { signedTransactionInfo: signStoreJws(c, { ...o.tx, environment }) } : {}),
+      ...(o.renewal ? { signedRenewalInfo: signStoreJws(c, o.renewal) } : {}),
+    });
+    return { signedPayload: signStoreJws(c, payload), payload };
+  }
+
+  const post = (body: unknown, projectId = fx.projectId) => t.http.post(`/v1/webhooks/ios_store/${projectId}`).send(body as object);
+  const notify = (o: NotifyOptions) => post({ signedPayload: signedNotification(o).signedPayload });
+  const activeKeys = async (customerId: string, key = fx.keys.skTest): Promise<string[]> => {
+    const res = await t.http.get(`/v1/server/customers/${customerId}/entitlements`).set(keyHeaders(fx, key));
+    expect(res.status).toBe(200);
+    return res.body.data
+      .filter((e: any) => e.isActive)
+      .map((e: any) => e.key)
+      .sort();
+  };
+  const audit = (eventId: string, key = fx.keys.skTest) => t.http.get(`/v1/server/audit/${eventId}`).set(keyHeaders(fx, key));
+  const stored = async () =>
+    (await t.dataSource.query(`SELECT count(*)::int AS n FROM rail_notifications WHERE project_id = $1`, [fx.projectId]))[0].n as number;
+
+  describe('answers and errors in the contract order', () => {
+    it('404 for an unknown project or a project without the rail', async () => {
+      expectError(await post({ signedPayload: 'x' }, 'proj_nope'), 404, 'resource_missing');
+      expectError(await post({ signedPayload: 'x' }, await createProject(t)), 404, 'resource_missing');
+    });
+
+    it('400 invalid_param_value without a signedPayload string', async () => {
+      expectError(await post({}), 400, 'invalid_param_value');
+      expectError(await post({ signedPayload: 42 }), 400, 'invalid_param_value');
+      expectError(
+        await t.http.post(`/v1/webhooks/ios_store/${fx.projectId}`).set('Content-Type', 'application/json').send('{nope'),
+        400,
+        'invalid_param_value',
+      );
+    });
+
+    it('400 invalid_signature: malformed JWS, tampered payload, untrusted chain, missing marker OID; one log line each, nothing stored', async () => {
+      const before = await stored();
+      const good = signedNotification({ type: 'SUBSCRIBED', tx: transaction() });
+      logs.length = 0;
+      const cases = [
+        await post({ signedPayload: 'not-a-jws' }),
+        await post({ signedPayload: tamperJws(good.signedPayload, { ...good.payload, notificationType: 'REFUND' }) }),
+        await notify({ type: 'SUBSCRIBED', tx: transaction(), c: createStoreChain() }),
+        await notify({ type: 'SUBSCRIBED', tx: transaction(), c: createStoreChain({ leafOid: false }) }),
+      ];
+      for (const res of cases) expectError(res, 400, 'invalid_signature');
+      expect(logs.filter((line) => line.msg === 'store notification refused: authentication failed')).toHaveLength(cases.length);
+      expect(await stored()).toBe(before);
+    });
+
+    it("another app's authentic notification: 200 rejected, nothing changes", async () => {
+      const res = await notify({ type: 'SUBSCRIBED', tx: transaction({ bundleId: 'com.other.app' }), bundleId: 'com.other.app' });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(expect.objectContaining({ decision: 'rejected', serviceCustomerId: null, env: 'sandbox' }));
+    });
+
+    it('authentic but not a notification: 400 invalid_param_value', async () => {
+      expectError(
+        await post({ signedPayload: signStoreJws(chain, { hello: 'world', data: { bundleId: BUNDLE, environment: 'Sandbox' } }) }),
+        400,
+        'invalid_param_value',
+      );
+    });
+
+    it('TEST is no_op', async () => {
+      const res = await notify({ type: 'TEST' });
+      expect(res.body).toEqual(expect.objectContaining({ decision: 'no_op', serviceCustomerId: null }));
+    });
+  });
+
+  describe('notification types', () => {
+    it('SUBSCRIBED: applied until expiresDate with one audit entry; Production lands in production', async () => {
+      const tx = transaction();
+      const uuid = randomUUID();
+      const res = await notify({ type: 'SUBSCRIBED', subtype: 'INITIAL_BUY', tx, uuid });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        object: 'rail_notification',
+        rail: 'ios_store',
+        notificationId: uuid,
+        env: 'sandbox',
+        decision: 'applied',
+        duplicate: false,
+        serviceCustomerId: expect.stringMatching(/^cdcust_/),
+        auditEventId: expect.stringMatching(/^rail_evt_/),
+      });
+      expect(await activeKeys(res.body.serviceCustomerId)).toEqual(['cloud_sync', 'pro_access']);
+      expect((await audit(res.body.auditEventId)).body.data).toEqual(
+        expect.objectContaining({ rail: 'ios_store', eventType: 'SUBSCRIBED', decision: 'applied', signatureVerified: true, reconciledWithProvider: false }),
+      );
+      const live = await notify({ type: 'SUBSCRIBED', tx: transaction(), environment: 'Production' });
+      expect(live.body.env).toBe('production');
+      expect(await activeKeys(live.body.serviceCustomerId, fx.keys.skLive)).toEqual(['cloud_sync', 'pro_access']);
+    });
+
+    it('duplicates are answered from the first processing; an older notification is no_op', async () => {
+      const tx = transaction();
+      const uuid = randomUUID();
+      const t0 = nowMs();
+      const first = await notify({ type: 'SUBSCRIBED', tx, uuid, signedDate: t0 });
+      const again = await notify({ type: 'SUBSCRIBED', tx, uuid, signedDate: t0 });
+      expect(again.body).toEqual({ ...first.body, duplicate: true });
+      const expired = await notify({ type: 'EXPIRED', subtype: 'VOLUNTARY', tx: { ...tx, expiresDate: t0 + 1000 }, signedDate: t0 + 2000 });
+      expect(expired.body.decision).toBe('applied');
+      const late = await notify({ type: 'DID_RENEW', tx: { ...tx, expiresDate: t0 + 2 * HOUR_MS }, signedDate: t0 + 1000 });
+      expect(late.body).toEqual(expect.objectContaining({ decision: 'no_op', serviceCustomerId: first.body.serviceCustomerId }));
+      expect(await activeKeys(first.body.serviceCustomerId)).toEqual([]);
+    });
+
+    it('DID_RENEW extends on the same customer (original transaction id)', async () => {
+      const tx = transaction();
+      const first = await notify({ type: 'SUBSCRIBED', tx, signedDate: nowMs() });
+      const renewal = transaction({ originalTransactionId: tx.originalTransactionId, expiresDate: nowMs() + 30 * 24 * HOUR_MS });
+      const renewed = await notify({ type: 'DID_RENEW', tx: renewal, signedDate: nowMs() + 1 });
+      expect(renewed.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: first.body.serviceCustomerId }));
+      const read = await t.http.get(`/v1/server/customers/${first.body.serviceCustomerId}/entitlements`).set(keyHeaders(fx, fx.keys.skTest));
+      expect(read.body.data[0].validUntil).toBe(Math.floor(renewal.expiresDate! / 1000));
+    });
+
+    it.each(['REFUND', 'REVOKE'])('%s turns entitlements off at once', async (type) => {
+      const tx = transaction();
+      const first = await notify({ type: 'SUBSCRIBED', tx, signedDate: nowMs() });
+      const res = await notify({ type, tx: { ...tx, revocationDate: nowMs(), revocationReason: 0 }, signedDate: nowMs() + 1 });
+      expect(res.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: first.body.serviceCustomerId }));
+      expect(await activeKeys(first.body.serviceCustomerId)).toEqual([]);
+      const rows = await t.dataSource.query(`SELECT DISTINCT state FROM entitlements WHERE project_id = $1 AND subscription_id = $2`, [
+        fx.projectId,
+        tx.originalTransactionId,
+      ]);
+      expect(rows).toEqual([{ state: 'revoked' }]);
+    });
+
+    it('DID_FAIL_TO_RENEW / GRACE_PERIOD keeps access until the grace period ends; GRACE_PERIOD_EXPIRED ends it', async () => {
+      const tx = transaction({ expiresDate: nowMs() - 1000 });
+      const graceEnd = nowMs() + 6 * 24 * HOUR_MS;
+      const grace = await notify({
+        type: 'DID_FAIL_TO_RENEW',
+        subtype: 'GRACE_PERIOD',
+        tx,
+        renewal: {
+          ...renewalInfoPayload({ originalTransactionId: tx.originalTransactionId, productId: tx.productId, environment: 'Sandbox', signedDate: nowMs() }),
+          gracePeriodExpiresDate: graceEnd,
+        },
+        signedDate: nowMs(),
+      });
+      expect(grace.body.decision).toBe('applied');
+      expect(await activeKeys(grace.body.serviceCustomerId)).toEqual(['cloud_sync', 'pro_access']);
+      const ended = await notify({ type: 'GRACE_PERIOD_EXPIRED', tx, signedDate: nowMs() + 1 });
+      expect(ended.body.decision).toBe('applied');
+      expect(await activeKeys(grace.body.serviceCustomerId)).toEqual([]);
+    });
+
+    it('DID_FAIL_TO_RENEW without grace period, PRICE_INCREASE: no_op', async () => {
+      for (const type of ['DID_FAIL_TO_RENEW', 'PRICE_INCREASE']) {
+        const res = await notify({ type, tx: transaction() });
+        expect(res.body.decision).toBe('no_op');
+        expect((await audit(res.body.auditEventId)).body.data.eventType).toBe(type);
+      }
+    });
+
+    it('ONE_TIME_CHARGE is lifetime; a product outside the catalogue is rejected', async () => {
+      const tx = transaction({ productId: 'lifetime.unlock', type: 'Non-Consumable', expiresDate: undefined });
+      const res = await notify({ type: 'ONE_TIME_CHARGE', tx });
+      expect(res.body.decision).toBe('applied');
+      const read = await t.http.get(`/v1/server/customers/${res.body.serviceCustomerId}/entitlements`).set(keyHeaders(fx, fx.keys.skTest));
+      expect(read.body.data).toEqual([expect.objectContaining({ key: 'lifetime_access', isActive: true, validUntil: null })]);
+      const unknown = await notify({ type: 'SUBSCRIBED', tx: transaction({ productId: 'not.in.catalogue' }) });
+      expect(unknown.body).toEqual(expect.objectContaining({ decision: 'rejected', serviceCustomerId: null }));
+    });
+  });
+
+  describe('one model with purchase sync', () => {
+    it('a synced purchase and its notifications converge on one customer and one record', async () => {
+      const appAccountToken = randomUUID();
+      const identified = await t.http
+        .post('/v1/identify')
+        .set(keyHeaders(fx, fx.keys.pubTest))
+        .send({ userId: `user_${randomUUID()}`, anonymousId: `anon_${Date.now()}`, appAccountToken });
+      expect(identified.status).toBe(200);
+      const tx = transaction({ appAccountToken });
+      const sync = await t.http
+        .post('/v1/purchases/sync')
+        .set(keyHeaders(fx, fx.keys.pubTest))
+        .send({ rail: 'ios_store', signedTransactionInfo: signStoreJws(chain, tx) });
+      expect(sync.status).toBe(200);
+      expect(sync.body.serviceCustomerId).toBe(identified.body.serviceCustomerId);
+      const refund = await notify({ type: 'REFUND', tx: { ...tx, revocationDate: nowMs() }, signedDate: nowMs() + 5 });
+      expect(refund.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: identified.body.serviceCustomerId }));
+      expect(await activeKeys(identified.body.serviceCustomerId)).toEqual([]);
+      const records = await t.dataSource.query(`SELECT count(*)::int AS n FROM rail_subscriptions WHERE project_id = $1 AND subscription_id = $2`, [
+        fx.projectId,
+        tx.originalTransactionId,
+      ]);
+      expect(records[0].n).toBe(1);
+    });
+
+    it('a notification binds through the app account token like purchase sync', async () => {
+      const appAccountToken = randomUUID();
+      const identified = await t.http
+        .post('/v1/identify')
+        .set(keyHeaders(fx, fx.keys.pubTest))
+        .send({ userId: `user_${randomUUID()}`, anonymousId: `anon_${Date.now()}`, appAccountToken });
+      const res = await notify({ type: 'SUBSCRIBED', tx: transaction({ appAccountToken }) });
+      expect(res.body.serviceCustomerId).toBe(identified.body.serviceCustomerId);
+      const shared = await notify({ type: 'SUBSCRIBED', tx: transaction({ appAccountToken, inAppOwnershipType: 'FAMILY_SHARED' }) });
+      expect(shared.body.serviceCustomerId).not.toBe(identified.body.serviceCustomerId);
+    });
+  });
+});

@@ -1,0 +1,390 @@
+/* global process, fetch, setTimeout, URL */
+// npm run test:replicas: two replicas of the built service (dist/) on their own ports over one
+// PostgreSQL (a throw-away database on DATABASE_URL's server) and one Redis (REDIS_URL), and
+// what several replicas must guarantee, with assertions:
+//   - token buckets are global (the sum admitted across both respects the bucket);
+//   - a key revoked through one replica is refused by the other within KEY_CACHE_TTL_MS;
+//   - an Idempotency-Key used on both replicas at once executes once (purchase sync with a JWS
+//     signed by a generated store chain, trusted through the operator API);
+//   - each background job item is processed once while both replicas' job workers poll;
+//   - a rolling restart of both replicas under load loses no acknowledged event.
+// The replicas run with NODE_ENV=production, as deployed: their job workers poll every second.
+// Run with node's test runner (`node --test test/replicas/`); needs DATABASE_URL and REDIS_URL.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import pg from 'pg';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DIST = `.data/replicas-dist-${process.pid}`;
+const SIGNING = `.data/replicas-signing-${process.pid}`;
+const BUNDLE_ID = 'com.example.replicas';
+const OPERATOR_TOKEN = 'op_replicas_test_0123456789';
+const KEY_CACHE_TTL_MS = 2000;
+const ORIGIN = 'http://localhost:3000';
+
+const adminUrl = process.env.DATABASE_URL;
+const redisUrl = process.env.REDIS_URL;
+if (!adminUrl || !redisUrl) {
+  process.stderr.write('test:replicas needs DATABASE_URL (a PostgreSQL server) and REDIS_URL\n');
+  process.exit(1);
+}
+if (!existsSync(path.join(ROOT, 'dist/apps/api/src/main.js'))) {
+  process.stderr.write('test:replicas runs the built service: npm run build first\n');
+  process.exit(1);
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const database = `replicas_${Date.now().toString(36)}_${process.pid}`;
+const url = new URL(adminUrl);
+url.pathname = `/${database}`;
+const databaseUrl = url.toString();
+
+const running = new Set();
+
+function runNode(args, env) {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const exit = new Promise((resolve) => child.on('close', (code, signal) => (running.delete(child), resolve({ code, signal }))));
+  return { child, exit, stdout: () => stdout, stderr: () => stderr };
+}
+
+/** One replica: the built service on `port`, sharing the database and Redis with the others. */
+async function startReplica(port) {
+  const replica = runNode([`${DIST}/apps/api/src/main.js`], {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    OPERATOR_TOKEN,
+    MIGRATIONS_RUN: 'false',
+    METRICS_PORT: '0',
+    SEED_DEMO: 'false',
+    LOG_LEVEL: 'warn',
+    KEY_CACHE_TTL_MS: String(KEY_CACHE_TTL_MS),
+    SHUTDOWN_DELAY_MS: '1000',
+  });
+  replica.port = port;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (replica.child.exitCode !== null) throw new Error(`replica on ${port} exited: ${replica.stderr()}`);
+    const res = await fetch(`http://127.0.0.1:${port}/v1/readyz`).catch(() => undefined);
+    if (res?.status === 200) return replica;
+    if (Date.now() > deadline) throw new Error(`replica on ${port} not ready: ${replica.stderr()}`);
+    await sleep(100);
+  }
+}
+
+async function operator(port, method, urlPath, body) {
+  const res = await fetch(`http://127.0.0.1:${port}/admin/v1${urlPath}`, {
+    method,
+    headers: { Authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json();
+  assert.ok(res.status < 300, `${method} ${urlPath}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** A project with a web app and its keys; rate-limit overrides set before any replica caches the project. */
+async function project(port, rateLimits) {
+  const { id: projectId } = await operator(port, 'POST', '/projects', { name: 'Replicas' });
+  if (rateLimits) await operator(port, 'PUT', `/projects/${projectId}/rate-limits`, rateLimits);
+  const app = await operator(port, 'POST', `/projects/${projectId}/apps`, { name: 'Web', platform: 'web', allowedOrigins: [ORIGIN] });
+  const key = (kind, env) => app.keys.find((k) => k.kind === kind && k.env === env);
+  return { projectId, publishable: key('publishable', 'sandbox').key, secret: key('secret', 'sandbox') };
+}
+
+let counter = 0;
+function sendEvent(port, publishableKey) {
+  const eventId = `evt_${process.pid}_${(counter += 1)}_${Math.random().toString(36).slice(2)}`;
+  return fetch(`http://127.0.0.1:${port}/v1/events`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${publishableKey}`, Origin: ORIGIN, 'content-type': 'application/json' },
+    body: JSON.stringify({ events: [{ name: 'replica.test', eventId, anonymousId: 'anon_replicas' }] }),
+  }).then(
+    async (res) => ({ status: res.status, body: await res.json().catch(() => undefined), eventId }),
+    (err) => ({ status: 0, error: err, eventId }),
+  );
+}
+
+let replicas = [];
+/** test/support/store-signing.ts, compiled by a small build step in before(). */
+let signing;
+
+/** test/support/store-signing.ts compiled on its own (the test chain and JWS signer of the e2e specs). */
+async function buildSigning() {
+  const tsc = runNode(
+    [
+      'node_modules/typescript/bin/tsc',
+      '--ignoreConfig',
+      'test/support/store-signing.ts',
+      '--outDir',
+      SIGNING,
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--skipLibCheck',
+      '--types',
+      'node',
+      '--esModuleInterop',
+    ],
+    {},
+  );
+  const { code } = await tsc.exit;
+  assert.equal(code, 0, tsc.stdout() + tsc.stderr());
+  return import(pathToFileURL(path.join(ROOT, SIGNING, 'store-signing.js')).href);
+}
+
+before(async () => {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${database}"`);
+  await admin.end();
+  cpSync(path.join(ROOT, 'dist'), path.join(ROOT, DIST), { recursive: true });
+  const migrate = runNode([`${DIST}/apps/api/src/migrate.js`], { DATABASE_URL: databaseUrl });
+  const { code } = await migrate.exit;
+  assert.equal(code, 0, migrate.stderr());
+  [signing, replicas] = await Promise.all([buildSigning(), Promise.all([startReplica(await freePort()), startReplica(await freePort())])]);
+});
+
+after(async () => {
+  for (const child of running) child.kill('SIGKILL');
+  rmSync(path.join(ROOT, DIST), { recursive: true, force: true });
+  rmSync(path.join(ROOT, SIGNING), { recursive: true, force: true });
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+});
+
+describe('two replicas over one PostgreSQL and one Redis', () => {
+  it('token buckets are global: the sum admitted across both replicas respects the bucket', async () => {
+    const burst = 20;
+    const p = await project(replicas[0].port, { events: { sustained: 1, burst } });
+    const started = Date.now();
+    // 60 single-event batches, alternating replicas, all at once.
+    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => sendEvent(replicas[i % 2].port, p.publishable)));
+    const elapsedS = (Date.now() - started) / 1000;
+    const admitted = results.filter((r) => r.status === 202).length;
+    const limited = results.filter((r) => r.status === 429).length;
+    assert.equal(admitted + limited, 60, JSON.stringify(results.filter((r) => r.status !== 202 && r.status !== 429).slice(0, 3)));
+    // Per-replica buckets would admit up to 2 × burst; a global one admits burst plus the refill.
+    assert.ok(admitted <= burst + Math.ceil(elapsedS) + 1, `admitted ${admitted} of 60 with a burst of ${burst} in ${elapsedS}s`);
+    assert.ok(admitted >= burst, `admitted ${admitted}`);
+    // Both replicas admitted some and limited some: they drew from the same bucket.
+    assert.ok(results.some((r, i) => i % 2 === 0 && r.status === 202) && results.some((r, i) => i % 2 === 1 && r.status === 202));
+  });
+
+  it('a key revoked through one replica is refused by the other within KEY_CACHE_TTL_MS', async () => {
+    const p = await project(replicas[0].port);
+    const heartbeat = (port) => fetch(`http://127.0.0.1:${port}/v1/sdk/heartbeat`, { headers: { 'Service-Api-Key': p.secret.key } });
+    assert.equal((await heartbeat(replicas[1].port)).status, 200); // cached on replica B
+    await operator(replicas[0].port, 'POST', `/keys/${p.secret.id}/revoke`);
+    assert.equal((await heartbeat(replicas[0].port)).status, 401); // at once where it was revoked
+    await sleep(KEY_CACHE_TTL_MS + 250);
+    const res = await heartbeat(replicas[1].port);
+    assert.equal(res.status, 401);
+    assert.equal((await res.json()).error.code, 'key_revoked');
+  });
+
+  it('an Idempotency-Key used on both replicas at once executes once', async () => {
+    const port = replicas[0].port;
+    const { id: projectId } = await operator(port, 'POST', '/projects', { name: 'Replicas idempotency' });
+    await operator(port, 'PUT', `/projects/${projectId}/rate-limits`, { purchases: { sustained: 1000, burst: 1000 } });
+    const app = await operator(port, 'POST', `/projects/${projectId}/apps`, { name: 'iOS', platform: 'ios', bundleId: BUNDLE_ID });
+    const publishable = app.keys.find((k) => k.kind === 'publishable' && k.env === 'sandbox').key;
+    const chain = signing.createStoreChain();
+    await operator(port, 'PUT', `/projects/${projectId}/rails/ios_store`, { bundleId: BUNDLE_ID, trustedRootCertificates: [chain.rootPem] });
+    await operator(port, 'PUT', `/projects/${projectId}/products`, { products: [{ rail: 'ios_store', productId: 'pro.monthly', entitlementKeys: ['pro'] }] });
+    const nowMs = Date.now();
+    const payload = signing.transactionPayload({ bundleId: BUNDLE_ID, productId: 'pro.monthly', signedDate: nowMs, expiresDate: nowMs + 3600_000 });
+    const body = JSON.stringify({ rail: 'ios_store', signedTransactionInfo: signing.signStoreJws(chain, payload) });
+    const key = `idem_replicas_${process.pid}_${Date.now()}`;
+    // 12 requests with one key, alternating replicas, all at once.
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        fetch(`http://127.0.0.1:${replicas[i % 2].port}/v1/purchases/sync`, {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${publishable}`,
+            'X-Service-Bundle-Id': BUNDLE_ID,
+            'Idempotency-Key': key,
+            'content-type': 'application/json',
+          },
+          body,
+        }).then(async (res) => ({ status: res.status, replayed: res.headers.get('idempotent-replayed'), body: await res.json() })),
+      ),
+    );
+    assert.deepEqual(
+      results.map((r) => r.status),
+      Array(12).fill(200),
+      JSON.stringify(results.find((r) => r.status !== 200)?.body),
+    );
+    assert.equal(results.filter((r) => r.replayed !== 'true').length, 1, 'exactly one request executed, the others replayed it');
+    const first = results.find((r) => r.replayed !== 'true').body;
+    for (const r of results.filter((r) => r.replayed === 'true')) assert.deepEqual(r.body, { ...first, idempotent_replay: true });
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query(`SELECT count(*)::int AS n FROM audit_entries WHERE project_id = $1 AND details->>'transactionId' = $2`, [
+        projectId,
+        payload.transactionId,
+      ]);
+      assert.equal(rows[0].n, 1, 'one audit entry: the purchase was applied once');
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('each background job item is processed once while both replicas poll', async () => {
+    const p = await project(replicas[0].port, { forget: { sustained: 1000, burst: 1000 } });
+    const headers = { Authorization: `Bearer ${p.secret.key}`, 'content-type': 'application/json' };
+    const COUNT = 96;
+    // Identify COUNT customers, then forget them all through both replicas, 8 at a time, so
+    // both replicas' workers find erasure jobs on their ticks.
+    const inChunks = async (count, work) => {
+      const out = [];
+      for (let i = 0; i < count; i += 8) out.push(...(await Promise.all(Array.from({ length: Math.min(8, count - i) }, (_, j) => work(i + j)))));
+      return out;
+    };
+    const customers = await inChunks(COUNT, async (i) => {
+      const res = await fetch(`http://127.0.0.1:${replicas[i % 2].port}/v1/identify`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ userId: `replica_user_${i}`, anonymousId: `replica_anon_${i}` }),
+      });
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      return JSON.parse(text).serviceCustomerId;
+    });
+    const forgets = await inChunks(COUNT, (i) =>
+      fetch(`http://127.0.0.1:${replicas[i % 2].port}/v1/identity/forget`, { method: 'POST', headers, body: JSON.stringify({ customerId: customers[i] }) }),
+    );
+    assert.deepEqual(
+      forgets.map((r) => r.status),
+      Array(COUNT).fill(200),
+    );
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const jobs = async () =>
+        (
+          await client.query(
+            `SELECT payload->>'customerId' AS "customerId", status, attempts, leased_by AS "leasedBy" FROM jobs WHERE project_id = $1 AND type = 'identity.erase_customer'`,
+            [p.projectId],
+          )
+        ).rows;
+      const deadline = Date.now() + 60_000;
+      let rows = await jobs();
+      while (rows.some((r) => r.status !== 'done') && Date.now() < deadline) {
+        await sleep(250);
+        rows = await jobs();
+      }
+      assert.equal(rows.length, COUNT, 'one job per customer');
+      const byWorker = {};
+      for (const r of rows) byWorker[r.leasedBy] = (byWorker[r.leasedBy] ?? 0) + 1;
+      process.stdout.write(`# erasure jobs per worker lease: ${JSON.stringify(Object.values(byWorker))}\n`);
+      assert.deepEqual(
+        rows.filter((r) => r.status !== 'done' || r.attempts !== 1),
+        [],
+        'every job done on its first attempt: claimed once',
+      );
+      const erasures = await client.query(`SELECT customer_id, status, attempts FROM erasures WHERE project_id = $1`, [p.projectId]);
+      assert.equal(erasures.rows.length, COUNT);
+      assert.deepEqual(
+        erasures.rows.filter((r) => r.status !== 'deleted' || r.attempts !== 0),
+        [],
+        'every erasure deleted, no failed attempt recorded',
+      );
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('a rolling restart of both replicas under load loses no acknowledged event and exits 0', async () => {
+    const p = await project(replicas[0].port, { events: { sustained: 100_000, burst: 100_000 } });
+    const acknowledged = [];
+    const failures = [];
+    let stop = false;
+    // A client behind a load balancer: round-robin over replicas that answer readiness;
+    // a request refused at the connection is retried on the other replica.
+    const ready = new Map(replicas.map((r) => [r.port, true]));
+    const ports = replicas.map((r) => r.port);
+    const watcher = (async () => {
+      while (!stop) {
+        for (const port of ports) {
+          const res = await fetch(`http://127.0.0.1:${port}/v1/readyz`).catch(() => undefined);
+          ready.set(port, res?.status === 200);
+        }
+        await sleep(100);
+      }
+    })();
+    const worker = async (offset) => {
+      let i = offset;
+      while (!stop) {
+        const candidates = ports.filter((port) => ready.get(port));
+        const port = (candidates.length ? candidates : ports)[i++ % (candidates.length || ports.length)];
+        const result = await sendEvent(port, p.publishable);
+        if (result.status === 202) acknowledged.push(result.eventId);
+        else if (result.status !== 0) failures.push(result);
+      }
+    };
+    const workers = Array.from({ length: 4 }, (_, i) => worker(i));
+    for (let index = 0; index < replicas.length; index++) {
+      await sleep(1000);
+      const old = replicas[index];
+      old.child.kill('SIGTERM');
+      const { code, signal } = await old.exit;
+      assert.deepEqual({ code, signal }, { code: 0, signal: null }, old.stderr());
+      replicas[index] = await startReplica(old.port);
+    }
+    await sleep(1000);
+    stop = true;
+    await Promise.all([...workers, watcher]);
+    assert.deepEqual(
+      failures.map((f) => f.status),
+      [],
+      JSON.stringify(failures.slice(0, 3).map((f) => f.body)),
+    );
+    assert.ok(acknowledged.length > 50, `only ${acknowledged.length} events acknowledged`);
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query('SELECT event_id FROM events WHERE project_id = $1 AND event_id = ANY($2::text[])', [p.projectId, acknowledged]);
+      const stored = new Set(rows.map((r) => r.event_id));
+      const lost = acknowledged.filter((id) => !stored.has(id));
+      assert.deepEqual(lost, [], `${lost.length} of ${acknowledged.length} acknowledged events are missing`);
+    } finally {
+      await client.end();
+    }
+  });
+});

@@ -1,0 +1,136 @@
+import Stripe from 'stripe';
+import { RailSecrets } from '../../../libs/rails/src/index.js';
+import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../fixtures.js';
+import { RailSecretsFile } from '../rail-secrets-file.js';
+import { createTestApp, operatorAuth, type TestApp } from '../test-app.js';
+
+export const SECRET_OLD = 'whsec_old_0123456789abcdefghijklmnop';
+export const SECRET_NEW = 'whsec_new_abcdefghijklmnop0123456789';
+export const SECRET_ROTATED = 'whsec_rotated_zyxwvutsrqponmlkji9876';
+
+let seq = 0;
+export const uid = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(++seq).toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+
+interface SubOptions {
+  id?: string;
+  customer?: string;
+  status?: string;
+  product?: string;
+  periodEnd?: number;
+  metadata?: Record<string, string>;
+  cancelAtPeriodEnd?: boolean;
+  /** Several items (each its own price product and period end); default: one item of `product`. */
+  items?: { product: string; periodEnd?: number }[];
+}
+
+/** One app per spec file with the card-payments rail enabled, its secrets file and catalogue, and signed-event helpers (registers its own beforeAll/afterAll). */
+export function cardWebhookHarness() {
+  let t: TestApp;
+  let fx: ProjectFixture;
+  let file: RailSecretsFile;
+  const logs: Record<string, unknown>[] = [];
+  const now = () => Math.floor(t.clock.nowMs() / 1000);
+
+  beforeAll(async () => {
+    file = new RailSecretsFile();
+    t = await createTestApp({ RAIL_SECRETS_FILE: file.path, LOG_LEVEL: 'warn' }, { onLogLine: (line) => logs.push(line) });
+    fx = await createProjectWithApp(t);
+    file.write({ projects: { [fx.projectId]: { card_payments: { webhookSecrets: [SECRET_NEW, SECRET_OLD] } } } });
+    t.app.get(RailSecrets).reloadIfChanged();
+    const rail = await t.http.put(`/admin/v1/projects/${fx.projectId}/rails/card_payments`).set(operatorAuth()).send({ accountId: 'acct_test_1' });
+    expect(rail.status).toBe(200);
+    const products = await t.http
+      .put(`/admin/v1/projects/${fx.projectId}/products`)
+      .set(operatorAuth())
+      .send({
+        products: [
+          { rail: 'card_payments', productId: 'prod_pro', entitlementKeys: ['pro', 'cloud_sync'] },
+          { rail: 'card_payments', productId: 'prod_basic', entitlementKeys: ['basic'] },
+          { rail: 'card_payments', productId: 'prod_team', entitlementKeys: ['pro', 'team'] },
+        ],
+      });
+    expect(products.status).toBe(200);
+  });
+  afterAll(async () => {
+    await t?.close();
+    file?.remove();
+  });
+
+  const subscription = (o: SubOptions = {}) => ({
+    id: o.id ?? uid('sub'),
+    object: 'subscription',
+    customer: o.customer ?? uid('cus'),
+    status: o.status ?? 'active',
+    cancel_at_period_end: o.cancelAtPeriodEnd ?? false,
+    metadata: o.metadata ?? {},
+    items: {
+      object: 'list',
+      data: (o.items ?? [{ product: o.product ?? 'prod_pro', periodEnd: o.periodEnd }]).map((item) => ({
+        id: uid('si'),
+        object: 'subscription_item',
+        current_period_end: item.periodEnd ?? now() + 30 * 86400,
+        price: { id: uid('price'), product: item.product },
+      })),
+    },
+  });
+
+  const event = (type: string, object: Record<string, unknown>, o: { id?: string; livemode?: boolean; created?: number } = {}) => ({
+    id: o.id ?? uid('evt'),
+    object: 'event',
+    api_version: '2025-03-31.basil',
+    created: o.created ?? now(),
+    livemode: o.livemode ?? false,
+    type,
+    data: { object },
+  });
+
+  function send(body: unknown, o: { projectId?: string; secret?: string; timestamp?: number; header?: string | null; raw?: string } = {}) {
+    const payload = o.raw ?? JSON.stringify(body);
+    const header =
+      o.header === undefined
+        ? Stripe.webhooks.generateTestHeaderString({ payload, secret: o.secret ?? SECRET_NEW, timestamp: o.timestamp ?? now() })
+        : o.header;
+    const req = t.http.post(`/v1/webhooks/card_payments/${o.projectId ?? fx.projectId}`).set('Content-Type', 'application/json');
+    if (header !== null) req.set('Stripe-Signature', header);
+    return req.send(payload);
+  }
+
+  const entitlements = (customerId: string, key = fx.keys.skTest) => t.http.get(`/v1/server/customers/${customerId}/entitlements`).set(keyHeaders(fx, key));
+  const activeKeys = async (customerId: string, key = fx.keys.skTest): Promise<string[]> => {
+    const res = await entitlements(customerId, key);
+    expect(res.status).toBe(200);
+    return res.body.data
+      .filter((e: any) => e.isActive)
+      .map((e: any) => e.key)
+      .sort();
+  };
+  const audit = (eventId: string, key = fx.keys.skTest) => t.http.get(`/v1/server/audit/${eventId}`).set(keyHeaders(fx, key));
+  const counts = async () => {
+    const [{ n: notifications }] = await t.dataSource.query(`SELECT count(*)::int AS n FROM rail_notifications WHERE project_id = $1`, [fx.projectId]);
+    const [{ n: entries }] = await t.dataSource.query(`SELECT count(*)::int AS n FROM audit_entries WHERE project_id = $1 AND rail = 'card_payments'`, [
+      fx.projectId,
+    ]);
+    return { notifications, entries };
+  };
+
+  return {
+    get t() {
+      return t;
+    },
+    get fx() {
+      return fx;
+    },
+    get file() {
+      return file;
+    },
+    logs,
+    now,
+    subscription,
+    event,
+    send,
+    entitlements,
+    activeKeys,
+    audit,
+    counts,
+  };
+}

