@@ -88,6 +88,9 @@ async function startReplica(port) {
     LOG_LEVEL: 'warn',
     KEY_CACHE_TTL_MS: String(KEY_CACHE_TTL_MS),
     SHUTDOWN_DELAY_MS: '1000',
+    // These tests prove that buckets are global, not that they fail open (the unit and fault
+    // tests do): a busy CI machine must not turn a slow Redis answer into an admitted request.
+    REDIS_COMMAND_TIMEOUT_MS: '2000',
   });
   replica.port = port;
   const deadline = Date.now() + 60_000;

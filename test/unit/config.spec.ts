@@ -22,6 +22,7 @@ describe('loadConfig', () => {
       host: '0.0.0.0',
       databaseUrl: undefined,
       redisUrl: undefined,
+      redisCommandTimeoutMs: 100,
       operatorToken: undefined,
       testClockEnabled: false,
       migrationsRun: true,
@@ -189,6 +190,11 @@ describe('loadConfig', () => {
 
     it('DB_POOL_SIZE out of range', () => {
       expect(configError({ DB_POOL_SIZE: '0' }).message).toMatch(/^DB_POOL_SIZE /);
+    });
+
+    it('REDIS_COMMAND_TIMEOUT_MS out of range', () => {
+      expect(configError({ REDIS_COMMAND_TIMEOUT_MS: '5' }).message).toMatch(/^REDIS_COMMAND_TIMEOUT_MS /);
+      expect(loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '2000' }).redisCommandTimeoutMs).toBe(2000);
     });
 
     it('KEY_CACHE_TTL_MS out of range', () => {

@@ -6,7 +6,6 @@ import {
   type AppConfig,
   type AppLogger,
   Clock,
-  RATE_LIMIT_STORAGE_TIMEOUT_MS,
   type RedisLease,
   leaseRedis,
   type TenantScope,
@@ -16,7 +15,6 @@ import {
 /** Identify velocity cap: more than 30 calls for one userId within 60 s is refused. */
 export const VELOCITY_LIMIT = 30;
 export const VELOCITY_WINDOW_MS = 60_000;
-const STORAGE_TIMEOUT_MS = RATE_LIMIT_STORAGE_TIMEOUT_MS;
 
 export interface VelocityDecision {
   allowed: boolean;
@@ -92,8 +90,8 @@ class RedisVelocityStore implements VelocityStore {
   private readonly redis: RedisWithHit;
   private seq = 0;
 
-  constructor(url: string, onError: (err: Error) => void) {
-    this.lease = leaseRedis(url, STORAGE_TIMEOUT_MS, onError);
+  constructor(url: string, timeoutMs: number, onError: (err: Error) => void) {
+    this.lease = leaseRedis(url, timeoutMs, onError);
     this.redis = this.lease.client as RedisWithHit;
     this.redis.defineCommand('velocityHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
   }
@@ -125,7 +123,9 @@ export class IdentifyVelocityLimiter implements OnModuleDestroy {
     @Inject(APP_LOGGER) logger: AppLogger,
   ) {
     this.failOpen = new FailOpenStorage(logger, 'identify velocity storage unavailable; failing open');
-    this.store = config.redisUrl ? new RedisVelocityStore(config.redisUrl, (err) => this.failOpen.warn(err)) : new InProcessVelocityStore();
+    this.store = config.redisUrl
+      ? new RedisVelocityStore(config.redisUrl, config.redisCommandTimeoutMs, (err) => this.failOpen.warn(err))
+      : new InProcessVelocityStore();
   }
 
   async hit(scope: TenantScope, userId: string): Promise<VelocityDecision> {

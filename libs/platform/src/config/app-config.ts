@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 
+/** Limiter stores' Redis command timeout unless REDIS_COMMAND_TIMEOUT_MS says otherwise. */
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 100;
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -11,6 +14,8 @@ export interface AppConfig {
   /** Unset means "use the embedded PostgreSQL" (never in production); main.ts fills it in before the app starts. */
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
+  /** Command timeout of the limiter stores' Redis calls; past it a decision fails open. */
+  redisCommandTimeoutMs: number;
   operatorToken: string | undefined;
   testClockEnabled: boolean;
   migrationsRun: boolean;
@@ -134,6 +139,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     host: env.HOST || '0.0.0.0',
     databaseUrl,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', DEFAULT_REDIS_COMMAND_TIMEOUT_MS, 10, 10_000),
     operatorToken,
     testClockEnabled,
     migrationsRun: flag(env, 'MIGRATIONS_RUN', ['true', '1'], true),

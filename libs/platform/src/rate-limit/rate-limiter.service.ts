@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG, type AppConfig, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
 import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
 import type { TenantScope } from '../tenancy/tenant-scope.js';
@@ -9,7 +9,7 @@ import { type BucketStore, InProcessBucketStore, RedisBucketStore } from './buck
 import { FailOpenStorage } from '../redis/fail-open.js';
 import { type BucketRule, msUntilAvailable } from './token-bucket.js';
 
-export const RATE_LIMIT_STORAGE_TIMEOUT_MS = 100;
+export const RATE_LIMIT_STORAGE_TIMEOUT_MS = DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
 
 /** Test seam: provide a BucketStore here to replace the configured one. */
 export const BUCKET_STORE_OVERRIDE = Symbol('BUCKET_STORE_OVERRIDE');
@@ -46,7 +46,7 @@ export class RateLimiterService implements OnModuleDestroy {
     this.failOpen = new FailOpenStorage(logger, 'rate-limit storage unavailable; failing open');
     this.store =
       storeOverride ??
-      (config.redisUrl ? new RedisBucketStore(config.redisUrl, RATE_LIMIT_STORAGE_TIMEOUT_MS, (err) => this.failOpen.warn(err)) : new InProcessBucketStore());
+      (config.redisUrl ? new RedisBucketStore(config.redisUrl, config.redisCommandTimeoutMs, (err) => this.failOpen.warn(err)) : new InProcessBucketStore());
   }
 
   /** How many decisions were allowed because the bucket storage failed. */

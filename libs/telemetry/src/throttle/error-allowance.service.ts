@@ -1,14 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
-import {
-  APP_CONFIG,
-  APP_LOGGER,
-  type AppConfig,
-  type AppLogger,
-  Clock,
-  RATE_LIMIT_STORAGE_TIMEOUT_MS,
-  type TenantScope,
-  FailOpenStorage,
-} from '../../../platform/src/index.js';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, type TenantScope, FailOpenStorage } from '../../../platform/src/index.js';
 import { type ErrorAllowanceStore, InProcessErrorAllowanceStore, RedisErrorAllowanceStore } from './error-allowance.store.js';
 import { ERROR_ALLOWANCE_WINDOW_MS } from './throttle-plan.js';
 
@@ -35,7 +26,7 @@ export class ErrorAllowanceService implements OnModuleDestroy {
     this.store =
       override ??
       (config.redisUrl
-        ? new RedisErrorAllowanceStore(config.redisUrl, RATE_LIMIT_STORAGE_TIMEOUT_MS, (err) => this.failOpen.warn(err))
+        ? new RedisErrorAllowanceStore(config.redisUrl, config.redisCommandTimeoutMs, (err) => this.failOpen.warn(err))
         : new InProcessErrorAllowanceStore());
   }
 
