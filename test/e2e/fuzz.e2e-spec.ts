@@ -7,7 +7,8 @@ import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.j
  * Bounded fuzzing of every public and operator endpoint (issue 10): routes come from the
  * OpenAPI document; bodies are malformed, oversized, deeply nested, wrongly typed and unicode,
  * from a seeded PRNG (FUZZ_SEED to replay). Invariants: never a 5xx, always the envelope with
- * X-Request-Id on an error, and no row of a tenant table written by a rejected request.
+ * X-Request-Id on an error, every error code one the OpenAPI document lists for that endpoint,
+ * and no row of a tenant table written by a rejected request.
  */
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_122);
@@ -298,7 +299,7 @@ describe('fuzz: every public and operator endpoint (bounded, seeded)', () => {
     expect(operations.filter((op) => op.method !== 'GET').length).toBeGreaterThanOrEqual(15);
   });
 
-  it('never a 5xx; always the envelope with X-Request-Id; no row written by a rejected request', async () => {
+  it('never a 5xx; always the envelope with X-Request-Id and a documented code; no row written by a rejected request', async () => {
     const random = prng(SEED);
     const gen = new BodyGenerator(random, doc);
     const failures: string[] = [];
@@ -345,6 +346,8 @@ describe('fuzz: every public and operator endpoint (bounded, seeded)', () => {
             error.request_id !== requestId
           ) {
             failures.push(`${label}: ${res.status} without the envelope: ${text.slice(0, 200)}`);
+          } else if (!doc.paths[op.path][op.method.toLowerCase()].responses[String(res.status)]?.content?.['application/json']?.examples?.[error.code]) {
+            failures.push(`${label}: ${res.status} ${error.code} is not among the codes the OpenAPI document lists for this endpoint`);
           }
         }
         // Reads write nothing by design; every write is checked, one request at a time.

@@ -1,3 +1,6 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { ERROR_CATALOGUE } from '../../libs/platform/src/index.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 type Json = Record<string, any>;
@@ -27,6 +30,20 @@ function unresolvedRefs(doc: Json): string[] {
     }
   }
   return missing;
+}
+
+/** The official OpenAPI 3 JSON Schema's verdict on `doc` (see test/support/openapi-schema-check.mjs). */
+function validateAgainstOpenApiSchema(doc: Json): { valid: boolean; version: string; errors: unknown[] } {
+  const run = spawnSync(process.execPath, [path.join(__dirname, '../support/openapi-schema-check.mjs')], { input: JSON.stringify(doc), encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(run.stderr);
+  return JSON.parse(run.stdout);
+}
+
+/** `status code` pairs an operation documents, read from its examples. */
+function documentedCodes(op: Json): string[] {
+  return Object.entries<Json>(op.responses)
+    .filter(([status]) => Number(status) >= 400)
+    .flatMap(([status, response]) => Object.keys(response.content?.['application/json']?.examples ?? {}).map((code) => `${status} ${code}`));
 }
 
 /** Properties typed `number` anywhere in the components. */
@@ -61,6 +78,91 @@ describe('OpenAPI document (issue 16, API documentation)', () => {
       }
     }
     expect(unresolvedRefs(doc)).toEqual([]);
+  });
+
+  it('validates against the official OpenAPI 3 JSON Schema, with and without the operator API', async () => {
+    expect(validateAgainstOpenApiSchema(doc)).toEqual({ valid: true, version: expect.stringMatching(/^3\./), errors: [] });
+    const off = await createTestApp({ OPERATOR_TOKEN: '' });
+    try {
+      expect(validateAgainstOpenApiSchema((await off.http.get('/docs/json')).body).valid).toBe(true);
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('the validator is not a rubber stamp: a broken document fails it', () => {
+    const broken = JSON.parse(JSON.stringify(doc));
+    broken.paths['/v1/identify'].post.responses['200'] = { content: {} }; // a response without its required description
+    expect(validateAgainstOpenApiSchema(broken).valid).toBe(false);
+  });
+
+  it("each error status describes that endpoint's own codes, with an example body per code", () => {
+    for (const { path, method, op } of operationsOf(doc)) {
+      for (const [status, response] of Object.entries<Json>(op.responses)) {
+        if (Number(status) < 400 || path === '/v1/readyz') continue;
+        const examples = response.content?.['application/json']?.examples ?? {};
+        const codes = Object.keys(examples);
+        expect({ path, method, status, codes: codes.length > 0 }).toEqual({ path, method, status, codes: true });
+        for (const code of codes) {
+          const body = examples[code].value;
+          expect({ path, status, code, body }).toEqual({
+            path,
+            status,
+            code,
+            body: expect.objectContaining({
+              error: expect.objectContaining({
+                code,
+                type: ERROR_CATALOGUE[Number(status)][code].type,
+                message: expect.any(String),
+                request_id: expect.stringMatching(/^req_/),
+              }),
+            }),
+          });
+          expect(response.description).toContain(`\`${code}\``);
+        }
+      }
+    }
+  });
+
+  it('the codes follow each route: its key kinds, scopes, buckets, idempotency and handler', () => {
+    const codes = (path: string, method = 'post') => documentedCodes(doc.paths[path][method]);
+    // A secret-only endpoint never answers the publishable key's origin checks; a publishable one does.
+    expect(codes('/v1/server/customers/{customerId}/grant')).toEqual(
+      expect.arrayContaining([
+        '400 missing_required_param',
+        '400 invalid_customer',
+        '401 missing_api_key',
+        '401 invalid_api_key',
+        '401 key_revoked',
+        '500 internal_error',
+        '503 internal_error',
+      ]),
+    );
+    expect(codes('/v1/server/customers/{customerId}/grant')).not.toContain('403 origin_not_allowed');
+    expect(codes('/v1/entitlements', 'get')).toEqual(
+      expect.arrayContaining(['400 missing_customer', '400 invalid_customer', '403 origin_not_allowed', '403 bundle_id_not_allowed', '429 rate_limited']),
+    );
+    expect(codes('/v1/entitlements', 'get')).not.toContain('400 idempotency_key_in_use');
+    expect(codes('/v1/purchases/sync')).toEqual(expect.arrayContaining(['400 idempotency_key_in_use', '403 env_mismatch', '429 rate_limited']));
+    expect(codes('/v1/events')).toEqual(expect.arrayContaining(['403 env_mismatch', '426 sdk_version_unsupported', '429 rate_limited']));
+    expect(codes('/v1/releases/sourcemaps')).toEqual(expect.arrayContaining(['400 invalid_release', '403 env_mismatch']));
+    expect(codes('/v1/server/errors/issues', 'get')).toContain('403 insufficient_scope');
+    // Operator routes: the operator token and unknown ids; no API key codes.
+    expect(codes('/admin/v1/projects')).toEqual(expect.arrayContaining(['401 invalid_operator_token', '404 resource_missing']));
+    expect(codes('/admin/v1/projects').filter((code) => code.includes('api_key'))).toEqual([]);
+    // Store webhooks: no API key; their own signature and, for Android, the store's API.
+    expect(codes('/v1/webhooks/android_store/{projectId}')).toEqual(
+      expect.arrayContaining(['400 invalid_signature', '404 resource_missing', '503 rail_unavailable']),
+    );
+    expect(codes('/v1/webhooks/ios_store/{projectId}').filter((code) => code.startsWith('401'))).toEqual([]);
+    // Health and the version manifest answer no client error.
+    expect(codes('/v1/healthz', 'get')).toEqual(['500 internal_error']);
+    expect(doc.paths['/v1/events'].post.responses['426'].content['application/json'].examples.sdk_version_unsupported.value).toEqual(
+      expect.objectContaining({ minVersion: expect.any(String), surface: expect.any(String) }),
+    );
+    expect(Object.keys(doc.paths['/v1/purchases/sync'].post.responses['503'].headers)).toContain('Retry-After');
+    expect(Object.keys(doc.paths['/v1/purchases/sync'].post.responses['200'].headers)).toContain('Idempotent-Replayed');
+    expect(Object.keys(doc.paths['/v1/identify'].post.responses['200'].headers)).not.toContain('Idempotent-Replayed');
   });
 
   it('operationIds are unique; every tag used is declared; the public API comes before the operator API', () => {

@@ -29,7 +29,7 @@ export class ServerCustomersController {
   @ApiOperation({ summary: "Read any customer's active entitlements (secret key only)", description: 'Unknown customer or bad prefix: 400 invalid_customer.' })
   @ApiParam(CUSTOMER_PARAM)
   @ApiOkResponse({ type: EntitlementList })
-  @ApiErrors(400, 401, 429)
+  @ApiErrors({ 400: ['invalid_customer', 'invalid_param_value'] })
   read(@CurrentKey() auth: AuthContext, @Param('customerId') customerId: string): Promise<EntitlementList> {
     return this.queries.serverRead(auth, customerId);
   }
@@ -46,7 +46,7 @@ export class ServerCustomersController {
   })
   @ApiParam(CUSTOMER_PARAM)
   @ApiOkResponse({ type: EntitlementMutation })
-  @ApiErrors(400, 401)
+  @ApiErrors({ 400: ['missing_required_param', 'invalid_customer'] })
   grant(@CurrentKey() auth: AuthContext, @Param('customerId') customerId: string, @Body() body: GrantEntitlementDto): Promise<EntitlementMutation> {
     return this.manual.grant(auth, customerId, body, keyActor(auth)).catch((err: unknown) => publicRefusalAnswer(err, customerId));
   }
@@ -63,7 +63,7 @@ export class ServerCustomersController {
   })
   @ApiParam(CUSTOMER_PARAM)
   @ApiOkResponse({ type: EntitlementMutation })
-  @ApiErrors(400, 401)
+  @ApiErrors({ 400: ['missing_required_param', 'invalid_customer'] })
   revoke(@CurrentKey() auth: AuthContext, @Param('customerId') customerId: string, @Body() body: RevokeEntitlementDto): Promise<EntitlementMutation> {
     return this.manual.revoke(auth, customerId, body, keyActor(auth)).catch((err: unknown) => publicRefusalAnswer(err, customerId));
   }

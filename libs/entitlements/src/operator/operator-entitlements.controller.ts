@@ -25,7 +25,6 @@ export class OperatorEntitlementsController {
   @Get('entitlement-keys')
   @ApiOperation({ summary: "The project's entitlement-key registry (keys granted, migrated or named in the catalogue)" })
   @ApiOkResponse({ type: EntitlementKeyList })
-  @ApiErrors(401, 404)
   async entitlementKeys(@Param('projectId') projectId: string): Promise<EntitlementKeyList> {
     await this.projects.assertExists(projectId);
     return { object: 'list', data: await this.registry.list(projectId) };
@@ -34,7 +33,7 @@ export class OperatorEntitlementsController {
   @Put('products')
   @ApiOperation({ summary: 'Replace the product catalogue (registers its keys as catalog)' })
   @ApiOkResponse({ type: ProductCatalogView })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['missing_required_param'] })
   async putProducts(@Param('projectId') projectId: string, @Body() body: PutProductsDto): Promise<ProductCatalogView> {
     return { object: 'product_catalog', projectId, products: await this.catalog.replace(projectId, body.products) };
   }
@@ -42,7 +41,6 @@ export class OperatorEntitlementsController {
   @Get('products')
   @ApiOperation({ summary: 'Read the product catalogue' })
   @ApiOkResponse({ type: ProductCatalogView })
-  @ApiErrors(401, 404)
   async getProducts(@Param('projectId') projectId: string): Promise<ProductCatalogView> {
     return { object: 'product_catalog', projectId, products: await this.catalog.list(projectId) };
   }
@@ -54,7 +52,7 @@ export class OperatorEntitlementsController {
     description: 'Unknown project or customer: 404 resource_missing.',
   })
   @ApiOkResponse({ type: EntitlementMutation })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['missing_required_param'] })
   async grant(
     @Req() req: Request,
     @Param('projectId') projectId: string,

@@ -24,7 +24,7 @@ export class EntitlementsController {
       'entitlements bucket.',
   })
   @ApiOkResponse({ type: EntitlementList })
-  @ApiErrors(400, 401, 403, 429)
+  @ApiErrors({ 400: ['missing_customer', 'invalid_customer', 'invalid_param_value'] })
   list(@CurrentKey() auth: AuthContext, @Query() query: EntitlementsQueryDto): Promise<EntitlementList> {
     return this.queries.publicRead(auth, query);
   }

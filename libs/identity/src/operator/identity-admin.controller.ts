@@ -19,7 +19,7 @@ export class IdentityAdminController {
   @Put('identity-provider')
   @ApiOperation({ summary: "Set the project's identity provider: inline JWKS or a JWKS URI (idTokens are verified against it)" })
   @ApiOkResponse({ type: IdentityProviderView })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['missing_required_param'] })
   putIdentityProvider(@Param('projectId') projectId: string, @Body() body: PutIdentityProviderDto): Promise<IdentityProviderView> {
     return this.providers.put(projectId, body);
   }
@@ -28,7 +28,7 @@ export class IdentityAdminController {
   @ApiOperation({ summary: 'Identify conflicts queued for review (newest first)' })
   @ApiQuery({ name: 'env', required: false, enum: ['sandbox', 'production'], description: 'Both environments when absent' })
   @ApiOkResponse({ type: MergeReviewList })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['invalid_param_value'] })
   mergeReviews(@Param('projectId') projectId: string, @Query('env') env?: string): Promise<MergeReviewList> {
     return this.admin.mergeReviews(projectId, env);
   }
@@ -37,7 +37,7 @@ export class IdentityAdminController {
   @ApiOperation({ summary: 'The erasure queue (newest first)' })
   @ApiQuery({ name: 'env', required: false, enum: ['sandbox', 'production'], description: 'Both environments when absent' })
   @ApiOkResponse({ type: ErasureList })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['invalid_param_value'] })
   erasures(@Param('projectId') projectId: string, @Query('env') env?: string): Promise<ErasureList> {
     return this.admin.erasures(projectId, env);
   }

@@ -1,15 +1,7 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
-import {
-  API_KEY_BEARER,
-  API_KEY_CLIENT_HEADER,
-  API_KEY_HEADER,
-  ApiErrors,
-  DeclarePolicy,
-  type ApiKeyPolicy,
-  requestAuth,
-} from '../../../platform/src/index.js';
+import { API_KEY_BEARER, API_KEY_CLIENT_HEADER, API_KEY_HEADER, DeclarePolicy, type ApiKeyPolicy, requestAuth } from '../../../platform/src/index.js';
 import type { AuthContext, KeyRequirement } from './auth-context.js';
 
 /**
@@ -23,7 +15,6 @@ export function RequireApiKey(requirement: KeyRequirement) {
     ApiSecurity(API_KEY_BEARER),
     ApiSecurity(API_KEY_HEADER),
     ApiSecurity(API_KEY_CLIENT_HEADER),
-    ApiErrors(401, 403),
   );
 }
 

@@ -1,6 +1,6 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, ApiSdkVersionHeaders, RateLimit, SdkVersionHeader } from '../../../platform/src/index.js';
+import { ApiSdkVersionHeaders, RateLimit, SdkVersionHeader } from '../../../platform/src/index.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { CurrentKey, RequireApiKey } from '../auth/require-api-key.decorator.js';
 import { HeartbeatService } from './heartbeat.service.js';
@@ -18,7 +18,6 @@ export class HeartbeatController {
   @ApiOperation({ summary: 'Client install check (once per boot); the first heartbeat of a web app with an empty allowlist learns its origin' })
   @ApiSdkVersionHeaders('<name>@<version>; determines the client surface')
   @ApiOkResponse({ type: HeartbeatView })
-  @ApiErrors(429)
   heartbeat(@CurrentKey() auth: AuthContext, @SdkVersionHeader() sdkVersion?: string): Promise<HeartbeatView> {
     return this.heartbeats.beat(auth, sdkVersion);
   }

@@ -39,7 +39,7 @@ export class KeysAdminController {
   @Post('projects')
   @ApiOperation({ summary: 'Create a project' })
   @ApiCreatedResponse({ type: ProjectView })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['missing_required_param'] })
   createProject(@Body() body: CreateProjectDto): Promise<ProjectView> {
     return this.admin.createProject(body.name);
   }
@@ -47,7 +47,6 @@ export class KeysAdminController {
   @Get('projects/:projectId')
   @ApiOperation({ summary: 'Read a project' })
   @ApiOkResponse({ type: ProjectView })
-  @ApiErrors(401, 404)
   getProject(@Param('projectId') projectId: string): Promise<ProjectView> {
     return this.admin.getProject(projectId);
   }
@@ -56,7 +55,6 @@ export class KeysAdminController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Archive a project: every key of it fails closed with 401 invalid_api_key' })
   @ApiOkResponse({ type: ProjectView })
-  @ApiErrors(401, 404)
   archiveProject(@Param('projectId') projectId: string): Promise<ProjectView> {
     return this.admin.archiveProject(projectId);
   }
@@ -64,7 +62,7 @@ export class KeysAdminController {
   @Post('projects/:projectId/apps')
   @ApiOperation({ summary: 'Create an app and mint its four keys (secret plaintext shown only here)' })
   @ApiCreatedResponse({ type: AppView })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['missing_required_param'] })
   createApp(@Param('projectId') projectId: string, @Body() body: CreateAppDto, @RequestId() requestId: string): Promise<AppView> {
     return this.admin.createApp(projectId, body, requestId);
   }
@@ -72,7 +70,6 @@ export class KeysAdminController {
   @Get('apps/:appId')
   @ApiOperation({ summary: 'Read an app with every key and its status (secret keys without plaintext)' })
   @ApiOkResponse({ type: AppView })
-  @ApiErrors(401, 404)
   getApp(@Param('appId') appId: string): Promise<AppView> {
     return this.admin.getApp(appId);
   }
@@ -80,7 +77,6 @@ export class KeysAdminController {
   @Patch('apps/:appId')
   @ApiOperation({ summary: 'Change app settings (what GET /v1/config returns)' })
   @ApiOkResponse({ type: AppView })
-  @ApiErrors(400, 401, 404)
   patchApp(@Param('appId') appId: string, @Body() body: PatchAppDto): Promise<AppView> {
     return this.admin.patchApp(appId, body);
   }
@@ -88,7 +84,6 @@ export class KeysAdminController {
   @Post('keys/:keyId/rotate')
   @ApiOperation({ summary: 'Rotate a key: new key shown once, old key valid for a 7-day grace window' })
   @ApiCreatedResponse({ type: KeyRotationView })
-  @ApiErrors(400, 401, 404)
   rotateKey(@Param('keyId') keyId: string, @Body() body: RotateKeyDto, @RequestId() requestId: string): Promise<KeyRotationView> {
     return this.keyLifecycle.rotateKey(keyId, body.scopes, requestId);
   }
@@ -97,7 +92,6 @@ export class KeysAdminController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Revoke a key, immediately and irreversibly' })
   @ApiOkResponse({ type: ApiKeyView })
-  @ApiErrors(401, 404)
   revokeKey(@Param('keyId') keyId: string, @RequestId() requestId: string): Promise<ApiKeyView> {
     return this.keyLifecycle.revokeKey(keyId, requestId);
   }
@@ -105,7 +99,6 @@ export class KeysAdminController {
   @Get('projects/:projectId/key-activity')
   @ApiOperation({ summary: 'Key-activity log, newest first' })
   @ApiOkResponse({ type: KeyActivityList })
-  @ApiErrors(401, 404)
   keyActivity(@Param('projectId') projectId: string): Promise<KeyActivityList> {
     return this.keyLifecycle.keyActivity(projectId);
   }
@@ -114,7 +107,7 @@ export class KeysAdminController {
   @ApiOperation({ summary: "Replace the project's rate-limit overrides; returns the effective table" })
   @ApiBody({ schema: RATE_LIMIT_SCHEMA })
   @ApiOkResponse({ schema: RATE_LIMIT_SCHEMA })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['missing_required_param'] })
   replaceRateLimits(@Param('projectId') projectId: string, @Body() body: Record<string, unknown>): Promise<RateLimitTable> {
     return this.rateLimits.replaceRateLimits(projectId, body);
   }

@@ -25,7 +25,7 @@ export class MigrationController {
   })
   @ApiBody({ type: MigrationUsersDto })
   @ApiOkResponse({ type: MigrationResultView })
-  @ApiErrors(400, 401)
+  @ApiErrors({ 400: ['missing_required_param'] })
   migrate(@CurrentKey() auth: AuthContext, @Body() body: unknown): Promise<MigrationResultView> {
     return this.migration.migrate(auth, body);
   }

@@ -2,7 +2,6 @@ import { Controller, Get, Header, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
-import { ApiErrors } from '../openapi/openapi.js';
 import { Public } from '../policy/route-policy.js';
 
 export class HealthResponse {
@@ -26,7 +25,6 @@ export class HealthController {
   @Header('Access-Control-Allow-Origin', '*')
   @ApiOperation({ summary: 'Health probe (no auth)' })
   @ApiOkResponse({ type: HealthResponse })
-  @ApiErrors()
   health(): HealthResponse {
     return { status: 'ok', service: `${this.config.serviceName}-v1`, timestamp: this.clock.nowMs(), region: this.config.region };
   }

@@ -1,7 +1,6 @@
 import { Controller, Get, Header, HttpStatus, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ApiErrors } from '../openapi/openapi.js';
 import { Public } from '../policy/route-policy.js';
 import { Readiness, type ReadinessReport } from './readiness.js';
 
@@ -27,7 +26,6 @@ export class ReadinessController {
   @ApiOperation({ summary: 'Readiness probe (no auth): PostgreSQL answers within 1 s and the replica is not shutting down' })
   @ApiOkResponse({ type: ReadinessResponse })
   @ApiServiceUnavailableResponse({ type: ReadinessResponse, description: 'not_ready: PostgreSQL did not answer within 1 s, or SIGTERM received' })
-  @ApiErrors()
   async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessReport> {
     const report = await this.readiness.check();
     res.status(report.status === 'ready' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Clock } from '../clock/clock.js';
 import { ApiError } from '../errors/api-error.js';
-import { ApiErrors } from '../openapi/openapi.js';
+import { ApiErrors } from '../openapi/error-codes.js';
 import { Operator } from '../policy/route-policy.js';
 import { JOB_QUEUE } from './job-queue.service.js';
 import { type JobRow, type JobStatus, JobsRepository } from './jobs.repository.js';
@@ -58,7 +58,7 @@ export class JobsAdminController {
   @ApiOperation({ summary: 'List jobs by status (default dead: the dead-letter queue), newest first, at most 500' })
   @ApiQuery({ name: 'status', required: false, enum: STATUSES })
   @ApiOkResponse({ type: JobList })
-  @ApiErrors(400)
+  @ApiErrors({ 400: ['invalid_param_value'] })
   async list(@Query('status') status?: string): Promise<JobList> {
     const wanted = (status ?? 'dead') as JobStatus;
     if (!STATUSES.includes(wanted)) throw ApiError.invalidParam(`status must be one of ${STATUSES.join(', ')}`);
@@ -69,7 +69,7 @@ export class JobsAdminController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Put a dead job back in the queue with a fresh budget of attempts' })
   @ApiOkResponse({ type: JobView })
-  @ApiErrors(400)
+  @ApiErrors({ 400: ['invalid_param_value'] })
   async retry(@Param('jobId') jobId: string): Promise<JobView> {
     const job = await this.jobs.find(JOB_QUEUE, jobId);
     if (!job) throw ApiError.resourceMissing(`No job ${jobId}`);

@@ -1,6 +1,8 @@
-import { applyDecorators } from '@nestjs/common';
 import type { INestApplication } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiResponse, DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { routeTable, type RouteEntry } from '../policy/route-table.js';
+import { ERROR_CATALOGUE, type ErrorCodes, mergeErrorCodes, unknownErrorCodes } from './error-codes.js';
+import { API_KEY_BEARER, API_KEY_CLIENT_HEADER, API_KEY_HEADER, OPERATOR_BEARER } from './security-schemes.js';
 
 export class ErrorBody {
   @ApiProperty({
@@ -38,30 +40,7 @@ export class VersionErrorEnvelope {
   surface: string;
 }
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'invalid_request_error (missing_required_param, invalid_param_value, ...)',
-  401: 'authentication_error (missing_api_key, invalid_api_key, key_revoked, identity_token_invalid)',
-  403: 'permission_error (origin_not_allowed, bundle_id_not_allowed, package_name_not_allowed, env_mismatch, insufficient_scope)',
-  404: 'invalid_request_error / resource_missing',
-  426: 'version_error / sdk_version_unsupported (carries minVersion and surface)',
-  429: 'rate_limit_error / rate_limited (Retry-After, X-Service-Sample-Rate)',
-  500: 'internal_error',
-};
-
-/** Documents the error responses of an endpoint with the shared envelope. */
-export function ApiErrors(...statuses: number[]) {
-  return applyDecorators(
-    ...[...new Set([...statuses, 500])].map((status) =>
-      ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'error', type: status === 426 ? VersionErrorEnvelope : ErrorEnvelope }),
-    ),
-  );
-}
-
-export const API_KEY_BEARER = 'apiKeyBearer';
-export const API_KEY_HEADER = 'apiKeyHeader';
-/** The clients' spelling of the alias header (Crossdeck-Api-Key); accepted wherever Service-Api-Key is. */
-export const API_KEY_CLIENT_HEADER = 'apiKeyClientHeader';
-export const OPERATOR_BEARER = 'operatorToken';
+export { API_KEY_BEARER, API_KEY_CLIENT_HEADER, API_KEY_HEADER, OPERATOR_BEARER };
 
 export interface OpenApiOptions {
   /** The operator API is on (OPERATOR_TOKEN set): only then is its section documented. */
@@ -86,7 +65,8 @@ export function setupOpenApi(app: INestApplication, options: OpenApiOptions = { 
     )
     .addSecurity(OPERATOR_BEARER, { type: 'http', scheme: 'bearer', description: 'OPERATOR_TOKEN of the operator (dashboard) API (opaque, not a JWT)' })
     .build();
-  const document = polishOpenApiDocument(SwaggerModule.createDocument(app, config), options);
+  const raw = SwaggerModule.createDocument(app, config, { extraModels: [ErrorEnvelope, VersionErrorEnvelope] });
+  const document = polishOpenApiDocument(raw, options, errorCodesByOperation(routeTable(app)));
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json', yamlDocumentUrl: 'docs/yaml' });
 }
 
@@ -119,6 +99,10 @@ const HEADERS = {
   'Cache-Control': { description: '`no-store` on errors and private data; `public, max-age=300` on the version manifest', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds until the bucket has room again', schema: { type: 'integer', minimum: 1 } },
   'X-Service-Sample-Rate': { description: 'Suggested proportional client-side sampling, 0 to 1', schema: { type: 'number', minimum: 0, maximum: 1 } },
+  'Idempotent-Replayed': {
+    description: '`true` when this answer is the stored answer of an earlier request with the same Idempotency-Key and body',
+    schema: { type: 'string', enum: ['true'] },
+  },
 };
 
 type Json = Record<string, any>;
@@ -130,7 +114,7 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
  * every tag declared, the public API before the operator API, and the operator section only
  * when that API is on (with the schemas only it uses).
  */
-export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiOptions): OpenAPIObject {
+export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiOptions, errorCodes = new Map<string, ErrorCodes>()): OpenAPIObject {
   const doc = document as unknown as Json;
   const paths: Json = {};
   const entries = Object.entries<Json>(doc.paths ?? {});
@@ -164,9 +148,13 @@ export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiO
       for (const parameter of operation.parameters as Json[]) {
         if (parameter.in === 'header' && String(parameter.name).toLowerCase() === 'service-sdk-version') parameter.required = false;
       }
+      writeErrorResponses(operation, errorCodes.get(`${method} ${path}`) ?? { 500: ['internal_error'] });
+      const idempotent = (operation.parameters as Json[]).some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
       for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
         const headers: Json = { ...(response.headers ?? {}), 'X-Request-Id': header('X-Request-Id'), 'Cache-Control': header('Cache-Control') };
         if (status === '429') Object.assign(headers, { 'Retry-After': header('Retry-After'), 'X-Service-Sample-Rate': header('X-Service-Sample-Rate') });
+        if (status === '503') Object.assign(headers, { 'Retry-After': header('Retry-After') });
+        if (idempotent && Number(status) < 300) Object.assign(headers, { 'Idempotent-Replayed': header('Idempotent-Replayed') });
         response.headers = headers;
         if (!response.description) response.description = Number(status) < 300 ? 'Success' : 'Error';
       }
@@ -193,6 +181,69 @@ export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiO
   pruneUnusedSchemas(doc);
   integerNumbers(doc);
   return document;
+}
+
+/** The error codes of every operation (`get /v1/x/{id}`): those its policy implies and those it declares. */
+export function errorCodesByOperation(routes: RouteEntry[]): Map<string, ErrorCodes> {
+  const byOperation = new Map<string, ErrorCodes>();
+  const unknown: string[] = [];
+  for (const route of routes) {
+    const codes = mergeErrorCodes(impliedErrorCodes(route), route.errorCodes);
+    unknown.push(...unknownErrorCodes(codes).map((code) => `${route.handler}: ${code}`));
+    for (const path of route.paths) byOperation.set(`${route.method.toLowerCase()} ${path.replace(/:(\w+)/g, '{$1}')}`, codes);
+  }
+  if (unknown.length > 0) throw new Error(`@ApiErrors() declares codes the error catalogue does not know: ${unknown.join('; ')}`);
+  return byOperation;
+}
+
+/** What every route of its kind can answer, whatever its handler does. */
+export function impliedErrorCodes(route: RouteEntry): ErrorCodes {
+  const implied: ErrorCodes[] = [{ 500: ['internal_error'] }];
+  const [policy] = route.policies;
+  // A body that is not JSON, too large, too deep or with text PostgreSQL cannot store.
+  if (['POST', 'PUT', 'PATCH'].includes(route.method)) implied.push({ 400: ['invalid_param_value'] });
+  if (policy?.kind === 'api_key') {
+    implied.push({ 401: ['missing_api_key', 'invalid_api_key', 'key_revoked'] });
+    if (policy.kinds.includes('publishable')) implied.push({ 403: ['origin_not_allowed', 'bundle_id_not_allowed', 'package_name_not_allowed'] });
+    if (policy.scopes?.length) implied.push({ 403: ['insufficient_scope'] });
+  } else if (policy?.kind === 'operator') {
+    implied.push({ 401: ['invalid_operator_token'], 404: ['resource_missing'] });
+  } else if (policy?.kind === 'store_webhook') {
+    implied.push({ 404: ['resource_missing'] });
+  }
+  if (route.rateLimit) implied.push({ 429: ['rate_limited'] });
+  if (route.idempotent) implied.push({ 400: ['invalid_param_value', 'idempotency_key_in_use'], 429: ['rate_limited'] });
+  // The database unreachable: 503 with Retry-After (health and the version manifest never read it).
+  if (policy?.kind !== 'public') implied.push({ 503: ['internal_error'] });
+  return mergeErrorCodes(...implied);
+}
+
+/** One response per error status: its type, its codes, and an example body per code. */
+function writeErrorResponses(operation: Json, codes: ErrorCodes): void {
+  const responses: Json = (operation.responses ??= {});
+  for (const status of Object.keys(codes)
+    .map(Number)
+    .sort((a, b) => a - b)) {
+    const list = codes[status] ?? [];
+    if (list.length === 0) continue;
+    const types = [...new Set(list.map((code) => ERROR_CATALOGUE[status][code].type))];
+    const examples: Json = {};
+    for (const code of list) {
+      const { type, example } = ERROR_CATALOGUE[status][code];
+      const error: Json = { type, code, message: example, request_id: 'req_3f9a0c1d2e4b5a6978877665' };
+      const value: Json = status === 426 ? { error: { ...error, minVersion: '1.4.0', surface: 'swift' }, minVersion: '1.4.0', surface: 'swift' } : { error };
+      examples[code] = { summary: code, value };
+    }
+    responses[status] = {
+      description: `${types.join(', ')}: ${list.map((code) => `\`${code}\``).join(', ')}`,
+      content: {
+        'application/json': {
+          schema: { $ref: `#/components/schemas/${status === 426 ? 'VersionErrorEnvelope' : 'ErrorEnvelope'}` },
+          examples,
+        },
+      },
+    };
+  }
 }
 
 /** Drops component schemas no remaining operation reaches (the operator API's, when it is off). */

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagg
 import { IsInt, IsPositive, Max } from 'class-validator';
 import { Clock } from '../clock/clock.js';
 import { ApiError } from '../errors/api-error.js';
-import { ApiErrors } from '../openapi/openapi.js';
+import { ApiErrors } from '../openapi/error-codes.js';
 import { Operator } from '../policy/route-policy.js';
 
 /** One call moves at most 100 years, so dates stay in PostgreSQL's and JavaScript's ranges. */
@@ -43,7 +43,6 @@ export class TestClockController {
   @Get()
   @ApiOperation({ summary: 'Read the test clock (TEST_CLOCK=enabled only; otherwise 404)' })
   @ApiOkResponse({ type: TestClockView })
-  @ApiErrors(401, 404)
   read(): TestClockView {
     return this.view();
   }
@@ -52,7 +51,7 @@ export class TestClockController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Move every clock the service reads forward' })
   @ApiOkResponse({ type: TestClockView })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['missing_required_param'] })
   advance(@Body() body: AdvanceTestClockDto): TestClockView {
     this.clock.advance(body.seconds);
     return this.view();

@@ -1,7 +1,7 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { ApiErrors, OPERATOR_BEARER } from '../openapi/openapi.js';
+import { OPERATOR_BEARER } from '../openapi/security-schemes.js';
 import type { JsonBounds } from '../http/json-bounds.js';
 
 /** Metadata keys read by the global RoutePolicyGuard and RoutePolicyInterceptor. */
@@ -48,7 +48,7 @@ export function DeclarePolicy(policy: RoutePolicy): MethodDecorator & ClassDecor
 export const Public = () => DeclarePolicy({ kind: 'public' });
 
 /** The operator (dashboard) API: `Authorization: Bearer <OPERATOR_TOKEN>`; 404 when the operator API is off. */
-export const Operator = () => applyDecorators(DeclarePolicy({ kind: 'operator' }), ApiBearerAuth(OPERATOR_BEARER), ApiErrors(401, 404));
+export const Operator = () => applyDecorators(DeclarePolicy({ kind: 'operator' }), ApiBearerAuth(OPERATOR_BEARER));
 
 /** A store notification endpoint of `rail`; the rail's gate answers 404 for an unknown project or a rail not enabled. */
 export const StoreWebhook = (rail: string) => DeclarePolicy({ kind: 'store_webhook', rail });
@@ -69,7 +69,7 @@ export interface RateLimitDeclaration extends RateLimitOptions {
 
 /** Charges the project's `bucket` after authentication; all-or-nothing answers 429 rate_limited. */
 export const RateLimit = (bucket: string, options: RateLimitOptions = {}) =>
-  applyDecorators(SetMetadata(ROUTE_RATE_LIMIT, { bucket, ...options } satisfies RateLimitDeclaration), ApiErrors(429));
+  SetMetadata(ROUTE_RATE_LIMIT, { bucket, ...options } satisfies RateLimitDeclaration);
 
 /**
  * Stripe-style idempotency on `Idempotency-Key` (see IdempotencyService): the first 2xx answer

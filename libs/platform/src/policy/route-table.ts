@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { ModulesContainer } from '@nestjs/core';
+import { type ErrorCodes, ROUTE_ERROR_CODES } from '../openapi/error-codes.js';
 import { ROUTE_BODY_LIMIT, ROUTE_IDEMPOTENT, ROUTE_POLICIES, ROUTE_RATE_LIMIT, type RateLimitDeclaration, type RoutePolicy } from './route-policy.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'ALL', 'OPTIONS', 'HEAD'];
@@ -14,6 +15,8 @@ export interface RouteEntry {
   rateLimit?: string;
   idempotent: boolean;
   bodyLimit?: number;
+  /** Error codes declared with @ApiErrors() (those its policy implies are not listed). */
+  errorCodes: ErrorCodes;
 }
 
 export class RoutePolicyError extends Error {}
@@ -42,6 +45,7 @@ export function routeTable(app: INestApplication): RouteEntry[] {
           rateLimit: rate?.bucket,
           idempotent: Boolean(Reflect.getMetadata(ROUTE_IDEMPOTENT, handler)),
           bodyLimit: (Reflect.getMetadata(ROUTE_BODY_LIMIT, handler) as { bytes: number } | undefined)?.bytes,
+          errorCodes: (Reflect.getMetadata(ROUTE_ERROR_CODES, handler) as ErrorCodes | undefined) ?? {},
         });
       }
     }

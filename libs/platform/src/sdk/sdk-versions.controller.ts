@@ -1,7 +1,6 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiProperty, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { Clock } from '../clock/clock.js';
-import { ApiErrors } from '../openapi/openapi.js';
 import { Public } from '../policy/route-policy.js';
 import { SdkVersionPolicy } from './sdk-version-policy.js';
 import { SDK_SURFACES } from './sdk-versions.js';
@@ -38,7 +37,6 @@ export class SdkVersionsController {
   @Header('Access-Control-Allow-Origin', '*')
   @ApiOperation({ summary: 'Client version manifest (no auth)' })
   @ApiOkResponse({ type: SdkVersionsResponse })
-  @ApiErrors()
   versions(): SdkVersionsResponse {
     const surfaces: Record<string, SurfaceVersionsView> = {};
     for (const surface of SDK_SURFACES) {

@@ -13,7 +13,7 @@ export class RailsOperatorController {
   @Put('ios_store')
   @ApiOperation({ summary: 'Configure the iOS store rail: bundle id, app Apple id, trusted roots (default: the store roots shipped with the service)' })
   @ApiOkResponse({ type: RailView })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['missing_required_param'] })
   putIosStore(@Param('projectId') projectId: string, @Body() body: PutIosStoreRailDto): Promise<RailView> {
     return this.rails.putIosStore(projectId, body);
   }
@@ -21,7 +21,6 @@ export class RailsOperatorController {
   @Get()
   @ApiOperation({ summary: "The project's configured rails with their non-secret settings and whether their secrets are configured" })
   @ApiOkResponse({ type: RailList })
-  @ApiErrors(401, 404)
   list(@Param('projectId') projectId: string): Promise<RailList> {
     return this.rails.list(projectId);
   }

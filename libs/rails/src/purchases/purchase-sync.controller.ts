@@ -22,7 +22,7 @@ export class PurchaseSyncController {
       'Verifies the JWS against the rail certificate chain (production, then sandbox), checks its environment against the key, resolves the customer and applies the purchase.',
   })
   @ApiOkResponse({ type: PurchaseResultView })
-  @ApiErrors(400, 401, 403, 429)
+  @ApiErrors({ 400: ['missing_required_param'], 403: ['env_mismatch'] })
   sync(@CurrentKey() auth: AuthContext, @Body() body: PurchaseSyncDto): Promise<PurchaseResultView> {
     return this.purchases.sync(auth, body);
   }

@@ -15,7 +15,7 @@ export class RailsAdminController {
   @Put('card_payments')
   @ApiOperation({ summary: 'Enable the card-payment rail (webhook secrets go into RAIL_SECRETS_FILE, never here)' })
   @ApiOkResponse({ type: RailView })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['missing_required_param'] })
   putCardPayments(@Param('projectId') projectId: string, @Body() body: PutCardPaymentsRailDto): Promise<RailView> {
     return this.rails.put(projectId, 'card_payments', body.accountId !== undefined ? { accountId: body.accountId } : {});
   }
@@ -23,7 +23,7 @@ export class RailsAdminController {
   @Put('android_store')
   @ApiOperation({ summary: 'Enable the Android store rail for one package (push token and service account go into RAIL_SECRETS_FILE)' })
   @ApiOkResponse({ type: RailView })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors({ 400: ['missing_required_param'] })
   putAndroidStore(@Param('projectId') projectId: string, @Body() body: PutAndroidStoreRailDto): Promise<RailView> {
     return this.rails.put(projectId, 'android_store', { packageName: body.packageName });
   }

@@ -41,7 +41,7 @@ export class StoreWebhooksController {
     },
   })
   @ApiOkResponse({ type: RailNotificationView })
-  @ApiErrors(400, 404)
+  @ApiErrors({ 400: ['invalid_signature'] })
   iosStore(@Req() req: Request, @Param('projectId') projectId: string, @RequestId() requestId: string): Promise<RailNotificationView> {
     return this.ios.receive(projectId, this.gate.settingsOf(req), rawBodyOf(req), requestId);
   }
@@ -63,7 +63,7 @@ export class StoreWebhooksController {
   })
   @ApiHeader({ name: 'Stripe-Signature', required: true, description: 't=…,v1=… (HMAC-SHA256 over "{t}.{raw body}")' })
   @ApiOkResponse({ type: RailNotificationView })
-  @ApiErrors(400, 404)
+  @ApiErrors({ 400: ['invalid_signature'] })
   cardPayments(
     @Req() req: Request,
     @Param('projectId') projectId: string,
@@ -102,7 +102,7 @@ export class StoreWebhooksController {
   })
   @ApiQuery({ name: 'token', required: true, description: "The project's pushToken from RAIL_SECRETS_FILE" })
   @ApiOkResponse({ type: RailNotificationView })
-  @ApiErrors(400, 404, 503)
+  @ApiErrors({ 400: ['invalid_signature'], 503: ['rail_unavailable'] })
   androidStore(@Req() req: Request, @Param('projectId') projectId: string, @RequestId() requestId: string): Promise<RailNotificationView> {
     const token = typeof req.query.token === 'string' ? req.query.token : undefined;
     return this.android.receive(projectId, this.gate.settingsOf(req), rawBodyOf(req), token, requestId);

@@ -24,7 +24,7 @@ export class SourceMapsController {
   })
   @ApiBody({ type: SourceMapUploadDto })
   @ApiOkResponse({ type: SourceMapBatchView })
-  @ApiErrors(400, 401, 403)
+  @ApiErrors({ 400: ['missing_required_param', 'invalid_release'], 403: ['env_mismatch'] })
   upload(@CurrentKey() auth: AuthContext, @Body() body: unknown): Promise<SourceMapBatchView> {
     return this.uploads.upload(auth, body);
   }

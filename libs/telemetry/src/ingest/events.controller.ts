@@ -45,7 +45,7 @@ export class EventsController {
   @ApiBody({ type: EventsBatchDto })
   @ApiSdkVersionHeaders('`<name>@<version>`; used for the version floor when the envelope has no `sdk`.')
   @ApiAcceptedResponse({ type: EventsAcceptedView })
-  @ApiErrors(400, 401, 403, 426, 429)
+  @ApiErrors({ 400: ['missing_required_param', 'invalid_param_value'], 403: ['env_mismatch'], 426: ['sdk_version_unsupported'], 429: ['rate_limited'] })
   accept(
     @CurrentKey() auth: AuthContext,
     @Body() body: unknown,

@@ -27,7 +27,7 @@ export class ErrorIssuesController {
   @RequireApiKey({ kinds: ['secret'], scopes: ['errors:read'] })
   @ApiOperation({ summary: 'Error issues by fingerprint, most recent first (counts only; scope errors:read)' })
   @ApiOkResponse({ type: ErrorIssueList })
-  @ApiErrors(401, 403)
+  @ApiErrors({ 400: ['invalid_param_value'] })
   async list(@CurrentKey() auth: AuthContext): Promise<ErrorIssueList> {
     const rows = await this.issues.listRecent(auth, LIST_LIMIT);
     return {
@@ -56,7 +56,7 @@ export class ErrorIssuesController {
   })
   @ApiParam({ name: 'fingerprint', description: '8 hex chars (case-insensitive)' })
   @ApiOkResponse({ type: ErrorIssueDetailView })
-  @ApiErrors(400, 401, 403)
+  @ApiErrors({ 400: ['invalid_param_value'] })
   async one(@CurrentKey() auth: AuthContext, @Param('fingerprint') fingerprint: string): Promise<ErrorIssueDetailView> {
     fingerprint = fingerprint.toLowerCase();
     if (!FINGERPRINT.test(fingerprint)) throw ApiError.invalidParam('fingerprint must be 8 hex characters');
@@ -69,7 +69,7 @@ export class ErrorIssuesController {
   @ApiOperation({ summary: 'Customers an error issue hit, most recent first (row-level; scope reporting:identity)' })
   @ApiParam({ name: 'fingerprint', description: '8 hex chars (case-insensitive)' })
   @ApiOkResponse({ type: AffectedCustomerList })
-  @ApiErrors(400, 401, 403)
+  @ApiErrors({ 400: ['invalid_param_value'] })
   async customers(@CurrentKey() auth: AuthContext, @Param('fingerprint') fingerprint: string): Promise<AffectedCustomerList> {
     // Ingestion stores fingerprints lowercased; read them the same way.
     fingerprint = fingerprint.toLowerCase();

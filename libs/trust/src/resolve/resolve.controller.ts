@@ -22,7 +22,7 @@ export class ResolveController {
       'Tier 0 (anonymous, onboard): otherwise. An invalid token never errors and never elevates. Tier 3 lists the active entitlement keys (strings).',
   })
   @ApiOkResponse({ type: ResolveResultView })
-  @ApiErrors(400, 401, 403)
+  @ApiErrors({ 400: ['missing_required_param'], 401: ['identity_token_invalid'] })
   resolve(@CurrentKey() auth: AuthContext, @Body() body: ResolveDto): Promise<ResolveResultView> {
     return this.resolveService.resolve(auth, body);
   }

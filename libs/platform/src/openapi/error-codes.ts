@@ -1,0 +1,94 @@
+import type { ErrorType } from '../errors/api-error.js';
+
+/** Error codes an endpoint answers, per HTTP status. */
+export type ErrorCodes = Partial<Record<number, readonly string[]>>;
+
+interface ErrorCodeDoc {
+  type: ErrorType;
+  /** A message as the service writes it, for the document's example. */
+  example: string;
+}
+
+/**
+ * Every (status, code) the API answers, with its type and an example message: the source of
+ * the OpenAPI error descriptions and examples. A code an endpoint declares that is not here
+ * stops the document from being built.
+ */
+export const ERROR_CATALOGUE: Record<number, Record<string, ErrorCodeDoc>> = {
+  400: {
+    missing_required_param: { type: 'invalid_request_error', example: 'userId is required' },
+    invalid_param_value: { type: 'invalid_request_error', example: 'events[3].name must be shorter than or equal to 128 characters' },
+    missing_customer: { type: 'invalid_request_error', example: 'One customer hint is required: customerId, userId or anonymousId' },
+    invalid_customer: { type: 'invalid_request_error', example: 'customerId must start with cus_' },
+    invalid_release: { type: 'invalid_request_error', example: 'release must be 1 to 64 characters from letters, digits, ".", "_" and "-"' },
+    idempotency_key_in_use: { type: 'invalid_request_error', example: 'This Idempotency-Key was already used with a different request body' },
+    invalid_signature: { type: 'invalid_request_error', example: 'The notification could not be authenticated: signature mismatch' },
+  },
+  401: {
+    missing_api_key: { type: 'authentication_error', example: 'No API key provided' },
+    invalid_api_key: { type: 'authentication_error', example: 'Invalid API key' },
+    key_revoked: { type: 'authentication_error', example: 'This API key has been revoked' },
+    identity_token_invalid: { type: 'authentication_error', example: 'idToken failed verification (signature, issuer, audience, expiry or subject)' },
+    invalid_operator_token: { type: 'authentication_error', example: 'Missing or invalid operator token' },
+  },
+  403: {
+    origin_not_allowed: { type: 'permission_error', example: "The request Origin is not in this app's allowed origins" },
+    bundle_id_not_allowed: { type: 'permission_error', example: "X-Service-Bundle-Id does not match this app's bundle id" },
+    package_name_not_allowed: { type: 'permission_error', example: "X-Service-Package-Name does not match this app's package name" },
+    env_mismatch: { type: 'permission_error', example: 'The request declares environment "production" but the API key belongs to "sandbox"' },
+    insufficient_scope: { type: 'permission_error', example: 'This API key lacks the scope required by this endpoint: errors:read' },
+  },
+  404: {
+    resource_missing: { type: 'invalid_request_error', example: 'No such resource: GET /admin/v1/projects/prj_0000000000000000' },
+  },
+  426: {
+    sdk_version_unsupported: {
+      type: 'version_error',
+      example: 'This swift client is below the supported floor 1.4.0; hold events on the device and deliver them after upgrading',
+    },
+  },
+  429: {
+    rate_limited: { type: 'rate_limit_error', example: 'Too many requests; retry later' },
+  },
+  500: {
+    internal_error: { type: 'internal_error', example: 'An internal error occurred' },
+  },
+  503: {
+    internal_error: { type: 'internal_error', example: 'The service is temporarily unavailable; retry later' },
+    rail_unavailable: { type: 'internal_error', example: 'The android API could not be read; retry later' },
+  },
+};
+
+export const ROUTE_ERROR_CODES = 'platform:error-codes';
+
+/**
+ * Declares the error codes an endpoint answers beyond those its route policy, rate limit,
+ * idempotency and body imply (see impliedErrorCodes): the document lists, per error status,
+ * exactly these codes with an example each. Declarations on one handler add up.
+ */
+export function ApiErrors(codes: ErrorCodes = {}): MethodDecorator {
+  return (_target: object, _key: string | symbol, descriptor: PropertyDescriptor) => {
+    const handler = descriptor.value as object;
+    Reflect.defineMetadata(ROUTE_ERROR_CODES, mergeErrorCodes(Reflect.getMetadata(ROUTE_ERROR_CODES, handler) ?? {}, codes), handler);
+    return descriptor;
+  };
+}
+
+/** The union of several declarations, codes in first-seen order. */
+export function mergeErrorCodes(...declarations: ErrorCodes[]): ErrorCodes {
+  const merged: Record<number, string[]> = {};
+  for (const declaration of declarations) {
+    for (const [status, codes] of Object.entries(declaration)) {
+      const list = (merged[Number(status)] ??= []);
+      for (const code of codes ?? []) if (!list.includes(code)) list.push(code);
+    }
+  }
+  return merged;
+}
+
+/** Codes of `declared` that the catalogue does not know, as `status code` strings. */
+export function unknownErrorCodes(declared: ErrorCodes): string[] {
+  return Object.entries(declared).flatMap(([status, codes]) =>
+    (codes ?? []).filter((code) => !ERROR_CATALOGUE[Number(status)]?.[code]).map((code) => `${status} ${code}`),
+  );
+}
