@@ -99,11 +99,13 @@ describe('rails: shared rail model (subscription records, newest rail time wins,
     const { customerId, subscriptionId } = await railCustomer();
     const base = { rail: 'card_payments' as const, subscriptionId, customerId, productId: 'prod_basic', rawStatus: 'active' };
     const t0 = t.clock.nowMs();
-    expect((await apply({ ...base, state: 'active', validUntil: t.clock.nowSeconds() + 100, railTimeMs: t0 })).decision).toBe('applied');
+    // Read once: "the same state again" must carry the very same validUntil, even across a second boundary.
+    const validUntil = t.clock.nowSeconds() + 100;
+    expect((await apply({ ...base, state: 'active', validUntil, railTimeMs: t0 })).decision).toBe('applied');
     const older = await apply({ ...base, state: 'inactive', validUntil: null, railTimeMs: t0 - 1000, rawStatus: 'canceled' });
     expect(older.decision).toBe('no_op');
     expect((await subscriptions.find(scope(), 'card_payments', subscriptionId))?.state).toBe('active');
-    expect((await apply({ ...base, state: 'active', validUntil: t.clock.nowSeconds() + 100, railTimeMs: t0 })).decision).toBe('no_op');
+    expect((await apply({ ...base, state: 'active', validUntil, railTimeMs: t0 })).decision).toBe('no_op');
     const newer = await apply({ ...base, state: 'inactive', endedBy: 'revoked', validUntil: null, railTimeMs: t0 + 1000, rawStatus: 'canceled' });
     expect(newer.decision).toBe('applied');
     expect(newer.entitlements[0].isActive).toBe(false);

@@ -32,6 +32,9 @@ export async function createTestApp(env: Record<string, string | undefined> = {}
     NODE_ENV: 'test',
     DATABASE_URL: process.env.DATABASE_URL,
     REDIS_URL: process.env.REDIS_URL,
+    // Suites assert limits; on a loaded CI machine a Redis answer slower than the production
+    // 100 ms must not fail open. The timeout itself is unit-tested (rate-limiter.spec.ts).
+    REDIS_COMMAND_TIMEOUT_MS: '1000',
     OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
     TEST_CLOCK: 'enabled',
     MIGRATIONS_RUN: 'false',

@@ -310,9 +310,12 @@ async function untilConnected(store: BucketStore): Promise<void> {
 describeRedis(`RateLimiterService on Redis (${REDIS_URL})`, () => {
   const limiters: RateLimiterService[] = [];
   let clock: FakeClock;
+  // These prove sharing and atomicity, not the timeout (tested above): a generous command
+  // timeout keeps a busy machine's slow answer from turning into a fail-open decision.
+  const SHARING_TIMEOUT_MS = 2000;
 
   async function redisLimiter(): Promise<RateLimiterService> {
-    const store = new RedisBucketStore(REDIS_URL, RATE_LIMIT_STORAGE_TIMEOUT_MS, () => undefined);
+    const store = new RedisBucketStore(REDIS_URL, SHARING_TIMEOUT_MS, () => undefined);
     await untilConnected(store);
     const limiter = new RateLimiterService(config({ REDIS_URL }), clock as unknown as Clock, captureLogger().logger, store);
     limiters.push(limiter);
@@ -327,7 +330,11 @@ describeRedis(`RateLimiterService on Redis (${REDIS_URL})`, () => {
   });
 
   it('is used when REDIS_URL is configured', async () => {
-    const limiter = new RateLimiterService(config({ REDIS_URL }), clock as unknown as Clock, captureLogger().logger);
+    const limiter = new RateLimiterService(
+      config({ REDIS_URL, REDIS_COMMAND_TIMEOUT_MS: String(SHARING_TIMEOUT_MS) }),
+      clock as unknown as Clock,
+      captureLogger().logger,
+    );
     limiters.push(limiter);
     const s = scope();
     const deadline = Date.now() + 5000;
