@@ -143,6 +143,12 @@ describe('OpenAPI document (issue 16, API documentation)', () => {
       expect.arrayContaining(['400 missing_customer', '400 invalid_customer', '403 origin_not_allowed', '403 bundle_id_not_allowed', '429 rate_limited']),
     );
     expect(codes('/v1/entitlements', 'get')).not.toContain('400 idempotency_key_in_use');
+    // The spec's own list for identify: a missing userId or anonymousId is invalid_param_value.
+    expect(codes('/v1/identify').filter((code) => code.startsWith('400') || code.startsWith('401 identity') || code.startsWith('429'))).toEqual([
+      '400 invalid_param_value',
+      '401 identity_token_invalid',
+      '429 rate_limited',
+    ]);
     expect(codes('/v1/purchases/sync')).toEqual(expect.arrayContaining(['400 idempotency_key_in_use', '403 env_mismatch', '429 rate_limited']));
     expect(codes('/v1/events')).toEqual(expect.arrayContaining(['403 env_mismatch', '426 sdk_version_unsupported', '429 rate_limited']));
     expect(codes('/v1/releases/sourcemaps')).toEqual(expect.arrayContaining(['400 invalid_release', '403 env_mismatch']));

@@ -24,12 +24,7 @@ export class ForgetController {
       'The customer reads as unknown at once and is erased by the retention worker within 30 days.',
   })
   @ApiOkResponse({ type: ForgotView })
-  @ApiErrors({
-    400: ['missing_required_param', 'invalid_param_value', 'invalid_customer'],
-    401: ['identity_token_invalid'],
-    403: ['env_mismatch'],
-    429: ['rate_limited'],
-  })
+  @ApiErrors({ 400: ['missing_required_param', 'invalid_param_value'], 401: ['identity_token_invalid'], 429: ['rate_limited'] })
   forget(@CurrentKey() auth: AuthContext, @Body() body: ForgetDto): Promise<ForgotView> {
     return this.forgetService.forget(auth, body);
   }

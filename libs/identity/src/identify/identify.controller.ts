@@ -18,7 +18,8 @@ export class IdentifyController {
   @Header('Cache-Control', 'no-store')
   @ApiOperation({ summary: 'Link an anonymous id to a developer user id (legacy alias: /v1/identity/alias)' })
   @ApiOkResponse({ type: AliasResultView })
-  @ApiErrors({ 400: ['missing_required_param', 'invalid_param_value'], 401: ['identity_token_invalid'], 403: ['env_mismatch'], 429: ['rate_limited'] })
+  // A missing userId or anonymousId is invalid_param_value here (spec), not missing_required_param.
+  @ApiErrors({ 400: ['invalid_param_value'], 401: ['identity_token_invalid'], 429: ['rate_limited'] })
   identify(@CurrentKey() auth: AuthContext, @Body() body: IdentifyDto): Promise<AliasResultView> {
     return this.identifyService.identify(auth, body);
   }

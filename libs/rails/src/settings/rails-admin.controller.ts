@@ -15,7 +15,6 @@ export class RailsAdminController {
   @Put('card_payments')
   @ApiOperation({ summary: 'Enable the card-payment rail (webhook secrets go into RAIL_SECRETS_FILE, never here)' })
   @ApiOkResponse({ type: RailView })
-  @ApiErrors({ 400: ['missing_required_param'] })
   putCardPayments(@Param('projectId') projectId: string, @Body() body: PutCardPaymentsRailDto): Promise<RailView> {
     return this.rails.put(projectId, 'card_payments', body.accountId !== undefined ? { accountId: body.accountId } : {});
   }

@@ -27,7 +27,6 @@ export class ErrorIssuesController {
   @RequireApiKey({ kinds: ['secret'], scopes: ['errors:read'] })
   @ApiOperation({ summary: 'Error issues by fingerprint, most recent first (counts only; scope errors:read)' })
   @ApiOkResponse({ type: ErrorIssueList })
-  @ApiErrors({ 400: ['invalid_param_value'] })
   async list(@CurrentKey() auth: AuthContext): Promise<ErrorIssueList> {
     const rows = await this.issues.listRecent(auth, LIST_LIMIT);
     return {

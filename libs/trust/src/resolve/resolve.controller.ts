@@ -22,7 +22,7 @@ export class ResolveController {
       'Tier 0 (anonymous, onboard): otherwise. An invalid token never errors and never elevates. Tier 3 lists the active entitlement keys (strings).',
   })
   @ApiOkResponse({ type: ResolveResultView })
-  @ApiErrors({ 400: ['missing_required_param'], 401: ['identity_token_invalid'] })
+  @ApiErrors({ 400: ['invalid_param_value'] })
   resolve(@CurrentKey() auth: AuthContext, @Body() body: ResolveDto): Promise<ResolveResultView> {
     return this.resolveService.resolve(auth, body);
   }
