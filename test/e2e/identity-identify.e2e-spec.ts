@@ -210,6 +210,24 @@ describe('identity: POST /v1/identify (request rules, alias graph, traits, hot q
   });
 
   describe('traits and email', () => {
+    it('accepts the largest traits the rules allow even when every character is \\u-escaped', async () => {
+      const traits: Record<string, string> = {};
+      for (let i = 0; i < 32; i++) traits[`${'k'.repeat(120)}${i}`] = '\u00e9'.repeat(1024);
+      // As a client whose JSON encoder escapes non-ASCII (Python's default) sends it: about 200 KB.
+      const text = JSON.stringify({ userId: uid(), anonymousId: aid(), traits }).replace(
+        /[\u0080-\uffff]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      );
+      expect(text.length).toBeGreaterThan(190_000);
+      const res = await t.http
+        .post('/v1/identify')
+        .set({ Authorization: `Bearer ${p.keys.skTest}` })
+        .set('Content-Type', 'application/json')
+        .send(text);
+      expect(res.status).toBe(200);
+      expect(Object.values((await customerRow(res.body.serviceCustomerId)).traits)).toEqual(Array(32).fill('\u00e9'.repeat(1024)));
+    });
+
     it('sanitises traits (never rejects) and merges them additively per key', async () => {
       const body = { userId: uid(), anonymousId: aid() };
       const traits: Record<string, unknown> = {

@@ -169,6 +169,12 @@ describe('SdkVersionPolicy.assertSupported', () => {
     expect(() => enforced.assertSupported(undefined)).not.toThrow();
   });
 
+  it('never answers 426 naming a surface outside the spec list (web, node, swift, react-native): android below its floor is accepted', () => {
+    expect(enforced.manifest.android.minSupported).toBe('0.4.0');
+    expect(() => enforced.assertSupported({ name: '@cross-deck/android', version: '0.1.0' })).not.toThrow();
+    expect(() => enforced.assertSupported({ name: 'service-android', version: '0.3.9' })).not.toThrow();
+  });
+
   it('surfaceOf maps a client identity to its surface', () => {
     expect(enforced.surfaceOf({ name: 'service-android', version: '1.0.0' })).toBe('android');
     expect(enforced.surfaceOf(undefined)).toBeUndefined();

@@ -14,6 +14,12 @@
 export const MAX_TRAIT_KEYS = 32;
 export const MAX_TRAIT_STRING = 1024;
 export const MAX_TRAIT_KEY_LENGTH = 128;
+/**
+ * The body limit of identify: the largest body the rules accept (32 keys of 128 and values
+ * of 1,024 UTF-16 units, plus ids, email and idToken) even when a client writes every
+ * character as a \uXXXX escape (about 240 KB), with room for the traits that are dropped.
+ */
+export const IDENTIFY_BODY_LIMIT_BYTES = 512 * 1024;
 
 export type TraitValue = string | number | boolean | null;
 export type Traits = Record<string, TraitValue>;

@@ -1,6 +1,7 @@
 import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, RateLimit } from '../../../platform/src/index.js';
+import { ApiErrors, BodyLimit, RateLimit } from '../../../platform/src/index.js';
+import { IDENTIFY_BODY_LIMIT_BYTES } from '../domain/traits.js';
 import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
 import { AliasResultView } from './alias-result.view.js';
 import { IdentifyDto } from './identify.dto.js';
@@ -15,6 +16,7 @@ export class IdentifyController {
   @HttpCode(200)
   @RequireApiKey({ kinds: ['publishable', 'secret'] })
   @RateLimit('alias')
+  @BodyLimit(IDENTIFY_BODY_LIMIT_BYTES)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({ summary: 'Link an anonymous id to a developer user id (legacy alias: /v1/identity/alias)' })
   @ApiOkResponse({ type: AliasResultView })

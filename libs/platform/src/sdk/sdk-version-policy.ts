@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ApiError } from '../errors/api-error.js';
-import { type SdkIdentity, type SdkSurface, type SdkVersionsManifest, isBelowFloor, surfaceOfClient } from './sdk-versions.js';
+import { type SdkIdentity, type SdkSurface, type SdkVersionsManifest, VERSION_ERROR_SURFACES, isBelowFloor, surfaceOfClient } from './sdk-versions.js';
 
 export const SDK_VERSIONS_MANIFEST = Symbol('SDK_VERSIONS_MANIFEST');
 
@@ -24,11 +24,14 @@ export class SdkVersionPolicy {
     return sdk ? surfaceOfClient(this.manifest, sdk.name) : undefined;
   }
 
-  /** Throws 426 sdk_version_unsupported when enforcement is on and the client is below the floor. */
+  /**
+   * Throws 426 sdk_version_unsupported when enforcement is on and the client is below the
+   * floor, for the surfaces the 426 body may name (not android: see VERSION_ERROR_SURFACES).
+   */
   assertSupported(sdk: SdkIdentity | undefined): void {
     if (!this.enforced || !sdk) return;
     const surface = this.surfaceOf(sdk);
-    if (surface && isBelowFloor(this.manifest, surface, sdk.version)) {
+    if (surface && VERSION_ERROR_SURFACES.includes(surface) && isBelowFloor(this.manifest, surface, sdk.version)) {
       throw ApiError.sdkVersionUnsupported(this.manifest[surface].minSupported, surface);
     }
   }

@@ -5,6 +5,8 @@ import { ConfigError } from '../config/app-config.js';
 
 export const SDK_SURFACES = ['web', 'node', 'swift', 'react-native', 'android'] as const;
 export type SdkSurface = (typeof SDK_SURFACES)[number];
+/** The surfaces a 426 may name (the spec's list): an Android client is never refused with 426. */
+export const VERSION_ERROR_SURFACES: readonly SdkSurface[] = ['web', 'node', 'swift', 'react-native'];
 
 export interface SurfaceVersions {
   name: string;
