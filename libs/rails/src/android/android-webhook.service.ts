@@ -266,7 +266,7 @@ export class AndroidWebhookService {
     );
   }
 
-  private async record(
+  private record(
     manager: EntityManager,
     scope: TenantScope,
     customerId: string | null,
@@ -274,7 +274,6 @@ export class AndroidWebhookService {
     reason: string,
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
-    const auditEventId = await this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
-    return { decision, customerId, auditEventId };
+    return this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
   }
 }

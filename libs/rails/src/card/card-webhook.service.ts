@@ -216,7 +216,7 @@ export class CardWebhookService {
     }
   }
 
-  private async record(
+  private record(
     manager: EntityManager,
     scope: TenantScope,
     customerId: string | null,
@@ -224,7 +224,6 @@ export class CardWebhookService {
     reason: string,
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
-    const auditEventId = await this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
-    return { decision, customerId, auditEventId };
+    return this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
   }
 }

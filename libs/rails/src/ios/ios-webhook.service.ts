@@ -226,7 +226,7 @@ export class IosWebhookService {
     return this.identity.createRailCustomer(scope, node, manager);
   }
 
-  private async record(
+  private record(
     manager: EntityManager,
     scope: TenantScope,
     customerId: string | null,
@@ -234,7 +234,6 @@ export class IosWebhookService {
     reason: string,
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
-    const auditEventId = await this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
-    return { decision, customerId, auditEventId };
+    return this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
   }
 }

@@ -77,6 +77,13 @@ export interface RailDecisionRecord {
   reason: string;
 }
 
+/** A decision of a rail event with its audit entry. */
+export interface RecordedDecision {
+  decision: RailDecision;
+  customerId: string | null;
+  auditEventId: string;
+}
+
 /** `rail_evt_<24 chars of [a-z0-9]>`. */
 export function newRailEventId(): string {
   return `rail_evt_${randomLowerAlnum(24)}`;
@@ -270,9 +277,12 @@ export class RailStateApplier {
     };
   }
 
-  /** One audit entry for an event that changes no state (test notification, ignored type, wrong app …). */
-  record(manager: EntityManager, scope: TenantScope, outcome: RailDecisionRecord, event: RailEventContext): Promise<string> {
-    return this.audit(manager, scope, outcome, event);
+  /**
+   * One audit entry for an event that changes no state (test notification, ignored type, wrong
+   * app …); answers the decision with the entry's id.
+   */
+  async record(manager: EntityManager, scope: TenantScope, outcome: RailDecisionRecord, event: RailEventContext): Promise<RecordedDecision> {
+    return { decision: outcome.decision, customerId: outcome.customerId, auditEventId: await this.audit(manager, scope, outcome, event) };
   }
 
   private async audit(

@@ -2,8 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { Clock, Metrics, type TenantScope } from '../../../platform/src/index.js';
 import { inTransactionWithRetry } from '../../../identity/src/index.js';
-import type { PurchaseRail, RailDecision } from '../model/rail-model.js';
+import type { PurchaseRail } from '../model/rail-model.js';
 import { type RailNotificationRecord, RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
+import type { RecordedDecision } from '../model/rail-state-applier.service.js';
 import type { RailNotificationView } from './rail-notification.view.js';
 
 export interface AuthenticNotification {
@@ -17,11 +18,7 @@ export interface AuthenticNotification {
 }
 
 /** What the rail did with the notification; its one audit entry is already written (RailStateApplier). */
-export interface NotificationOutcome {
-  decision: RailDecision;
-  customerId: string | null;
-  auditEventId: string;
-}
+export type NotificationOutcome = RecordedDecision;
 
 /** Thrown inside the transaction when another delivery of the notification committed first: rolls this one back. */
 class AlreadyProcessed extends Error {
