@@ -12,7 +12,7 @@ import {
   type BucketStore,
   type Clock,
   InProcessBucketStore,
-  RATE_LIMIT_STORAGE_TIMEOUT_MS,
+  DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
   RateLimiterService,
   RedisBucketStore,
   type TenantScope,
@@ -243,7 +243,7 @@ describe('RateLimiterService fail-open', () => {
     });
 
     it('gives up after the short storage timeout and fails open', async () => {
-      const store = new RedisBucketStore(url, RATE_LIMIT_STORAGE_TIMEOUT_MS, () => undefined);
+      const store = new RedisBucketStore(url, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, () => undefined);
       const limiter = new RateLimiterService(config(), new FakeClock() as unknown as Clock, captureLogger().logger, store);
       try {
         await untilHandshaken(store);
@@ -252,7 +252,7 @@ describe('RateLimiterService fail-open', () => {
         const elapsed = Date.now() - started;
         expect(decision.failedOpen).toBe(true);
         expect(limiter.failOpenCount).toBe(1);
-        expect(elapsed).toBeGreaterThanOrEqual(RATE_LIMIT_STORAGE_TIMEOUT_MS - 10);
+        expect(elapsed).toBeGreaterThanOrEqual(DEFAULT_REDIS_COMMAND_TIMEOUT_MS - 10);
         expect(elapsed).toBeLessThan(2000);
       } finally {
         await limiter.onModuleDestroy();

@@ -66,7 +66,7 @@ export function setupOpenApi(app: INestApplication, options: OpenApiOptions = { 
     .addSecurity(OPERATOR_BEARER, { type: 'http', scheme: 'bearer', description: 'OPERATOR_TOKEN of the operator (dashboard) API (opaque, not a JWT)' })
     .build();
   const raw = SwaggerModule.createDocument(app, config, { extraModels: [ErrorEnvelope, VersionErrorEnvelope] });
-  const document = polishOpenApiDocument(raw, options, errorCodesByOperation(routeTable(app)));
+  const document = polishOpenApiDocument(raw, options, routeDocsByOperation(routeTable(app)));
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json', yamlDocumentUrl: 'docs/yaml' });
 }
 
@@ -114,7 +114,7 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
  * every tag declared, the public API before the operator API, and the operator section only
  * when that API is on (with the schemas only it uses).
  */
-export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiOptions, errorCodes = new Map<string, ErrorCodes>()): OpenAPIObject {
+export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiOptions, routeDocs = new Map<string, RouteDocs>()): OpenAPIObject {
   const doc = document as unknown as Json;
   const paths: Json = {};
   const entries = Object.entries<Json>(doc.paths ?? {});
@@ -148,13 +148,13 @@ export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiO
       for (const parameter of operation.parameters as Json[]) {
         if (parameter.in === 'header' && String(parameter.name).toLowerCase() === 'service-sdk-version') parameter.required = false;
       }
-      writeErrorResponses(operation, errorCodes.get(`${method} ${path}`) ?? { 500: ['internal_error'] });
-      const idempotent = (operation.parameters as Json[]).some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
+      const route = routeDocs.get(`${method} ${path}`);
+      writeErrorResponses(operation, route?.errorCodes ?? { 500: ['internal_error'] });
       for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
         const headers: Json = { ...(response.headers ?? {}), 'X-Request-Id': header('X-Request-Id'), 'Cache-Control': header('Cache-Control') };
         if (status === '429') Object.assign(headers, { 'Retry-After': header('Retry-After'), 'X-Service-Sample-Rate': header('X-Service-Sample-Rate') });
         if (status === '503') Object.assign(headers, { 'Retry-After': header('Retry-After') });
-        if (idempotent && Number(status) < 300) Object.assign(headers, { 'Idempotent-Replayed': header('Idempotent-Replayed') });
+        if (route?.idempotent && Number(status) < 300) Object.assign(headers, { 'Idempotent-Replayed': header('Idempotent-Replayed') });
         response.headers = headers;
         if (!response.description) response.description = Number(status) < 300 ? 'Success' : 'Error';
       }
@@ -183,14 +183,21 @@ export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiO
   return document;
 }
 
-/** The error codes of every operation (`get /v1/x/{id}`): those its policy implies and those it declares. */
-export function errorCodesByOperation(routes: RouteEntry[]): Map<string, ErrorCodes> {
-  const byOperation = new Map<string, ErrorCodes>();
+/** What the document needs from a route's declarations. */
+export interface RouteDocs {
+  /** Those its policy implies and those it declares. */
+  errorCodes: ErrorCodes;
+  idempotent: boolean;
+}
+
+/** Every operation (`get /v1/x/{id}`) with what its route declares. */
+export function routeDocsByOperation(routes: RouteEntry[]): Map<string, RouteDocs> {
+  const byOperation = new Map<string, RouteDocs>();
   const unknown: string[] = [];
   for (const route of routes) {
-    const codes = mergeErrorCodes(impliedErrorCodes(route), route.errorCodes);
-    unknown.push(...unknownErrorCodes(codes).map((code) => `${route.handler}: ${code}`));
-    for (const path of route.paths) byOperation.set(`${route.method.toLowerCase()} ${path.replace(/:(\w+)/g, '{$1}')}`, codes);
+    const docs = { errorCodes: mergeErrorCodes(impliedErrorCodes(route), route.errorCodes), idempotent: route.idempotent };
+    unknown.push(...unknownErrorCodes(docs.errorCodes).map((code) => `${route.handler}: ${code}`));
+    for (const path of route.paths) byOperation.set(`${route.method.toLowerCase()} ${path.replace(/:(\w+)/g, '{$1}')}`, docs);
   }
   if (unknown.length > 0) throw new Error(`@ApiErrors() declares codes the error catalogue does not know: ${unknown.join('; ')}`);
   return byOperation;

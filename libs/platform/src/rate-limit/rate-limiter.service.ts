@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../config/app-config.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
 import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
 import type { TenantScope } from '../tenancy/tenant-scope.js';
@@ -8,8 +8,6 @@ import { Metrics } from '../metrics/metrics.js';
 import { type BucketStore, InProcessBucketStore, RedisBucketStore } from './bucket-stores.js';
 import { FailOpenStorage } from '../redis/fail-open.js';
 import { type BucketRule, msUntilAvailable } from './token-bucket.js';
-
-export const RATE_LIMIT_STORAGE_TIMEOUT_MS = DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
 
 /** Test seam: provide a BucketStore here to replace the configured one. */
 export const BUCKET_STORE_OVERRIDE = Symbol('BUCKET_STORE_OVERRIDE');
