@@ -46,6 +46,30 @@ export function removeDir(dir) {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/**
+ * The run's own PostgreSQL: embedded, on a free port, migrated; stopped and its data removed
+ * at cleanup. `stop()` and `start()` take it down and bring it back on the same port and data.
+ */
+export async function scratchPostgres() {
+  const port = await freePort();
+  const dataDir = path.join(root, `.data/faults-pg-${process.pid}`);
+  onCleanup(() => removeDir(dataDir));
+  let db = await startPostgres(port, dataDir);
+  onCleanup(() => db?.stop());
+  await migrate(db.url);
+  return {
+    port,
+    url: db.url,
+    async stop() {
+      await db.stop();
+      db = undefined;
+    },
+    async start() {
+      db = await startPostgres(port, dataDir);
+    },
+  };
+}
+
 export async function startRedis(port) {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   children.add(child);

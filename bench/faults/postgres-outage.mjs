@@ -5,52 +5,27 @@
 // with a 500/503 error envelope within the connection timeout (no hang), and once the stop has
 // taken effect with 503 internal_error and Retry-After (the database is unreachable), readiness is 503;
 // after it is back the API recovers without a restart; every acknowledged (202) event is stored.
-import path from 'node:path';
-import {
-  Checks,
-  cleanup,
-  freePort,
-  load,
-  log,
-  migrate,
-  onCleanup,
-  preflight,
-  project,
-  removeDir,
-  request,
-  root,
-  sleep,
-  startApi,
-  startPostgres,
-  storedEventIds,
-  summarize,
-} from './lib.mjs';
+import { Checks, cleanup, load, log, preflight, project, request, scratchPostgres, sleep, startApi, storedEventIds, summarize } from './lib.mjs';
 
 const OUTAGE_S = Number(process.env.FAULT_OUTAGE_S ?? 8);
 const checks = new Checks();
 
 async function main() {
   preflight();
-  const pgPort = await freePort();
-  const dataDir = path.join(root, `.data/faults-pg-${process.pid}`);
-  onCleanup(() => removeDir(dataDir));
-  let db = await startPostgres(pgPort, dataDir);
-  onCleanup(() => db?.stop());
-  await migrate(db.url);
+  const db = await scratchPostgres();
   const api = await startApi({ DATABASE_URL: db.url });
   const p = await project(api.port, { events: { sustained: 1_000_000, burst: 1_000_000 } });
-  log(`postgres-outage: API on ${api.port}, PostgreSQL on ${pgPort}, outage ${OUTAGE_S} s`);
+  log(`postgres-outage: API on ${api.port}, PostgreSQL on ${db.port}, outage ${OUTAGE_S} s`);
 
   const traffic = load(api.port, p.publishable);
   await sleep(3000);
   const downAt = Date.now();
   await db.stop();
-  db = undefined;
   log(`  PostgreSQL stopped at +${((downAt - traffic.results[0].at) / 1000).toFixed(1)} s`);
   await sleep(1500);
   const readyWhileDown = await request(api.port, 'GET', '/v1/readyz');
   await sleep(OUTAGE_S * 1000 - 1500);
-  db = await startPostgres(pgPort, dataDir);
+  await db.start();
   const upAt = Date.now();
   log(`  PostgreSQL started again after ${((upAt - downAt) / 1000).toFixed(1)} s`);
   let recoveredAt;

@@ -3,25 +3,20 @@
 // with REDIS_URL, drives a project whose events bucket is small so 429s happen, then stops
 // Redis: limits fail open (everything is accepted, rate_limit_fail_open_total grows,
 // readiness stays 200 with redis "down"), and after Redis is back limits apply again.
-import path from 'node:path';
 import {
   Checks,
   cleanup,
   freePort,
   load,
   log,
-  migrate,
-  onCleanup,
   preflight,
   project,
-  removeDir,
   request,
-  root,
   sample,
   scrape,
+  scratchPostgres,
   sleep,
   startApi,
-  startPostgres,
   startRedis,
   stopChild,
   summarize,
@@ -31,11 +26,7 @@ const checks = new Checks();
 
 async function main() {
   preflight();
-  const dataDir = path.join(root, `.data/faults-pg-${process.pid}`);
-  onCleanup(() => removeDir(dataDir));
-  const db = await startPostgres(await freePort(), dataDir);
-  onCleanup(() => db.stop());
-  await migrate(db.url);
+  const db = await scratchPostgres();
   const redisPort = await freePort();
   let redis = await startRedis(redisPort);
   const api = await startApi({ DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${redisPort}` });

@@ -4,37 +4,14 @@
 // served through the drain delay, in-flight requests finish, the process exits 0, and after
 // the listener closes clients see refused connections only (never a reset mid-request).
 // Every acknowledged event is stored.
-import path from 'node:path';
-import {
-  Checks,
-  cleanup,
-  freePort,
-  load,
-  log,
-  migrate,
-  onCleanup,
-  preflight,
-  project,
-  removeDir,
-  request,
-  root,
-  sleep,
-  startApi,
-  startPostgres,
-  storedEventIds,
-  summarize,
-} from './lib.mjs';
+import { Checks, cleanup, load, log, preflight, project, request, scratchPostgres, sleep, startApi, storedEventIds, summarize } from './lib.mjs';
 
 const DELAY_MS = 2000;
 const checks = new Checks();
 
 async function main() {
   preflight();
-  const dataDir = path.join(root, `.data/faults-pg-${process.pid}`);
-  onCleanup(() => removeDir(dataDir));
-  const db = await startPostgres(await freePort(), dataDir);
-  onCleanup(() => db.stop());
-  await migrate(db.url);
+  const db = await scratchPostgres();
   const api = await startApi({ DATABASE_URL: db.url, SHUTDOWN_DELAY_MS: String(DELAY_MS) });
   const p = await project(api.port, { events: { sustained: 1_000_000, burst: 1_000_000 } });
   log(`sigterm-under-load: API on ${api.port}, drain delay ${DELAY_MS} ms`);
