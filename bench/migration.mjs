@@ -19,7 +19,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, adminQuery, stop } from './lib/common.mjs';
+import { freePort, adminQuery, stop, waitForHttp, call } from './lib/common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REQUESTS = Number(process.env.BENCH_MIGRATION_REQUESTS ?? 20);
@@ -52,32 +52,6 @@ function startApi(env) {
   child.stderr.on('data', keep);
   child.on('exit', () => children.delete(child));
   return { child, output: () => output };
-}
-
-async function waitForHttp(proc, url, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (proc.child.exitCode !== null) throw new Error(`api exited (${proc.child.exitCode}):\n${proc.output()}`);
-    try {
-      const res = await fetch(url);
-      if (res.status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`api did not answer on ${url} within ${timeoutMs} ms:\n${proc.output()}`);
-}
-
-async function call(base, method, pathname, token, body) {
-  const res = await fetch(base + pathname, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json().catch(() => ({}));
-  if (res.status >= 300) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
 }
 
 /** One request body: 1,000 realistic rows of a legacy user table. */

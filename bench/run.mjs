@@ -45,7 +45,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { freePort, adminQuery, stop } from './lib/common.mjs';
+import { freePort, adminQuery, stop, withDatabase, waitForHttp, call } from './lib/common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
@@ -78,12 +78,6 @@ function preflight() {
 const children = new Set();
 const log = (line = '') => process.stdout.write(`${line}\n`);
 
-function withDatabase(url, database) {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
 function start(name, file, env, nodeArgs = '', cwd = root) {
   const child = spawn(process.execPath, [...(nodeArgs ?? '').split(' ').filter(Boolean), file], {
     cwd,
@@ -99,32 +93,6 @@ function start(name, file, env, nodeArgs = '', cwd = root) {
   child.stderr.on('data', keep);
   child.on('exit', () => children.delete(child));
   return { child, output: () => output, name };
-}
-
-async function waitForHttp(proc, url, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (proc.child.exitCode !== null) throw new Error(`${proc.name} exited (${proc.child.exitCode}):\n${proc.output()}`);
-    try {
-      const res = await fetch(url, { method: url.endsWith('/v1/events') ? 'OPTIONS' : 'GET' });
-      if (res.status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${proc.name} did not answer on ${url} within ${timeoutMs} ms:\n${proc.output()}`);
-}
-
-async function call(base, method, pathname, token, body) {
-  const res = await fetch(base + pathname, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json().catch(() => ({}));
-  if (res.status >= 300) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
 }
 
 // ---- realistic web-client batches -------------------------------------------------------

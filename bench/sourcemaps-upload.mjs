@@ -23,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { freePort, adminQuery } from './lib/common.mjs';
+import { freePort, adminQuery, withDatabase, call } from './lib/common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const apiEntry = path.join(root, 'dist/apps/api/src/main.js');
@@ -39,23 +39,6 @@ if (!adminUrl) {
 if (!existsSync(apiEntry)) {
   process.stderr.write(`bench: ${apiEntry} is missing; run "npm run build" first\n`);
   process.exit(2);
-}
-
-function withDatabase(url, database) {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-async function call(base, method, pathname, token, body) {
-  const res = await fetch(base + pathname, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json().catch(() => ({}));
-  if (res.status >= 300) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
 }
 
 /** kB figures of /proc/<pid>/status. */

@@ -1,5 +1,6 @@
 // Helpers every bench script needs: a free loopback port, one statement on the admin
-// database, and stopping a child process the script started.
+// database, a database URL on the same server, waiting for and calling a started server,
+// and stopping a child process the script started.
 import net from 'node:net';
 import pg from 'pg';
 
@@ -35,4 +36,40 @@ export async function stop(proc) {
   const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15_000);
   await exited;
   clearTimeout(timer);
+}
+
+/** `url` with its database replaced by `database`. */
+export function withDatabase(url, database) {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/** Resolves once `url` answers below 500; fails when `proc.child` exits or `timeoutMs` passes. */
+export async function waitForHttp(proc, url, timeoutMs = 60_000) {
+  const name = proc.name ?? 'api';
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`${name} exited (${proc.child.exitCode}):\n${proc.output()}`);
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${name} did not answer on ${url} within ${timeoutMs} ms:\n${proc.output()}`);
+}
+
+/** One JSON call with a bearer token; answers the parsed body, throws on a status of 300 or more. */
+export async function call(base, method, pathname, token, body) {
+  const res = await fetch(base + pathname, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => ({}));
+  if (res.status >= 300) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
 }
