@@ -5,7 +5,8 @@ import { GRANT_DURATIONS, GRANT_KEY_MAX, GRANT_KEY_MIN, GRANT_KEY_PATTERN, type 
 
 const SNAKE_CASE_MESSAGE = 'entitlementKey must be snake_case: a lowercase letter, then lowercase letters, digits or underscores';
 
-export class GrantEntitlementDto {
+/** The entitlement a grant or a revoke names. */
+abstract class EntitlementKeyDto {
   @ApiProperty({
     description: 'snake_case, 2 to 40 chars',
     example: 'pro_access',
@@ -17,7 +18,9 @@ export class GrantEntitlementDto {
   @Length(GRANT_KEY_MIN, GRANT_KEY_MAX)
   @Matches(GRANT_KEY_PATTERN, { message: SNAKE_CASE_MESSAGE })
   entitlementKey: string;
+}
 
+export class GrantEntitlementDto extends EntitlementKeyDto {
   @ApiProperty({ enum: GRANT_DURATIONS, description: 'P1Y is one calendar year (UTC); lifetime has no end' })
   @IsIn(GRANT_DURATIONS)
   duration: GrantDuration;
@@ -28,19 +31,7 @@ export class GrantEntitlementDto {
   reason: string;
 }
 
-export class RevokeEntitlementDto {
-  @ApiProperty({
-    description: 'snake_case, 2 to 40 chars',
-    example: 'pro_access',
-    minLength: GRANT_KEY_MIN,
-    maxLength: GRANT_KEY_MAX,
-    pattern: GRANT_KEY_PATTERN.source,
-  })
-  @IsString()
-  @Length(GRANT_KEY_MIN, GRANT_KEY_MAX)
-  @Matches(GRANT_KEY_PATTERN, { message: SNAKE_CASE_MESSAGE })
-  entitlementKey: string;
-
+export class RevokeEntitlementDto extends EntitlementKeyDto {
   @ApiProperty({ description: 'Audit rationale, 1 to 500 chars', maxLength: 500, example: 'Chargeback' })
   @IsString()
   @IsNotEmpty()
