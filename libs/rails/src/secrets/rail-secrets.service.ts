@@ -34,12 +34,8 @@ export class RailSecrets implements OnModuleInit, OnModuleDestroy {
   onModuleInit(): void {
     const file = this.config.railSecretsFile;
     if (!file) return;
-    try {
-      this.load(file);
-    } catch (err) {
-      const reason = err instanceof RailSecretsError ? err.message : 'is not readable';
-      throw new ConfigError(`RAIL_SECRETS_FILE (${file}) ${reason}`);
-    }
+    const failure = this.tryLoad(file);
+    if (failure) throw new ConfigError(`RAIL_SECRETS_FILE (${file}) ${failure}`);
     this.timer = setInterval(() => this.reloadIfChanged(), RAIL_SECRETS_CHECK_INTERVAL_MS);
     this.timer.unref();
   }
@@ -70,11 +66,17 @@ export class RailSecrets implements OnModuleInit, OnModuleDestroy {
   reloadIfChanged(): void {
     const file = this.config.railSecretsFile;
     if (!file) return;
+    const failure = this.tryLoad(file);
+    if (failure) this.logger.error({ component: 'rail-secrets', file }, `RAIL_SECRETS_FILE ${failure}; the last good content stays in force`);
+  }
+
+  /** Loads the file if it changed; answers why it could not (null when it could). */
+  private tryLoad(file: string): string | null {
     try {
       this.load(file);
+      return null;
     } catch (err) {
-      const reason = err instanceof RailSecretsError ? err.message : 'is not readable';
-      this.logger.error({ component: 'rail-secrets', file }, `RAIL_SECRETS_FILE ${reason}; the last good content stays in force`);
+      return err instanceof RailSecretsError ? err.message : 'is not readable';
     }
   }
 
