@@ -1,4 +1,4 @@
-import { INSERT_EVENTS_SQL, INSERT_EVENTS_WITH_ISSUES_SQL } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import { INSERT_EVENTS_SQL, INSERT_EVENTS_WITH_ISSUES_SQL, INSERT_PARAM_TYPES } from '../../libs/telemetry/src/storage/event-insert.sql.js';
 import { createMediumContext, type MediumContext } from '../support/medium.js';
 
 /**
@@ -9,15 +9,17 @@ import { createMediumContext, type MediumContext } from '../support/medium.js';
  */
 describe('medium: EXPLAIN of the event batch insert (INSERT_EVENTS_SQL)', () => {
   let m: MediumContext;
-  const TYPES = '(text, text, text, bigint, text, text, json, json)';
-  const ARGS = `('proj_plan', 'sandbox', 'app_plan', 0, NULL, NULL, '[]'::json, '[]'::json)`;
+  const TYPES = `(${INSERT_PARAM_TYPES.join(', ')})`;
+  const ARGS = `('proj_plan', 'sandbox', 'app_plan', 0, NULL, NULL, '[]'::json, ${INSERT_PARAM_TYPES.slice(7)
+    .map((type) => `'{}'::${type}`)
+    .join(', ')})`;
 
   beforeAll(async () => {
     m = await createMediumContext();
   });
   afterAll(() => m?.close());
 
-  /** The generic plan of `sql` with its eight parameters, on one connection (PREPARE is per session). */
+  /** The generic plan of `sql` with its parameters, on one connection (PREPARE is per session). */
   async function plan(name: string, sql: string): Promise<string> {
     const runner = m.dataSource.createQueryRunner();
     await runner.connect();

@@ -8,9 +8,10 @@ import { lineOf } from '../../libs/sourcemaps/src/symbolication/source-map-resol
 import { SourceMapSymbolicator, withoutQuery } from '../../libs/sourcemaps/src/symbolication/source-map-symbolicator.service.js';
 import { MAX_SOURCEMAP_BYTES, checkFileUrl, decodeSourceMap, fileUrlHash } from '../../libs/sourcemaps/src/upload/sourcemap-upload.rules.js';
 import { sanitizeContext } from '../../libs/telemetry/src/ingest/event-batch.validator.js';
-import { eventRowsJson } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import { INSERT_PARAM_TYPES, buildInsertStatement } from '../../libs/telemetry/src/storage/event-insert.sql.js';
 import { framePosition, releaseOf } from '../../libs/telemetry/src/issues/error-issue-detail.service.js';
 import { testScope } from '../support/scopes.js';
+import { asText, decodeBinaryArray } from '../support/pg-binary-array.js';
 
 const scope: TenantScope = testScope('proj_1', 'sandbox');
 const RELEASE = '1.2.3';
@@ -281,7 +282,7 @@ describe('telemetry: context and error-read helpers', () => {
     expect(capped.dropped).toBe(8);
   });
 
-  it('the insert parameter carries context as `x` only when there is one', () => {
+  it('the insert parameters carry context only when there is one', () => {
     const row = {
       eventId: 'e1',
       clientDay: 1,
@@ -297,9 +298,14 @@ describe('telemetry: context and error-read helpers', () => {
       anonymousId: 'a',
       serviceCustomerId: null,
     };
-    const [withContext, without] = JSON.parse(eventRowsJson([{ ...row, contextJson: '{"appVersion":"1.0"}' }, row]));
-    expect(withContext.x).toEqual({ appVersion: '1.0' });
-    expect('x' in without).toBe(false);
+    const meta = { projectId: 'p', env: 'sandbox', appId: 'a', receivedAtMs: 1, sdkName: null, sdkVersion: null };
+    const { params } = buildInsertStatement(meta, [
+      { ...row, contextJson: '{"appVersion":"1.0"}' },
+      { ...row, eventId: 'e2' },
+    ]);
+    // The context column is the eleventh event column (json[]), after the seven leading parameters.
+    expect(INSERT_PARAM_TYPES[17]).toBe('json[]');
+    expect(decodeBinaryArray(params[17] as Buffer).values.map(asText)).toEqual(['{"appVersion":"1.0"}', null]);
   });
 
   it('release: properties.release, else context.appVersion; frame positions need file, line and column', () => {

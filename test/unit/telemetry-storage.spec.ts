@@ -1,4 +1,5 @@
-import { buildInsertStatement, dedupeAndSort, eventRowsJson, hintSetsJson, type EventRow } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import { INSERT_PARAM_TYPES, buildInsertStatement, dedupeAndSort, hintSetsJson, type EventRow } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import { asInt4, asInt8, asText, decodeBinaryArray } from '../support/pg-binary-array.js';
 import { dayOfPartition, isoDay, partitionName, planPartitions } from '../../libs/telemetry/src/storage/event-partitions.js';
 import { WriteGate, ingestWriteConcurrency } from '../../libs/telemetry/src/storage/write-gate.js';
 import { EXHAUSTED_RETRY_MS, MAX_RESOLVE_ATTEMPTS, hintSetOutcome } from '../../libs/telemetry/src/identity/event-identity-resolver.service.js';
@@ -23,18 +24,57 @@ function row(overrides: Partial<EventRow> = {}): EventRow {
 }
 
 describe('telemetry: storage helpers', () => {
-  it('builds the JSON parameter without re-serialising properties', () => {
-    const parsed = JSON.parse(eventRowsJson([row(), row({ eventId: 'e2', clientTimestampMs: 5, level: 'error', fingerprint: 'abcdef01' })]));
-    expect(parsed).toEqual([
-      { i: 'e1', d: 20_000, n: 'page.viewed', t: 1, ct: null, l: null, f: null, p: { a: 'b"c' }, g: null, c: ['x'], u: null, a: 'an"on', s: null },
-      { i: 'e2', d: 20_000, n: 'page.viewed', t: 1, ct: 5, l: 'error', f: 'abcdef01', p: { a: 'b"c' }, g: null, c: ['x'], u: null, a: 'an"on', s: null },
+  it('one binary array per column, in the declared order; properties travel as the validator serialised them', () => {
+    const meta = { projectId: 'p', env: 'sandbox', appId: 'a', receivedAtMs: 9, sdkName: null, sdkVersion: null };
+    const rows = [row(), row({ eventId: 'e2', clientTimestampMs: 5, level: 'error', fingerprint: 'abcdef01', contextJson: '{"appVersion":"1.0"}' })];
+    const { params } = buildInsertStatement(meta, rows);
+    expect(params).toHaveLength(INSERT_PARAM_TYPES.length);
+    expect(params.slice(0, 7)).toEqual(['p', 'sandbox', 'a', 9, null, null, '[{"u":null,"a":"an\\"on","s":null}]']);
+    const columns = params.slice(7).map((p) => decodeBinaryArray(p as Buffer));
+    const oids = columns.map((c) => c.elementOid);
+    // text 25, int4 23, int8 20, json 114: each matches its SQL cast.
+    expect(oids).toEqual([25, 23, 25, 20, 20, 25, 25, 114, 114, 114, 114, 25, 25, 25]);
+    expect(INSERT_PARAM_TYPES.slice(7)).toEqual([
+      'text[]',
+      'int[]',
+      'text[]',
+      'bigint[]',
+      'bigint[]',
+      'text[]',
+      'text[]',
+      'json[]',
+      'json[]',
+      'json[]',
+      'json[]',
+      'text[]',
+      'text[]',
+      'text[]',
     ]);
+    const [ids, days, names, ts, cts, levels, fps, props, tags, cats, context, users, anons, services] = columns.map((c) => c.values);
+    expect(ids.map(asText)).toEqual(['e1', 'e2']);
+    expect(days.map(asInt4)).toEqual([20_000, 20_000]);
+    expect(names.map(asText)).toEqual(['page.viewed', 'page.viewed']);
+    expect(ts.map(asInt8)).toEqual([1, 1]);
+    expect(cts.map(asInt8)).toEqual([null, 5]);
+    expect(levels.map(asText)).toEqual([null, 'error']);
+    expect(fps.map(asText)).toEqual([null, 'abcdef01']);
+    expect(props.map(asText)).toEqual(['{"a":"b\\"c"}', '{"a":"b\\"c"}']);
+    expect(tags.map(asText)).toEqual([null, null]);
+    expect(cats.map(asText)).toEqual(['["x"]', '["x"]']);
+    expect(context.map(asText)).toEqual([null, '{"appVersion":"1.0"}']);
+    expect(users.map(asText)).toEqual([null, null]);
+    expect(anons.map(asText)).toEqual(['an"on', 'an"on']);
+    expect(services.map(asText)).toEqual([null, null]);
   });
 
-  it('escapes strings exactly like JSON.stringify', () => {
-    const odd = ['plain', 'quo"te', 'back\\slash', 'tab\t', 'nul\u0000', '😀', '\u2028', 'é'];
-    const parsed = JSON.parse(eventRowsJson(odd.map((name) => row({ name }))));
-    expect(parsed.map((r: { n: string }) => r.n)).toEqual(odd);
+  it('text columns carry the bytes of the string, nothing escaped', () => {
+    const odd = ['plain', 'quo"te', 'back\\slash', 'tab\t', '😀', '\u2028', 'é', ''];
+    const meta = { projectId: 'p', env: 'sandbox', appId: 'a', receivedAtMs: 9, sdkName: null, sdkVersion: null };
+    const { params } = buildInsertStatement(
+      meta,
+      odd.map((name, i) => row({ eventId: `e${i}`, name })),
+    );
+    expect(decodeBinaryArray(params[9] as Buffer).values.map(asText)).toEqual(odd);
   });
 
   it('one row per (eventId, day), last one wins, in a stable order', () => {
@@ -60,7 +100,7 @@ describe('telemetry: storage helpers', () => {
     const errors = buildInsertStatement(meta, [row({ fingerprint: 'abcdef01' })]);
     expect(errors.withIssues).toBe(true);
     expect(errors.sql).toContain('INSERT INTO error_issues');
-    expect(errors.params).toHaveLength(8);
+    expect(errors.params).toHaveLength(21);
     expect(errors.sql).toContain('INSERT INTO event_identity_hints');
     expect(plain.sql).toContain('INSERT INTO event_identity_hints');
   });

@@ -1,0 +1,96 @@
+/**
+ * One-dimensional PostgreSQL arrays in the binary wire format, as `pg` query parameters
+ * (`pg` sends a Buffer parameter in binary format). For the hot bulk write, columns of
+ * values cross the socket as length-prefixed bytes: PostgreSQL copies them instead of
+ * lexing a JSON document or an array literal with its quoting and escapes, and nothing is
+ * escaped on our side. The element type must match the SQL cast of the parameter
+ * (`$8::text[]` takes TEXT_OID elements; a mismatch is an error, never a silent coercion).
+ *
+ * Layout (PostgreSQL's array_send): ndim, has-nulls flag, element type oid, then per
+ * dimension its length and lower bound (1), then per element a 32-bit byte length (-1 for
+ * NULL) and the element's own binary form.
+ */
+
+export const INT4_OID = 23;
+export const INT8_OID = 20;
+export const TEXT_OID = 25;
+/** `json` receives its text form and validates it. */
+export const JSON_OID = 114;
+
+const HEADER_BYTES = 20;
+
+function header(size: number, elementOid: number, count: number, hasNull: boolean): Buffer {
+  const out = Buffer.allocUnsafe(size);
+  out.writeInt32BE(1, 0);
+  out.writeInt32BE(hasNull ? 1 : 0, 4);
+  out.writeUInt32BE(elementOid, 8);
+  out.writeInt32BE(count, 12);
+  out.writeInt32BE(1, 16);
+  return out;
+}
+
+/**
+ * Text-like elements (text, json, varchar...) as UTF-8. JavaScript strings that are not
+ * well-formed UTF-16 are written with U+FFFD, as Buffer does; callers store only validated
+ * text (no NUL, no lone surrogate).
+ */
+export function textArrayParam(values: readonly (string | null)[], elementOid: number = TEXT_OID): Buffer {
+  let size = HEADER_BYTES + 4 * values.length;
+  let hasNull = false;
+  const lengths = new Array<number>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value === null) {
+      hasNull = true;
+      lengths[i] = -1;
+    } else {
+      lengths[i] = Buffer.byteLength(value, 'utf8');
+      size += lengths[i];
+    }
+  }
+  const out = header(size, elementOid, values.length, hasNull);
+  let offset = HEADER_BYTES;
+  for (let i = 0; i < values.length; i++) {
+    out.writeInt32BE(lengths[i], offset);
+    offset += 4;
+    if (lengths[i] > 0) offset += out.write(values[i] as string, offset, lengths[i], 'utf8');
+  }
+  return out;
+}
+
+function fixedWidthArray(values: readonly (number | null)[], elementOid: number, width: 4 | 8): Buffer {
+  const hasNull = values.some((value) => value === null);
+  const present = values.reduce<number>((n, value) => (value === null ? n : n + 1), 0);
+  const out = header(HEADER_BYTES + 4 * values.length + width * present, elementOid, values.length, hasNull);
+  let offset = HEADER_BYTES;
+  for (const value of values) {
+    if (value === null) {
+      out.writeInt32BE(-1, offset);
+      offset += 4;
+      continue;
+    }
+    if (!Number.isSafeInteger(value) || (width === 4 && (value < -0x8000_0000 || value > 0x7fff_ffff))) {
+      throw new RangeError(`not a ${width * 8}-bit integer: ${value}`);
+    }
+    out.writeInt32BE(width, offset);
+    if (width === 4) {
+      out.writeInt32BE(value, offset + 4);
+    } else {
+      // High and low 32 bits of a safe integer, two's complement (negative values included).
+      out.writeInt32BE(Math.floor(value / 0x1_0000_0000), offset + 4);
+      out.writeUInt32BE(value >>> 0, offset + 8);
+    }
+    offset += 4 + width;
+  }
+  return out;
+}
+
+/** `int4[]` from 32-bit integers. */
+export function int4ArrayParam(values: readonly (number | null)[]): Buffer {
+  return fixedWidthArray(values, INT4_OID, 4);
+}
+
+/** `int8[]` from safe integers (|n| < 2^53). */
+export function int8ArrayParam(values: readonly (number | null)[]): Buffer {
+  return fixedWidthArray(values, INT8_OID, 8);
+}
