@@ -38,7 +38,7 @@
 // `node bench/run.mjs --sample-body` prints one body.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -103,7 +103,7 @@ const NAMES = ['page.viewed', 'webvitals.lcp', 'webvitals.inp', 'webvitals.cls',
 const ERRORS = ['error.unhandled', 'error.unhandledrejection', 'error.http', 'error.message'];
 const FINGERPRINTS = Array.from({ length: 24 }, (_, i) => (0x1a2b3c00 + i * 7919).toString(16).padStart(8, '0').slice(-8));
 
-/** One client's batch as JSON text split around the event-id marker (ids are filled in per request). */
+/** One client's batch as JSON text split around each event's id marker (ids are filled in per request). */
 function batchTemplate(client, startMs) {
   const anonymousId = `anon_${client.toString(36)}_${randomBytes(6).toString('hex')}`;
   const developerUserId = client % 3 === 0 ? `user_${client}` : undefined;
@@ -129,7 +129,7 @@ function batchTemplate(client, startMs) {
         : { path: page, title: `Example shop - ${page}`, referrer: 'https://www.google.com/', viewport: { w: 1440, h: 900 }, durationMs: 1200 + i };
     events.push({
       name,
-      eventId: `${MARK}_${i}`,
+      eventId: MARK,
       timestamp: startMs - (EVENTS_PER_BATCH - i) * 250,
       anonymousId,
       ...(developerUserId ? { developerUserId } : {}),
@@ -148,17 +148,22 @@ function batchTemplate(client, startMs) {
   return JSON.stringify(body).split(MARK);
 }
 
+/**
+ * Bodies with a fresh random UUID per event, as the field clients send (`randomUUID()`): the
+ * primary key of `events` takes inserts all over its key space, not appends.
+ */
 function bodySource() {
   const startMs = Date.now();
   const templates = Array.from({ length: 64 }, (_, client) => batchTemplate(client, startMs));
-  const run = randomBytes(4).toString('hex');
+  const fill = (parts) => {
+    let out = parts[0];
+    for (let i = 1; i < parts.length; i++) out += randomUUID() + parts[i];
+    return out;
+  };
   let counter = 0;
   return {
-    next() {
-      const n = counter++;
-      return templates[n % templates.length].join(`${run}_${n.toString(36)}`);
-    },
-    sampleBytes: Buffer.byteLength(templates[0].join(`${run}_0`)),
+    next: () => fill(templates[counter++ % templates.length]),
+    sampleBytes: Buffer.byteLength(fill(templates[0])),
   };
 }
 
@@ -343,7 +348,27 @@ async function truncate(benchUrl) {
   }
 }
 
-/** Commits and rows inserted/updated/deleted so far in the database of `url` (pg_stat_database; counters lag by up to 0.5 s). */
+/**
+ * After the ingestion phases: vacuum, analyze and checkpoint the API's database, so that the
+ * autovacuum and checkpoint work the ingestion left behind does not run inside the read
+ * phase's measurement (the scale phase's preload ends the same way).
+ */
+async function settle(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('VACUUM ANALYZE');
+    await client.query('CHECKPOINT');
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Commits and rows inserted/updated/deleted so far in the database of `url` (pg_stat_database;
+ * counters lag by up to 0.5 s), and the server's WAL so far (pg_stat_wal, PostgreSQL 14+: the
+ * whole server, which only the measured process writes to during a phase).
+ */
 async function databaseStats(url) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -352,7 +377,8 @@ async function databaseStats(url) {
     const { rows } = await client.query(
       `SELECT xact_commit::float8 AS xact_commit, (tup_inserted + tup_updated + tup_deleted)::float8 AS tuples FROM pg_stat_database WHERE datname = current_database()`,
     );
-    return rows[0];
+    const wal = await client.query(`SELECT wal_bytes::float8 AS wal_bytes, wal_fpi::float8 AS wal_fpi FROM pg_stat_wal`).catch(() => ({ rows: [{ wal_bytes: null, wal_fpi: null }] }));
+    return { ...rows[0], ...wal.rows[0] };
   } finally {
     await client.end();
   }
@@ -374,6 +400,9 @@ async function saturate(server, { keepData = false } = {}) {
   // Transactions and rows written in the server's database per acknowledged batch (the API and the baseline share one database, used in turn).
   result.commitsPerBatch = Math.round(((dbAfter.xact_commit - dbBefore.xact_commit) / Math.max(1, run['2xx'])) * 100) / 100;
   result.tuplesPerBatch = Math.round((dbAfter.tuples - dbBefore.tuples) / Math.max(1, run['2xx']));
+  // WAL per batch, and how many of its records are full-page images (a page's first change after a checkpoint).
+  result.walKbPerBatch = dbAfter.wal_bytes === null ? null : Math.round((dbAfter.wal_bytes - dbBefore.wal_bytes) / 1024 / Math.max(1, run['2xx']));
+  result.fpiPerBatch = dbAfter.wal_fpi === null ? null : Math.round(((dbAfter.wal_fpi - dbBefore.wal_fpi) / Math.max(1, run['2xx'])) * 10) / 10;
   const perBatch = (seconds) => (seconds === null ? null : Math.round((seconds * 1000 * 100) / Math.max(1, run['2xx'])) / 100);
   result.cpuMsPerBatch = perBatch(cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore);
   result.pgCpuMsPerBatch = perBatch(postgresCpuSeconds(pgBefore, pgAfter));
@@ -381,7 +410,7 @@ async function saturate(server, { keepData = false } = {}) {
   log(
     `  ${server.label.padEnd(9)} saturation ${String(result.eventsPerSecond).padStart(6)} events/s (${result.batchesPerSecond} batches/s), p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
       `non-2xx ${result.non2xx}, errors ${result.errors}; CPU/batch: server ${result.cpuMsPerBatch ?? '?'} ms, postgres (all local) ${result.pgCpuMsPerBatch ?? '?'} ms, load generator ${result.driverCpuMsPerBatch} ms; ` +
-      `per batch in its database: ${result.commitsPerBatch} commits, ${result.tuplesPerBatch} rows written`,
+      `per batch in its database: ${result.commitsPerBatch} commits, ${result.tuplesPerBatch} rows written; WAL ${result.walKbPerBatch ?? '?'} KB (${result.fpiPerBatch ?? '?'} full-page images)`,
   );
   return result;
 }
@@ -664,7 +693,7 @@ async function preload(api) {
       await client.query(
         `INSERT INTO events (project_id, env, event_id, client_day, app_id, name, timestamp_ms, client_timestamp_ms, received_at_ms,
                              level, fingerprint, properties, tags, category_tags, anonymous_id, customer_id)
-         SELECT $1, 'sandbox', 'pre_' || g, (now() AT TIME ZONE 'utc')::date, $4, 'page.viewed', $5::bigint - g, $5::bigint - g, $5::bigint,
+         SELECT $1, 'sandbox', md5('pre_' || g)::uuid::text, (now() AT TIME ZONE 'utc')::date, $4, 'page.viewed', $5::bigint - g, $5::bigint - g, $5::bigint,
                 CASE WHEN g % 10 = 7 THEN 'error' END, CASE WHEN g % 10 = 7 THEN lpad(to_hex(g % 24 + 439041024), 8, '0') END,
                 jsonb_build_object('path', '/pricing', 'title', 'Example shop', 'durationMs', g % 5000), '{"release":"2026.11.3","locale":"en-US"}'::jsonb, '["web"]'::jsonb,
                 'pre_anon_' || (g % $6::int), CASE WHEN g % 3 = 0 THEN 'cdcust_pre' || (g % $6::int) END
@@ -771,6 +800,7 @@ async function main() {
     if (PHASES.has('latency')) for (const server of servers) target[server.label] = await atRate(server, latencyRate);
 
     log('');
+    if (PHASES.has('reads') || PHASES.has('scale')) await settle(api.dbUrl);
     log(`3. Reads: ${READ_CONNECTIONS} connections, ${READ_DURATION} s per run, ${READ_USERS} users in rotation; open loop at 50 % of the bare saturation:`);
     const readResults = [];
     if (PHASES.has('reads') || PHASES.has('scale'))
@@ -790,6 +820,7 @@ async function main() {
       scaledIngest = await saturate(apiServer, { keepData: true });
       const entRoute = routes[0];
       const emptyRead = readResults[0];
+      await settle(api.dbUrl);
       scaledRead = await paced({
         url: api.base,
         headers: entRoute.headers,
@@ -849,7 +880,7 @@ process.once('SIGINT', () => {
 
 if (process.argv[2] === '--sample-body') {
   // Prints one request body (to inspect what the benchmark sends).
-  process.stdout.write(`${JSON.stringify(JSON.parse(batchTemplate(1, Date.now()).join('sample')), null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(JSON.parse(bodySource().next()), null, 2)}\n`);
 } else {
   preflight();
   main().catch((err) => {
