@@ -377,7 +377,9 @@ async function databaseStats(url) {
     const { rows } = await client.query(
       `SELECT xact_commit::float8 AS xact_commit, (tup_inserted + tup_updated + tup_deleted)::float8 AS tuples FROM pg_stat_database WHERE datname = current_database()`,
     );
-    const wal = await client.query(`SELECT wal_bytes::float8 AS wal_bytes, wal_fpi::float8 AS wal_fpi FROM pg_stat_wal`).catch(() => ({ rows: [{ wal_bytes: null, wal_fpi: null }] }));
+    const wal = await client
+      .query(`SELECT wal_bytes::float8 AS wal_bytes, wal_fpi::float8 AS wal_fpi FROM pg_stat_wal`)
+      .catch(() => ({ rows: [{ wal_bytes: null, wal_fpi: null }] }));
     return { ...rows[0], ...wal.rows[0] };
   } finally {
     await client.end();
