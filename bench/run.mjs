@@ -365,15 +365,16 @@ async function settle(url) {
 }
 
 /**
- * Commits and rows inserted/updated/deleted so far in the database of `url` (pg_stat_database;
- * counters lag by up to 0.5 s), and the server's WAL so far (pg_stat_wal, PostgreSQL 14+: the
- * whole server, which only the measured process writes to during a phase).
+ * Commits and rows inserted/updated/deleted so far in the database of `url`
+ * (pg_stat_database), and the server's WAL so far (pg_stat_wal, PostgreSQL 14+: the whole
+ * server, which only the measured process writes to during a phase). A backend reports its
+ * counters at most once a second, so this waits 1.1 s first.
  */
 async function databaseStats(url) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await new Promise((r) => setTimeout(r, 600));
+    await new Promise((r) => setTimeout(r, 1100));
     const { rows } = await client.query(
       `SELECT xact_commit::float8 AS xact_commit, (tup_inserted + tup_updated + tup_deleted)::float8 AS tuples FROM pg_stat_database WHERE datname = current_database()`,
     );
