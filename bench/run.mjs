@@ -25,9 +25,10 @@
 //                 then api open loop at 50 % of the bare saturation (p99 < 10 ms)
 //   4 scale       BENCH_SCALE_EVENTS (200,000) events and BENCH_SCALE_CUSTOMERS (20,000)
 //                 customers preloaded with generate_series; ingestion throughput (goal within
-//                 20 % of the empty database) and the public entitlement read p99 at the same
-//                 rate as phase 3 (goal: unchanged, read as <= 1.25x or +1 ms). The issue's
-//                 case: BENCH_SCALE_EVENTS=10000000 BENCH_SCALE_CUSTOMERS=1000000.
+//                 20 % of the empty database) and the public entitlement read p99 at half
+//                 the API's own saturation of it (phase 3), before and after the preload
+//                 (goal: unchanged, read as <= 1.25x or +1 ms). The issue's case:
+//                 BENCH_SCALE_EVENTS=10000000 BENCH_SCALE_CUSTOMERS=1000000.
 //
 // Environment: DATABASE_URL (required), BENCH_DURATION (s per ingestion run, 15), BENCH_ROUNDS
 // (2), BENCH_CONNECTIONS (32), BENCH_READ_DURATION (10), BENCH_READ_CONNECTIONS (16),
@@ -814,26 +815,37 @@ async function main() {
 
     let scaledIngest;
     let scaledRead;
+    let emptyScaleRead;
+    let scaleReadRate;
     if (PHASES.has('scale')) {
       log('');
       log(`4. Scale of data: ${SCALE_EVENTS} events and ${SCALE_CUSTOMERS} customers preloaded into the API's database:`);
+      // The read is compared at half the API's own closed-loop saturation of it (phase 3), the
+      // same rate before and after the preload: at a rate near saturation both p99s would
+      // measure queueing, not the data.
+      const entRoute = routes[0];
+      scaleReadRate = Math.max(1, Math.round(readResults[0].api.rps * 0.5));
+      const readAtRate = () =>
+        paced({
+          url: api.base,
+          headers: entRoute.headers,
+          connections: READ_CONNECTIONS,
+          duration: READ_DURATION,
+          rate: scaleReadRate,
+          next: entRoute.next,
+          perRequest: 1,
+        });
       await truncate(api.dbUrl);
+      await settle(api.dbUrl);
+      emptyScaleRead = await readAtRate();
       await preload(api);
       const apiServer = servers[0];
       scaledIngest = await saturate(apiServer, { keepData: true });
-      const entRoute = routes[0];
-      const emptyRead = readResults[0];
       await settle(api.dbUrl);
-      scaledRead = await paced({
-        url: api.base,
-        headers: entRoute.headers,
-        connections: READ_CONNECTIONS,
-        duration: READ_DURATION,
-        rate: emptyRead.rate,
-        next: entRoute.next,
-        perRequest: 1,
-      });
-      log(`  ${entRoute.name} at ${emptyRead.rate} req/s: p50 ${scaledRead.p50} ms, p99 ${scaledRead.p99} ms (empty database: p99 ${emptyRead.paced.p99} ms)`);
+      scaledRead = await readAtRate();
+      log(
+        `  ${entRoute.name} at ${scaleReadRate} req/s (half the API's saturation): p50 ${scaledRead.p50} ms, p99 ${scaledRead.p99} ms; before the preload p50 ${emptyScaleRead.p50} ms, p99 ${emptyScaleRead.p99} ms`,
+      );
     }
 
     const ratio = apiEvents / Math.max(1, refEvents);
@@ -855,13 +867,13 @@ async function main() {
         `  ${check(r.ratio >= 0.5 && r.paced.p99 < 10)} 3. ${r.name.padEnd(34)} ratio ${r.ratio.toFixed(2)} (goal >= 0.5), p99 ${r.paced.p99} ms at ${r.rate} req/s (goal < 10 ms)`,
       );
     if (PHASES.has('scale')) {
-      const emptyP99 = readResults[0].paced.p99;
+      const emptyP99 = emptyScaleRead.p99;
       const scaleIngestRatio = scaledIngest.eventsPerSecond / Math.max(1, apiEvents);
       log(
         `  ${check(scaleIngestRatio >= 0.8)} 4. scale ingest ${scaledIngest.eventsPerSecond} events/s with data vs ${apiEvents} empty (${scaleIngestRatio.toFixed(2)}; goal >= 0.80)`,
       );
       log(
-        `  ${check(scaledRead.p99 <= Math.max(emptyP99 * 1.25, emptyP99 + 1))} 4. scale read   p99 ${scaledRead.p99} ms with data vs ${emptyP99} ms empty (goal: <= 1.25x or +1 ms)`,
+        `  ${check(scaledRead.p99 <= Math.max(emptyP99 * 1.25, emptyP99 + 1))} 4. scale read   p99 ${scaledRead.p99} ms with data vs ${emptyP99} ms empty at ${scaleReadRate} req/s (goal: <= 1.25x or +1 ms)`,
       );
     }
     log(`  non-2xx/errors: api ${errorsOf('api')}, ref ${errorsOf('ref')}, baseline ${errorsOf('baseline')}`);
