@@ -367,22 +367,25 @@ async function settle(url) {
 
 /**
  * Commits and rows inserted/updated/deleted so far in the database of `url`
- * (pg_stat_database), and the server's WAL so far (pg_stat_wal, PostgreSQL 14+: the whole
- * server, which only the measured process writes to during a phase). A backend reports its
- * counters at most once a second, so this waits 1.1 s first.
+ * (pg_stat_database), full-page images so far (pg_stat_wal, PostgreSQL 14+: the whole server,
+ * which only the measured server writes to during its phase, but for the API's background
+ * resolver and autovacuum), and the WAL position, whose difference is the exact WAL written.
+ * PostgreSQL 15 reports an idle backend's counters up to 10 s after its last statement, so
+ * the counters are read after STATS_SETTLE_MS.
  */
+const STATS_SETTLE_MS = 11_000;
 async function databaseStats(url) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await new Promise((r) => setTimeout(r, 1100));
+    await new Promise((r) => setTimeout(r, STATS_SETTLE_MS));
     const { rows } = await client.query(
-      `SELECT xact_commit::float8 AS xact_commit, (tup_inserted + tup_updated + tup_deleted)::float8 AS tuples FROM pg_stat_database WHERE datname = current_database()`,
+      `SELECT xact_commit::float8 AS xact_commit, (tup_inserted + tup_updated + tup_deleted)::float8 AS tuples,
+              pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS wal_bytes
+         FROM pg_stat_database WHERE datname = current_database()`,
     );
-    const wal = await client
-      .query(`SELECT wal_bytes::float8 AS wal_bytes, wal_fpi::float8 AS wal_fpi FROM pg_stat_wal`)
-      .catch(() => ({ rows: [{ wal_bytes: null, wal_fpi: null }] }));
-    return { ...rows[0], ...wal.rows[0] };
+    const fpi = await client.query(`SELECT wal_fpi::float8 AS wal_fpi FROM pg_stat_wal`).catch(() => ({ rows: [{ wal_fpi: null }] }));
+    return { ...rows[0], ...fpi.rows[0] };
   } finally {
     await client.end();
   }
@@ -824,7 +827,8 @@ async function main() {
       // same rate before and after the preload: at a rate near saturation both p99s would
       // measure queueing, not the data.
       const entRoute = routes[0];
-      scaleReadRate = Math.max(1, Math.round(readResults[0].api.rps * 0.5));
+      const entSaturation = readResults.find((r) => r.name === entRoute.name) ?? (await readPhase(entRoute, api, `http://127.0.0.1:${basePort}`));
+      scaleReadRate = Math.max(1, Math.round(entSaturation.api.rps * 0.5));
       const readAtRate = () =>
         paced({
           url: api.base,
@@ -869,9 +873,11 @@ async function main() {
     if (PHASES.has('scale')) {
       const emptyP99 = emptyScaleRead.p99;
       const scaleIngestRatio = scaledIngest.eventsPerSecond / Math.max(1, apiEvents);
-      log(
-        `  ${check(scaleIngestRatio >= 0.8)} 4. scale ingest ${scaledIngest.eventsPerSecond} events/s with data vs ${apiEvents} empty (${scaleIngestRatio.toFixed(2)}; goal >= 0.80)`,
-      );
+      if (PHASES.has('ingest'))
+        log(
+          `  ${check(scaleIngestRatio >= 0.8)} 4. scale ingest ${scaledIngest.eventsPerSecond} events/s with data vs ${apiEvents} empty (${scaleIngestRatio.toFixed(2)}; goal >= 0.80)`,
+        );
+      else log(`  n/a  4. scale ingest ${scaledIngest.eventsPerSecond} events/s with data (the empty-database figure comes from the ingest phase, not run)`);
       log(
         `  ${check(scaledRead.p99 <= Math.max(emptyP99 * 1.25, emptyP99 + 1))} 4. scale read   p99 ${scaledRead.p99} ms with data vs ${emptyP99} ms empty at ${scaleReadRate} req/s (goal: <= 1.25x or +1 ms)`,
       );

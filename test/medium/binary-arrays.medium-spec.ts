@@ -37,6 +37,16 @@ describe('medium: binary array parameters', () => {
     await expect(m.dataSource.query(`SELECT $1::text[]`, [textArrayParam(['{}'], JSON_OID)])).rejects.toThrow(/array element type/);
   });
 
+  it('empty arrays and columns of NULLs only', async () => {
+    const [row] = await m.dataSource.query(`SELECT $1::text[] AS t, $2::bigint[] AS b, $3::int[] AS i, $4::json[] AS j, cardinality($1::text[]) AS n`, [
+      textArrayParam([]),
+      int8ArrayParam([null, null]),
+      int4ArrayParam([]),
+      textArrayParam([null], JSON_OID),
+    ]);
+    expect(row).toEqual({ t: [], b: [null, null], i: [], j: [null], n: 0 });
+  });
+
   it('refuses numbers that are not safe integers, or too wide for int4', () => {
     expect(() => int8ArrayParam([1.5])).toThrow(RangeError);
     expect(() => int8ArrayParam([2 ** 53])).toThrow(RangeError);
