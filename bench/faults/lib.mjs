@@ -265,4 +265,28 @@ export class Checks {
     log(`  ${ok ? 'ok  ' : 'FAIL'} ${what}`);
     if (!ok) this.failures.push(what);
   }
+
+  /** The no-loss check: every event the API acknowledged with 202 is in the database. */
+  async acknowledgedAreStored(results, databaseUrl, projectId) {
+    const acknowledged = results.filter((r) => r.status === 202).map((r) => r.eventId);
+    const stored = await storedEventIds(databaseUrl, projectId, acknowledged);
+    this.check(
+      acknowledged.every((id) => stored.has(id)),
+      `every acknowledged event is stored (${stored.size}/${acknowledged.length})`,
+    );
+  }
+
+  /** Runs a fault script's `main`, then cleans up and exits 1 when a check failed (or `main` threw). */
+  run(name, main) {
+    main()
+      .catch((err) => {
+        this.failures.push(String(err?.stack ?? err));
+        log(String(err?.stack ?? err));
+      })
+      .finally(async () => {
+        await cleanup();
+        log(this.failures.length === 0 ? `${name}: all checks passed` : `${name}: ${this.failures.length} check(s) failed`);
+        process.exit(this.failures.length === 0 ? 0 : 1);
+      });
+  }
 }

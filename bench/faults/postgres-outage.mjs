@@ -5,7 +5,7 @@
 // with a 500/503 error envelope within the connection timeout (no hang), and once the stop has
 // taken effect with 503 internal_error and Retry-After (the database is unreachable), readiness is 503;
 // after it is back the API recovers without a restart; every acknowledged (202) event is stored.
-import { Checks, cleanup, load, log, preflight, project, request, scratchPostgres, sleep, startApi, storedEventIds, summarize } from './lib.mjs';
+import { Checks, load, log, preflight, project, request, scratchPostgres, sleep, startApi, summarize } from './lib.mjs';
 
 const OUTAGE_S = Number(process.env.FAULT_OUTAGE_S ?? 8);
 const checks = new Checks();
@@ -72,21 +72,7 @@ async function main() {
   checks.check(afterRecovery.length > 0 && afterRecovery.every((r) => r.status === 202), 'after recovery every request is accepted');
   checks.check(api.child.exitCode === null, 'the API process kept running');
 
-  const acknowledged = traffic.results.filter((r) => r.status === 202).map((r) => r.eventId);
-  const stored = await storedEventIds(db.url, p.projectId, acknowledged);
-  checks.check(
-    acknowledged.every((id) => stored.has(id)),
-    `every acknowledged event is stored (${stored.size}/${acknowledged.length})`,
-  );
+  await checks.acknowledgedAreStored(traffic.results, db.url, p.projectId);
 }
 
-main()
-  .catch((err) => {
-    checks.failures.push(String(err?.stack ?? err));
-    log(String(err?.stack ?? err));
-  })
-  .finally(async () => {
-    await cleanup();
-    log(checks.failures.length === 0 ? 'postgres-outage: all checks passed' : `postgres-outage: ${checks.failures.length} check(s) failed`);
-    process.exit(checks.failures.length === 0 ? 0 : 1);
-  });
+checks.run('postgres-outage', main);

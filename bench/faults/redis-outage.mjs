@@ -5,7 +5,6 @@
 // readiness stays 200 with redis "down"), and after Redis is back limits apply again.
 import {
   Checks,
-  cleanup,
   freePort,
   load,
   log,
@@ -78,13 +77,4 @@ async function main() {
   );
 }
 
-main()
-  .catch((err) => {
-    checks.failures.push(String(err?.stack ?? err));
-    log(String(err?.stack ?? err));
-  })
-  .finally(async () => {
-    await cleanup();
-    log(checks.failures.length === 0 ? 'redis-outage: all checks passed' : `redis-outage: ${checks.failures.length} check(s) failed`);
-    process.exit(checks.failures.length === 0 ? 0 : 1);
-  });
+checks.run('redis-outage', main);

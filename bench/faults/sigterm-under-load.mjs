@@ -4,7 +4,7 @@
 // served through the drain delay, in-flight requests finish, the process exits 0, and after
 // the listener closes clients see refused connections only (never a reset mid-request).
 // Every acknowledged event is stored.
-import { Checks, cleanup, load, log, preflight, project, request, scratchPostgres, sleep, startApi, storedEventIds, summarize } from './lib.mjs';
+import { Checks, load, log, preflight, project, request, scratchPostgres, sleep, startApi, summarize } from './lib.mjs';
 
 const DELAY_MS = 2000;
 const checks = new Checks();
@@ -49,21 +49,7 @@ async function main() {
     `  connection errors: ${connectionErrors.length}, first at +${connectionErrors.length ? Math.min(...connectionErrors.map((r) => r.at - termAt)) : '-'} ms after SIGTERM (${[...new Set(connectionErrors.map((r) => r.error.replace(/127\.0\.0\.1:\d+/, '')))].join('; ')})`,
   );
   checks.check(early.length === 0, `no connection error before the listener closes (${early.length})`);
-  const acknowledged = traffic.results.filter((r) => r.status === 202).map((r) => r.eventId);
-  const stored = await storedEventIds(db.url, p.projectId, acknowledged);
-  checks.check(
-    acknowledged.every((id) => stored.has(id)),
-    `every acknowledged event is stored (${stored.size}/${acknowledged.length})`,
-  );
+  await checks.acknowledgedAreStored(traffic.results, db.url, p.projectId);
 }
 
-main()
-  .catch((err) => {
-    checks.failures.push(String(err?.stack ?? err));
-    log(String(err?.stack ?? err));
-  })
-  .finally(async () => {
-    await cleanup();
-    log(checks.failures.length === 0 ? 'sigterm-under-load: all checks passed' : `sigterm-under-load: ${checks.failures.length} check(s) failed`);
-    process.exit(checks.failures.length === 0 ? 0 : 1);
-  });
+checks.run('sigterm-under-load', main);
