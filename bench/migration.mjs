@@ -13,46 +13,16 @@
 //
 // Environment: DATABASE_URL (required), BENCH_MIGRATION_REQUESTS (20), BENCH_WARMUP (3 requests,
 // not measured), LOG_LEVEL (warn), BENCH_KEEP_DB=1.
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort, adminQuery, stop, waitForHttp, call } from './lib/common.mjs';
+import { API_ENTRY, freePort, adminQuery, stop, waitForHttp, call, killChildren, requireDatabaseAndBuild, startNode } from './lib/common.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const adminUrl = requireDatabaseAndBuild('node bench/migration.mjs');
+
 const REQUESTS = Number(process.env.BENCH_MIGRATION_REQUESTS ?? 20);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const ROWS = 1000;
-const adminUrl = process.env.DATABASE_URL;
-const apiEntry = path.join(root, 'dist/apps/api/src/main.js');
 const log = (line = '') => process.stdout.write(`${line}\n`);
-const children = new Set();
-
-function preflight() {
-  if (!adminUrl) {
-    process.stderr.write('bench: DATABASE_URL is required, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/migration.mjs\n');
-    process.exit(2);
-  }
-  if (!existsSync(apiEntry)) {
-    process.stderr.write(`bench: ${apiEntry} is missing; run "npm run build" first\n`);
-    process.exit(2);
-  }
-}
-
-function startApi(env) {
-  const child = spawn(process.execPath, [apiEntry], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let output = '';
-  const keep = (chunk) => {
-    output = (output + chunk.toString()).slice(-8000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  child.on('exit', () => children.delete(child));
-  return { child, output: () => output };
-}
 
 /** One request body: 1,000 realistic rows of a legacy user table. */
 function body(run, request) {
@@ -120,7 +90,7 @@ async function main() {
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   try {
     const port = await freePort();
-    const api = startApi({
+    const api = startNode('api', API_ENTRY, {
       NODE_ENV: 'production',
       DATABASE_URL: benchUrl,
       PORT: String(port),
@@ -163,12 +133,11 @@ async function main() {
 }
 
 process.once('SIGINT', () => {
-  for (const child of children) child.kill('SIGKILL');
+  killChildren();
   process.exit(130);
 });
-preflight();
 main().catch((err) => {
   process.stderr.write(`bench failed: ${err.stack ?? err}\n`);
-  for (const child of children) child.kill('SIGKILL');
+  killChildren();
   process.exit(1);
 });

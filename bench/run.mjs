@@ -43,12 +43,22 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { freePort, adminQuery, stop, withDatabase, waitForHttp, call } from './lib/common.mjs';
+import {
+  API_ENTRY as apiEntry,
+  ROOT as root,
+  freePort,
+  adminQuery,
+  stop,
+  withDatabase,
+  waitForHttp,
+  call,
+  killChildren,
+  requireDatabaseAndBuild,
+  startNode as start,
+} from './lib/common.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -59,42 +69,10 @@ const REF_COMMIT = process.env.BENCH_REF_COMMIT ?? '84a29e2';
 /** BENCH_PHASES: a subset of ingest,latency,reads,scale for development runs (default: all; the goals of skipped phases are not printed). */
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'ingest,latency,reads,scale').split(','));
 
-const adminUrl = process.env.DATABASE_URL;
-const apiEntry = path.join(root, 'dist/apps/api/src/main.js');
-
-function preflight() {
-  if (!adminUrl) {
-    process.stderr.write(
-      'bench: DATABASE_URL is required (a PostgreSQL server the benchmark may create a scratch database on), e.g.\n' +
-        '  DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres LOG_LEVEL=warn npm run bench\n',
-    );
-    process.exit(2);
-  }
-  if (!existsSync(apiEntry)) {
-    process.stderr.write(`bench: ${apiEntry} is missing; run "npm run bench" (it builds first) or "npm run build"\n`);
-    process.exit(2);
-  }
-}
-
-const children = new Set();
 const log = (line = '') => process.stdout.write(`${line}\n`);
 
-function start(name, file, env, nodeArgs = '', cwd = root) {
-  const child = spawn(process.execPath, [...(nodeArgs ?? '').split(' ').filter(Boolean), file], {
-    cwd,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let output = '';
-  const keep = (chunk) => {
-    output = (output + chunk.toString()).slice(-8000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  child.on('exit', () => children.delete(child));
-  return { child, output: () => output, name };
-}
+/** The admin database (DATABASE_URL), checked at start. */
+let adminUrl;
 
 // ---- realistic web-client batches -------------------------------------------------------
 
@@ -891,11 +869,8 @@ async function main() {
   }
 }
 
-const cleanup = () => {
-  for (const child of children) child.kill('SIGKILL');
-};
 process.once('SIGINT', () => {
-  cleanup();
+  killChildren();
   process.exit(130);
 });
 
@@ -903,10 +878,10 @@ if (process.argv[2] === '--sample-body') {
   // Prints one request body (to inspect what the benchmark sends).
   process.stdout.write(`${JSON.stringify(JSON.parse(bodySource().next()), null, 2)}\n`);
 } else {
-  preflight();
+  adminUrl = requireDatabaseAndBuild('LOG_LEVEL=warn npm run bench', 'run "npm run bench" (it builds first) or "npm run build"');
   main().catch((err) => {
     process.stderr.write(`bench failed: ${err.stack ?? err}\n`);
-    cleanup();
+    killChildren();
     process.exit(1);
   });
 }

@@ -18,28 +18,15 @@
 // BENCH_API_NODE_ARGS (e.g. "--max-old-space-size=512"), BENCH_KEEP_DB=1. Linux only (/proc).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { freePort, adminQuery, withDatabase, call } from './lib/common.mjs';
+import { API_ENTRY as apiEntry, ROOT as root, freePort, adminQuery, withDatabase, call, requireDatabaseAndBuild } from './lib/common.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const apiEntry = path.join(root, 'dist/apps/api/src/main.js');
-const adminUrl = process.env.DATABASE_URL;
+const adminUrl = requireDatabaseAndBuild('node bench/sourcemaps-upload.mjs');
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
 const BODY_LIMIT = 50 * 1024 * 1024;
 const log = (line = '') => process.stdout.write(`${line}\n`);
-
-if (!adminUrl) {
-  process.stderr.write('bench: DATABASE_URL is required, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/sourcemaps-upload.mjs\n');
-  process.exit(2);
-}
-if (!existsSync(apiEntry)) {
-  process.stderr.write(`bench: ${apiEntry} is missing; run "npm run build" first\n`);
-  process.exit(2);
-}
 
 /** kB figures of /proc/<pid>/status. */
 function memory(pid) {

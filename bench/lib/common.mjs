@@ -1,8 +1,60 @@
-// Helpers every bench script needs: a free loopback port, one statement on the admin
-// database, a database URL on the same server, waiting for and calling a started server,
-// and stopping a child process the script started.
+// Helpers every bench script needs: the built API and the admin database it requires, a
+// free loopback port, one statement on the admin database, a database URL on the same
+// server, starting, waiting for, calling and stopping a child process the script started.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const API_ENTRY = path.join(ROOT, 'dist/apps/api/src/main.js');
+
+/**
+ * DATABASE_URL (a server the script may create scratch databases on) and the built API, or
+ * exit 2 with how to run `command`.
+ */
+export function requireDatabaseAndBuild(command, buildHint = 'run "npm run build" first') {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    process.stderr.write(
+      'bench: DATABASE_URL is required (a PostgreSQL server the benchmark may create a scratch database on), e.g.\n' +
+        `  DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres ${command}\n`,
+    );
+    process.exit(2);
+  }
+  if (!existsSync(API_ENTRY)) {
+    process.stderr.write(`bench: ${API_ENTRY} is missing; ${buildHint}\n`);
+    process.exit(2);
+  }
+  return adminUrl;
+}
+
+const children = new Set();
+
+/** Starts `node [nodeArgs] file` with its output kept (the last 8 KB) for error messages. */
+export function startNode(name, file, env, nodeArgs = '', cwd = ROOT) {
+  const child = spawn(process.execPath, [...(nodeArgs ?? '').split(' ').filter(Boolean), file], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let output = '';
+  const keep = (chunk) => {
+    output = (output + chunk.toString()).slice(-8000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  child.on('exit', () => children.delete(child));
+  return { child, output: () => output, name };
+}
+
+/** SIGKILL to every process startNode started that is still running (on failure or Ctrl-C). */
+export function killChildren() {
+  for (const child of children) child.kill('SIGKILL');
+}
 
 /** A port the OS just handed out on 127.0.0.1 (free when returned). */
 export function freePort() {
