@@ -44,7 +44,6 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, 
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import {
   API_ENTRY as apiEntry,
   ROOT as root,
@@ -55,6 +54,7 @@ import {
   waitForHttp,
   call,
   killChildren,
+  withClient,
   requireDatabaseAndBuild,
   startNode as start,
 } from './lib/common.mjs';
@@ -314,17 +314,13 @@ function postgresCpuSeconds(before, after) {
   return total;
 }
 
-async function truncate(benchUrl) {
-  const client = new pg.Client({ connectionString: benchUrl });
-  await client.connect();
-  try {
+function truncate(benchUrl) {
+  return withClient(benchUrl, async (client) => {
     // One table per statement: each takes one lock, so the API's background resolver
     // (hint set, then its events) cannot deadlock with it.
     for (const table of ['event_identity_hints', 'events', 'error_issues']) await client.query(`TRUNCATE ${table}`);
     await client.query('CHECKPOINT');
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /**
@@ -332,15 +328,11 @@ async function truncate(benchUrl) {
  * autovacuum and checkpoint work the ingestion left behind does not run inside the read
  * phase's measurement (the scale phase's preload ends the same way).
  */
-async function settle(url) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
+function settle(url) {
+  return withClient(url, async (client) => {
     await client.query('VACUUM ANALYZE');
     await client.query('CHECKPOINT');
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /**
@@ -353,10 +345,8 @@ async function settle(url) {
  */
 const STATS_SETTLE_MS = 11_000;
 async function databaseStats(url) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await new Promise((r) => setTimeout(r, STATS_SETTLE_MS));
+  await new Promise((r) => setTimeout(r, STATS_SETTLE_MS));
+  return withClient(url, async (client) => {
     const { rows } = await client.query(
       `SELECT xact_commit::float8 AS xact_commit, (tup_inserted + tup_updated + tup_deleted)::float8 AS tuples,
               pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS wal_bytes
@@ -364,9 +354,7 @@ async function databaseStats(url) {
     );
     const fpi = await client.query(`SELECT wal_fpi::float8 AS wal_fpi FROM pg_stat_wal`).catch(() => ({ rows: [{ wal_fpi: null }] }));
     return { ...rows[0], ...fpi.rows[0] };
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** Closed loop, as fast as CONNECTIONS connections go (on emptied tables unless keepData). */
@@ -654,10 +642,8 @@ const SCALE_CUSTOMERS = Number(process.env.BENCH_SCALE_CUSTOMERS ?? 20_000);
 
 /** Preloads SCALE_EVENTS events (today's partition, 64 devices' worth of hints) and SCALE_CUSTOMERS customers with two aliases each. */
 async function preload(api) {
-  const client = new pg.Client({ connectionString: api.dbUrl });
-  await client.connect();
   const started = Date.now();
-  try {
+  await withClient(api.dbUrl, async (client) => {
     const chunk = 500_000;
     for (let from = 0; from < SCALE_CUSTOMERS; from += chunk) {
       const to = Math.min(SCALE_CUSTOMERS, from + chunk) - 1;
@@ -690,9 +676,7 @@ async function preload(api) {
     await client.query('ANALYZE customers');
     await client.query('ANALYZE customer_aliases');
     await client.query('CHECKPOINT');
-  } finally {
-    await client.end();
-  }
+  });
   log(`  preloaded ${SCALE_EVENTS} events and ${SCALE_CUSTOMERS} customers in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 

@@ -7,8 +7,8 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { freePort } from '../lib/common.mjs';
+
+import { freePort, withClient } from '../lib/common.mjs';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const OPERATOR_TOKEN = 'op_faults_0123456789abcdef';
@@ -227,14 +227,10 @@ export function load(port, key, workers = 8) {
 }
 
 export async function storedEventIds(databaseUrl, projectId, eventIds) {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query('SELECT event_id FROM events WHERE project_id = $1 AND event_id = ANY($2::text[])', [projectId, eventIds]);
-    return new Set(rows.map((r) => r.event_id));
-  } finally {
-    await client.end();
-  }
+  const { rows } = await withClient(databaseUrl, (client) =>
+    client.query('SELECT event_id FROM events WHERE project_id = $1 AND event_id = ANY($2::text[])', [projectId, eventIds]),
+  );
+  return new Set(rows.map((r) => r.event_id));
 }
 
 export async function scrape(metricsPort) {

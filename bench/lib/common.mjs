@@ -69,15 +69,20 @@ export function freePort() {
   });
 }
 
-/** Runs one statement on its own connection to `adminUrl` (CREATE/DROP DATABASE). */
-export async function adminQuery(adminUrl, sql) {
-  const client = new pg.Client({ connectionString: adminUrl });
+/** Runs `work(client)` on a connection of its own to `url`, closed afterwards. */
+export async function withClient(url, work) {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return await client.query(sql);
+    return await work(client);
   } finally {
     await client.end();
   }
+}
+
+/** Runs one statement on its own connection to `adminUrl` (CREATE/DROP DATABASE). */
+export function adminQuery(adminUrl, sql) {
+  return withClient(adminUrl, (client) => client.query(sql));
 }
 
 /** SIGTERM, then SIGKILL after 15 s; resolves when `proc.child` has exited. */
