@@ -59,9 +59,9 @@ export function textArrayParam(values: readonly (string | null)[], elementOid: n
 }
 
 function fixedWidthArray(values: readonly (number | null)[], elementOid: number, width: 4 | 8): Buffer {
-  const hasNull = values.some((value) => value === null);
-  const present = values.reduce<number>((n, value) => (value === null ? n : n + 1), 0);
-  const out = header(HEADER_BYTES + 4 * values.length + width * present, elementOid, values.length, hasNull);
+  let nulls = 0;
+  for (const value of values) if (value === null) nulls++;
+  const out = header(HEADER_BYTES + 4 * values.length + width * (values.length - nulls), elementOid, values.length, nulls > 0);
   let offset = HEADER_BYTES;
   for (const value of values) {
     if (value === null) {

@@ -52,11 +52,12 @@ const json = (alias: string, of: (r: EventRow) => string | null): Column => ({
   sqlType: 'json[]',
   param: (rows) => textArrayParam(rows.map(of), JSON_OID),
 });
+const int4 = (alias: string, of: (r: EventRow) => number | null): Column => ({ alias, sqlType: 'int[]', param: (rows) => int4ArrayParam(rows.map(of)) });
 const int8 = (alias: string, of: (r: EventRow) => number | null): Column => ({ alias, sqlType: 'bigint[]', param: (rows) => int8ArrayParam(rows.map(of)) });
 
 const EVENT_COLUMNS: readonly Column[] = [
   text('i', (r) => r.eventId),
-  { alias: 'd', sqlType: 'int[]', param: (rows) => int4ArrayParam(rows.map((r) => r.clientDay)) },
+  int4('d', (r) => r.clientDay),
   text('n', (r) => r.name),
   int8('t', (r) => r.timestampMs),
   int8('ct', (r) => r.clientTimestampMs),
