@@ -610,13 +610,21 @@ function summariseRead(result) {
   };
 }
 
-async function readPhase(route, api, baseUrl) {
-  const apiTarget = { url: api.base, headers: route.headers, pid: api.proc.child.pid };
-  const drives = (t) => drive({ url: t.url, headers: t.headers, connections: READ_CONNECTIONS, duration: READ_DURATION, next: route.next });
-  const cpu0 = cpuSeconds(apiTarget.pid);
-  const apiSat = summariseRead(await drives(apiTarget));
-  const apiCpuMs = cpu0 === null ? null : Math.round(((cpuSeconds(apiTarget.pid) - cpu0) * 1e6) / Math.max(1, apiSat.rps * READ_DURATION)) / 1000;
-  const bareSat = summariseRead(await drives({ url: baseUrl, headers: {} }));
+/** Drives one closed-loop run and returns its summary with CPU per request of the server process and of PostgreSQL. */
+async function saturateRead(target, next) {
+  const cpu0 = cpuSeconds(target.pid);
+  const pg0 = postgresCpu();
+  const result = summariseRead(await drive({ url: target.url, headers: target.headers, connections: READ_CONNECTIONS, duration: READ_DURATION, next }));
+  const perRequest = (seconds) => (seconds === null ? null : Math.round((seconds * 1e6) / Math.max(1, result.rps * READ_DURATION)) / 1000);
+  const cpu1 = cpuSeconds(target.pid);
+  result.cpuMs = cpu0 === null || cpu1 === null ? null : perRequest(cpu1 - cpu0);
+  result.pgCpuMs = perRequest(postgresCpuSeconds(pg0, postgresCpu()));
+  return result;
+}
+
+async function readPhase(route, api, bare) {
+  const apiSat = await saturateRead({ url: api.base, headers: route.headers, pid: api.proc.child.pid }, route.next);
+  const bareSat = await saturateRead({ url: bare.url, headers: {}, pid: bare.pid }, route.next);
   const rate = Math.max(1, Math.round(bareSat.rps * 0.5));
   const paced50 = await paced({
     url: api.base,
@@ -628,11 +636,12 @@ async function readPhase(route, api, baseUrl) {
     perRequest: 1,
   });
   const ratio = apiSat.rps / Math.max(1, bareSat.rps);
+  const cpu = (r) => `CPU/req ${r.cpuMs ?? '?'} ms + postgres ${r.pgCpuMs ?? '?'} ms`;
   log(
-    `  ${route.name.padEnd(34)} api ${apiSat.rps} req/s (p99 ${apiSat.p99} ms, CPU ${apiCpuMs ?? '?'} ms/req) | bare ${bareSat.rps} req/s (p99 ${bareSat.p99} ms) | ` +
+    `  ${route.name.padEnd(34)} api ${apiSat.rps} req/s (p99 ${apiSat.p99} ms, ${cpu(apiSat)}) | bare ${bareSat.rps} req/s (p99 ${bareSat.p99} ms, ${cpu(bareSat)}) | ` +
       `ratio ${ratio.toFixed(2)} | api at ${rate} req/s: p50 ${paced50.p50} ms, p99 ${paced50.p99} ms | non-2xx/errors ${apiSat.non2xx + apiSat.errors + paced50.non2xx + paced50.errors}`,
   );
-  return { name: route.name, api: apiSat, bare: bareSat, ratio, rate, paced: paced50, apiCpuMs };
+  return { name: route.name, api: apiSat, bare: bareSat, ratio, rate, paced: paced50 };
 }
 
 // ---- scale of data --------------------------------------------------------------------------
@@ -736,6 +745,7 @@ async function main() {
     );
     procs.push(baseline);
     await waitForHttp(baseline, `http://127.0.0.1:${basePort}/`);
+    const bare = { url: `http://127.0.0.1:${basePort}`, pid: baseline.child.pid };
 
     const servers = [
       ingestionServer('api', api),
@@ -776,7 +786,7 @@ async function main() {
       for (const route of PHASES.has('reads')
         ? routes.filter((r, i) => !process.env.BENCH_READ_ROUTES || process.env.BENCH_READ_ROUTES.split(',').includes(String(i)))
         : routes.slice(0, 1))
-        readResults.push(await readPhase(route, api, `http://127.0.0.1:${basePort}`));
+        readResults.push(await readPhase(route, api, bare));
 
     let scaledIngest;
     let scaledRead;
@@ -789,7 +799,7 @@ async function main() {
       // same rate before and after the preload: at a rate near saturation both p99s would
       // measure queueing, not the data.
       const entRoute = routes[0];
-      const entSaturation = readResults.find((r) => r.name === entRoute.name) ?? (await readPhase(entRoute, api, `http://127.0.0.1:${basePort}`));
+      const entSaturation = readResults.find((r) => r.name === entRoute.name) ?? (await readPhase(entRoute, api, bare));
       scaleReadRate = Math.max(1, Math.round(entSaturation.api.rps * 0.5));
       const readAtRate = () =>
         paced({
