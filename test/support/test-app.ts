@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import type { Type } from '@nestjs/common';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { DataSource as DataSourceToken } from 'typeorm';
@@ -10,7 +10,7 @@ import { createApp } from '../../apps/api/src/create-app.js';
 export const TEST_OPERATOR_TOKEN = 'op_test_token_0123456789abcdef';
 
 export interface TestApp {
-  app: NestExpressApplication;
+  app: NestFastifyApplication;
   config: AppConfig;
   /** supertest agent bound to the app's HTTP server. */
   http: ReturnType<typeof request>;

@@ -6,19 +6,20 @@ import { IsArray, IsIn, IsInt, IsOptional, IsString, MaxLength, Min, ValidateNes
 import { pino } from 'pino';
 import { QueryFailedError } from 'typeorm';
 import { AllExceptionsFilter } from '../../libs/platform/src/errors/all-exceptions.filter.js';
-import { ApiError, createValidationPipe, requestIdMiddleware, validationErrorToApiError } from '../../libs/platform/src/index.js';
+import { ApiError, createValidationPipe, assignRequestId, validationErrorToApiError } from '../../libs/platform/src/index.js';
 
+/** The parts of Fastify's reply the filter uses. */
 interface FakeResponse {
   statusCode: number;
   headers: Record<string, string>;
   body: any;
-  headersSent: boolean;
+  sent: boolean;
   ended: boolean;
-  setHeader(name: string, value: string): FakeResponse;
+  raw: { headersSent: boolean; writableEnded: boolean; end(): void };
+  header(name: string, value: string): FakeResponse;
   getHeader(name: string): string | undefined;
   status(code: number): FakeResponse;
-  json(body: unknown): FakeResponse;
-  end(): FakeResponse;
+  send(payload: string): FakeResponse;
 }
 
 function fakeResponse(): FakeResponse {
@@ -26,9 +27,17 @@ function fakeResponse(): FakeResponse {
     statusCode: 200,
     headers: {},
     body: undefined,
-    headersSent: false,
+    sent: false,
     ended: false,
-    setHeader(name, value) {
+    raw: {
+      headersSent: false,
+      writableEnded: false,
+      end() {
+        res.ended = true;
+        res.raw.writableEnded = true;
+      },
+    },
+    header(name, value) {
       res.headers[name.toLowerCase()] = String(value);
       return res;
     },
@@ -37,14 +46,11 @@ function fakeResponse(): FakeResponse {
       res.statusCode = code;
       return res;
     },
-    json(body) {
-      res.body = JSON.parse(JSON.stringify(body));
-      res.headersSent = true;
-      res.ended = true;
-      return res;
-    },
-    end() {
-      res.ended = true;
+    send(payload) {
+      res.body = JSON.parse(payload);
+      res.sent = true;
+      res.raw.headersSent = true;
+      res.raw.end();
       return res;
     },
   };
@@ -66,8 +72,8 @@ function setup() {
   const filter = new AllExceptionsFilter(pino({ level: 'info', base: undefined }, stream));
   const req = fakeRequest();
   const res = fakeResponse();
-  // As in the app: the request id middleware runs first.
-  requestIdMiddleware(req, res as any, () => undefined);
+  // As in the app: the edge assigns the request id first.
+  assignRequestId(req, res as any);
   const host = {
     switchToHttp: () => ({ getRequest: () => req, getResponse: () => res, getNext: () => undefined }),
     getType: () => 'http',
@@ -211,7 +217,7 @@ describe('AllExceptionsFilter', () => {
 
   it('only ends the response when headers were already sent', () => {
     const { filter, res, host } = setup();
-    res.headersSent = true;
+    res.raw.headersSent = true;
     filter.catch(new Error('late failure'), host);
     expect(res.ended).toBe(true);
     expect(res.body).toBeUndefined();

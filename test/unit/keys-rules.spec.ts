@@ -106,8 +106,8 @@ describe('ApiKeyGuard scopes', () => {
   };
 
   function contextFor(scopes: string[] | undefined) {
-    const req = { headers: { authorization: `Bearer ${secret}` }, method: 'GET', path: '/v1/x' } as Record<string | symbol, unknown>;
-    const res = { setHeader: () => undefined };
+    const req = { headers: { authorization: `Bearer ${secret}` }, method: 'GET', url: '/v1/x' } as Record<string | symbol, unknown>;
+    const res = { header: () => undefined };
     return { req, ctx: { requirement: { kinds: ['secret' as const], scopes }, req, res } };
   }
 

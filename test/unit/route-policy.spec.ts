@@ -2,6 +2,7 @@ import { Controller, Get, Post } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Operator, Public, RoutePolicyError, assertEveryRouteHasPolicy, routeTable } from '../../libs/platform/src/index.js';
 import { RequireApiKey } from '../../libs/keys/src/index.js';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 
 @Controller('v1/declared')
 class DeclaredController {
@@ -47,7 +48,7 @@ class DoublyDeclaredController {
 
 async function appWith(...controllers: (new (...args: never[]) => unknown)[]) {
   const moduleRef = await Test.createTestingModule({ controllers }).compile();
-  return moduleRef.createNestApplication({ logger: false });
+  return moduleRef.createNestApplication(new FastifyAdapter(), { logger: false });
 }
 
 describe('route policy: every handler declares exactly one policy', () => {

@@ -1,16 +1,20 @@
 import type { Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import {
   type AppConfig,
   type AppLogger,
   Metrics,
   NestPinoLogger,
+  answerClientError,
+  answerFrameworkError,
   configureHttpEdge,
   loadSdkVersionsManifest,
   setupOpenApi,
   configureHttpServer,
   assertEveryRouteHasPolicy,
+  parseQueryString,
+  withV1Prefix,
 } from '../../../libs/platform/src/index.js';
 import { AppModule } from './app.module.js';
 import { DATABASE_SCHEMA } from './database-schema.js';
@@ -20,18 +24,30 @@ export interface CreateAppOptions {
   extraModules?: Type<unknown>[];
 }
 
+/** Route parameters are bounded by the 16 KB header limit, not by the router (Fastify's default is 100 characters). */
+const MAX_PARAM_LENGTH = 16 * 1024;
+
 /** Builds the fully configured application (used by main.ts and by the e2e tests). */
-export async function createApp(config: AppConfig, logger: AppLogger, options: CreateAppOptions = {}): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(
+export async function createApp(config: AppConfig, logger: AppLogger, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    rewriteUrl: withV1Prefix,
+    clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
+    // Requests on kept-alive connections during the shutdown's drain are served (main.ts), not refused.
+    return503OnClosing: false,
+    skipMiddie: true,
+    routerOptions: { ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: MAX_PARAM_LENGTH, querystringParser: parseQueryString },
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.register({ config, logger, sdkVersions: loadSdkVersionsManifest(), schema: DATABASE_SCHEMA }, options.extraModules),
+    adapter,
     { bodyParser: false, logger: new NestPinoLogger(logger), abortOnError: false },
   );
-  // First: counts and times every request, including those the edge middleware answers.
-  app.use(app.get(Metrics).httpMiddleware());
   assertEveryRouteHasPolicy(app);
-  configureHttpEdge(app, config, logger);
+  configureHttpEdge(app.getHttpAdapter().getInstance(), app.get(Metrics), logger);
   configureHttpServer(app.getHttpServer(), config);
   setupOpenApi(app, { operatorApi: config.operatorToken !== undefined });
   await app.init();
+  await app.getHttpAdapter().getInstance().ready();
   return app;
 }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import {
   type AppConfig,
   ConfigError,
@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   };
 
   // Registered before start-up so a SIGTERM while starting still stops the embedded database.
-  let app: NestExpressApplication | undefined;
+  let app: NestFastifyApplication | undefined;
   let metricsServer: MetricsServer | undefined;
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -10,6 +10,8 @@ export * from './http/body-parsing.js';
 export * from './http/json-bounds.js';
 export * from './http/storable-json.js';
 export * from './http/http-server.js';
+export * from './http/http-types.js';
+export * from './http/v1-prefix.js';
 export * from './logging/logger.js';
 export * from './database/data-source-options.js';
 export * from './database/database-reachability.js';

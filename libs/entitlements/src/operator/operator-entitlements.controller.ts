@@ -1,7 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
-import { ApiErrors, TenantScopes, requestIdOf, Operator } from '../../../platform/src/index.js';
+import { ApiErrors, TenantScopes, requestIdOf, Operator, type HttpRequest } from '../../../platform/src/index.js';
 import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
 import { ProductCatalog } from '../catalog/product-catalog.service.js';
 import { ProjectLookup } from '../catalog/project-lookup.service.js';
@@ -54,7 +53,7 @@ export class OperatorEntitlementsController {
   @ApiOkResponse({ type: EntitlementMutation })
   @ApiErrors({ 400: ['missing_required_param'] })
   async grant(
-    @Req() req: Request,
+    @Req() req: HttpRequest,
     @Param('projectId') projectId: string,
     @Param('customerId') customerId: string,
     @Body() body: OperatorGrantEntitlementDto,

@@ -1,7 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
 import { timingSafeEqual } from 'node:crypto';
-import { APP_LOGGER, ApiError, type AppLogger, Clock, type TenantScope, TenantScopes, allowOrigin, requestIdOf } from '../../../platform/src/index.js';
+import {
+  APP_LOGGER,
+  ApiError,
+  type AppLogger,
+  Clock,
+  type TenantScope,
+  TenantScopes,
+  allowOrigin,
+  pathOf,
+  requestIdOf,
+  type HttpRequest,
+  type HttpResponse,
+} from '../../../platform/src/index.js';
 import { extractApiKey, sha256Hex } from '../domain/api-key-format.js';
 import type { KeyAuthRecord } from '../domain/keys.repository.js';
 import { originAllowed } from '../domain/origin-allowlist.js';
@@ -27,12 +38,12 @@ export class ApiKeyAuthenticator {
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
-  async authenticate(requirement: KeyRequirement, req: Request, res: Response): Promise<{ scope: TenantScope; auth: AuthContext }> {
+  async authenticate(requirement: KeyRequirement, req: HttpRequest, res: HttpResponse): Promise<{ scope: TenantScope; auth: AuthContext }> {
     const requestId = requestIdOf(req, res);
     const outcome = await this.verify(requirement, req, res, requestId);
     if ('error' in outcome) {
       this.logger.warn(
-        { requestId, method: req.method, path: req.path, reason: outcome.reason, keyId: outcome.keyId, code: outcome.error.code },
+        { requestId, method: req.method, path: pathOf(req), reason: outcome.reason, keyId: outcome.keyId, code: outcome.error.code },
         'api key rejected',
       );
       throw outcome.error;
@@ -40,7 +51,7 @@ export class ApiKeyAuthenticator {
     return { scope: outcome, auth: outcome };
   }
 
-  private async verify(requirement: KeyRequirement, req: Request, res: Response, requestId: string): Promise<AuthContext | Rejection> {
+  private async verify(requirement: KeyRequirement, req: HttpRequest, res: HttpResponse, requestId: string): Promise<AuthContext | Rejection> {
     const presented = extractApiKey(req.headers);
     if (presented.status === 'missing' || presented.status === 'malformed') {
       return {
@@ -98,7 +109,7 @@ export class ApiKeyAuthenticator {
     return timingSafeEqual(Buffer.from(sha256Hex(presentedKey), 'hex'), Buffer.from(record.secretHash, 'hex'));
   }
 
-  private async checkPlatformLock(record: KeyAuthRecord, req: Request, requirement: KeyRequirement): Promise<Rejection | undefined> {
+  private async checkPlatformLock(record: KeyAuthRecord, req: HttpRequest, requirement: KeyRequirement): Promise<Rejection | undefined> {
     switch (record.platform) {
       case 'web': {
         const origin = req.headers.origin;

@@ -1,7 +1,14 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ApiSecurity } from '@nestjs/swagger';
-import type { Request } from 'express';
-import { API_KEY_BEARER, API_KEY_CLIENT_HEADER, API_KEY_HEADER, DeclarePolicy, type ApiKeyPolicy, requestAuth } from '../../../platform/src/index.js';
+import {
+  API_KEY_BEARER,
+  API_KEY_CLIENT_HEADER,
+  API_KEY_HEADER,
+  DeclarePolicy,
+  type ApiKeyPolicy,
+  requestAuth,
+  type HttpRequest,
+} from '../../../platform/src/index.js';
 import type { AuthContext, KeyRequirement } from './auth-context.js';
 
 /**
@@ -20,7 +27,7 @@ export function RequireApiKey(requirement: KeyRequirement) {
 
 /** The verified key's context: tenant scope (projectId, env), app, kind, scopes. */
 export const CurrentKey = createParamDecorator((_data: unknown, ctx: ExecutionContext): AuthContext => {
-  const auth = requestAuth<AuthContext>(ctx.switchToHttp().getRequest<Request>());
+  const auth = requestAuth<AuthContext>(ctx.switchToHttp().getRequest<HttpRequest>());
   if (!auth) throw new Error('CurrentKey used on an endpoint without @RequireApiKey');
   return auth;
 });

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Optional } from '@nestjs/common';
-import type { Request, Response } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { ApiError } from './api-error.js';
 import { writeErrorResponse } from './error-response.js';
@@ -8,6 +7,7 @@ import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
 import { requestIdOf } from '../http/request-id.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { checkOperatorToken } from '../policy/operator-token.js';
+import { type HttpRequest, type HttpResponse, originalPathOf, pathOf } from '../http/http-types.js';
 
 interface BodyParserError {
   type?: string;
@@ -37,8 +37,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
-    const req = ctx.getRequest<Request>();
-    const res = ctx.getResponse<Response>();
+    const req = ctx.getRequest<HttpRequest>();
+    const res = ctx.getResponse<HttpResponse>();
     const requestId = requestIdOf(req, res);
     if (isDatabaseUnreachable(exception)) {
       this.logUnreachable(exception as Error);
@@ -52,7 +52,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
         {
           requestId,
           method: req.method,
-          path: req.path,
+          path: pathOf(req),
           err: { name: err.name, message: err.message, stack: err.stack, code: databaseErrorCode(err) },
         },
         isDatabaseTimeout(err) ? 'database call timed out' : 'unhandled error',
@@ -77,7 +77,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     this.unreachableSince = 0;
   }
 
-  private toApiError(exception: unknown, req: Request, res: Response): ApiError {
+  private toApiError(exception: unknown, req: HttpRequest, res: HttpResponse): ApiError {
     if (exception instanceof ApiError) return exception;
     // Nest's adapter wraps body-parser and URI errors in HttpExceptions; look at the original.
     const original = exception instanceof HttpException && exception.cause ? exception.cause : exception;
@@ -108,8 +108,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status === 404) {
-        if (req.path === '/admin' || req.path.startsWith('/admin/')) return this.unknownOperatorRoute(req, res);
-        return ApiError.missingParam(`Unknown route: ${req.method} ${req.originalUrl.split('?')[0]}`);
+        if (pathOf(req) === '/admin' || pathOf(req).startsWith('/admin/')) return this.unknownOperatorRoute(req, res);
+        return ApiError.missingParam(`Unknown route: ${req.method} ${originalPathOf(req)}`);
       }
       if (status === 413) return ApiError.invalidParam('Request body is too large for this endpoint');
       if (status >= 400 && status < 500) return ApiError.invalidParam(exception.message);
@@ -118,14 +118,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   /** The operator API's conventions hold on its unknown paths too: 404 when it is off, 401 without the token. */
-  private unknownOperatorRoute(req: Request, res: Response): ApiError {
-    if (!this.config) return ApiError.resourceMissing(`No such resource: ${req.method} ${req.path}`);
+  private unknownOperatorRoute(req: HttpRequest, res: HttpResponse): ApiError {
+    if (!this.config) return ApiError.resourceMissing(`No such resource: ${req.method} ${pathOf(req)}`);
     try {
       checkOperatorToken(this.config, this.logger, req, res);
     } catch (err) {
       return err as ApiError;
     }
-    return ApiError.resourceMissing(`No such resource: ${req.method} ${req.path}`);
+    return ApiError.resourceMissing(`No such resource: ${req.method} ${pathOf(req)}`);
   }
 }
 

@@ -1,20 +1,29 @@
-import type { Response } from 'express';
+import type { HttpResponse } from '../http/http-types.js';
 import type { ApiError } from './api-error.js';
 
+const ERROR_CODE = Symbol('errorCode');
+
+type WithErrorCode = { [ERROR_CODE]?: string };
+
 /** Writes the error envelope. The single place that shapes an error body. */
-export function writeErrorResponse(res: Response, error: ApiError, requestId: string): void {
-  if (res.headersSent) {
-    res.end();
+export function writeErrorResponse(res: HttpResponse, error: ApiError, requestId: string): void {
+  if (res.sent || res.raw.headersSent) {
+    if (!res.raw.writableEnded) res.raw.end();
     return;
   }
-  for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
-  res.setHeader('Cache-Control', 'no-store');
+  for (const [name, value] of Object.entries(error.headers ?? {})) res.header(name, value);
+  res.header('Cache-Control', 'no-store');
   // Read by the access log: 4xx/5xx lines carry the error code.
-  if (res.locals) res.locals.errorCode = error.code;
+  (res as unknown as WithErrorCode)[ERROR_CODE] = error.code;
   const body: Record<string, unknown> = {
     error: { type: error.type, code: error.code, message: error.message, request_id: requestId, ...error.extra },
   };
   // A 426 also carries minVersion and surface at the top level (docs/decisions.md).
   if (error.status === 426 && error.extra) Object.assign(body, error.extra);
-  res.status(error.status).json(body);
+  res.status(error.status).header('Content-Type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/** The error code written for this response, if it was an error envelope. */
+export function errorCodeOf(res: HttpResponse): string | undefined {
+  return (res as unknown as WithErrorCode)[ERROR_CODE];
 }

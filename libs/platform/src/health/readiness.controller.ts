@@ -1,8 +1,8 @@
 import { Controller, Get, Header, HttpStatus, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
 import { Public } from '../policy/route-policy.js';
 import { Readiness, type ReadinessReport } from './readiness.js';
+import type { HttpResponse } from '../http/http-types.js';
 
 export class ReadinessChecks {
   @ApiProperty({ enum: ['ok', 'down'], example: 'ok' }) database: 'ok' | 'down';
@@ -26,7 +26,7 @@ export class ReadinessController {
   @ApiOperation({ summary: 'Readiness probe (no auth): PostgreSQL answers within 1 s and the replica is not shutting down' })
   @ApiOkResponse({ type: ReadinessResponse })
   @ApiServiceUnavailableResponse({ type: ReadinessResponse, description: 'not_ready: PostgreSQL did not answer within 1 s, or SIGTERM received' })
-  async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessReport> {
+  async ready(@Res({ passthrough: true }) res: HttpResponse): Promise<ReadinessReport> {
     const report = await this.readiness.check();
     res.status(report.status === 'ready' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
     return report;

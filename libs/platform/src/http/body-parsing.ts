@@ -1,5 +1,7 @@
-import express, { type Request, type RequestHandler, type Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import bodyParser from 'body-parser';
 import { ApiError } from '../errors/api-error.js';
+import type { HttpRequest } from './http-types.js';
 import { DEFAULT_JSON_BOUNDS, type JsonBounds, assertJsonBounds } from './json-bounds.js';
 
 export const DEFAULT_BODY_LIMIT_BYTES = 100 * 1024;
@@ -14,14 +16,16 @@ const JSON_TYPES = ['application/json', 'application/*+json', 'text/plain'];
 
 const RAW_BODY = Symbol('rawBody');
 
-const jsonParsers = new Map<number, RequestHandler>();
-const rawParsers = new Map<number, RequestHandler>();
-function parserFor(limit: number, raw: boolean): RequestHandler {
+type BodyReader = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+const jsonParsers = new Map<number, BodyReader>();
+const rawParsers = new Map<number, BodyReader>();
+function parserFor(limit: number, raw: boolean): BodyReader {
   const cache = raw ? rawParsers : jsonParsers;
   let parser = cache.get(limit);
   if (!parser) {
     // body-parser applies `limit` to the decoded (inflated) bytes and stops inflating there.
-    parser = raw ? express.raw({ limit, type: () => true }) : express.json({ limit, strict: false, type: JSON_TYPES });
+    parser = (raw ? bodyParser.raw({ limit, type: () => true }) : bodyParser.json({ limit, strict: false, type: JSON_TYPES })) as BodyReader;
     cache.set(limit, parser);
   }
   return parser;
@@ -37,25 +41,29 @@ function parserFor(limit: number, raw: boolean): RequestHandler {
  * (store webhooks: a signature is computed over the bytes, and their contract checks the
  * signature's project before the body's shape); `rawBodyOf` hands them over.
  */
-export function readJsonBody(req: Request, res: Response, limit: number, options: { raw?: boolean; jsonBounds?: JsonBounds | null } = {}): Promise<void> {
+export function readJsonBody(req: HttpRequest, limit: number, options: { raw?: boolean; jsonBounds?: JsonBounds | null } = {}): Promise<void> {
+  // The edge's only content-type parser leaves the stream unread: body-parser reads it here.
+  const message = req.raw as IncomingMessage & { body?: unknown };
   return new Promise((resolve, reject) => {
-    parserFor(limit, options.raw ?? false)(req, res, (err?: unknown) => {
+    parserFor(limit, options.raw ?? false)(message, undefined as unknown as ServerResponse, (err?: unknown) => {
       if (err) return reject(err);
       if (options.raw) {
-        (req as unknown as Record<symbol, Buffer>)[RAW_BODY] = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        (req as unknown as Record<symbol, Buffer>)[RAW_BODY] = Buffer.isBuffer(message.body) ? message.body : Buffer.alloc(0);
         req.body = {};
         return resolve();
       }
+      let body = message.body;
       if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') {
-        if (req.body === undefined) {
-          req.body = {};
-        } else if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
+        if (body === undefined) {
+          body = {};
+        } else if (body === null || typeof body !== 'object' || Array.isArray(body)) {
           return reject(ApiError.invalidParam('Request body must be a JSON object'));
         }
       }
+      req.body = body;
       const bounds = options.jsonBounds === undefined ? DEFAULT_JSON_BOUNDS : options.jsonBounds;
       try {
-        if (bounds) assertJsonBounds(req.body, bounds);
+        if (bounds) assertJsonBounds(body, bounds);
       } catch (error) {
         return reject(error);
       }
@@ -65,6 +73,6 @@ export function readJsonBody(req: Request, res: Response, limit: number, options
 }
 
 /** The body bytes as received, for routes read raw (store webhooks); empty when there was none. */
-export function rawBodyOf(req: Request): Buffer {
+export function rawBodyOf(req: HttpRequest): Buffer {
   return (req as unknown as Record<symbol, Buffer | undefined>)[RAW_BODY] ?? Buffer.alloc(0);
 }

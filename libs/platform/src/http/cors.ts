@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { HttpRequest, HttpResponse } from './http-types.js';
 
 export const CORS_ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 /**
@@ -14,24 +14,25 @@ export const CORS_MAX_AGE_SECONDS = 600;
  * Preflights are permissive (204, echo Origin); actual responses only expose headers here.
  * Access-Control-Allow-Origin on actual responses is granted by allowOrigin() once the
  * key's platform lock has accepted the origin, or by endpoints that need no key.
+ * Returns true when it answered the request (a preflight).
  */
-export function corsMiddleware(req: Request, res: Response, next: NextFunction): void {
-  res.setHeader('Vary', 'Origin');
+export function applyCors(req: HttpRequest, res: HttpResponse): boolean {
+  res.header('Vary', 'Origin');
   if (req.method === 'OPTIONS') {
     const origin = req.headers.origin;
-    if (origin) res.setHeader('Access-Control-Allow-Origin', origin);
-    res.setHeader('Access-Control-Allow-Methods', CORS_ALLOW_METHODS);
-    res.setHeader('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS);
-    res.setHeader('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS));
-    res.status(204).end();
-    return;
+    if (origin) res.header('Access-Control-Allow-Origin', origin);
+    res.header('Access-Control-Allow-Methods', CORS_ALLOW_METHODS);
+    res.header('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS);
+    res.header('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS));
+    res.code(204).send();
+    return true;
   }
-  res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
-  next();
+  res.header('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
+  return false;
 }
 
 /** Lets a browser read this response: call once the origin has been accepted. */
-export function allowOrigin(req: Request, res: Response): void {
+export function allowOrigin(req: HttpRequest, res: HttpResponse): void {
   const origin = req.headers.origin;
-  if (origin) res.setHeader('Access-Control-Allow-Origin', origin);
+  if (origin) res.header('Access-Control-Allow-Origin', origin);
 }

@@ -6,8 +6,9 @@ import { newRequestId } from './request-id.js';
 
 /**
  * Node's HTTP server settings that bound how long a slow or silent client holds a
- * connection, and the answer to requests Node's parser refuses before Express sees them.
- * Values and reasons: docs/decisions.md ("The edge: limits and timeouts").
+ * connection. Values and reasons: docs/decisions.md ("The edge: limits and timeouts"). The
+ * answer to requests Node's parser refuses is answerClientError, Fastify's
+ * `clientErrorHandler`.
  */
 export function configureHttpServer(server: Server, config: AppConfig): void {
   server.headersTimeout = config.httpHeadersTimeoutMs;
@@ -20,7 +21,6 @@ export function configureHttpServer(server: Server, config: AppConfig): void {
     50,
     Math.min(5_000, Math.floor(Math.min(config.httpHeadersTimeoutMs, config.httpRequestTimeoutMs) / 4)),
   );
-  server.on('clientError', answerClientError);
 }
 
 /** The envelope and status for an error Node's parser (or its timeouts) raised on a connection. */
@@ -41,10 +41,10 @@ const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Time
 
 /**
  * Replaces Node's bare `400`/`408`/`431` with the envelope and an `X-Request-Id` (the one the
- * request already has when Express got that far). Like Node's own handler, it answers only
+ * request already has when the edge got that far). Like Node's own handler, it answers only
  * when nothing of a response has been written yet, and closes the connection.
  */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean; getHeader(name: string): unknown } })._httpMessage;
   if (err.code === 'ECONNRESET' || !socket.writable || (inFlight && inFlight.headersSent)) {
     socket.destroy();

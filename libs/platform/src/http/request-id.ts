@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { HttpRequest, HttpResponse } from './http-types.js';
 
 const REQUEST_ID = Symbol('requestId');
 
@@ -10,22 +10,21 @@ export function newRequestId(): string {
   return `req_${randomBytes(12).toString('hex')}`;
 }
 
-/** First middleware: every response, including preflights and parser errors, carries the id. */
-export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
+/** Set by the edge's first hook: every response, including preflights and parser errors, carries the id. */
+export function assignRequestId(req: HttpRequest, res: HttpResponse): void {
   const id = newRequestId();
   (req as unknown as WithRequestId)[REQUEST_ID] = id;
-  res.setHeader('X-Request-Id', id);
-  next();
+  res.header('X-Request-Id', id);
 }
 
-export function requestIdOf(req: Request, res?: Response): string {
+export function requestIdOf(req: HttpRequest, res?: HttpResponse): string {
   const id = (req as unknown as WithRequestId)[REQUEST_ID];
   if (id) return id;
   const fresh = newRequestId();
   (req as unknown as WithRequestId)[REQUEST_ID] = fresh;
-  res?.setHeader('X-Request-Id', fresh);
+  res?.header('X-Request-Id', fresh);
   return fresh;
 }
 
 /** Handler parameter: the request's `req_…` id. */
-export const RequestId = createParamDecorator((_data: unknown, ctx: ExecutionContext): string => requestIdOf(ctx.switchToHttp().getRequest<Request>()));
+export const RequestId = createParamDecorator((_data: unknown, ctx: ExecutionContext): string => requestIdOf(ctx.switchToHttp().getRequest<HttpRequest>()));

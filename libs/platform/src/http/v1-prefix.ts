@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
 
 const UNPREFIXED_ROOTS = ['/v1', '/admin', '/docs'];
 
@@ -6,10 +6,12 @@ const UNPREFIXED_ROOTS = ['/v1', '/admin', '/docs'];
  * Every public path is accepted with or without /v1; the prefixed form is canonical and is
  * what the controllers and the OpenAPI document declare. The bare /healthz belongs to the
  * infrastructure, not the API, so it is not rewritten (it answers as an unknown route).
+ * Fastify's `rewriteUrl`: runs before routing; `request.originalUrl` keeps what was sent.
  */
-export function v1PrefixMiddleware(req: Request, _res: Response, next: NextFunction): void {
-  const path = req.path;
+export function withV1Prefix(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const query = url.indexOf('?');
+  const path = query < 0 ? url : url.slice(0, query);
   const alreadyRouted = UNPREFIXED_ROOTS.some((root) => path === root || path.startsWith(`${root}/`));
-  if (!alreadyRouted && path !== '/healthz') req.url = `/v1${req.url}`;
-  next();
+  return alreadyRouted || path === '/healthz' ? url : `/v1${url}`;
 }

@@ -1,6 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { errorCodeOf } from '../errors/error-response.js';
+import { type HttpRequest, type HttpResponse, originalPathOf } from '../http/http-types.js';
 import { requestIdOf } from '../http/request-id.js';
 
 export type AppLogger = Logger;
@@ -62,22 +63,14 @@ export class NestPinoLogger implements LoggerService {
 }
 
 /** One access-log line per request: method, path without query string, status, duration, and the error code of a 4xx/5xx. */
-export function accessLogMiddleware(logger: AppLogger) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    if (!logger.isLevelEnabled('info')) return next();
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const line: Record<string, unknown> = {
-        requestId: requestIdOf(req),
-        method: req.method,
-        path: req.originalUrl.split('?')[0],
-        status: res.statusCode,
-        ms: Math.round(ms * 10) / 10,
-      };
-      if (res.statusCode >= 400) line.code = (res.locals as { errorCode?: string }).errorCode ?? 'unknown';
-      logger.info(line, 'request');
-    });
-    next();
+export function logAccess(logger: AppLogger, req: HttpRequest, res: HttpResponse): void {
+  const line: Record<string, unknown> = {
+    requestId: requestIdOf(req),
+    method: req.method,
+    path: originalPathOf(req),
+    status: res.statusCode,
+    ms: Math.round(res.elapsedTime * 10) / 10,
   };
+  if (res.statusCode >= 400) line.code = errorCodeOf(res) ?? 'unknown';
+  logger.info(line, 'request');
 }

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DataSource } from 'typeorm';
 
@@ -133,20 +132,17 @@ export class Metrics {
   }
 
   /**
-   * Express middleware (first in the chain): counts and times each request when its response
-   * finishes, labelled with the route template Express matched (`req.route.path`, e.g.
-   * `/v1/server/customers/:id/entitlements`), never the raw path.
+   * Counts and times one answered request, labelled with the route template the router
+   * matched (e.g. `/v1/server/customers/:customerId/entitlements`), never the raw path.
+   * Called by the edge's response hook with the timer it started when the request arrived.
    */
-  httpMiddleware() {
-    return (req: Request, res: Response, next: NextFunction): void => {
-      const end = this.httpDuration.startTimer();
-      res.once('finish', () => {
-        const route = (req.route as { path?: unknown } | undefined)?.path;
-        const labels = { route: typeof route === 'string' ? route : UNMATCHED_ROUTE, method: req.method, status: String(res.statusCode) };
-        this.httpRequests.inc(labels);
-        end(labels);
-      });
-      next();
-    };
+  observeHttp(end: (labels: Record<string, string>) => void, route: string | undefined, method: string, status: number): void {
+    const labels = { route: route ?? UNMATCHED_ROUTE, method, status: String(status) };
+    this.httpRequests.inc(labels);
+    end(labels);
+  }
+
+  startHttpTimer(): (labels: Record<string, string>) => void {
+    return this.httpDuration.startTimer();
   }
 }

@@ -1,6 +1,5 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request, Response } from 'express';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ApiError } from '../errors/api-error.js';
 import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody } from '../http/body-parsing.js';
@@ -10,6 +9,7 @@ import { checkOperatorToken } from './operator-token.js';
 import { setRequestAuth } from './request-tenant.js';
 import { type BodyLimitDeclaration, ROUTE_BODY_LIMIT, ROUTE_POLICY, type RoutePolicy } from './route-policy.js';
 import { RoutePolicyHooks } from './route-policy.hooks.js';
+import type { HttpRequest, HttpResponse } from '../http/http-types.js';
 
 /**
  * The one global guard (APP_GUARD). It fails closed: a handler without a declared policy is
@@ -29,8 +29,8 @@ export class RoutePolicyGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     const policy = this.reflector.getAllAndOverride<RoutePolicy | undefined>(ROUTE_POLICY, targets);
-    const req = context.switchToHttp().getRequest<Request>();
-    const res = context.switchToHttp().getResponse<Response>();
+    const req = context.switchToHttp().getRequest<HttpRequest>();
+    const res = context.switchToHttp().getResponse<HttpResponse>();
     switch (policy?.kind) {
       case 'public':
         break;
@@ -50,7 +50,7 @@ export class RoutePolicyGuard implements CanActivate {
         throw ApiError.internal();
     }
     const body = this.reflector.getAllAndOverride<BodyLimitDeclaration | undefined>(ROUTE_BODY_LIMIT, targets);
-    await readJsonBody(req, res, body?.bytes ?? DEFAULT_BODY_LIMIT_BYTES, { raw: policy.kind === 'store_webhook', jsonBounds: body?.jsonBounds });
+    await readJsonBody(req, body?.bytes ?? DEFAULT_BODY_LIMIT_BYTES, { raw: policy.kind === 'store_webhook', jsonBounds: body?.jsonBounds });
     return true;
   }
 }

@@ -1,17 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
 import type { ApiKeyPolicy } from './route-policy.js';
 import type { TenantScope } from '../tenancy/tenant-scope.js';
 import type { BucketRule } from '../rate-limit/token-bucket.js';
+import type { HttpRequest, HttpResponse } from '../http/http-types.js';
 
 /** Verifies an API key for a route (the keys context); throws ApiError or returns the caller. */
-export type ApiKeyAuthenticator = (policy: ApiKeyPolicy, req: Request, res: Response) => Promise<{ scope: TenantScope; auth: unknown }>;
+export type ApiKeyAuthenticator = (policy: ApiKeyPolicy, req: HttpRequest, res: HttpResponse) => Promise<{ scope: TenantScope; auth: unknown }>;
 
 /**
  * Opens a store webhook (the rails context): 404 resource_missing for an unknown project or a
  * rail not enabled for it. Signature checks come later, on the raw body.
  */
-export type StoreWebhookGate = (req: Request) => Promise<void>;
+export type StoreWebhookGate = (req: HttpRequest) => Promise<void>;
 
 /** The project's bucket table (the spec's defaults with its overrides). */
 export type BucketRules = (projectId: string) => Promise<Record<string, BucketRule>>;
@@ -38,7 +38,7 @@ export class RoutePolicyHooks {
     this.bucketRules = rules;
   }
 
-  authenticateApiKey(policy: ApiKeyPolicy, req: Request, res: Response): Promise<{ scope: TenantScope; auth: unknown }> {
+  authenticateApiKey(policy: ApiKeyPolicy, req: HttpRequest, res: HttpResponse): Promise<{ scope: TenantScope; auth: unknown }> {
     if (!this.apiKey) throw new Error('no API key authenticator registered');
     return this.apiKey(policy, req, res);
   }

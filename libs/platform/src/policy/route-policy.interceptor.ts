@@ -1,7 +1,6 @@
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor, createParamDecorator } from '@nestjs/common';
 import { HTTP_CODE_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { Reflector } from '@nestjs/core';
-import type { Request, Response } from 'express';
 import { type Observable, lastValueFrom, of } from 'rxjs';
 import { ApiError } from '../errors/api-error.js';
 import { IdempotencyService, bodyHash, parseIdempotencyKey } from '../idempotency/idempotency.service.js';
@@ -10,6 +9,7 @@ import type { TenantScope } from '../tenancy/tenant-scope.js';
 import { requestTenant } from './request-tenant.js';
 import { ROUTE_IDEMPOTENT, ROUTE_RATE_LIMIT, type RateLimitDeclaration } from './route-policy.js';
 import { RoutePolicyHooks } from './route-policy.hooks.js';
+import type { HttpRequest, HttpResponse } from '../http/http-types.js';
 
 const RATE_DECISION = Symbol('rateLimitDecision');
 
@@ -37,8 +37,8 @@ export class RoutePolicyInterceptor implements NestInterceptor {
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const targets = [context.getHandler(), context.getClass()];
-    const req = context.switchToHttp().getRequest<Request>();
-    const res = context.switchToHttp().getResponse<Response>();
+    const req = context.switchToHttp().getRequest<HttpRequest>();
+    const res = context.switchToHttp().getResponse<HttpResponse>();
     const rate = this.reflector.getAllAndOverride<RateLimitDeclaration | undefined>(ROUTE_RATE_LIMIT, targets);
     const scope = requestTenant(req);
     const key = this.reflector.getAllAndOverride<boolean>(ROUTE_IDEMPOTENT, targets) ? parseIdempotencyKey(req.headers['idempotency-key']) : undefined;
@@ -49,14 +49,14 @@ export class RoutePolicyInterceptor implements NestInterceptor {
         await this.charge(rate, req, scope);
         return lastValueFrom(next.handle(), { defaultValue: undefined });
       });
-      if (answer.replayed) res.setHeader('Idempotent-Replayed', 'true');
+      if (answer.replayed) res.header('Idempotent-Replayed', 'true');
       return of(answer.body);
     }
     await this.charge(rate, req, scope);
     return next.handle();
   }
 
-  private async charge(rate: RateLimitDeclaration | undefined, req: Request, scope: TenantScope | undefined): Promise<void> {
+  private async charge(rate: RateLimitDeclaration | undefined, req: HttpRequest, scope: TenantScope | undefined): Promise<void> {
     if (!rate || !scope) return;
     const rule = (await this.hooks.rulesOf(scope.projectId))[rate.bucket];
     if (!rule) throw new Error(`unknown rate-limit bucket ${rate.bucket}`);

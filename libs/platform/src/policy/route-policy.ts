@@ -1,8 +1,8 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader } from '@nestjs/swagger';
-import type { Request } from 'express';
 import { OPERATOR_BEARER } from '../openapi/security-schemes.js';
 import type { JsonBounds } from '../http/json-bounds.js';
+import type { HttpRequest } from '../http/http-types.js';
 
 /** Metadata keys read by the global RoutePolicyGuard and RoutePolicyInterceptor. */
 export const ROUTE_POLICY = 'platform:route-policy';
@@ -55,7 +55,7 @@ export const StoreWebhook = (rail: string) => DeclarePolicy({ kind: 'store_webho
 
 export interface RateLimitOptions {
   /** Tokens this request costs (default 1); e.g. the number of events in a batch. Read from the parsed body. */
-  cost?: (req: Request) => number;
+  cost?: (req: HttpRequest) => number;
   /**
    * Take what is available instead of all-or-nothing, and leave the decision to the handler
    * (`@RateLimitDecision()`): an events batch lands what fits.

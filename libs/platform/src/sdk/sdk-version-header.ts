@@ -1,6 +1,6 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { HttpRequest } from '../http/http-types.js';
 
 /**
  * Client self-identification headers (`<name>@<version>`), in the order they are read: the
@@ -19,7 +19,7 @@ export function readSdkVersionHeader(headers: Record<string, string | string[] |
 
 /** Handler parameter: the raw client-version header (either spelling), or undefined. */
 export const SdkVersionHeader = createParamDecorator((_data: unknown, ctx: ExecutionContext): string | undefined =>
-  readSdkVersionHeader(ctx.switchToHttp().getRequest<Request>().headers),
+  readSdkVersionHeader(ctx.switchToHttp().getRequest<HttpRequest>().headers),
 );
 
 /** OpenAPI: documents both spellings of the client-version header on an endpoint. */

@@ -1,7 +1,6 @@
 import { Controller, Header, Headers, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
-import { ApiErrors, RequestId, StoreWebhook, rawBodyOf } from '../../../platform/src/index.js';
+import { ApiErrors, RequestId, StoreWebhook, rawBodyOf, type HttpRequest } from '../../../platform/src/index.js';
 import { AndroidWebhookService } from '../android/android-webhook.service.js';
 import { CardWebhookService } from '../card/card-webhook.service.js';
 import { IosWebhookService } from '../ios/ios-webhook.service.js';
@@ -42,7 +41,7 @@ export class StoreWebhooksController {
   })
   @ApiOkResponse({ type: RailNotificationView })
   @ApiErrors({ 400: ['invalid_signature'] })
-  iosStore(@Req() req: Request, @Param('projectId') projectId: string, @RequestId() requestId: string): Promise<RailNotificationView> {
+  iosStore(@Req() req: HttpRequest, @Param('projectId') projectId: string, @RequestId() requestId: string): Promise<RailNotificationView> {
     return this.ios.receive(projectId, this.gate.settingsOf(req), rawBodyOf(req), requestId);
   }
 
@@ -65,7 +64,7 @@ export class StoreWebhooksController {
   @ApiOkResponse({ type: RailNotificationView })
   @ApiErrors({ 400: ['invalid_signature'] })
   cardPayments(
-    @Req() req: Request,
+    @Req() req: HttpRequest,
     @Param('projectId') projectId: string,
     @Headers('stripe-signature') signature: string | undefined,
     @RequestId() requestId: string,
@@ -103,8 +102,9 @@ export class StoreWebhooksController {
   @ApiQuery({ name: 'token', required: true, description: "The project's pushToken from RAIL_SECRETS_FILE" })
   @ApiOkResponse({ type: RailNotificationView })
   @ApiErrors({ 400: ['invalid_signature'], 503: ['rail_unavailable'] })
-  androidStore(@Req() req: Request, @Param('projectId') projectId: string, @RequestId() requestId: string): Promise<RailNotificationView> {
-    const token = typeof req.query.token === 'string' ? req.query.token : undefined;
+  androidStore(@Req() req: HttpRequest, @Param('projectId') projectId: string, @RequestId() requestId: string): Promise<RailNotificationView> {
+    const { token: raw } = req.query as Record<string, unknown>;
+    const token = typeof raw === 'string' ? raw : undefined;
     return this.android.receive(projectId, this.gate.settingsOf(req), rawBodyOf(req), token, requestId);
   }
 }

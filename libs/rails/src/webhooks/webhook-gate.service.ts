@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
-import { APP_LOGGER, ApiError, type AppLogger } from '../../../platform/src/index.js';
+import { APP_LOGGER, ApiError, type AppLogger, type HttpRequest } from '../../../platform/src/index.js';
 import type { PurchaseRail } from '../model/rail-model.js';
 import { RailSettingsRepository, type RailSettingsRecord } from '../model/rail-settings.repository.js';
 
@@ -27,12 +26,12 @@ export class WebhookGate {
    * 404 before any byte of the body is read; the settings it loaded stay on the request for the
    * handler (settingsOf), so they are read once per notification.
    */
-  async open(req: Request, rail: PurchaseRail): Promise<void> {
-    (req as unknown as Record<symbol, unknown>)[RAIL_SETTINGS] = await this.requireRail(String(req.params.projectId), rail);
+  async open(req: HttpRequest, rail: PurchaseRail): Promise<void> {
+    (req as unknown as Record<symbol, unknown>)[RAIL_SETTINGS] = await this.requireRail(String((req.params as Record<string, unknown>).projectId), rail);
   }
 
   /** The rail settings the gate loaded for this request. */
-  settingsOf<T extends object>(req: Request): RailSettingsRecord<T> {
+  settingsOf<T extends object>(req: HttpRequest): RailSettingsRecord<T> {
     const settings = (req as unknown as Record<symbol, RailSettingsRecord<T> | undefined>)[RAIL_SETTINGS];
     if (!settings) throw new Error('store webhook handled without its route-policy gate');
     return settings;

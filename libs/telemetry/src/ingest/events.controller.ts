@@ -1,6 +1,5 @@
 import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
 import {
   ApiErrors,
   ApiSdkVersionHeaders,
@@ -10,6 +9,7 @@ import {
   RateLimitDecisionParam,
   type RateLimitDecision,
   SdkVersionHeader,
+  type HttpRequest,
 } from '../../../platform/src/index.js';
 import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
 import { EventsAcceptedView, EventsBatchDto } from './events-batch.dto.js';
@@ -17,7 +17,7 @@ import { IngestEventsService } from './ingest-events.service.js';
 import { MAX_EVENTS_PER_BATCH } from './event-batch.validator.js';
 
 /** One token per event; never more than a valid batch holds, so an oversized (rejected) batch cannot drain the bucket. */
-function batchCost(req: Request): number {
+function batchCost(req: HttpRequest): number {
   const events = (req.body as { events?: unknown } | undefined)?.events;
   return Array.isArray(events) ? Math.min(events.length, MAX_EVENTS_PER_BATCH) : 0;
 }

@@ -1,0 +1,26 @@
+import { parse } from 'node:querystring';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** The request and reply objects handlers, guards and filters receive (the Fastify adapter's). */
+export type HttpRequest = FastifyRequest;
+export type HttpResponse = FastifyReply;
+
+/** The request path (after the /v1 rewrite), without the query string, not decoded. */
+export function pathOf(req: HttpRequest): string {
+  return withoutQuery(req.url);
+}
+
+/** The path the client sent (before the /v1 rewrite), without the query string. */
+export function originalPathOf(req: HttpRequest): string {
+  return withoutQuery(req.originalUrl);
+}
+
+function withoutQuery(url: string): string {
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+}
+
+/** Query strings parse as Node's `querystring` does (a repeated key becomes an array), as Express's "simple" parser did. */
+export function parseQueryString(query: string): Record<string, string | string[]> {
+  return parse(query) as Record<string, string | string[]>;
+}
