@@ -40,7 +40,7 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -436,14 +436,16 @@ const sh = (cmd, args, cwd) =>
 /**
  * The reference build (REF_COMMIT, 84a29e2 by default): its tree exported with `git archive`
  * into a directory of the OS temp dir (outside the repository, no worktree metadata), its
- * dependencies either linked to today's node_modules (default: that commit's dependencies are
- * a subset of today's pinned ones) or installed with `npm ci` (BENCH_REF_INSTALL=ci), then
- * built with its own `nest build`. Reused by later runs while its dist/ exists.
+ * dependencies linked to today's node_modules when every package it names is installed
+ * there, installed with `npm ci` otherwise (or always, with BENCH_REF_INSTALL=ci), then built
+ * with its own `nest build`. Reused by later runs while its dist/ exists and its linked
+ * dependencies are still all there.
  */
 async function referenceBuild() {
   const dir = path.join(os.tmpdir(), `bench-ref-${REF_COMMIT}`);
   const entry = path.join(dir, 'dist/apps/api/src/main.js');
-  if (existsSync(entry)) return { dir, entry };
+  const linked = path.join(dir, 'node_modules');
+  if (existsSync(entry) && (!lstatSync(linked, { throwIfNoEntry: false })?.isSymbolicLink() || linkable(dir))) return { dir, entry };
   log(`bench: building the reference ${REF_COMMIT} in ${dir} ...`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -451,10 +453,17 @@ async function referenceBuild() {
   await sh('git', ['archive', '--format=tar', '-o', archive, REF_COMMIT], root);
   await sh('tar', ['-xf', archive, '-C', dir], root);
   rmSync(archive, { force: true });
-  if (process.env.BENCH_REF_INSTALL === 'ci') await sh('npm', ['ci', '--no-audit', '--no-fund'], dir);
-  else symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  if (process.env.BENCH_REF_INSTALL === 'ci' || !linkable(dir)) await sh('npm', ['ci', '--no-audit', '--no-fund'], dir);
+  else symlinkSync(path.join(root, 'node_modules'), linked, 'dir');
   await sh(process.execPath, [path.join(dir, 'node_modules/@nestjs/cli/bin/nest.js'), 'build'], dir);
   return { dir, entry };
+}
+
+/** Whether every package the reference's package.json names is installed in today's node_modules. */
+function linkable(dir) {
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  const names = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies });
+  return names.every((name) => existsSync(path.join(root, 'node_modules', name, 'package.json')));
 }
 
 /** Starts an API build on its own scratch database, mints project, web app and keys, raises the buckets. */
