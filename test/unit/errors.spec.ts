@@ -6,7 +6,7 @@ import { IsArray, IsIn, IsInt, IsOptional, IsString, MaxLength, Min, ValidateNes
 import { pino } from 'pino';
 import { QueryFailedError } from 'typeorm';
 import { AllExceptionsFilter } from '../../libs/platform/src/errors/all-exceptions.filter.js';
-import { ApiError, createValidationPipe, assignRequestId, validationErrorToApiError } from '../../libs/platform/src/index.js';
+import { ApiError, createValidationPipe, assignRequestId, newRequestId, validationErrorToApiError } from '../../libs/platform/src/index.js';
 
 /** The parts of Fastify's reply the filter uses. */
 interface FakeResponse {
@@ -88,6 +88,14 @@ function setup() {
       .map((line) => JSON.parse(line));
   return { filter, req, res, host, logs, requestId: res.headers['x-request-id'] };
 }
+
+describe('request ids', () => {
+  it('are req_ and 24 hex characters, distinct across refills of the random pool', () => {
+    const ids = Array.from({ length: 2_000 }, () => newRequestId());
+    for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{24}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
 
 describe('AllExceptionsFilter', () => {
   it('turns an unexpected Error into a 500 internal_error envelope without the stack', () => {
