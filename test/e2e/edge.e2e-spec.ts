@@ -351,6 +351,51 @@ describe('the edge under attack (issue 10)', () => {
     });
   });
 
+  describe('requests the router refuses and odd headers answer as they did before the adapter switch (issue 17)', () => {
+    const send = async (request: string) => rawExchange(await listen(t), [request]);
+
+    it('a malformed percent-encoding on an unknown path: the unknown-route envelope, with the edge headers', async () => {
+      const res = await send('GET /v1/%zz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+      expectError(res, 400, 'missing_required_param');
+      expect(res.body.error.message).toBe('Unknown route: GET /v1/%zz');
+      expect(res.headers.vary).toBe('Origin');
+      const admin = await send('GET /admin/%zz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+      expectError(admin, 401, 'invalid_operator_token');
+    });
+
+    it('a malformed percent-encoding in a parameter of a known route: 400 invalid_param_value', async () => {
+      const res = await send(
+        `GET /v1/server/customers/%E0%A4%A/entitlements HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${sk().Authorization}\r\nConnection: close\r\n\r\n`,
+      );
+      expectError(res, 400, 'invalid_param_value');
+      expect(res.body.error.message).toBe('Malformed percent-encoding in the request path');
+    });
+
+    it('a preflight on such a path is answered like any preflight: 204', async () => {
+      const res = await send('OPTIONS /v1/%zz HTTP/1.1\r\nHost: localhost\r\nOrigin: https://app.example\r\nConnection: close\r\n\r\n');
+      expect(res.status).toBe(204);
+      expect(res.headers['access-control-allow-origin']).toBe('https://app.example');
+      expect(res.headers['x-request-id']).toMatch(REQUEST_ID);
+    });
+
+    it('a Content-Type that is not a media type is ignored, so the key is still checked first', async () => {
+      const res = await t.http.post('/v1/identify').set('Content-Type', 'garbage').send('{"userId":"u"}');
+      expectError(res, 401, 'missing_api_key');
+      const keyed = await t.http.post('/v1/identify').set(sk()).set('Content-Type', 'garbage').send('{"userId":"u"}');
+      // The body is not read as JSON, as when no type is sent.
+      expectError(keyed, 400, 'invalid_param_value');
+      expect(keyed.body.error.message).toBe('userId is required');
+    });
+
+    it('the headers the service sets keep their documented spelling on the wire', async () => {
+      const res = await send(
+        `GET /v1/entitlements?customerId=${customerId} HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${sk().Authorization}\r\nConnection: close\r\n\r\n`,
+      );
+      expect(res.status).toBe(200);
+      for (const name of ['X-Request-Id', 'Cache-Control', 'Vary', 'Access-Control-Expose-Headers']) expect(res.text).toContain(`\r\n${name}: `);
+    });
+  });
+
   describe('timeouts', () => {
     it('the server timeouts default to 20 s for headers, 30 s for the request, 65 s keep-alive', () => {
       const server: Server = t.app.getHttpServer();

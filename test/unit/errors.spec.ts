@@ -15,7 +15,7 @@ interface FakeResponse {
   body: any;
   sent: boolean;
   ended: boolean;
-  raw: { headersSent: boolean; writableEnded: boolean; end(): void };
+  raw: { headersSent: boolean; writableEnded: boolean; end(): void; setHeader(name: string, value: string): void };
   header(name: string, value: string): FakeResponse;
   getHeader(name: string): string | undefined;
   status(code: number): FakeResponse;
@@ -35,6 +35,9 @@ function fakeResponse(): FakeResponse {
       end() {
         res.ended = true;
         res.raw.writableEnded = true;
+      },
+      setHeader(name, value) {
+        res.headers[name.toLowerCase()] = String(value);
       },
     },
     header(name, value) {

@@ -107,7 +107,7 @@ describe('ApiKeyGuard scopes', () => {
 
   function contextFor(scopes: string[] | undefined) {
     const req = { headers: { authorization: `Bearer ${secret}` }, method: 'GET', url: '/v1/x' } as Record<string | symbol, unknown>;
-    const res = { header: () => undefined };
+    const res = { header: () => undefined, raw: { setHeader: () => undefined } };
     return { req, ctx: { requirement: { kinds: ['secret' as const], scopes }, req, res } };
   }
 

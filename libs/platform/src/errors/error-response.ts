@@ -1,4 +1,4 @@
-import type { HttpResponse } from '../http/http-types.js';
+import { type HttpResponse, setResponseHeader } from '../http/http-types.js';
 import type { ApiError } from './api-error.js';
 
 const ERROR_CODE = Symbol('errorCode');
@@ -11,8 +11,8 @@ export function writeErrorResponse(res: HttpResponse, error: ApiError, requestId
     if (!res.raw.writableEnded) res.raw.end();
     return;
   }
-  for (const [name, value] of Object.entries(error.headers ?? {})) res.header(name, value);
-  res.header('Cache-Control', 'no-store');
+  for (const [name, value] of Object.entries(error.headers ?? {})) setResponseHeader(res, name, value);
+  setResponseHeader(res, 'Cache-Control', 'no-store');
   // Read by the access log: 4xx/5xx lines carry the error code.
   (res as unknown as WithErrorCode)[ERROR_CODE] = error.code;
   const body: Record<string, unknown> = {

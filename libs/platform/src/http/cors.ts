@@ -1,4 +1,4 @@
-import type { HttpRequest, HttpResponse } from './http-types.js';
+import { type HttpRequest, type HttpResponse, setResponseHeader } from './http-types.js';
 
 export const CORS_ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 /**
@@ -17,22 +17,22 @@ export const CORS_MAX_AGE_SECONDS = 600;
  * Returns true when it answered the request (a preflight).
  */
 export function applyCors(req: HttpRequest, res: HttpResponse): boolean {
-  res.header('Vary', 'Origin');
+  setResponseHeader(res, 'Vary', 'Origin');
   if (req.method === 'OPTIONS') {
     const origin = req.headers.origin;
-    if (origin) res.header('Access-Control-Allow-Origin', origin);
-    res.header('Access-Control-Allow-Methods', CORS_ALLOW_METHODS);
-    res.header('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS);
-    res.header('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS));
+    if (origin) setResponseHeader(res, 'Access-Control-Allow-Origin', origin);
+    setResponseHeader(res, 'Access-Control-Allow-Methods', CORS_ALLOW_METHODS);
+    setResponseHeader(res, 'Access-Control-Allow-Headers', CORS_ALLOW_HEADERS);
+    setResponseHeader(res, 'Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS));
     res.code(204).send();
     return true;
   }
-  res.header('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
+  setResponseHeader(res, 'Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
   return false;
 }
 
 /** Lets a browser read this response: call once the origin has been accepted. */
 export function allowOrigin(req: HttpRequest, res: HttpResponse): void {
   const origin = req.headers.origin;
-  if (origin) res.header('Access-Control-Allow-Origin', origin);
+  if (origin) setResponseHeader(res, 'Access-Control-Allow-Origin', origin);
 }

@@ -1,46 +1,147 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { ArgumentsHost } from '@nestjs/common';
+import { NotFoundException } from '@nestjs/common';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import type { FastifyError, FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { AppConfig } from '../config/app-config.js';
+import { AllExceptionsFilter } from '../errors/all-exceptions.filter.js';
 import { ApiError } from '../errors/api-error.js';
-import { writeErrorResponse } from '../errors/error-response.js';
 import { type AppLogger, logAccess } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { applyCors } from './cors.js';
-import type { HttpRequest, HttpResponse } from './http-types.js';
-import { assignRequestId, requestIdOf } from './request-id.js';
+import { answerClientError } from './http-server.js';
+import { type HttpRequest, type HttpResponse, parseQueryString, pathOf, setResponseHeader } from './http-types.js';
+import { assignRequestId } from './request-id.js';
+import { withV1Prefix } from './v1-prefix.js';
 
 const HTTP_TIMER = Symbol('httpTimer');
 
 type Timed = { [HTTP_TIMER]?: (labels: Record<string, string>) => void };
 
+/** Route parameters are bounded by the 16 KB header limit, not by the router (Fastify's default is 100 characters). */
+const MAX_PARAM_LENGTH = 16 * 1024;
+
+/** The media-type rule Fastify applies before any parser (type/subtype tokens; parameters are not checked). */
+const MEDIA_TYPE_TOKEN = /^[\w!#$%&'*+.^`|~-]+$/;
+
 /**
- * What runs before routing for every request, answered or not, in this order: the metrics
- * timer, the request id, CORS (a preflight is answered here). The /v1 rewrite is the
- * server's `rewriteUrl` (withV1Prefix). Failures later reach the same exception filter as
- * the controllers'. Authentication and body parsing are not here: the route-policy guard
- * does both, once the route is known, so nothing is read for an unknown route or an
- * unauthenticated caller; that is why the only body parser leaves the body unread.
+ * The HTTP edge: what runs for every request before (and regardless of) routing, and the
+ * server options that keep Express's behaviour where clients could tell the difference.
+ * - Before routing, in this order: the metrics timer, the request id, CORS (a preflight is
+ *   answered here). After the response: the metric and the access line.
+ * - The /v1 rewrite is the server's `rewriteUrl` (withV1Prefix).
+ * - Authentication and body parsing are not here: the route-policy guard does both, once the
+ *   route is known, so nothing is read for an unknown route or an unauthenticated caller;
+ *   that is why the only content-type parser leaves the body unread.
+ * - What the router refuses before any hook runs (a malformed percent-encoding) goes through
+ *   the same steps and the same exception filter as every other request.
  */
-export function configureHttpEdge(server: FastifyInstance, metrics: Metrics, logger: AppLogger): void {
-  server.removeAllContentTypeParsers();
-  server.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
-  server.addHook('onRequest', (req, res, done) => {
-    (res as unknown as Timed)[HTTP_TIMER] = metrics.startHttpTimer();
+export class HttpEdge {
+  private metrics?: Metrics;
+  private logger?: AppLogger;
+  private filter?: AllExceptionsFilter;
+  private server?: FastifyInstance;
+
+  /** Options of the Fastify server, given to the adapter before the application exists. */
+  serverOptions(): FastifyServerOptions {
+    return {
+      rewriteUrl: withV1Prefix,
+      clientErrorHandler: answerClientError,
+      frameworkErrors: (error, req, res) => this.answerFrameworkError(error, req, res),
+      // Requests on kept-alive connections during the shutdown's drain are served (main.ts), not refused.
+      return503OnClosing: false,
+      routerOptions: { ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: MAX_PARAM_LENGTH, querystringParser: parseQueryString },
+    };
+  }
+
+  /** Installs the parser and hooks once the application exists. */
+  attach(server: FastifyInstance, metrics: Metrics, logger: AppLogger, config: AppConfig): void {
+    this.server = server;
+    this.metrics = metrics;
+    this.logger = logger;
+    this.filter = new AllExceptionsFilter(logger, config);
+    server.removeAllContentTypeParsers();
+    server.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+    server.addHook('onRequest', (req, res, done) => {
+      if (!this.beforeRouting(req, res)) done();
+    });
+    server.addHook('onResponse', (req, res, done) => {
+      this.afterResponse(req, res);
+      done();
+    });
+  }
+
+  /** True when it answered the request (a preflight). */
+  private beforeRouting(req: HttpRequest, res: HttpResponse): boolean {
+    (res as unknown as Timed)[HTTP_TIMER] = this.metrics!.startHttpTimer();
     assignRequestId(req, res);
-    if (!applyCors(req, res)) done();
-  });
-  server.addHook('onResponse', (req, res, done) => {
+    dropMalformedContentType(req);
+    return applyCors(req, res);
+  }
+
+  private afterResponse(req: HttpRequest, res: HttpResponse): void {
     const end = (res as unknown as Timed)[HTTP_TIMER];
-    if (end) metrics.observeHttp(end, req.routeOptions.url, req.method, res.statusCode);
-    if (logger.isLevelEnabled('info')) logAccess(logger, req, res);
-    done();
-  });
+    if (end) this.metrics!.observeHttp(end, req.routeOptions?.url, req.method, res.statusCode);
+    if (this.logger!.isLevelEnabled('info')) logAccess(this.logger!, req, res);
+  }
+
+  /**
+   * Fastify's `frameworkErrors`. A path whose percent-encoding does not decode is refused by
+   * the router before any hook: it answers as Express did, a preflight with 204, an unknown
+   * route as unknown, a known route with `400 invalid_param_value`.
+   */
+  private answerFrameworkError(error: FastifyError, req: HttpRequest, res: HttpResponse): void {
+    res.raw.once('finish', () => this.afterResponse(req, res));
+    if (this.beforeRouting(req, res)) return;
+    const known = error.code === 'FST_ERR_BAD_URL' && this.routeExists(req);
+    const exception =
+      error.code !== 'FST_ERR_BAD_URL'
+        ? ApiError.invalidParam('Malformed request')
+        : known
+          ? ApiError.invalidParam('Malformed percent-encoding in the request path')
+          : new NotFoundException();
+    this.filter!.catch(exception, hostOf(req, res));
+  }
+
+  private routeExists(req: HttpRequest): boolean {
+    const path = pathOf(req).replace(/%[0-9A-Fa-f]{2}|%/g, '_');
+    return this.server!.findRoute({ method: req.method as 'GET', url: path }) !== null;
+  }
 }
 
 /**
- * Fastify's `frameworkErrors`: what its router refuses before any hook runs (a malformed
- * percent-encoding in the path, for one) is answered with the envelope too.
+ * A Content-Type header that is not a media type (`garbage`) is dropped before Fastify checks
+ * it, so the request goes on as one without a type, as it did under Express: the body reader
+ * never matched such a header either.
  */
-export function answerFrameworkError(error: FastifyError, req: HttpRequest, res: HttpResponse): void {
-  const apiError =
-    error.code === 'FST_ERR_BAD_URL' ? ApiError.invalidParam('Malformed percent-encoding in the request path') : ApiError.invalidParam('Malformed request');
-  writeErrorResponse(res, apiError, requestIdOf(req, res));
+function dropMalformedContentType(req: HttpRequest): void {
+  const header = req.raw.headers['content-type'];
+  if (header === undefined || header === '') return;
+  const mediaType = header.split(';', 1)[0];
+  const slash = mediaType.indexOf('/');
+  const wellFormed = slash > 0 && MEDIA_TYPE_TOKEN.test(mediaType.slice(0, slash).trimStart()) && MEDIA_TYPE_TOKEN.test(mediaType.slice(slash + 1).trimEnd());
+  if (!wellFormed) delete req.raw.headers['content-type'];
+}
+
+function hostOf(req: HttpRequest, res: HttpResponse): ArgumentsHost {
+  const args = [req, res];
+  const http = { getRequest: () => req, getResponse: () => res, getNext: () => undefined };
+  return {
+    getArgs: () => args,
+    getArgByIndex: (index: number) => args[index],
+    switchToHttp: () => http,
+    switchToRpc: () => {
+      throw new Error('not an RPC context');
+    },
+    switchToWs: () => {
+      throw new Error('not a WebSocket context');
+    },
+    getType: () => 'http',
+  } as unknown as ArgumentsHost;
+}
+
+/** Nest's Fastify adapter, writing the headers handlers declare (`@Header`) with their names as written. */
+export class ServiceHttpAdapter extends FastifyAdapter {
+  override setHeader(response: HttpResponse, name: string, value: string): void {
+    setResponseHeader(response, name, value);
+  }
 }

@@ -24,3 +24,14 @@ function withoutQuery(url: string): string {
 export function parseQueryString(query: string): Record<string, string | string[]> {
   return parse(query) as Record<string, string | string[]>;
 }
+
+/**
+ * Sets a response header with its name as written (`X-Request-Id`, `Retry-After`). Fastify's
+ * `reply.header()` lower-cases names; the names are case-insensitive in HTTP, but published
+ * clients may look some up by their documented spelling, as they read them from Express
+ * before. Written on the raw response, which Fastify merges into the head it sends (and which
+ * Node's parser-error handler can read for the request's id).
+ */
+export function setResponseHeader(res: HttpResponse, name: string, value: string): void {
+  res.raw.setHeader(name, value);
+}

@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import type { HttpRequest, HttpResponse } from './http-types.js';
+import { type HttpRequest, type HttpResponse, setResponseHeader } from './http-types.js';
 
 const REQUEST_ID = Symbol('requestId');
 
@@ -25,7 +25,7 @@ export function newRequestId(): string {
 export function assignRequestId(req: HttpRequest, res: HttpResponse): void {
   const id = newRequestId();
   (req as unknown as WithRequestId)[REQUEST_ID] = id;
-  res.header('X-Request-Id', id);
+  setResponseHeader(res, 'X-Request-Id', id);
 }
 
 export function requestIdOf(req: HttpRequest, res?: HttpResponse): string {
@@ -33,7 +33,7 @@ export function requestIdOf(req: HttpRequest, res?: HttpResponse): string {
   if (id) return id;
   const fresh = newRequestId();
   (req as unknown as WithRequestId)[REQUEST_ID] = fresh;
-  res?.header('X-Request-Id', fresh);
+  if (res) setResponseHeader(res, 'X-Request-Id', fresh);
   return fresh;
 }
 

@@ -9,7 +9,7 @@ import type { TenantScope } from '../tenancy/tenant-scope.js';
 import { requestTenant } from './request-tenant.js';
 import { ROUTE_IDEMPOTENT, ROUTE_RATE_LIMIT, type RateLimitDeclaration } from './route-policy.js';
 import { RoutePolicyHooks } from './route-policy.hooks.js';
-import type { HttpRequest, HttpResponse } from '../http/http-types.js';
+import { type HttpRequest, type HttpResponse, setResponseHeader } from '../http/http-types.js';
 
 const RATE_DECISION = Symbol('rateLimitDecision');
 
@@ -49,7 +49,7 @@ export class RoutePolicyInterceptor implements NestInterceptor {
         await this.charge(rate, req, scope);
         return lastValueFrom(next.handle(), { defaultValue: undefined });
       });
-      if (answer.replayed) res.header('Idempotent-Replayed', 'true');
+      if (answer.replayed) setResponseHeader(res, 'Idempotent-Replayed', 'true');
       return of(answer.body);
     }
     await this.charge(rate, req, scope);
