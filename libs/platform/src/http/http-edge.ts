@@ -1,5 +1,4 @@
-import type { ArgumentsHost } from '@nestjs/common';
-import { NotFoundException } from '@nestjs/common';
+import { type ArgumentsHost, NotFoundException } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { AppConfig } from '../config/app-config.js';
