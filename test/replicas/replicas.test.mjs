@@ -193,6 +193,13 @@ describe('two replicas over one PostgreSQL and one Redis', () => {
   it('token buckets are global: the sum admitted across both replicas respects the bucket', async () => {
     const burst = 20;
     const p = await project(replicas[0].port, { events: { sustained: 1, burst } });
+    // Both replicas first authenticate the key and load the project's buckets (a heartbeat
+    // charges its own bucket), so neither starts the burst later for a cold cache and leaves
+    // every token to the other.
+    for (const replica of replicas) {
+      const res = await fetch(`http://127.0.0.1:${replica.port}/v1/sdk/heartbeat`, { headers: { Authorization: `Bearer ${p.publishable}`, Origin: ORIGIN } });
+      assert.equal(res.status, 200);
+    }
     const started = Date.now();
     // 60 single-event batches, alternating replicas, all at once.
     const results = await Promise.all(Array.from({ length: 60 }, (_, i) => sendEvent(replicas[i % 2].port, p.publishable)));
