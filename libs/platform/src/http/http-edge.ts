@@ -1,4 +1,5 @@
-import { type ArgumentsHost, NotFoundException } from '@nestjs/common';
+import { NotFoundException } from '@nestjs/common';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { AppConfig } from '../config/app-config.js';
@@ -91,14 +92,13 @@ export class HttpEdge {
   private answerFrameworkError(error: FastifyError, req: HttpRequest, res: HttpResponse): void {
     res.raw.once('finish', () => this.afterResponse(req, res));
     if (this.beforeRouting(req, res)) return;
-    const known = error.code === 'FST_ERR_BAD_URL' && this.routeExists(req);
     const exception =
       error.code !== 'FST_ERR_BAD_URL'
         ? ApiError.invalidParam('Malformed request')
-        : known
+        : this.routeExists(req)
           ? ApiError.invalidParam('Malformed percent-encoding in the request path')
           : new NotFoundException();
-    this.filter!.catch(exception, hostOf(req, res));
+    this.filter!.catch(exception, new ExecutionContextHost([req, res]));
   }
 
   private routeExists(req: HttpRequest): boolean {
@@ -119,23 +119,6 @@ function dropMalformedContentType(req: HttpRequest): void {
   const slash = mediaType.indexOf('/');
   const wellFormed = slash > 0 && MEDIA_TYPE_TOKEN.test(mediaType.slice(0, slash).trimStart()) && MEDIA_TYPE_TOKEN.test(mediaType.slice(slash + 1).trimEnd());
   if (!wellFormed) delete req.raw.headers['content-type'];
-}
-
-function hostOf(req: HttpRequest, res: HttpResponse): ArgumentsHost {
-  const args = [req, res];
-  const http = { getRequest: () => req, getResponse: () => res, getNext: () => undefined };
-  return {
-    getArgs: () => args,
-    getArgByIndex: (index: number) => args[index],
-    switchToHttp: () => http,
-    switchToRpc: () => {
-      throw new Error('not an RPC context');
-    },
-    switchToWs: () => {
-      throw new Error('not a WebSocket context');
-    },
-    getType: () => 'http',
-  } as unknown as ArgumentsHost;
 }
 
 /** Nest's Fastify adapter, writing the headers handlers declare (`@Header`) with their names as written. */

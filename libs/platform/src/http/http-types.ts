@@ -15,7 +15,8 @@ export function originalPathOf(req: HttpRequest): string {
   return withoutQuery(req.originalUrl);
 }
 
-function withoutQuery(url: string): string {
+/** A URL's path: everything before the query string. */
+export function withoutQuery(url: string): string {
   const query = url.indexOf('?');
   return query < 0 ? url : url.slice(0, query);
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { withoutQuery } from './http-types.js';
 
 const UNPREFIXED_ROOTS = ['/v1', '/admin', '/docs'];
 
@@ -10,8 +11,7 @@ const UNPREFIXED_ROOTS = ['/v1', '/admin', '/docs'];
  */
 export function withV1Prefix(req: IncomingMessage): string {
   const url = req.url ?? '/';
-  const query = url.indexOf('?');
-  const path = query < 0 ? url : url.slice(0, query);
+  const path = withoutQuery(url);
   const alreadyRouted = UNPREFIXED_ROOTS.some((root) => path === root || path.startsWith(`${root}/`));
   return alreadyRouted || path === '/healthz' ? url : `/v1${url}`;
 }

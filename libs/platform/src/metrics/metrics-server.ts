@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../config/app-config.js';
+import { withoutQuery } from '../http/http-types.js';
 import type { Metrics } from './metrics.js';
 
 export interface MetricsServer {
@@ -14,7 +15,7 @@ export interface MetricsServer {
  */
 export async function startMetricsServer(metrics: Metrics, port: number, host: string): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0];
+    const path = withoutQuery(req.url ?? '');
     if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
       return;
