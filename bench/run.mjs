@@ -314,6 +314,19 @@ function postgresCpuSeconds(before, after) {
   return total;
 }
 
+/** Runs `work`; answers its value with the CPU seconds the server process and the local postgres processes used meanwhile (null where /proc is missing). */
+async function withCpu(pid, work) {
+  const server0 = cpuSeconds(pid);
+  const postgres0 = postgresCpu();
+  const value = await work();
+  const server1 = cpuSeconds(pid);
+  return {
+    value,
+    serverSeconds: server0 === null || server1 === null ? null : server1 - server0,
+    postgresSeconds: postgresCpuSeconds(postgres0, postgresCpu()),
+  };
+}
+
 function truncate(benchUrl) {
   return withClient(benchUrl, async (client) => {
     // One table per statement: each takes one lock, so the API's background resolver
@@ -361,13 +374,13 @@ async function databaseStats(url) {
 async function saturate(server, { keepData = false } = {}) {
   if (!keepData) await truncate(server.dbUrl);
   const dbBefore = await databaseStats(server.dbUrl);
-  const cpuBefore = cpuSeconds(server.pid);
-  const pgBefore = postgresCpu();
   const selfBefore = process.cpuUsage();
-  const run = await drive({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: DURATION, bodies: server.bodies });
+  const {
+    value: run,
+    serverSeconds,
+    postgresSeconds,
+  } = await withCpu(server.pid, () => drive({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: DURATION, bodies: server.bodies }));
   const selfCpu = process.cpuUsage(selfBefore);
-  const cpuAfter = cpuSeconds(server.pid);
-  const pgAfter = postgresCpu();
   const dbAfter = await databaseStats(server.dbUrl);
   const result = summarise(run);
   // Transactions and rows written in the server's database per acknowledged batch (the API and the baseline share one database, used in turn).
@@ -377,8 +390,8 @@ async function saturate(server, { keepData = false } = {}) {
   result.walKbPerBatch = dbAfter.wal_bytes === null ? null : Math.round((dbAfter.wal_bytes - dbBefore.wal_bytes) / 1024 / Math.max(1, run['2xx']));
   result.fpiPerBatch = dbAfter.wal_fpi === null ? null : Math.round(((dbAfter.wal_fpi - dbBefore.wal_fpi) / Math.max(1, run['2xx'])) * 10) / 10;
   const perBatch = (seconds) => (seconds === null ? null : Math.round((seconds * 1000 * 100) / Math.max(1, run['2xx'])) / 100);
-  result.cpuMsPerBatch = perBatch(cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore);
-  result.pgCpuMsPerBatch = perBatch(postgresCpuSeconds(pgBefore, pgAfter));
+  result.cpuMsPerBatch = perBatch(serverSeconds);
+  result.pgCpuMsPerBatch = perBatch(postgresSeconds);
   result.driverCpuMsPerBatch = perBatch((selfCpu.user + selfCpu.system) / 1e6);
   log(
     `  ${server.label.padEnd(9)} saturation ${String(result.eventsPerSecond).padStart(6)} events/s (${result.batchesPerSecond} batches/s), p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
@@ -621,13 +634,15 @@ function summariseRead(result) {
 
 /** Drives one closed-loop run and returns its summary with CPU per request of the server process and of PostgreSQL. */
 async function saturateRead(target, next) {
-  const cpu0 = cpuSeconds(target.pid);
-  const pg0 = postgresCpu();
-  const result = summariseRead(await drive({ url: target.url, headers: target.headers, connections: READ_CONNECTIONS, duration: READ_DURATION, next }));
+  const {
+    value: run,
+    serverSeconds,
+    postgresSeconds,
+  } = await withCpu(target.pid, () => drive({ url: target.url, headers: target.headers, connections: READ_CONNECTIONS, duration: READ_DURATION, next }));
+  const result = summariseRead(run);
   const perRequest = (seconds) => (seconds === null ? null : Math.round((seconds * 1e6) / Math.max(1, result.rps * READ_DURATION)) / 1000);
-  const cpu1 = cpuSeconds(target.pid);
-  result.cpuMs = cpu0 === null || cpu1 === null ? null : perRequest(cpu1 - cpu0);
-  result.pgCpuMs = perRequest(postgresCpuSeconds(pg0, postgresCpu()));
+  result.cpuMs = perRequest(serverSeconds);
+  result.pgCpuMs = perRequest(postgresSeconds);
   return result;
 }
 
