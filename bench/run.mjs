@@ -13,6 +13,11 @@
 //             events; for reads, the very statements the API issued for one warmed-up request
 //             of each route (recorded by a throw-away API copy preloaded with
 //             bench/capture-sql.mjs), replayed over node:http
+//   buffered  this build with the optional JetStream buffer (EVENTS_BUFFER_URL=BENCH_NATS_URL,
+//             default nats://127.0.0.1:4222, a stream of its own, deleted after): acknowledged
+//             after the append, written by its consumer; run in phases 1 and 2 when a NATS
+//             server answers. Its figures count until the consumer has stored every batch
+//             (CPU of server, PostgreSQL and nats-server included), besides the acks.
 // Phases (ingestion bodies: realistic 100-event web batches with fresh eventIds, tables
 // emptied before each phase):
 //   1 throughput  autocannon, BENCH_CONNECTIONS (32), closed loop, BENCH_ROUNDS (2) rotating
@@ -35,7 +40,8 @@
 // BENCH_READ_USERS (2000), BENCH_SCALE_EVENTS, BENCH_SCALE_CUSTOMERS, BENCH_PHASES (subset of
 // ingest,latency,reads,scale), BENCH_READ_ROUTES (indexes 0-3), LOG_LEVEL (warn), DB_POOL_SIZE,
 // BENCH_KEEP_DB=1, BENCH_API_NODE_ARGS / BENCH_REF_NODE_ARGS / BENCH_BASELINE_NODE_ARGS (e.g.
-// "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_DEBUG=1 (slowest requests of the latency phase).
+// "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_DEBUG=1 (slowest requests of the latency phase),
+// BENCH_NATS_URL (empty: no buffered server).
 // `node bench/run.mjs --sample-body` prints one body.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -44,6 +50,8 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, sy
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect as natsConnect } from '@nats-io/transport-node';
 import {
   API_ENTRY as apiEntry,
   ROOT as root,
@@ -315,15 +323,18 @@ function postgresCpuSeconds(before, after) {
 }
 
 /** Runs `work`; answers its value with the CPU seconds the server process and the local postgres processes used meanwhile (null where /proc is missing). */
-async function withCpu(pid, work) {
+async function withCpu(pid, work, natsPid) {
   const server0 = cpuSeconds(pid);
   const postgres0 = postgresCpu();
+  const nats0 = natsPid ? cpuSeconds(natsPid) : null;
   const value = await work();
   const server1 = cpuSeconds(pid);
+  const nats1 = natsPid ? cpuSeconds(natsPid) : null;
   return {
     value,
     serverSeconds: server0 === null || server1 === null ? null : server1 - server0,
     postgresSeconds: postgresCpuSeconds(postgres0, postgresCpu()),
+    natsSeconds: nats0 === null || nats1 === null ? null : nats1 - nats0,
   };
 }
 
@@ -372,14 +383,28 @@ async function databaseStats(url) {
 
 /** Closed loop, as fast as CONNECTIONS connections go (on emptied tables unless keepData). */
 async function saturate(server, { keepData = false } = {}) {
+  await server.buffer?.drained();
   if (!keepData) await truncate(server.dbUrl);
   const dbBefore = await databaseStats(server.dbUrl);
   const selfBefore = process.cpuUsage();
+  let drainSeconds = 0;
   const {
     value: run,
     serverSeconds,
     postgresSeconds,
-  } = await withCpu(server.pid, () => drive({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: DURATION, bodies: server.bodies }));
+    natsSeconds,
+  } = await withCpu(
+    server.pid,
+    async () => {
+      const result = await drive({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: DURATION, bodies: server.bodies });
+      // The buffered path: the run is over when every acknowledged batch is stored.
+      const ended = performance.now();
+      await server.buffer?.drained();
+      drainSeconds = (performance.now() - ended) / 1000;
+      return result;
+    },
+    server.buffer?.natsPid,
+  );
   const selfCpu = process.cpuUsage(selfBefore);
   const dbAfter = await databaseStats(server.dbUrl);
   const result = summarise(run);
@@ -393,6 +418,14 @@ async function saturate(server, { keepData = false } = {}) {
   result.cpuMsPerBatch = perBatch(serverSeconds);
   result.pgCpuMsPerBatch = perBatch(postgresSeconds);
   result.driverCpuMsPerBatch = perBatch((selfCpu.user + selfCpu.system) / 1e6);
+  if (server.buffer) {
+    result.drainSeconds = Math.round(drainSeconds * 10) / 10;
+    result.storedPerSecond = Math.round((run['2xx'] * EVENTS_PER_BATCH) / (run.duration + drainSeconds));
+    result.natsCpuMsPerBatch = perBatch(natsSeconds);
+    log(
+      `  ${server.label.padEnd(9)} stored every acknowledged batch ${result.drainSeconds} s after the load: ${result.storedPerSecond} events/s from the first request to the last commit; nats-server CPU/batch ${result.natsCpuMsPerBatch ?? '?'} ms (server and postgres below include the drain)`,
+    );
+  }
   log(
     `  ${server.label.padEnd(9)} saturation ${String(result.eventsPerSecond).padStart(6)} events/s (${result.batchesPerSecond} batches/s), p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
       `non-2xx ${result.non2xx}, errors ${result.errors}; CPU/batch: server ${result.cpuMsPerBatch ?? '?'} ms, postgres (all local) ${result.pgCpuMsPerBatch ?? '?'} ms, load generator ${result.driverCpuMsPerBatch} ms; ` +
@@ -403,11 +436,15 @@ async function saturate(server, { keepData = false } = {}) {
 
 /** Open loop at `rate` batches/s, on emptied tables. */
 async function atRate(server, rate) {
+  await server.buffer?.drained();
   await truncate(server.dbUrl);
   const result = await paced({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: DURATION, rate, bodies: server.bodies });
+  const ended = performance.now();
+  await server.buffer?.drained();
+  const drain = server.buffer ? `; every batch stored ${((performance.now() - ended) / 1000).toFixed(1)} s after the load` : '';
   log(
     `  ${server.label.padEnd(9)} ${rate} batches/s  ${String(result.eventsPerSecond).padStart(6)} events/s, p50 ${result.p50} ms, p99 ${result.p99} ms, max ${result.max} ms, ` +
-      `non-2xx ${result.non2xx}, errors ${result.errors}`,
+      `non-2xx ${result.non2xx}, errors ${result.errors}${drain}`,
   );
   return result;
 }
@@ -480,10 +517,10 @@ function linkable(dir) {
 }
 
 /** Starts an API build on its own scratch database, mints project, web app and keys, raises the buckets. */
-async function startApi(label, entry, cwd, dbUrl, { nodeArgs = '', withSecret = false } = {}) {
+async function startApi(label, entry, cwd, dbUrl, { nodeArgs = '', withSecret = false, env = {} } = {}) {
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   const port = await freePort();
-  const proc = start(label, entry, apiEnv(dbUrl, port, operatorToken), nodeArgs, cwd);
+  const proc = start(label, entry, { ...apiEnv(dbUrl, port, operatorToken), ...env }, nodeArgs, cwd);
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(proc, `${base}/v1/healthz`);
   const project = await call(base, 'POST', '/admin/v1/projects', operatorToken, { name: `bench ${label}` });
@@ -504,6 +541,64 @@ async function startApi(label, entry, cwd, dbUrl, { nodeArgs = '', withSecret = 
   );
   return { proc, base, project, publishable, secret, operatorToken, dbUrl };
 }
+
+const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
+
+/** The local nats-server's pid, to count its CPU (null when it is not a local process). */
+function natsServerPid() {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/stat`, 'utf8').includes('(nats-server)')) return Number(entry);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return null;
+}
+
+/**
+ * The buffered server's stream on BENCH_NATS_URL: `drained()` resolves once its consumer has
+ * acknowledged every batch (nothing pending, nothing in flight); `close()` deletes the stream.
+ * Null when no NATS server answers.
+ */
+async function benchBuffer() {
+  if (!NATS_URL) return null;
+  let nc;
+  try {
+    nc = await natsConnect({ servers: NATS_URL, timeout: 2000 });
+  } catch {
+    log(`bench: no NATS server at ${NATS_URL}; the buffered path is not measured`);
+    return null;
+  }
+  const jsm = await jetstreamManager(nc);
+  const stream = `EVENTS_bench_${process.pid}`;
+  const consumerInfo = () => jsm.consumers.info(stream, 'writer').catch(() => null);
+  return {
+    stream,
+    natsPid: natsServerPid(),
+    async ready() {
+      const deadline = Date.now() + 30_000;
+      while (!(await consumerInfo())) {
+        if (Date.now() > deadline) throw new Error(`the buffered API did not create stream ${stream}`);
+        await sleep(100);
+      }
+    },
+    async drained() {
+      for (;;) {
+        const info = await consumerInfo();
+        if (info && info.num_pending === 0 && info.num_ack_pending === 0) return;
+        await sleep(50);
+      }
+    },
+    async close() {
+      await jsm.streams.delete(stream).catch(() => undefined);
+      await nc.close();
+    },
+  };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function ingestionServer(label, api) {
   return {
@@ -713,6 +808,7 @@ async function preload(api) {
 async function main() {
   const databases = [];
   const procs = [];
+  let buffer = null;
   try {
     log(
       `bench: ${os.cpus().length} CPU(s), node ${process.version}, ${CONNECTIONS} connections, ${DURATION} s per phase, LOG_LEVEL=${process.env.LOG_LEVEL ?? 'warn'}, load average ${os
@@ -730,6 +826,18 @@ async function main() {
     procs.push(api.proc);
     const refApi = await startApi(`ref ${REF_COMMIT}`, ref.entry, ref.dir, refDb.url, { nodeArgs: process.env.BENCH_REF_NODE_ARGS });
     procs.push(refApi.proc);
+    buffer = PHASES.has('ingest') || PHASES.has('latency') ? await benchBuffer() : null;
+    let bufferedApi;
+    if (buffer) {
+      const bufferedDb = await scratchDatabase('buffered');
+      databases.push(bufferedDb);
+      bufferedApi = await startApi('buffered', apiEntry, root, bufferedDb.url, {
+        nodeArgs: process.env.BENCH_API_NODE_ARGS,
+        env: { EVENTS_BUFFER_URL: NATS_URL, EVENTS_BUFFER_STREAM: buffer.stream },
+      });
+      procs.push(bufferedApi.proc);
+      await buffer.ready();
+    }
 
     // Reads: seed, capture the statements with a throw-away API copy, then start the baseline with them.
     log('');
@@ -770,17 +878,20 @@ async function main() {
       ingestionServer('api', api),
       ingestionServer('ref', refApi),
       { label: 'baseline', url: `http://127.0.0.1:${basePort}/v1/events`, headers: {}, pid: baseline.child.pid, bodies: bodySource(), dbUrl: apiDb.url },
+      ...(bufferedApi ? [{ ...ingestionServer('buffered', bufferedApi), buffer }] : []),
     ];
     log('');
     log('api      = POST /v1/events through the service (this build)');
     log(`ref      = POST /v1/events through the service at ${REF_COMMIT} (the issue's starting point), built in ${ref.dir}`);
     log('baseline = bench/baseline.mjs (node:http, JSON.parse, the same single INSERT as this build)');
+    if (bufferedApi)
+      log(`buffered = this build with EVENTS_BUFFER_URL=${NATS_URL} (acknowledged after the JetStream append; counted until its consumer stored every batch)`);
     for (const server of servers)
       await drive({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: WARMUP_SECONDS, bodies: server.bodies });
 
     log('');
     log(`1. Throughput: ${CONNECTIONS} connections, closed loop, ${ROUNDS} rotating round(s) of ${DURATION} s each:`);
-    const saturation = { api: [], ref: [], baseline: [] };
+    const saturation = { api: [], ref: [], baseline: [], buffered: [] };
     for (let round = 0; round < (PHASES.has('ingest') || PHASES.has('latency') ? ROUNDS : 0); round++) {
       const order = [...servers.slice(round % servers.length), ...servers.slice(0, round % servers.length)];
       for (const server of order) saturation[server.label].push(await saturate(server));
@@ -788,6 +899,8 @@ async function main() {
     const apiEvents = mean(saturation.api.map((r) => r.eventsPerSecond));
     const refEvents = mean(saturation.ref.map((r) => r.eventsPerSecond));
     const baseEvents = mean(saturation.baseline.map((r) => r.eventsPerSecond));
+    const bufferedEvents = mean(saturation.buffered.map((r) => r.eventsPerSecond));
+    const bufferedStored = mean(saturation.buffered.map((r) => r.storedPerSecond));
 
     const latencyRate = Math.max(1, Math.round((baseEvents * 0.7) / EVENTS_PER_BATCH));
     log('');
@@ -853,6 +966,11 @@ async function main() {
       log(
         `  ${check(ratio >= 1.5)} 1. ingestion    ${ratio.toFixed(2)}x ${REF_COMMIT} (${apiEvents} vs ${refEvents} events/s, mean of ${ROUNDS}; goal >= 1.5x); bare baseline ${baseEvents} events/s (api/baseline ${(apiEvents / Math.max(1, baseEvents)).toFixed(2)})`,
       );
+    if (PHASES.has('ingest') && bufferedApi)
+      log(
+        `  ${check(bufferedEvents / Math.max(1, refEvents) >= 1.5)} 1. ingestion, buffered ${(bufferedEvents / Math.max(1, refEvents)).toFixed(2)}x ${REF_COMMIT} by acknowledgements (${bufferedEvents} events/s); ` +
+          `stored ${bufferedStored} events/s counting until the last commit (${(bufferedStored / Math.max(1, refEvents)).toFixed(2)}x)`,
+      );
     if (PHASES.has('latency'))
       log(
         `  ${check(target.api.p99 < 50)} 2. ack p99     ${target.api.p99} ms at ${latencyRate * EVENTS_PER_BATCH} events/s = 70 % of the baseline (p50 ${target.api.p50} ms; goal < 50 ms); ref ${target.ref.p99} ms, baseline ${target.baseline.p99} ms`,
@@ -873,10 +991,17 @@ async function main() {
         `  ${check(scaledRead.p99 <= Math.max(emptyP99 * 1.25, emptyP99 + 1))} 4. scale read   p99 ${scaledRead.p99} ms with data vs ${emptyP99} ms empty at ${scaleReadRate} req/s (goal: <= 1.25x or +1 ms)`,
       );
     }
-    log(`  non-2xx/errors: api ${errorsOf('api')}, ref ${errorsOf('ref')}, baseline ${errorsOf('baseline')}`);
+    if (PHASES.has('latency') && bufferedApi)
+      log(
+        `  ${check(target.buffered.p99 < 50)} 2. ack p99, buffered ${target.buffered.p99} ms at ${latencyRate * EVENTS_PER_BATCH} events/s (p50 ${target.buffered.p50} ms; goal < 50 ms)`,
+      );
+    log(
+      `  non-2xx/errors: api ${errorsOf('api')}, ref ${errorsOf('ref')}, baseline ${errorsOf('baseline')}${bufferedApi ? `, buffered ${errorsOf('buffered')}` : ''}`,
+    );
     rmSync(readsFile, { force: true });
   } finally {
     for (const proc of procs.reverse()) await stop(proc);
+    await buffer?.close();
     if (!process.env.BENCH_KEEP_DB)
       for (const db of databases) await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${db.name}" WITH (FORCE)`).catch(() => undefined);
   }

@@ -42,7 +42,19 @@ describe('loadConfig', () => {
       dbPoolAcquireTimeoutMs: 2_000,
       shutdownDelayMs: 0,
       metricsPort: 9464,
+      eventsBufferUrl: undefined,
+      eventsBufferStream: 'EVENTS',
+      eventsBufferReplicas: 1,
     });
+  });
+
+  it('reads the events buffer and refuses a URL that is not NATS or a stream name JetStream would refuse', () => {
+    expect(loadConfig({ EVENTS_BUFFER_URL: 'nats://127.0.0.1:4222', EVENTS_BUFFER_STREAM: 'EVENTS_test-1', EVENTS_BUFFER_REPLICAS: '3' })).toEqual(
+      expect.objectContaining({ eventsBufferUrl: 'nats://127.0.0.1:4222', eventsBufferStream: 'EVENTS_test-1', eventsBufferReplicas: 3 }),
+    );
+    expect(() => loadConfig({ EVENTS_BUFFER_URL: 'redis://127.0.0.1:6379' })).toThrow(/EVENTS_BUFFER_URL must use nats: or tls:/);
+    expect(() => loadConfig({ EVENTS_BUFFER_STREAM: 'events.batches' })).toThrow(/EVENTS_BUFFER_STREAM must be 1 to 64/);
+    expect(() => loadConfig({ EVENTS_BUFFER_REPLICAS: '7' })).toThrow(/EVENTS_BUFFER_REPLICAS/);
   });
 
   it('reads the edge timeouts and refuses a headers timeout above the request timeout', () => {

@@ -26,14 +26,17 @@ function row(overrides: Partial<EventRow> = {}): EventRow {
 describe('telemetry: storage helpers', () => {
   it('one binary array per column, in the declared order; properties travel as the validator serialised them', () => {
     const meta = { projectId: 'p', env: 'sandbox', appId: 'a', receivedAtMs: 9, sdkName: null, sdkVersion: null };
-    const rows = [row(), row({ eventId: 'e2', clientTimestampMs: 5, level: 'error', fingerprint: 'abcdef01', contextJson: '{"appVersion":"1.0"}' })];
+    const rows = [
+      row(),
+      row({ eventId: 'e2', clientTimestampMs: 5, level: 'error', fingerprint: 'abcdef01', contextJson: '{"appVersion":"1.0"}', receivedAtMs: 8 }),
+    ];
     const { params } = buildInsertStatement(meta, rows);
     expect(params).toHaveLength(INSERT_PARAM_TYPES.length);
     expect(params.slice(0, 7)).toEqual(['p', 'sandbox', 'a', 9, null, null, '[{"u":null,"a":"an\\"on","s":null}]']);
     const columns = params.slice(7).map((p) => decodeBinaryArray(p as Buffer));
     const oids = columns.map((c) => c.elementOid);
     // text 25, int4 23, int8 20, json 114: each matches its SQL cast.
-    expect(oids).toEqual([25, 23, 25, 20, 20, 25, 25, 114, 114, 114, 114, 25, 25, 25]);
+    expect(oids).toEqual([25, 23, 25, 20, 20, 25, 25, 114, 114, 114, 114, 25, 25, 25, 20]);
     expect(INSERT_PARAM_TYPES.slice(7)).toEqual([
       'text[]',
       'int[]',
@@ -49,8 +52,9 @@ describe('telemetry: storage helpers', () => {
       'text[]',
       'text[]',
       'text[]',
+      'bigint[]',
     ]);
-    const [ids, days, names, ts, cts, levels, fps, props, tags, cats, context, users, anons, services] = columns.map((c) => c.values);
+    const [ids, days, names, ts, cts, levels, fps, props, tags, cats, context, users, anons, services, receivedAt] = columns.map((c) => c.values);
     expect(ids.map(asText)).toEqual(['e1', 'e2']);
     expect(days.map(asInt4)).toEqual([20_000, 20_000]);
     expect(names.map(asText)).toEqual(['page.viewed', 'page.viewed']);
@@ -65,6 +69,8 @@ describe('telemetry: storage helpers', () => {
     expect(users.map(asText)).toEqual([null, null]);
     expect(anons.map(asText)).toEqual(['an"on', 'an"on']);
     expect(services.map(asText)).toEqual([null, null]);
+    // A row's own receive time (rows of several batches in one statement); null: the statement's ($4).
+    expect(receivedAt.map(asInt8)).toEqual([null, 8]);
   });
 
   it('text columns carry the bytes of the string, nothing escaped', () => {
@@ -100,7 +106,7 @@ describe('telemetry: storage helpers', () => {
     const errors = buildInsertStatement(meta, [row({ fingerprint: 'abcdef01' })]);
     expect(errors.withIssues).toBe(true);
     expect(errors.sql).toContain('INSERT INTO error_issues');
-    expect(errors.params).toHaveLength(21);
+    expect(errors.params).toHaveLength(22);
     expect(errors.sql).toContain('INSERT INTO event_identity_hints');
     expect(plain.sql).toContain('INSERT INTO event_identity_hints');
   });

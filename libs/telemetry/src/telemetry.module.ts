@@ -6,6 +6,7 @@ import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/even
 import { EVENT_CUSTOMER_LOOKUP } from './identity/customer-lookup.js';
 import { EventIdentityHintsRepository } from './identity/event-identity-hints.repository.js';
 import { EventIdentityResolver } from './identity/event-identity-resolver.service.js';
+import { EventBuffer } from './buffer/event-buffer.service.js';
 import { EventsController } from './ingest/events.controller.js';
 import { ErrorIssueDetailService } from './issues/error-issue-detail.service.js';
 import { ErrorIssuesController } from './issues/error-issues.controller.js';
@@ -24,6 +25,7 @@ import { ErrorAllowanceService } from './throttle/error-allowance.service.js';
   providers: [
     IngestEventsService,
     EventsRepository,
+    EventBuffer,
     ErrorIssuesRepository,
     ErrorIssueDetailService,
     ErrorAllowanceService,

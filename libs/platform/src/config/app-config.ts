@@ -47,6 +47,12 @@ export interface AppConfig {
   shutdownDelayMs: number;
   /** Port of the Prometheus listener (`GET /metrics`); 0 turns it off. */
   metricsPort: number;
+  /** NATS server with JetStream: when set, event batches are acknowledged after a durable append there and written by a consumer. */
+  eventsBufferUrl: string | undefined;
+  /** JetStream stream holding buffered batches (its subject is `<stream>.batches`). */
+  eventsBufferStream: string;
+  /** Replicas of that stream (1 on one server; 3 on a NATS cluster, so an append survives a server's loss). */
+  eventsBufferReplicas: number;
 }
 
 export class ConfigError extends Error {}
@@ -93,6 +99,13 @@ function flag(env: Env, name: string, onValues: string[], fallback: boolean): bo
   if (onValues.includes(raw)) return true;
   if (['false', 'off', 'disabled', '0'].includes(raw)) return false;
   throw new ConfigError(`${name} must be one of ${[...onValues, 'false', 'off', 'disabled', '0'].join(', ')} (got "${raw}")`);
+}
+
+function streamName(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(raw)) throw new ConfigError(`${name} must be 1 to 64 letters, digits, '_' or '-' (got "${raw}")`);
+  return raw;
 }
 
 export const DEFAULT_ANDROID_PUBLISHER_BASE_URL = 'https://androidpublisher.googleapis.com/';
@@ -159,6 +172,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dbPoolAcquireTimeoutMs: integer(env, 'DB_POOL_ACQUIRE_TIMEOUT_MS', 2_000, 10, 60_000),
     shutdownDelayMs: integer(env, 'SHUTDOWN_DELAY_MS', nodeEnv === 'production' ? 5000 : 0, 0, 120_000),
     metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
+    eventsBufferUrl: url(env, 'EVENTS_BUFFER_URL', ['nats:', 'tls:']),
+    eventsBufferStream: streamName(env, 'EVENTS_BUFFER_STREAM', 'EVENTS'),
+    eventsBufferReplicas: integer(env, 'EVENTS_BUFFER_REPLICAS', 1, 1, 5),
   };
 }
 

@@ -73,6 +73,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Counted by the events buffer (EVENTS_BUFFER_URL) on the ack path and by its consumer. */
+  readonly eventsBuffered = new Counter({
+    name: 'events_buffer_batches_total',
+    help: 'Event batches through the JetStream buffer, by outcome (appended: acknowledged after the append; direct: buffer unavailable, written to PostgreSQL instead; written: stored by the consumer; retried: a write failed and the batch is redelivered)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   /** Counted where the notification's answer is produced (libs/rails NotificationProcessor). */
   readonly railNotifications = new Counter({
     name: 'rail_notifications_total',

@@ -28,6 +28,8 @@ export const TenantScopes = {
   operator: brand,
   /** A store notification: the project of the webhook path and the environment its verified payload routes to. */
   ofVerifiedRailPayload: brand,
+  /** The events buffer: the scope of the verified key a batch was acknowledged under, carried with the batch. */
+  ofAcknowledgedBatch: brand,
 } as const;
 
 /**

@@ -13,7 +13,8 @@ import {
   parseSdkHeader,
 } from '../../../platform/src/index.js';
 import { type AuthContext, assertDeclaredEnv } from '../../../keys/src/index.js';
-import { EventsRepository } from '../storage/events.repository.js';
+import { EventBuffer } from '../buffer/event-buffer.service.js';
+import { type BatchWriteMeta, EventsRepository } from '../storage/events.repository.js';
 import { ErrorAllowanceService } from '../throttle/error-allowance.service.js';
 import { type ThrottledSummary, allowanceCandidates, landedIndexes, throttledSummary } from '../throttle/throttle-plan.js';
 import { type NormalizedEvent, readEnvelope, validateEvents } from './event-batch.validator.js';
@@ -36,7 +37,8 @@ function serverEventId(): string {
 
 /**
  * POST /v1/events: envelope environment (403), client version floor (426), all-or-nothing
- * validation (400), the events bucket (partial; 429 when nothing lands), one write.
+ * validation (400), the events bucket (partial; 429 when nothing lands), one write (or one
+ * append to the events buffer, when configured).
  * Identity is not resolved here: hints are stored and resolved out of band.
  */
 @Injectable()
@@ -46,6 +48,7 @@ export class IngestEventsService {
     private readonly sdkPolicy: SdkVersionPolicy,
     private readonly allowance: ErrorAllowanceService,
     private readonly events: EventsRepository,
+    private readonly buffer: EventBuffer,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
     @Optional() @Inject(Metrics) private readonly metrics?: Metrics | null,
   ) {}
@@ -84,12 +87,12 @@ export class IngestEventsService {
       throttled = throttledSummary(events.length, landed.length, decision);
     }
 
-    const written = await this.events.writeBatch(
-      auth,
-      { appId: auth.appId, receivedAtMs, sdkName: sdk?.name ?? null, sdkVersion: sdk?.version ?? null },
-      landing,
-    );
-    if (written < landing.length) this.metrics?.eventsDeduplicated.inc(landing.length - written);
+    const meta: BatchWriteMeta = { appId: auth.appId, receivedAtMs, sdkName: sdk?.name ?? null, sdkVersion: sdk?.version ?? null };
+    // With the events buffer the batch is acknowledged once appended (its consumer writes it); else, or when the append fails, here.
+    if (!(this.buffer.enabled && (await this.buffer.append(auth, meta, landing)))) {
+      const written = await this.events.writeBatch(auth, meta, landing);
+      if (written < landing.length) this.metrics?.eventsDeduplicated.inc(landing.length - written);
+    }
 
     const result: IngestResult = { object: 'list', received: landing.length, env: auth.env };
     if (throttled) result.throttled = throttled;

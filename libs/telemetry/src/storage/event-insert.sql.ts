@@ -28,6 +28,8 @@ export interface EventRow {
   developerUserId: string | null;
   anonymousId: string | null;
   serviceCustomerId: string | null;
+  /** The receive time of the row's own batch, when one statement writes several (the events buffer's consumer); else the statement's. */
+  receivedAtMs?: number;
 }
 
 export interface BatchMeta {
@@ -70,9 +72,13 @@ const EVENT_COLUMNS: readonly Column[] = [
   text('u', (r) => r.developerUserId),
   text('a', (r) => r.anonymousId),
   text('s', (r) => r.serviceCustomerId),
+  int8('rt', (r) => r.receivedAtMs ?? null),
 ];
 
-/** Parameters before the columns: $1 project, $2 env, $3 app, $4 received at, $5 SDK name, $6 SDK version, $7 hint sets. */
+/**
+ * Parameters before the columns: $1 project, $2 env, $3 app, $4 received at (of the rows
+ * without their own, and of the hint sets and issues), $5 SDK name, $6 SDK version, $7 hint sets.
+ */
 const LEADING_PARAMS = 7;
 
 /** The SQL types of every parameter, in order (for PREPARE in the plan tests). */
@@ -102,7 +108,7 @@ const INSERT = `
 INSERT INTO events AS e (project_id, env, event_id, client_day, app_id, name, timestamp_ms, client_timestamp_ms, received_at_ms,
                          level, fingerprint, properties, tags, category_tags, developer_user_id, anonymous_id, service_customer_id,
                          sdk_name, sdk_version, context)
-SELECT $1, $2, r.i, DATE '1970-01-01' + r.d, $3, r.n, r.t, r.ct, $4, r.l, r.f, COALESCE(r.p, '{}'::json), r.g, r.c, r.u, r.a, r.s, $5, $6, r.x
+SELECT $1, $2, r.i, DATE '1970-01-01' + r.d, $3, r.n, r.t, r.ct, COALESCE(r.rt, $4), r.l, r.f, COALESCE(r.p, '{}'::json), r.g, r.c, r.u, r.a, r.s, $5, $6, r.x
   FROM ${RECORD}
  WHERE (SELECT count(*) FROM hints) >= 0
 ON CONFLICT (project_id, env, event_id, client_day) DO UPDATE SET

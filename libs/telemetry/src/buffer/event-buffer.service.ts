@@ -1,0 +1,286 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy, Optional } from '@nestjs/common';
+import {
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JsMsg,
+  AckPolicy,
+  DeliverPolicy,
+  RetentionPolicy,
+  StorageType,
+  jetstream,
+  jetstreamManager,
+} from '@nats-io/jetstream';
+import { type NatsConnection, connect } from '@nats-io/transport-node';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Metrics, type TenantScope } from '../../../platform/src/index.js';
+import { type BatchWriteMeta, EventsRepository } from '../storage/events.repository.js';
+import type { EventRow } from '../storage/event-insert.sql.js';
+import { type BufferedBatch, MalformedBufferedBatch, decodeBufferedBatch, encodeBufferedBatch, mergeBatches } from './buffered-batch.codec.js';
+
+/** The durable consumer every replica pulls from (work-queue: each batch goes to one of them). */
+export const EVENTS_BUFFER_CONSUMER = 'writer';
+/** An append slower than this falls back to the direct write (the request still gets its answer). */
+const APPEND_TIMEOUT_MS = 1000;
+/** A batch the consumer took and did not acknowledge is handed out again after this. */
+const ACK_WAIT_MS = 30_000;
+/** Batches one replica's consumer holds ahead of its writes. */
+const PENDING_LIMIT = 64;
+/**
+ * Writes one replica's consumer runs at once: building a statement on this side overlaps
+ * PostgreSQL's work on the other. Batches are upserts by event id; concurrent writes of
+ * one event (a retry) leave one row either way, as concurrent requests do.
+ */
+const WRITERS = 2;
+/** At most this many batches, and rows, go into one statement. */
+const MERGE_BATCHES = 20;
+const MERGE_ROWS = 2000;
+/** Delay before a batch whose write failed is handed out again (PostgreSQL down, a timeout). */
+const RETRY_DELAY_MS = 2000;
+const RECONNECT_WAIT_MS = 1000;
+
+/** A wait that does not hold the process open (a stopping replica does not wait for it). */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * The optional durable buffer in front of PostgreSQL (EVENTS_BUFFER_URL): POST /v1/events is
+ * answered once the batch is appended to a JetStream stream (file storage, work-queue
+ * retention), and a consumer on every replica writes the batches with the same statement as
+ * the direct path, acknowledging each after its commit. A retry of an event lands on its own
+ * row either way (the statement is an upsert by event id).
+ *
+ * Fails open to the direct path: until the stream is ready, while NATS is unreachable, or
+ * when an append fails or times out, `append` returns false and the caller writes to
+ * PostgreSQL itself. Should a timed-out append have been stored after all, the consumer's
+ * later write is the same upsert again.
+ */
+@Injectable()
+export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
+  private connection: NatsConnection | undefined;
+  private js: JetStreamClient | undefined;
+  private messages: ConsumerMessages | undefined;
+  private consuming: Promise<void> | undefined;
+  private readonly pending: JsMsg[] = [];
+  private readonly signal = new Signal();
+  private available = false;
+  private stopped = false;
+  private readonly subject: string;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly events: EventsRepository,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    @Optional() @Inject(Metrics) private readonly metrics?: Metrics | null,
+  ) {
+    this.subject = `${config.eventsBufferStream}.batches`;
+  }
+
+  get enabled(): boolean {
+    return this.config.eventsBufferUrl !== undefined;
+  }
+
+  /** Whether appends currently go to the stream (false: batches are written directly). */
+  get ready(): boolean {
+    return this.available && !this.stopped;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.enabled) return;
+    // Not awaited: start-up does not wait for NATS; batches go straight to PostgreSQL until it answers.
+    void this.start();
+  }
+
+  /** Appends an acknowledged batch; false when the caller must write it itself. */
+  async append(scope: TenantScope, meta: BatchWriteMeta, rows: readonly EventRow[]): Promise<boolean> {
+    const js = this.js;
+    if (!js || !this.ready || rows.length === 0) return false;
+    try {
+      await js.publish(this.subject, encodeBufferedBatch({ scope, meta, rows: [...rows] }), { timeout: APPEND_TIMEOUT_MS });
+      this.metrics?.eventsBuffered.inc({ outcome: 'appended' });
+      return true;
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'events buffer: append failed; writing the batch directly');
+      this.metrics?.eventsBuffered.inc({ outcome: 'direct' });
+      return false;
+    }
+  }
+
+  /** Stops taking batches, lets the one being written finish (before the pool closes), closes the connection. */
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    this.messages?.stop();
+    this.signal.notify();
+    await this.consuming;
+    await this.connection?.drain().catch(() => undefined);
+  }
+
+  private async start(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const connection = await connect({
+          servers: this.config.eventsBufferUrl,
+          name: `${this.config.serviceName}-events-buffer`,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: RECONNECT_WAIT_MS,
+        });
+        if (this.stopped) {
+          await connection.close();
+          return;
+        }
+        this.connection = connection;
+        await this.ensureStream(connection);
+        this.js = jetstream(connection);
+        this.watch(connection);
+        this.available = true;
+        this.logger.info({ stream: this.config.eventsBufferStream }, 'events buffer: batches are acknowledged after a JetStream append');
+        this.consuming = this.consume();
+        return;
+      } catch (err) {
+        this.logger.warn({ err: { message: (err as Error).message } }, 'events buffer: not ready; writing batches directly');
+        await this.connection?.close().catch(() => undefined);
+        this.connection = undefined;
+        await pause(RECONNECT_WAIT_MS);
+      }
+    }
+  }
+
+  private async ensureStream(connection: NatsConnection): Promise<void> {
+    const jsm = await jetstreamManager(connection);
+    const name = this.config.eventsBufferStream;
+    const exists = await jsm.streams.info(name).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) {
+      await jsm.streams.add({
+        name,
+        subjects: [this.subject],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        num_replicas: this.config.eventsBufferReplicas,
+      });
+    }
+    await jsm.consumers.add(name, {
+      durable_name: EVENTS_BUFFER_CONSUMER,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: ACK_WAIT_MS * 1_000_000,
+      max_deliver: -1,
+    });
+  }
+
+  private watch(connection: NatsConnection): void {
+    void (async () => {
+      for await (const status of connection.status()) {
+        if (status.type === 'disconnect') {
+          this.available = false;
+          this.logger.warn({}, 'events buffer: NATS disconnected; writing batches directly');
+        } else if (status.type === 'reconnect') {
+          this.available = true;
+          this.logger.info({}, 'events buffer: NATS reconnected');
+        }
+      }
+    })();
+  }
+
+  /**
+   * Takes batches off the stream into `pending` (at most PENDING_LIMIT ahead of the writers);
+   * WRITERS loops write what has piled up, merged (see mergeBatches). A lone batch on an
+   * idle replica is written at once; a backlog goes out in large statements.
+   */
+  private async consume(): Promise<void> {
+    const writers = Array.from({ length: WRITERS }, () => this.writer());
+    while (!this.stopped) {
+      try {
+        const consumer = await this.js!.consumers.get(this.config.eventsBufferStream, EVENTS_BUFFER_CONSUMER);
+        this.messages = await consumer.consume({ max_messages: PENDING_LIMIT });
+        if (this.stopped) this.messages.stop();
+        for await (const message of this.messages) {
+          this.pending.push(message);
+          this.signal.notify();
+          while (this.pending.length >= PENDING_LIMIT && !this.stopped) await this.signal.next();
+        }
+      } catch (err) {
+        if (this.stopped) break;
+        this.logger.warn({ err: { message: (err as Error).message } }, 'events buffer: consumer interrupted; resuming');
+        await pause(RECONNECT_WAIT_MS);
+      }
+    }
+    this.signal.notify();
+    await Promise.all(writers);
+    // Taken but not written: handed out again at once (to another replica).
+    for (const message of this.pending.splice(0)) message.nak();
+  }
+
+  private async writer(): Promise<void> {
+    while (!this.stopped) {
+      if (this.pending.length === 0) {
+        await this.signal.next();
+        continue;
+      }
+      const taken = this.pending.splice(0, MERGE_BATCHES);
+      this.signal.notify();
+      await this.write(taken).catch((err: Error) => {
+        this.logger.error({ err: { message: err.message } }, 'events buffer: write failed unexpectedly; the batches will be handed out again');
+        for (const message of taken) message.nak(RETRY_DELAY_MS);
+      });
+    }
+  }
+
+  /** Writes taken batches, merged, acknowledging each after its commit; a failed write is handed out again later. */
+  private async write(messages: JsMsg[]): Promise<void> {
+    const batches: BufferedBatch[] = [];
+    const decoded: JsMsg[] = [];
+    for (const message of messages) {
+      try {
+        batches.push(decodeBufferedBatch(message.data));
+        decoded.push(message);
+      } catch (err) {
+        if (!(err instanceof MalformedBufferedBatch)) throw err;
+        this.logger.error({ seq: message.seq, err: { message: err.message } }, 'events buffer: dropping a message that is not a batch');
+        message.term(err.message);
+      }
+    }
+    for (const group of mergeBatches(batches, MERGE_ROWS)) {
+      const members = group.members.map((i) => decoded[i]);
+      if (await this.store(group.scope, group.meta, group.rows, members)) continue;
+      // One bad batch must not hold back the others: write them one by one.
+      if (members.length > 1) for (const i of group.members) await this.store(batches[i].scope, batches[i].meta, batches[i].rows, [decoded[i]]);
+    }
+  }
+
+  private async store(scope: TenantScope, meta: BatchWriteMeta, rows: EventRow[], messages: JsMsg[]): Promise<boolean> {
+    try {
+      const written = await this.events.writeBatch(scope, meta, rows);
+      for (const message of messages) message.ack();
+      this.metrics?.eventsBuffered.inc({ outcome: 'written' }, messages.length);
+      if (written < rows.length) this.metrics?.eventsDeduplicated.inc(rows.length - written);
+      return true;
+    } catch (err) {
+      this.logger.warn(
+        { batches: messages.length, deliveries: messages[0].info.deliveryCount, err: { message: (err as Error).message } },
+        'events buffer: write failed; the batch will be handed out again',
+      );
+      if (messages.length === 1) {
+        this.metrics?.eventsBuffered.inc({ outcome: 'retried' });
+        messages[0].nak(RETRY_DELAY_MS);
+      }
+      return false;
+    }
+  }
+}
+
+/** Wakes every waiter at once (writers on new batches, the reader on room in `pending`). */
+class Signal {
+  private waiters: (() => void)[] = [];
+
+  next(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  notify(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
