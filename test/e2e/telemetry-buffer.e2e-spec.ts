@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { connect } from '@nats-io/transport-node';
@@ -10,6 +8,7 @@ import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } 
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createTestDatabase, dropTestDatabase, type TestDatabaseHandle } from '../support/test-database.js';
 import { GENEROUS } from '../support/harness/telemetry.js';
+import { freePort, natsGreets, until } from '../support/nats.js';
 
 /**
  * The optional JetStream buffer in front of PostgreSQL (EVENTS_BUFFER_URL, docs/decisions.md).
@@ -18,35 +17,6 @@ import { GENEROUS } from '../support/harness/telemetry.js';
  * without one: the buffer is optional and off by default).
  */
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
-
-/** A NATS server greets every connection with an INFO line (checked synchronously: describe is chosen at load time). */
-function natsGreets(url: string): boolean {
-  const { hostname, port } = new URL(url);
-  const probe = `
-    const s = require('node:net').connect(${Number(port) || 4222}, ${JSON.stringify(hostname)});
-    const fail = () => process.exit(1);
-    s.setTimeout(1000, fail); s.on('error', fail);
-    s.on('data', (d) => process.exit(/^INFO /.test(String(d)) ? 0 : 1));`;
-  return spawnSync(process.execPath, ['-e', probe], { timeout: 3000 }).status === 0;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const natsAnswers = natsGreets(NATS_URL);
 if (!natsAnswers) console.warn(`telemetry-buffer: no NATS server at ${NATS_URL}; the buffered-ingestion suite is skipped`);
@@ -185,7 +155,7 @@ describe('telemetry: the events buffer fails open to the direct write', () => {
   let t: TestApp;
   let p: ProjectFixture;
   beforeAll(async () => {
-    t = await createTestApp({ EVENTS_BUFFER_URL: `nats://127.0.0.1:${await closedPort()}` });
+    t = await createTestApp({ EVENTS_BUFFER_URL: `nats://127.0.0.1:${await freePort()}` });
     p = await createProjectWithApp(t);
     await setRateLimits(t, p.projectId, GENEROUS);
   }, 60_000);

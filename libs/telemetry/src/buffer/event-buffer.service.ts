@@ -111,7 +111,8 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
     this.messages?.stop();
     this.signal.notify();
     await this.consuming;
-    await this.connection?.drain().catch(() => undefined);
+    // drain() fails while NATS is down; close() then stops the reconnect attempts.
+    await this.connection?.drain().catch(() => this.connection?.close().catch(() => undefined));
   }
 
   private async start(): Promise<void> {
