@@ -149,6 +149,29 @@ if (!natsAnswers) console.warn(`telemetry-buffer: no NATS server at ${NATS_URL};
       await locker.end();
     }
   }, 60_000);
+
+  it('batches that cannot share a statement (an event and its retry) are written one by one, none lost', async () => {
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+      // Both writers take one batch each and wait on the lock; the event and its retry pile up behind them.
+      const fillers = [ev(), ev()];
+      for (const filler of fillers) await send(t, { events: [filler] }).expect(202);
+      const original = ev();
+      await send(t, { events: [original] }).expect(202);
+      await send(t, { events: [{ ...original, properties: { path: '/retried' } }] }).expect(202);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Taken together, they make one statement that would touch one row twice: it fails, and they go one by one, in order.
+      await locker.query('COMMIT');
+      await landed(fillers.map((f) => f.eventId));
+      const [row] = await landed([original.eventId], 2);
+      expect(row).toEqual(expect.objectContaining({ deliveries: 2, properties: { path: '/retried' } }));
+    } finally {
+      await locker.end();
+    }
+  }, 60_000);
 });
 
 describe('telemetry: the events buffer fails open to the direct write', () => {

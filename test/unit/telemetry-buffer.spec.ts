@@ -6,7 +6,7 @@ import {
   encodeBufferedBatch,
   mergeBatches,
 } from '../../libs/telemetry/src/buffer/buffered-batch.codec.js';
-import type { EventRow } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import { type EventRow, buildInsertStatement, encodeRows, insertStatementOf } from '../../libs/telemetry/src/storage/event-insert.sql.js';
 
 const row = (overrides: Partial<EventRow> = {}): EventRow => ({
   eventId: 'e1',
@@ -26,92 +26,102 @@ const row = (overrides: Partial<EventRow> = {}): EventRow => ({
   ...overrides,
 });
 
-const batch = (
-  overrides: { projectId?: string; appId?: string; sdkVersion?: string | null; receivedAtMs?: number; rows?: EventRow[] } = {},
-): BufferedBatch => ({
-  scope: TenantScopes.ofAcknowledgedBatch(overrides.projectId ?? 'prj_1', 'sandbox'),
-  meta: { appId: overrides.appId ?? 'app_1', receivedAtMs: overrides.receivedAtMs ?? 100, sdkName: 'web', sdkVersion: overrides.sdkVersion ?? '1.0.0' },
-  rows: overrides.rows ?? [row()],
+const scope = (projectId = 'prj_1') => TenantScopes.ofAcknowledgedBatch(projectId, 'sandbox');
+const meta = (overrides: { appId?: string; sdkVersion?: string; receivedAtMs?: number } = {}) => ({
+  appId: overrides.appId ?? 'app_1',
+  receivedAtMs: overrides.receivedAtMs ?? 100,
+  sdkName: 'web',
+  sdkVersion: overrides.sdkVersion ?? '1.0.0',
 });
+const bytes = (columns: Uint8Array[]) => columns.map((c) => Buffer.from(c));
+const roundTrip = (projectId: string, m: ReturnType<typeof meta>, rows: EventRow[]): BufferedBatch =>
+  decodeBufferedBatch(encodeBufferedBatch(scope(projectId), m, rows).data);
 
 describe('telemetry: the events buffer codec', () => {
-  it('a batch reads back exactly as written, every column and the tenant scope', () => {
-    const original = batch({
-      rows: [
-        row(),
-        row({
-          eventId: 'e2',
-          clientTimestampMs: 5,
-          level: 'error',
-          fingerprint: 'abcdef01',
-          contextJson: '{"appVersion":"1.0"}',
-          developerUserId: 'u',
-          serviceCustomerId: 's',
-        }),
-      ],
-    });
-    const decoded = decodeBufferedBatch(encodeBufferedBatch(original));
+  it('a batch reads back as the rows the direct path would write, each carrying the batch receive time', () => {
+    const rows = [
+      row({ eventId: 'e2', clientTimestampMs: 5, level: 'error', fingerprint: 'abcdef01', contextJson: '{"appVersion":"1.0"}', developerUserId: 'u' }),
+      row(),
+    ];
+    const { data, rowCount } = encodeBufferedBatch(scope(), meta({ receivedAtMs: 123 }), rows);
+    expect(rowCount).toBe(2);
+    const decoded = decodeBufferedBatch(data);
     expect(decoded.scope).toEqual({ projectId: 'prj_1', env: 'sandbox' });
-    expect(decoded.meta).toEqual(original.meta);
-    expect(decoded.rows).toEqual(original.rows.map((r) => ({ ...r, contextJson: r.contextJson ?? null })));
+    expect(decoded.meta).toEqual(meta({ receivedAtMs: 123 }));
+    const expected = encodeRows([row({ receivedAtMs: 123 }), { ...rows[0], receivedAtMs: 123 }]);
+    expect(decoded.rows.rowCount).toBe(2);
+    expect(decoded.rows.hintSets).toEqual(expected.hintSets);
+    expect(decoded.rows.withIssues).toBe(true);
+    expect(bytes(decoded.rows.columns)).toEqual(bytes(expected.columns));
   });
 
-  it('fields the validator adds (clientEventId, isError) do not travel', () => {
-    const normalized = { ...row(), clientEventId: true, isError: false };
-    const [decoded] = decodeBufferedBatch(encodeBufferedBatch(batch({ rows: [normalized] }))).rows;
-    expect(decoded).not.toHaveProperty('clientEventId');
-    expect(decoded).not.toHaveProperty('isError');
+  it('one row per event id, the later copy winning, as on the direct path', () => {
+    const { data, rowCount } = encodeBufferedBatch(scope(), meta(), [row({ name: 'first' }), row({ name: 'second' })]);
+    expect(rowCount).toBe(1);
+    expect(bytes(decodeBufferedBatch(data).rows.columns)).toEqual(bytes(encodeRows([row({ name: 'second', receivedAtMs: 100 })]).columns));
   });
 
+  const valid = encodeBufferedBatch(scope(), meta(), [row(), row({ eventId: 'e2' })]).data;
+  const newline = valid.indexOf(0x0a);
+  const header = JSON.parse(valid.subarray(0, newline).toString()) as Record<string, unknown>;
+  const withHeader = (changes: Record<string, unknown>) =>
+    Buffer.concat([Buffer.from(`${JSON.stringify({ ...header, ...changes })}\n`), valid.subarray(newline + 1)]);
+  const columns = (header.c as number[]).map((size, i, all) => {
+    const start = newline + 1 + all.slice(0, i).reduce((a, b) => a + b, 0);
+    return valid.subarray(start, start + size);
+  });
   it.each([
-    ['not JSON', Buffer.from('{')],
-    ['another version', Buffer.from(JSON.stringify({ v: 2 }))],
-    ['an unknown environment', Buffer.from(JSON.stringify({ v: 1, p: 'prj', e: 'staging', a: 'app', t: 1, sn: null, sv: null, r: [[]] }))],
-    ['no rows', Buffer.from(JSON.stringify({ v: 1, p: 'prj', e: 'sandbox', a: 'app', t: 1, sn: null, sv: null, r: [] }))],
-    ['a short row', Buffer.from(JSON.stringify({ v: 1, p: 'prj', e: 'sandbox', a: 'app', t: 1, sn: null, sv: null, r: [['e1']] }))],
+    ['no header line', Buffer.from('{"v":2}')],
+    ['a header that is not JSON', Buffer.from('{\n')],
+    ['another version', withHeader({ v: 1 })],
+    ['an unknown environment', withHeader({ e: 'staging' })],
+    ['no rows', withHeader({ n: 0 })],
+    ['a row count the columns do not have', withHeader({ n: 3 })],
+    ['column sizes that do not add up', Buffer.concat([valid, Buffer.from([0])])],
+    ['a column of the wrong type', withHeader({ c: [(header.c as number[])[1], (header.c as number[])[0], ...(header.c as number[]).slice(2)] })],
     [
-      'a row with a number where text belongs',
-      Buffer.from(
-        JSON.stringify({
-          v: 1,
-          p: 'prj',
-          e: 'sandbox',
-          a: 'app',
-          t: 1,
-          sn: null,
-          sv: null,
-          r: [[1, 'n', 1, 1, null, null, null, null, null, null, null, null, null, null]],
-        }),
-      ),
+      'columns in the wrong order',
+      Buffer.concat([
+        Buffer.from(`${JSON.stringify({ ...header, c: [columns[1].byteLength, columns[0].byteLength, ...(header.c as number[]).slice(2)] })}\n`),
+        columns[1],
+        columns[0],
+        ...columns.slice(2),
+      ]),
     ],
   ])('refuses %s', (_what, data) => {
     expect(() => decodeBufferedBatch(data)).toThrow(MalformedBufferedBatch);
   });
 
-  it('merges batches of one tenant, app and SDK into one statement, in order, each row with its own receive time', () => {
+  it('merges batches of one tenant, app and SDK into the statement their rows would make together', () => {
+    const a = [row({ eventId: 'a' })];
+    const c = [row({ eventId: 'c', fingerprint: 'abcdef01', level: 'error' }), row({ eventId: 'b', anonymousId: 'anon_2' })];
     const batches = [
-      batch({ receivedAtMs: 100, rows: [row({ eventId: 'a' })] }),
-      batch({ projectId: 'prj_2', receivedAtMs: 101, rows: [row({ eventId: 'b' })] }),
-      batch({ receivedAtMs: 103, rows: [row({ eventId: 'c' }), row({ eventId: 'a', name: 'retried' })] }),
-      batch({ appId: 'app_2', receivedAtMs: 104, rows: [row({ eventId: 'd' })] }),
-      batch({ sdkVersion: '2.0.0', receivedAtMs: 105, rows: [row({ eventId: 'e' })] }),
+      roundTrip('prj_1', meta({ receivedAtMs: 100 }), a),
+      roundTrip('prj_2', meta({ receivedAtMs: 101 }), [row({ eventId: 'x' })]),
+      roundTrip('prj_1', meta({ receivedAtMs: 103 }), c),
+      roundTrip('prj_1', meta({ appId: 'app_2', receivedAtMs: 104 }), [row({ eventId: 'd' })]),
+      roundTrip('prj_1', meta({ sdkVersion: '2.0.0', receivedAtMs: 105 }), [row({ eventId: 'e' })]),
     ];
     const merged = mergeBatches(batches, 2000);
     expect(merged.map((g) => g.members)).toEqual([[0, 2], [1], [3], [4]]);
     const [first] = merged;
     expect(first.scope).toEqual({ projectId: 'prj_1', env: 'sandbox' });
-    expect(first.meta).toEqual({ appId: 'app_1', receivedAtMs: 103, sdkName: 'web', sdkVersion: '1.0.0' });
-    expect(first.rows.map((r) => [r.eventId, r.name, r.receivedAtMs])).toEqual([
-      ['a', 'page.viewed', 100],
-      ['c', 'page.viewed', 103],
-      ['a', 'retried', 103],
+    expect(first.meta).toEqual(meta({ receivedAtMs: 103 }));
+    const statementMeta = { projectId: 'prj_1', env: 'sandbox', ...first.meta };
+    const together = buildInsertStatement(statementMeta, [
+      { ...a[0], receivedAtMs: 100 },
+      { ...c[1], receivedAtMs: 103 },
+      { ...c[0], receivedAtMs: 103 },
     ]);
+    const statement = insertStatementOf(statementMeta, first.rows);
+    expect(statement.sql).toBe(together.sql);
+    expect(statement.params.map((p) => (p instanceof Uint8Array ? Buffer.from(p) : p))).toEqual(together.params);
   });
 
   it('starts a new statement when the rows would exceed the bound', () => {
     const rows = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => row({ eventId: `${prefix}${i}` }));
-    const merged = mergeBatches([batch({ rows: rows(60, 'a') }), batch({ rows: rows(60, 'b') }), batch({ rows: rows(30, 'c') })], 100);
-    expect(merged.map((g) => [g.members, g.rows.length])).toEqual([
+    const merged = mergeBatches([roundTrip('p', meta(), rows(60, 'a')), roundTrip('p', meta(), rows(60, 'b')), roundTrip('p', meta(), rows(30, 'c'))], 100);
+    expect(merged.map((g) => [g.members, g.rows.rowCount])).toEqual([
       [[0], 60],
       [[1, 2], 90],
     ]);

@@ -94,3 +94,38 @@ export function int4ArrayParam(values: readonly (number | null)[]): Buffer {
 export function int8ArrayParam(values: readonly (number | null)[]): Buffer {
   return fixedWidthArray(values, INT8_OID, 8);
 }
+
+/** The element type and length of a one-dimensional array parameter (null when it is not one). */
+export function arrayParamShape(param: Uint8Array): { elementOid: number; count: number } | null {
+  if (param.byteLength < HEADER_BYTES) return null;
+  const view = new DataView(param.buffer, param.byteOffset, param.byteLength);
+  if (view.getInt32(0) !== 1 || view.getInt32(16) !== 1) return null;
+  return { elementOid: view.getUint32(8), count: view.getInt32(12) };
+}
+
+/**
+ * One array of the elements of several arrays of one element type, in order: their element
+ * sections are copied as they are (no element is decoded or re-encoded).
+ */
+export function concatArrayParams(params: readonly Uint8Array[]): Buffer {
+  let size = HEADER_BYTES;
+  let count = 0;
+  let hasNull = false;
+  let elementOid: number | undefined;
+  for (const param of params) {
+    const shape = arrayParamShape(param);
+    if (!shape || (elementOid !== undefined && shape.elementOid !== elementOid)) throw new RangeError('not one-dimensional arrays of one element type');
+    elementOid = shape.elementOid;
+    count += shape.count;
+    hasNull ||= new DataView(param.buffer, param.byteOffset, param.byteLength).getInt32(4) !== 0;
+    size += param.byteLength - HEADER_BYTES;
+  }
+  if (elementOid === undefined) throw new RangeError('no arrays to concatenate');
+  const out = header(size, elementOid, count, hasNull);
+  let offset = HEADER_BYTES;
+  for (const param of params) {
+    out.set(param.subarray(HEADER_BYTES), offset);
+    offset += param.byteLength - HEADER_BYTES;
+  }
+  return out;
+}

@@ -1,52 +1,46 @@
 /**
- * The wire form of one acknowledged batch in the events buffer: the tenant scope, the
- * batch's write metadata and its normalised rows, exactly what EventsRepository.writeBatch
- * takes, so the consumer writes what the direct path would have written. Rows are
- * positional arrays (a 100-event batch is about as large as its request body).
+ * The wire form of one acknowledged batch in the events buffer: a JSON header line (tenant
+ * scope, write metadata, row count, hint sets, column sizes) followed by the batch's rows in
+ * the insert statement's own parameter encoding, one binary array per column. The consumer
+ * merges batches by concatenating those arrays: no row is decoded or re-encoded after the
+ * request that brought it (docs/performance.md).
  */
+import { arrayParamShape } from '../../../platform/src/database/binary-arrays.js';
 import { type TenantScope, TenantScopes, isEnv } from '../../../platform/src/index.js';
 import type { BatchWriteMeta } from '../storage/events.repository.js';
-import type { EventRow } from '../storage/event-insert.sql.js';
+import { EVENT_COLUMN_OIDS, type EncodedRows, type EventRow, concatEncodedRows, dedupeAndSort, encodeRows } from '../storage/event-insert.sql.js';
 
 export interface BufferedBatch {
   scope: TenantScope;
   meta: BatchWriteMeta;
-  rows: EventRow[];
+  rows: EncodedRows;
 }
 
-const VERSION = 1;
+const VERSION = 2;
+const NEWLINE = 0x0a;
 
-type Field = keyof EventRow;
-const STRINGS: readonly Field[] = ['eventId', 'name'];
-const NUMBERS: readonly Field[] = ['clientDay', 'timestampMs'];
-const NULLABLE_NUMBERS: readonly Field[] = ['clientTimestampMs'];
-const NULLABLE_STRINGS: readonly Field[] = [
-  'level',
-  'fingerprint',
-  'propertiesJson',
-  'tagsJson',
-  'categoryTagsJson',
-  'contextJson',
-  'developerUserId',
-  'anonymousId',
-  'serviceCustomerId',
-];
-const ORDER: readonly Field[] = [...STRINGS, ...NUMBERS, ...NULLABLE_NUMBERS, ...NULLABLE_STRINGS];
-
-export function encodeBufferedBatch(batch: BufferedBatch): Buffer {
-  const { scope, meta } = batch;
-  return Buffer.from(
-    JSON.stringify({
-      v: VERSION,
-      p: scope.projectId,
-      e: scope.env,
-      a: meta.appId,
-      t: meta.receivedAtMs,
-      sn: meta.sdkName,
-      sv: meta.sdkVersion,
-      r: batch.rows.map((row) => ORDER.map((f) => row[f] ?? null)),
-    }),
-  );
+/**
+ * Encodes a batch as the direct path would write it: one row per event id (the last copy
+ * wins), in lock order, each row carrying the batch's receive time (kept when merged).
+ */
+export function encodeBufferedBatch(scope: TenantScope, meta: BatchWriteMeta, events: readonly EventRow[]): { data: Buffer; rowCount: number } {
+  const rows = dedupeAndSort(events);
+  for (const row of rows) row.receivedAtMs = meta.receivedAtMs;
+  const encoded = encodeRows(rows);
+  const header = JSON.stringify({
+    v: VERSION,
+    p: scope.projectId,
+    e: scope.env,
+    a: meta.appId,
+    t: meta.receivedAtMs,
+    sn: meta.sdkName,
+    sv: meta.sdkVersion,
+    n: encoded.rowCount,
+    h: encoded.hintSets,
+    i: encoded.withIssues,
+    c: encoded.columns.map((c) => c.byteLength),
+  });
+  return { data: Buffer.concat([Buffer.from(`${header}\n`), ...encoded.columns]), rowCount: encoded.rowCount };
 }
 
 export class MalformedBufferedBatch extends Error {}
@@ -57,40 +51,41 @@ function fail(what: string): never {
 
 const isString = (v: unknown): v is string => typeof v === 'string';
 const isNullableString = (v: unknown): v is string | null => v === null || typeof v === 'string';
-const isInteger = (v: unknown): v is number => Number.isSafeInteger(v);
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
-/** Reads a message back; anything that is not a batch this code wrote throws MalformedBufferedBatch. */
+/** Reads a message back (the columns are views of `data`); anything this code did not write throws MalformedBufferedBatch. */
 export function decodeBufferedBatch(data: Uint8Array): BufferedBatch {
-  let doc: Record<string, unknown>;
+  const end = data.indexOf(NEWLINE);
+  if (end < 0) fail('no header');
+  let header: Record<string, unknown>;
   try {
-    doc = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as Record<string, unknown>;
+    header = JSON.parse(Buffer.from(data.buffer, data.byteOffset, end).toString('utf8')) as Record<string, unknown>;
   } catch {
-    fail('not JSON');
+    fail('header is not JSON');
   }
-  if (typeof doc !== 'object' || doc === null || doc.v !== VERSION) fail('unknown version');
-  const { p, e, a, t, sn, sv, r } = doc;
-  if (!isString(p) || !isEnv(e) || !isString(a) || !isInteger(t) || !isNullableString(sn) || !isNullableString(sv) || !Array.isArray(r) || r.length === 0) {
-    fail('bad envelope');
-  }
-  const rows = r.map((values: unknown, index) => {
-    if (!Array.isArray(values) || values.length !== ORDER.length) fail(`row ${index} has the wrong shape`);
-    const row: Record<string, unknown> = {};
-    ORDER.forEach((field, i) => (row[field] = values[i]));
-    if (!STRINGS.every((f) => isString(row[f])) || !NUMBERS.every((f) => isInteger(row[f]))) fail(`row ${index} lacks a required value`);
-    if (!NULLABLE_NUMBERS.every((f) => row[f] === null || isInteger(row[f])) || !NULLABLE_STRINGS.every((f) => isNullableString(row[f]))) {
-      fail(`row ${index} has a value of the wrong type`);
-    }
-    return row as unknown as EventRow;
+  if (typeof header !== 'object' || header === null || header.v !== VERSION) fail('unknown version');
+  const { p, e, a, t, sn, sv, n, h, i, c } = header;
+  if (!isString(p) || !isEnv(e) || !isString(a) || !isCount(t) || !isNullableString(sn) || !isNullableString(sv)) fail('bad envelope');
+  if (!isCount(n) || n === 0 || !Array.isArray(h) || !h.every(isString) || typeof i !== 'boolean') fail('bad row summary');
+  if (!Array.isArray(c) || c.length !== EVENT_COLUMN_OIDS.length || !c.every(isCount)) fail('bad column sizes');
+  if (c.reduce((sum: number, size: number) => sum + size, end + 1) !== data.byteLength) fail('column sizes do not add up');
+  let offset = end + 1;
+  const columns = c.map((size: number, index) => {
+    const column = data.subarray(offset, offset + size);
+    offset += size;
+    const shape = arrayParamShape(column);
+    if (!shape || shape.elementOid !== EVENT_COLUMN_OIDS[index] || shape.count !== n) fail(`column ${index} is not an array of ${n} rows of its type`);
+    return column;
   });
-  return { scope: TenantScopes.ofAcknowledgedBatch(p, e), meta: { appId: a, receivedAtMs: t, sdkName: sn, sdkVersion: sv }, rows };
+  return {
+    scope: TenantScopes.ofAcknowledgedBatch(p, e),
+    meta: { appId: a, receivedAtMs: t, sdkName: sn, sdkVersion: sv },
+    rows: { rowCount: n, hintSets: h, withIssues: i, columns },
+  };
 }
 
 /** Batches one statement writes: same tenant, app and SDK; each row keeps its own batch's receive time. */
-export interface MergedBatches {
-  scope: TenantScope;
-  /** receivedAtMs: the latest of the batches (the hint sets' and issues' "seen" time). */
-  meta: BatchWriteMeta;
-  rows: EventRow[];
+export interface MergedBatches extends BufferedBatch {
   /** Indexes of the merged batches in the input. */
   members: number[];
 }
@@ -98,27 +93,25 @@ export interface MergedBatches {
 /**
  * Groups batches the consumer took together into as few statements as the tenant, app and
  * SDK allow, at most `maxRows` rows each (one large statement costs PostgreSQL far less per
- * row than many small ones: docs/performance.md). Input order is kept inside a group, so a
- * later copy of an event still overwrites an earlier one. Sets each row's receivedAtMs.
+ * row than many small ones: docs/performance.md). Input order is kept. The merged meta's
+ * receivedAtMs, the hint sets' and issues' "seen" time, is the latest of the batches'.
  */
 export function mergeBatches(batches: readonly BufferedBatch[], maxRows: number): MergedBatches[] {
-  const open = new Map<string, MergedBatches>();
-  const merged: MergedBatches[] = [];
+  const open = new Map<string, { scope: TenantScope; meta: BatchWriteMeta; parts: EncodedRows[]; rowCount: number; members: number[] }>();
+  const groups: { scope: TenantScope; meta: BatchWriteMeta; parts: EncodedRows[]; rowCount: number; members: number[] }[] = [];
   batches.forEach((batch, index) => {
     const { scope, meta } = batch;
     const key = JSON.stringify([scope.projectId, scope.env, meta.appId, meta.sdkName, meta.sdkVersion]);
     let group = open.get(key);
-    if (!group || group.rows.length + batch.rows.length > maxRows) {
-      group = { scope, meta: { ...meta }, rows: [], members: [] };
+    if (!group || group.rowCount + batch.rows.rowCount > maxRows) {
+      group = { scope, meta: { ...meta }, parts: [], rowCount: 0, members: [] };
       open.set(key, group);
-      merged.push(group);
+      groups.push(group);
     }
-    for (const row of batch.rows) {
-      row.receivedAtMs = meta.receivedAtMs;
-      group.rows.push(row);
-    }
+    group.parts.push(batch.rows);
+    group.rowCount += batch.rows.rowCount;
     group.members.push(index);
     group.meta.receivedAtMs = Math.max(group.meta.receivedAtMs, meta.receivedAtMs);
   });
-  return merged;
+  return groups.map((g) => ({ scope: g.scope, meta: g.meta, rows: concatEncodedRows(g.parts), members: g.members }));
 }

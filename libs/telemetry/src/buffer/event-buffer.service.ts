@@ -13,7 +13,7 @@ import {
 import { type NatsConnection, connect } from '@nats-io/transport-node';
 import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Metrics, type TenantScope } from '../../../platform/src/index.js';
 import { type BatchWriteMeta, EventsRepository } from '../storage/events.repository.js';
-import type { EventRow } from '../storage/event-insert.sql.js';
+import type { EncodedRows, EventRow } from '../storage/event-insert.sql.js';
 import { type BufferedBatch, MalformedBufferedBatch, decodeBufferedBatch, encodeBufferedBatch, mergeBatches } from './buffered-batch.codec.js';
 
 /** The durable consumer every replica pulls from (work-queue: each batch goes to one of them). */
@@ -95,8 +95,10 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
     const js = this.js;
     if (!js || !this.ready || rows.length === 0) return false;
     try {
-      await js.publish(this.subject, encodeBufferedBatch({ scope, meta, rows: [...rows] }), { timeout: APPEND_TIMEOUT_MS });
+      const { data, rowCount } = encodeBufferedBatch(scope, meta, rows);
+      await js.publish(this.subject, data, { timeout: APPEND_TIMEOUT_MS });
       this.metrics?.eventsBuffered.inc({ outcome: 'appended' });
+      if (rowCount < rows.length) this.metrics?.eventsDeduplicated.inc(rows.length - rowCount);
       return true;
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'events buffer: append failed; writing the batch directly');
@@ -250,12 +252,11 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private async store(scope: TenantScope, meta: BatchWriteMeta, rows: EventRow[], messages: JsMsg[]): Promise<boolean> {
+  private async store(scope: TenantScope, meta: BatchWriteMeta, rows: EncodedRows, messages: JsMsg[]): Promise<boolean> {
     try {
-      const written = await this.events.writeBatch(scope, meta, rows);
+      await this.events.writeEncoded(scope, meta, rows);
       for (const message of messages) message.ack();
       this.metrics?.eventsBuffered.inc({ outcome: 'written' }, messages.length);
-      if (written < rows.length) this.metrics?.eventsDeduplicated.inc(rows.length - written);
       return true;
     } catch (err) {
       this.logger.warn(

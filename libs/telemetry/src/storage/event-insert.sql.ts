@@ -5,7 +5,16 @@
  * error events, their issues upserted in the same statement. Pure: shared by the repository
  * and the benchmark's bare baseline, so both run exactly the same SQL.
  */
-import { JSON_OID, int4ArrayParam, int8ArrayParam, textArrayParam } from '../../../platform/src/database/binary-arrays.js';
+import {
+  INT4_OID,
+  INT8_OID,
+  JSON_OID,
+  TEXT_OID,
+  concatArrayParams,
+  int4ArrayParam,
+  int8ArrayParam,
+  textArrayParam,
+} from '../../../platform/src/database/binary-arrays.js';
 
 export interface EventRow {
   eventId: string;
@@ -47,15 +56,31 @@ export interface BatchMeta {
  * per 100-event batch, docs/performance.md), and properties, tags, categoryTags and context,
  * already serialised by the validator, travel as they are (the json cast still validates).
  */
-type Column = { alias: string; sqlType: string; param: (rows: readonly EventRow[]) => Buffer };
-const text = (alias: string, of: (r: EventRow) => string | null): Column => ({ alias, sqlType: 'text[]', param: (rows) => textArrayParam(rows.map(of)) });
+type Column = { alias: string; sqlType: string; oid: number; param: (rows: readonly EventRow[]) => Buffer };
+const text = (alias: string, of: (r: EventRow) => string | null): Column => ({
+  alias,
+  sqlType: 'text[]',
+  oid: TEXT_OID,
+  param: (rows) => textArrayParam(rows.map(of)),
+});
 const json = (alias: string, of: (r: EventRow) => string | null): Column => ({
   alias,
   sqlType: 'json[]',
+  oid: JSON_OID,
   param: (rows) => textArrayParam(rows.map(of), JSON_OID),
 });
-const int4 = (alias: string, of: (r: EventRow) => number | null): Column => ({ alias, sqlType: 'int[]', param: (rows) => int4ArrayParam(rows.map(of)) });
-const int8 = (alias: string, of: (r: EventRow) => number | null): Column => ({ alias, sqlType: 'bigint[]', param: (rows) => int8ArrayParam(rows.map(of)) });
+const int4 = (alias: string, of: (r: EventRow) => number | null): Column => ({
+  alias,
+  sqlType: 'int[]',
+  oid: INT4_OID,
+  param: (rows) => int4ArrayParam(rows.map(of)),
+});
+const int8 = (alias: string, of: (r: EventRow) => number | null): Column => ({
+  alias,
+  sqlType: 'bigint[]',
+  oid: INT8_OID,
+  param: (rows) => int8ArrayParam(rows.map(of)),
+});
 
 const EVENT_COLUMNS: readonly Column[] = [
   text('i', (r) => r.eventId),
@@ -177,8 +202,24 @@ export interface InsertStatement {
   withIssues: boolean;
 }
 
-/** The distinct hint sets of a batch as the JSON parameter, in a stable order (lock order). */
-export function hintSetsJson(rows: readonly EventRow[]): string {
+/**
+ * Rows already in the statement's own parameter encoding: one binary array per column (in
+ * EVENT_COLUMNS order) and their distinct hint sets. The events buffer carries batches in
+ * this form, so its consumer merges them by concatenating arrays instead of re-encoding rows.
+ */
+export interface EncodedRows {
+  rowCount: number;
+  /** Distinct hint sets as JSON objects, sorted (the lock order of the hint-set upsert). */
+  hintSets: string[];
+  withIssues: boolean;
+  columns: Uint8Array[];
+}
+
+/** The element type of each column's array, in order (for checking encoded rows read back). */
+export const EVENT_COLUMN_OIDS: readonly number[] = EVENT_COLUMNS.map((c) => c.oid);
+
+/** The distinct hint sets of rows, in a stable order (lock order). */
+function hintSets(rows: readonly EventRow[]): string[] {
   const sets = new Set<string>();
   let previous: EventRow | undefined;
   for (const r of rows) {
@@ -193,23 +234,46 @@ export function hintSetsJson(rows: readonly EventRow[]): string {
     previous = r;
     sets.add(`{"u":${str(r.developerUserId)},"a":${str(r.anonymousId)},"s":${str(r.serviceCustomerId)}}`);
   }
-  return `[${[...sets].sort().join(',')}]`;
+  return [...sets].sort();
+}
+
+/** The distinct hint sets of a batch as the JSON parameter, in a stable order (lock order). */
+export function hintSetsJson(rows: readonly EventRow[]): string {
+  return `[${hintSets(rows).join(',')}]`;
+}
+
+export function encodeRows(rows: readonly EventRow[]): EncodedRows {
+  return {
+    rowCount: rows.length,
+    hintSets: hintSets(rows),
+    withIssues: rows.some((r) => r.fingerprint !== null),
+    columns: EVENT_COLUMNS.map((c) => c.param(rows)),
+  };
+}
+
+/**
+ * Several encoded batches as one: their rows in order, their hint sets united. Rows are not
+ * de-duplicated across the parts: an event in two of them makes the statement fail (ON
+ * CONFLICT cannot touch a row twice), and the caller writes the parts one by one instead.
+ */
+export function concatEncodedRows(parts: readonly EncodedRows[]): EncodedRows {
+  if (parts.length === 1) return parts[0];
+  return {
+    rowCount: parts.reduce((n, p) => n + p.rowCount, 0),
+    hintSets: [...new Set(parts.flatMap((p) => p.hintSets))].sort(),
+    withIssues: parts.some((p) => p.withIssues),
+    columns: EVENT_COLUMNS.map((_c, i) => concatArrayParams(parts.map((p) => p.columns[i]))),
+  };
+}
+
+export function insertStatementOf(meta: BatchMeta, encoded: EncodedRows): InsertStatement {
+  return {
+    sql: encoded.withIssues ? INSERT_EVENTS_WITH_ISSUES_SQL : INSERT_EVENTS_SQL,
+    params: [meta.projectId, meta.env, meta.appId, meta.receivedAtMs, meta.sdkName, meta.sdkVersion, `[${encoded.hintSets.join(',')}]`, ...encoded.columns],
+    withIssues: encoded.withIssues,
+  };
 }
 
 export function buildInsertStatement(meta: BatchMeta, rows: readonly EventRow[]): InsertStatement {
-  const withIssues = rows.some((r) => r.fingerprint !== null);
-  return {
-    sql: withIssues ? INSERT_EVENTS_WITH_ISSUES_SQL : INSERT_EVENTS_SQL,
-    params: [
-      meta.projectId,
-      meta.env,
-      meta.appId,
-      meta.receivedAtMs,
-      meta.sdkName,
-      meta.sdkVersion,
-      hintSetsJson(rows),
-      ...EVENT_COLUMNS.map((c) => c.param(rows)),
-    ],
-    withIssues,
-  };
+  return insertStatementOf(meta, encodeRows(rows));
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig, type TenantScope } from '../../../platform/src/index.js';
-import { type EventRow, buildInsertStatement, dedupeAndSort } from './event-insert.sql.js';
+import { type EncodedRows, type EventRow, dedupeAndSort, encodeRows, insertStatementOf } from './event-insert.sql.js';
 import { WriteGate, ingestWriteConcurrency } from './write-gate.js';
 
 export interface BatchWriteMeta {
@@ -26,10 +26,14 @@ export class EventsRepository {
   /** Upserts the batch (and its error issues) in one statement; returns the rows written. */
   async writeBatch(scope: TenantScope, meta: BatchWriteMeta, events: readonly EventRow[]): Promise<number> {
     if (events.length === 0) return 0;
-    const rows = dedupeAndSort(events);
-    const statement = buildInsertStatement({ projectId: scope.projectId, env: scope.env, ...meta }, rows);
+    return this.writeEncoded(scope, meta, encodeRows(dedupeAndSort(events)));
+  }
+
+  /** The same statement for rows already encoded (the events buffer's merged batches); returns the rows written. */
+  async writeEncoded(scope: TenantScope, meta: BatchWriteMeta, rows: EncodedRows): Promise<number> {
+    const statement = insertStatementOf({ projectId: scope.projectId, env: scope.env, ...meta }, rows);
     await this.gate.run(() => this.queryRetryingDeadlock(statement.sql, statement.params));
-    return rows.length;
+    return rows.rowCount;
   }
 
   /**
