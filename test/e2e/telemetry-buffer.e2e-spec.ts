@@ -44,11 +44,16 @@ if (!natsAnswers) console.warn(`telemetry-buffer: no NATS server at ${NATS_URL};
          FROM events WHERE project_id = $1 AND event_id = ANY($2::text[]) ORDER BY event_id`,
       [p.projectId, ids],
     );
+  // Up to 30 s: a batch JetStream delivered to a replica that was stopping comes back after the 10 s ack wait.
   const landed = (ids: string[], deliveries = 1) =>
-    until(`${ids.length} events stored`, async () => {
-      const found = await rows(ids);
-      return found.length === ids.length && found.every((r: { deliveries: number }) => r.deliveries >= deliveries) && found;
-    });
+    until(
+      `${ids.length} events stored`,
+      async () => {
+        const found = await rows(ids);
+        return found.length === ids.length && found.every((r: { deliveries: number }) => r.deliveries >= deliveries) && found;
+      },
+      30_000,
+    );
   const ready = (app: TestApp) => until('the events buffer', async () => app.app.get(EventBuffer).ready);
   const buffered = async (app: TestApp, outcome: string) =>
     ((await app.app.get(Metrics).eventsBuffered.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0) as number;
@@ -156,7 +161,7 @@ if (!natsAnswers) console.warn(`telemetry-buffer: no NATS server at ${NATS_URL};
     try {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
-      // Both writers take one batch each and wait on the lock; the event and its retry pile up behind them.
+      // The consumer's write of the first filler waits on the lock; the rest, the event and its retry among them, pile up behind it.
       const fillers = [ev(), ev()];
       for (const filler of fillers) await send(t, { events: [filler] }).expect(202);
       const original = ev();
