@@ -7,24 +7,7 @@ import {
   mergeBatches,
 } from '../../libs/telemetry/src/buffer/buffered-batch.codec.js';
 import { type EventRow, buildInsertStatement, encodeRows, insertStatementOf } from '../../libs/telemetry/src/storage/event-insert.sql.js';
-
-const row = (overrides: Partial<EventRow> = {}): EventRow => ({
-  eventId: 'e1',
-  clientDay: 20_000,
-  name: 'page.viewed',
-  timestampMs: 1,
-  clientTimestampMs: null,
-  level: null,
-  fingerprint: null,
-  propertiesJson: '{"path":"/\\"quoted\\""}',
-  tagsJson: null,
-  categoryTagsJson: '["web"]',
-  contextJson: null,
-  developerUserId: null,
-  anonymousId: 'anon_1',
-  serviceCustomerId: null,
-  ...overrides,
-});
+import { eventRow as row } from '../support/event-row.js';
 
 const scope = (projectId = 'prj_1') => TenantScopes.ofAcknowledgedBatch(projectId, 'sandbox');
 const meta = (overrides: { appId?: string; sdkVersion?: string; receivedAtMs?: number } = {}) => ({

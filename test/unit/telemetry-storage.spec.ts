@@ -1,27 +1,9 @@
-import { INSERT_PARAM_TYPES, buildInsertStatement, dedupeAndSort, hintSetsJson, type EventRow } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import { INSERT_PARAM_TYPES, buildInsertStatement, dedupeAndSort, hintSetsJson } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import { eventRow as row } from '../support/event-row.js';
 import { asInt4, asInt8, asText, decodeBinaryArray } from '../support/pg-binary-array.js';
 import { dayOfPartition, isoDay, partitionName, planPartitions } from '../../libs/telemetry/src/storage/event-partitions.js';
 import { WriteGate, ingestWriteConcurrency } from '../../libs/telemetry/src/storage/write-gate.js';
 import { EXHAUSTED_RETRY_MS, MAX_RESOLVE_ATTEMPTS, hintSetOutcome } from '../../libs/telemetry/src/identity/event-identity-resolver.service.js';
-
-function row(overrides: Partial<EventRow> = {}): EventRow {
-  return {
-    eventId: 'e1',
-    clientDay: 20_000,
-    name: 'page.viewed',
-    timestampMs: 1,
-    clientTimestampMs: null,
-    level: null,
-    fingerprint: null,
-    propertiesJson: '{"a":"b\\"c"}',
-    tagsJson: null,
-    categoryTagsJson: '["x"]',
-    developerUserId: null,
-    anonymousId: 'an"on',
-    serviceCustomerId: null,
-    ...overrides,
-  };
-}
 
 describe('telemetry: storage helpers', () => {
   it('one binary array per column, in the declared order; properties travel as the validator serialised them', () => {

@@ -269,7 +269,9 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
     } catch (err) {
       this.logger.warn(
         { batches: messages.length, deliveries: messages[0].info.deliveryCount, err: { message: (err as Error).message } },
-        'events buffer: write failed; the batch will be handed out again',
+        messages.length === 1
+          ? 'events buffer: write failed; the batch will be handed out again'
+          : 'events buffer: merged write failed; writing its batches one by one',
       );
       if (messages.length === 1) {
         this.metrics?.eventsBuffered.inc({ outcome: 'retried' });

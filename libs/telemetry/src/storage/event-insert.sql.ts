@@ -57,30 +57,15 @@ export interface BatchMeta {
  * already serialised by the validator, travel as they are (the json cast still validates).
  */
 type Column = { alias: string; sqlType: string; oid: number; param: (rows: readonly EventRow[]) => Buffer };
-const text = (alias: string, of: (r: EventRow) => string | null): Column => ({
-  alias,
-  sqlType: 'text[]',
-  oid: TEXT_OID,
-  param: (rows) => textArrayParam(rows.map(of)),
-});
-const json = (alias: string, of: (r: EventRow) => string | null): Column => ({
-  alias,
-  sqlType: 'json[]',
-  oid: JSON_OID,
-  param: (rows) => textArrayParam(rows.map(of), JSON_OID),
-});
-const int4 = (alias: string, of: (r: EventRow) => number | null): Column => ({
-  alias,
-  sqlType: 'int[]',
-  oid: INT4_OID,
-  param: (rows) => int4ArrayParam(rows.map(of)),
-});
-const int8 = (alias: string, of: (r: EventRow) => number | null): Column => ({
-  alias,
-  sqlType: 'bigint[]',
-  oid: INT8_OID,
-  param: (rows) => int8ArrayParam(rows.map(of)),
-});
+
+/** Columns of one SQL array type: its cast, its element type and its binary encoder. */
+function columnsOf<V>(sqlType: string, oid: number, encode: (values: V[]) => Buffer) {
+  return (alias: string, of: (r: EventRow) => V): Column => ({ alias, sqlType, oid, param: (rows) => encode(rows.map(of)) });
+}
+const text = columnsOf<string | null>('text[]', TEXT_OID, textArrayParam);
+const json = columnsOf<string | null>('json[]', JSON_OID, (values) => textArrayParam(values, JSON_OID));
+const int4 = columnsOf<number | null>('int[]', INT4_OID, int4ArrayParam);
+const int8 = columnsOf<number | null>('bigint[]', INT8_OID, int8ArrayParam);
 
 const EVENT_COLUMNS: readonly Column[] = [
   text('i', (r) => r.eventId),
