@@ -95,8 +95,19 @@ describe('telemetry: throttling maths', () => {
   (redisUrl ? it : it.skip)('the Redis allowance behaves like the in-process one (REDIS_URL)', async () => {
     const store = new RedisErrorAllowanceStore(redisUrl!, 1000, () => undefined);
     try {
-      await new Promise((r) => setTimeout(r, 200));
       const prefix = `ea:{unit-${process.pid}-${Date.now()}}:`;
+      // The store connects in the background and refuses commands until ready (no offline queue):
+      // wait for a warm-up claim on a key of its own instead of a fixed delay.
+      for (const deadline = Date.now() + 5000; ; await new Promise((r) => setTimeout(r, 25))) {
+        const ready = await store.claim([`${prefix}warmup`], 0, 1).then(
+          () => true,
+          (err: Error) => {
+            if (Date.now() > deadline) throw err;
+            return false;
+          },
+        );
+        if (ready) break;
+      }
       const t0 = 7_000_000;
       expect(await store.claim([`${prefix}a`, `${prefix}b`], t0, ERROR_ALLOWANCE_WINDOW_MS)).toEqual(new Set([`${prefix}a`, `${prefix}b`]));
       expect(await store.claim([`${prefix}a`, `${prefix}c`], t0 + 1000, ERROR_ALLOWANCE_WINDOW_MS)).toEqual(new Set([`${prefix}c`]));
