@@ -1,7 +1,8 @@
 // The bare baseline of `npm run bench`: a minimal node:http server that does what the API
 // cannot avoid for POST /v1/events — read the body, JSON.parse it, and run the same single
-// multi-row INSERT (the very statement builder the API uses, from dist/) on a pool of the
-// same size — and nothing else: no framework, no auth, no validation, no rate limit.
+// multi-row INSERT (the very statement builder the API uses, from dist/; the plain INSERT the
+// API sends for batches of new events, as the bench's are) on a pool of the same size — and
+// nothing else: no framework, no auth, no validation, no rate limit, no group commit.
 //
 // Reads (READS_FILE, written by bench/run.mjs): for each read route, the SQL statements the
 // API itself issued for one warmed-up request of that route (recorded by
@@ -98,6 +99,7 @@ const server = http.createServer((req, res) => {
       const statement = buildInsertStatement(
         { projectId: PROJECT_ID, env: 'sandbox', appId: APP_ID, receivedAtMs, sdkName: body.sdk?.name ?? null, sdkVersion: body.sdk?.version ?? null },
         rows,
+        { firstDelivery: true },
       );
       await pool.query(statement.sql, statement.params);
       const payload = JSON.stringify({ object: 'list', received: body.events.length, env: 'sandbox' });

@@ -1,4 +1,10 @@
-import { INSERT_EVENTS_SQL, INSERT_EVENTS_WITH_ISSUES_SQL, INSERT_PARAM_TYPES } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import {
+  FIRST_DELIVERY_EVENTS_SQL,
+  FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL,
+  INSERT_EVENTS_SQL,
+  INSERT_EVENTS_WITH_ISSUES_SQL,
+  INSERT_PARAM_TYPES,
+} from '../../libs/telemetry/src/storage/event-insert.sql.js';
 import { createMediumContext, type MediumContext } from '../support/medium.js';
 
 /**
@@ -43,5 +49,15 @@ describe('medium: EXPLAIN of the event batch insert (INSERT_EVENTS_SQL)', () => 
   it('the variant with error issues also upserts issues on their primary key', async () => {
     const text = await plan('medium_insert_events_issues', INSERT_EVENTS_WITH_ISSUES_SQL);
     expect(text).toMatch(/Insert on error_issues[\s\S]*Conflict Arbiter Indexes: error_issues_pk/);
+  });
+
+  it('the first-delivery variants insert events without a conflict clause (a stored event fails them) and still upsert hint sets and issues', async () => {
+    const text = await plan('medium_first_delivery', FIRST_DELIVERY_EVENTS_SQL);
+    expect(text).toMatch(/Insert on events e\n/);
+    expect(text).not.toMatch(/Insert on events e\n\s*Conflict Resolution/);
+    expect(text).toMatch(/Insert on event_identity_hints[\s\S]*Conflict Arbiter Indexes: event_identity_hints_uq/);
+    const withIssues = await plan('medium_first_delivery_issues', FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL);
+    expect(withIssues).not.toMatch(/Insert on events e\n\s*Conflict Resolution/);
+    expect(withIssues).toMatch(/Insert on error_issues[\s\S]*Conflict Arbiter Indexes: error_issues_pk/);
   });
 });

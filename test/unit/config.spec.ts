@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       region: 'local',
       sdkVersionEnforcement: false,
       dbPoolSize: 10,
+      eventsWriteSlots: 2,
       keyCacheTtlMs: 5000,
       jwksAllowPrivate: false,
       httpHeadersTimeoutMs: 20_000,
@@ -55,6 +56,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ EVENTS_BUFFER_URL: 'redis://127.0.0.1:6379' })).toThrow(/EVENTS_BUFFER_URL must use nats: or tls:/);
     expect(() => loadConfig({ EVENTS_BUFFER_STREAM: 'events.batches' })).toThrow(/EVENTS_BUFFER_STREAM must be 1 to 64/);
     expect(() => loadConfig({ EVENTS_BUFFER_REPLICAS: '7' })).toThrow(/EVENTS_BUFFER_REPLICAS/);
+  });
+
+  it('reads the event write slots, which leave at least one pooled connection to the rest of the API', () => {
+    expect(loadConfig({ EVENTS_WRITE_SLOTS: '4' })).toEqual(expect.objectContaining({ eventsWriteSlots: 4 }));
+    expect(loadConfig({ DB_POOL_SIZE: '2' })).toEqual(expect.objectContaining({ dbPoolSize: 2, eventsWriteSlots: 1 }));
+    expect(loadConfig({ DB_POOL_SIZE: '1' })).toEqual(expect.objectContaining({ dbPoolSize: 1, eventsWriteSlots: 1 }));
+    expect(() => loadConfig({ EVENTS_WRITE_SLOTS: '10' })).toThrow(/EVENTS_WRITE_SLOTS must leave at least one connection/);
+    expect(() => loadConfig({ EVENTS_WRITE_SLOTS: '0' })).toThrow(/EVENTS_WRITE_SLOTS must be an integer/);
   });
 
   it('reads the edge timeouts and refuses a headers timeout above the request timeout', () => {

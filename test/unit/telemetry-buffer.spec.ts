@@ -1,12 +1,6 @@
 import { TenantScopes } from '../../libs/platform/src/index.js';
-import {
-  type BufferedBatch,
-  MalformedBufferedBatch,
-  decodeBufferedBatch,
-  encodeBufferedBatch,
-  mergeBatches,
-} from '../../libs/telemetry/src/buffer/buffered-batch.codec.js';
-import { type EventRow, buildInsertStatement, encodeRows, insertStatementOf } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import { MalformedBufferedBatch, decodeBufferedBatch, encodeBufferedBatch } from '../../libs/telemetry/src/buffer/buffered-batch.codec.js';
+import { encodeRows } from '../../libs/telemetry/src/storage/event-insert.sql.js';
 import { eventRow as row } from '../support/event-row.js';
 
 const scope = (projectId = 'prj_1') => TenantScopes.ofAcknowledgedBatch(projectId, 'sandbox');
@@ -17,8 +11,6 @@ const meta = (overrides: { appId?: string; sdkVersion?: string; receivedAtMs?: n
   sdkVersion: overrides.sdkVersion ?? '1.0.0',
 });
 const bytes = (columns: Uint8Array[]) => columns.map((c) => Buffer.from(c));
-const roundTrip = (projectId: string, m: ReturnType<typeof meta>, rows: EventRow[]): BufferedBatch =>
-  decodeBufferedBatch(encodeBufferedBatch(scope(projectId), m, rows).data);
 
 describe('telemetry: the events buffer codec', () => {
   it('a batch reads back as the rows the direct path would write, each carrying the batch receive time', () => {
@@ -73,40 +65,5 @@ describe('telemetry: the events buffer codec', () => {
     ],
   ])('refuses %s', (_what, data) => {
     expect(() => decodeBufferedBatch(data)).toThrow(MalformedBufferedBatch);
-  });
-
-  it('merges batches of one tenant, app and SDK into the statement their rows would make together', () => {
-    const a = [row({ eventId: 'a' })];
-    const c = [row({ eventId: 'c', fingerprint: 'abcdef01', level: 'error' }), row({ eventId: 'b', anonymousId: 'anon_2' })];
-    const batches = [
-      roundTrip('prj_1', meta({ receivedAtMs: 100 }), a),
-      roundTrip('prj_2', meta({ receivedAtMs: 101 }), [row({ eventId: 'x' })]),
-      roundTrip('prj_1', meta({ receivedAtMs: 103 }), c),
-      roundTrip('prj_1', meta({ appId: 'app_2', receivedAtMs: 104 }), [row({ eventId: 'd' })]),
-      roundTrip('prj_1', meta({ sdkVersion: '2.0.0', receivedAtMs: 105 }), [row({ eventId: 'e' })]),
-    ];
-    const merged = mergeBatches(batches, 2000);
-    expect(merged.map((g) => g.members)).toEqual([[0, 2], [1], [3], [4]]);
-    const [first] = merged;
-    expect(first.scope).toEqual({ projectId: 'prj_1', env: 'sandbox' });
-    expect(first.meta).toEqual(meta({ receivedAtMs: 103 }));
-    const statementMeta = { projectId: 'prj_1', env: 'sandbox', ...first.meta };
-    const together = buildInsertStatement(statementMeta, [
-      { ...a[0], receivedAtMs: 100 },
-      { ...c[1], receivedAtMs: 103 },
-      { ...c[0], receivedAtMs: 103 },
-    ]);
-    const statement = insertStatementOf(statementMeta, first.rows);
-    expect(statement.sql).toBe(together.sql);
-    expect(statement.params.map((p) => (p instanceof Uint8Array ? Buffer.from(p) : p))).toEqual(together.params);
-  });
-
-  it('starts a new statement when the rows would exceed the bound', () => {
-    const rows = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => row({ eventId: `${prefix}${i}` }));
-    const merged = mergeBatches([roundTrip('p', meta(), rows(60, 'a')), roundTrip('p', meta(), rows(60, 'b')), roundTrip('p', meta(), rows(30, 'c'))], 100);
-    expect(merged.map((g) => [g.members, g.rows.rowCount])).toEqual([
-      [[0], 60],
-      [[1, 2], 90],
-    ]);
   });
 });

@@ -12,7 +12,7 @@ function repository(failures: { code: string }[]) {
       return [];
     }),
   };
-  const repo = new EventsRepository(dataSource as never, { dbPoolSize: 10 } as never);
+  const repo = new EventsRepository(dataSource as never, { eventsWriteSlots: 2 } as never);
   return { repo, calls };
 }
 
@@ -42,9 +42,20 @@ describe('EventsRepository.writeBatch', () => {
     expect(calls[1]).toBe(calls[0]);
   });
 
+  it('writes new events with a plain INSERT and, when one is already stored, runs the upsert instead', async () => {
+    const fresh = repository([]);
+    await expect(fresh.repo.writeBatch(scope, meta, [row])).resolves.toBe(1);
+    expect(fresh.calls).toHaveLength(1);
+    expect(fresh.calls[0]).not.toContain('ON CONFLICT (project_id, env, event_id, client_day)');
+    const retried = repository([{ code: '23505' }]);
+    await expect(retried.repo.writeBatch(scope, meta, [row])).resolves.toBe(1);
+    expect(retried.calls).toHaveLength(2);
+    expect(retried.calls[1]).toContain('ON CONFLICT (project_id, env, event_id, client_day) DO UPDATE');
+  });
+
   it('does not retry other failures, nor a second deadlock', async () => {
-    const other = repository([{ code: '23505' }]);
-    await expect(other.repo.writeBatch(scope, meta, [row])).rejects.toMatchObject({ code: '23505' });
+    const other = repository([{ code: '23503' }]);
+    await expect(other.repo.writeBatch(scope, meta, [row])).rejects.toMatchObject({ code: '23503' });
     expect(other.calls).toHaveLength(1);
     const twice = repository([{ code: '40P01' }, { code: '40P01' }]);
     await expect(twice.repo.writeBatch(scope, meta, [row])).rejects.toMatchObject({ code: '40P01' });

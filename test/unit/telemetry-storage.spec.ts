@@ -2,7 +2,6 @@ import { INSERT_PARAM_TYPES, buildInsertStatement, dedupeAndSort, hintSetsJson }
 import { eventRow as row } from '../support/event-row.js';
 import { asInt4, asInt8, asText, decodeBinaryArray } from '../support/pg-binary-array.js';
 import { dayOfPartition, isoDay, partitionName, planPartitions } from '../../libs/telemetry/src/storage/event-partitions.js';
-import { WriteGate, ingestWriteConcurrency } from '../../libs/telemetry/src/storage/write-gate.js';
 import { EXHAUSTED_RETRY_MS, MAX_RESOLVE_ATTEMPTS, hintSetOutcome } from '../../libs/telemetry/src/identity/event-identity-resolver.service.js';
 
 describe('telemetry: storage helpers', () => {
@@ -107,53 +106,6 @@ describe('telemetry: storage helpers', () => {
     expect(plan.create.at(-1)).toBe(day + 7);
     expect(plan.drop).toEqual([partitionName(day - 91)]);
     expect(plan.purgeDefaultBeforeMs).toBe(now - 90 * 86_400_000);
-  });
-
-  it('the write gate caps concurrent writes and serves waiters in order', async () => {
-    const gate = new WriteGate(2);
-    const order: string[] = [];
-    let release!: () => void;
-    const blocker = new Promise<void>((r) => (release = r));
-    const a = gate.run(async () => {
-      order.push('a');
-      await blocker;
-    });
-    const b = gate.run(async () => {
-      order.push('b');
-      await blocker;
-    });
-    const c = gate.run(async () => {
-      order.push('c');
-    });
-    await new Promise((r) => setImmediate(r));
-    expect(order).toEqual(['a', 'b']);
-    expect(gate.queued).toBe(1);
-    release();
-    await Promise.all([a, b, c]);
-    expect(order).toEqual(['a', 'b', 'c']);
-    expect(gate.inFlight).toBe(0);
-    expect(ingestWriteConcurrency(10)).toBe(6);
-    expect(ingestWriteConcurrency(1)).toBe(1);
-    expect(ingestWriteConcurrency(2)).toBe(1);
-  });
-
-  it("the write gate hands a failed write's slot on: no leak, no deadlock", async () => {
-    const gate = new WriteGate(1);
-    const failing = gate.run(async () => {
-      await new Promise((r) => setImmediate(r));
-      throw new Error('connection lost');
-    });
-    const throwsAtOnce = gate.run((): Promise<never> => {
-      throw new Error('sync');
-    });
-    const next = gate.run(async () => 'written');
-    expect(gate.queued).toBe(2);
-    await expect(failing).rejects.toThrow('connection lost');
-    await expect(throwsAtOnce).rejects.toThrow('sync');
-    await expect(next).resolves.toBe('written');
-    expect(gate.inFlight).toBe(0);
-    expect(gate.queued).toBe(0);
-    await expect(gate.run(async () => 'again')).resolves.toBe('again');
   });
 
   it('hint sets: distinct, in a stable (text) order, nulls kept', () => {

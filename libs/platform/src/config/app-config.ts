@@ -29,6 +29,8 @@ export interface AppConfig {
   sdkVersionEnforcement: boolean;
   /** Database pool size per replica; bounded so ingestion cannot starve the rest. */
   dbPoolSize: number;
+  /** Event batch statements one replica runs at once (group commit: batches that wait share the next statement); below the pool size. */
+  eventsWriteSlots: number;
   /** How long a replica serves an API key from memory: the bound on cross-replica revocation. */
   keyCacheTtlMs: number;
   /** Development only: lets an identity provider's jwksUri use http and loopback/private addresses. */
@@ -146,6 +148,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (httpHeadersTimeoutMs > httpRequestTimeoutMs) {
     throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
+  const dbPoolSize = integer(env, 'DB_POOL_SIZE', 10, 1, 200);
+  const eventsWriteSlots = integer(env, 'EVENTS_WRITE_SLOTS', Math.min(2, Math.max(1, dbPoolSize - 1)), 1, 200);
+  if (eventsWriteSlots > Math.max(1, dbPoolSize - 1)) {
+    throw new ConfigError('EVENTS_WRITE_SLOTS must leave at least one connection of DB_POOL_SIZE to the rest of the API');
+  }
   return {
     nodeEnv,
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -162,7 +169,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     serviceName: env.SERVICE_NAME || 'entitlements',
     region: env.REGION || 'local',
     sdkVersionEnforcement: flag(env, 'SDK_VERSION_ENFORCEMENT', ['enabled', 'true', 'on', '1'], false),
-    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
+    dbPoolSize,
+    eventsWriteSlots,
     keyCacheTtlMs: integer(env, 'KEY_CACHE_TTL_MS', 5000, 0, 60_000),
     jwksAllowPrivate,
     httpHeadersTimeoutMs,

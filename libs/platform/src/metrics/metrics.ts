@@ -73,6 +73,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Observed by the events' group commit for every statement it runs (merged or alone). */
+  readonly eventsBatchesPerStatement = new Histogram({
+    name: 'events_batches_per_statement',
+    help: 'Event batches written by one statement (group commit: batches waiting for a write slot share the next statement)',
+    buckets: [1, 2, 4, 8, 16, 32, 50],
+    registers: [this.registry],
+  });
+
   /** Counted by the events buffer (EVENTS_BUFFER_URL) on the ack path and by its consumer. */
   readonly eventsBuffered = new Counter({
     name: 'events_buffer_batches_total',

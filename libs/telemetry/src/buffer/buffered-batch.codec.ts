@@ -1,14 +1,14 @@
 /**
  * The wire form of one acknowledged batch in the events buffer: a JSON header line (tenant
  * scope, write metadata, row count, hint sets, column sizes) followed by the batch's rows in
- * the insert statement's own parameter encoding, one binary array per column. The consumer
- * merges batches by concatenating those arrays: no row is decoded or re-encoded after the
+ * the insert statement's own parameter encoding, one binary array per column. The group
+ * commit merges batches by concatenating those arrays: no row is decoded or re-encoded after the
  * request that brought it (docs/performance.md).
  */
 import { arrayParamShape } from '../../../platform/src/database/binary-arrays.js';
 import { type TenantScope, TenantScopes, isEnv } from '../../../platform/src/index.js';
 import type { BatchWriteMeta } from '../storage/events.repository.js';
-import { EVENT_COLUMN_OIDS, type EncodedRows, type EventRow, concatEncodedRows, dedupeAndSort, encodeRows } from '../storage/event-insert.sql.js';
+import { EVENT_COLUMN_OIDS, type EncodedRows, type EventRow, dedupeAndSort, encodeRows } from '../storage/event-insert.sql.js';
 
 export interface BufferedBatch {
   scope: TenantScope;
@@ -82,36 +82,4 @@ export function decodeBufferedBatch(data: Uint8Array): BufferedBatch {
     meta: { appId: a, receivedAtMs: t, sdkName: sn, sdkVersion: sv },
     rows: { rowCount: n, hintSets: h, withIssues: i, columns },
   };
-}
-
-/** Batches one statement writes: same tenant, app and SDK; each row keeps its own batch's receive time. */
-export interface MergedBatches extends BufferedBatch {
-  /** Indexes of the merged batches in the input. */
-  members: number[];
-}
-
-/**
- * Groups batches the consumer took together into as few statements as the tenant, app and
- * SDK allow, at most `maxRows` rows each (one large statement costs PostgreSQL far less per
- * row than many small ones: docs/performance.md). Input order is kept. The merged meta's
- * receivedAtMs, the hint sets' and issues' "seen" time, is the latest of the batches'.
- */
-export function mergeBatches(batches: readonly BufferedBatch[], maxRows: number): MergedBatches[] {
-  const open = new Map<string, { scope: TenantScope; meta: BatchWriteMeta; parts: EncodedRows[]; rowCount: number; members: number[] }>();
-  const groups: { scope: TenantScope; meta: BatchWriteMeta; parts: EncodedRows[]; rowCount: number; members: number[] }[] = [];
-  batches.forEach((batch, index) => {
-    const { scope, meta } = batch;
-    const key = JSON.stringify([scope.projectId, scope.env, meta.appId, meta.sdkName, meta.sdkVersion]);
-    let group = open.get(key);
-    if (!group || group.rowCount + batch.rows.rowCount > maxRows) {
-      group = { scope, meta: { ...meta }, parts: [], rowCount: 0, members: [] };
-      open.set(key, group);
-      groups.push(group);
-    }
-    group.parts.push(batch.rows);
-    group.rowCount += batch.rows.rowCount;
-    group.members.push(index);
-    group.meta.receivedAtMs = Math.max(group.meta.receivedAtMs, meta.receivedAtMs);
-  });
-  return groups.map((g) => ({ scope: g.scope, meta: g.meta, rows: concatEncodedRows(g.parts), members: g.members }));
 }

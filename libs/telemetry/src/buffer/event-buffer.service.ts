@@ -13,8 +13,8 @@ import {
 import { type NatsConnection, connect } from '@nats-io/transport-node';
 import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Metrics, type TenantScope } from '../../../platform/src/index.js';
 import { type BatchWriteMeta, EventsRepository } from '../storage/events.repository.js';
-import type { EncodedRows, EventRow } from '../storage/event-insert.sql.js';
-import { type BufferedBatch, MalformedBufferedBatch, decodeBufferedBatch, encodeBufferedBatch, mergeBatches } from './buffered-batch.codec.js';
+import type { EventRow } from '../storage/event-insert.sql.js';
+import { type BufferedBatch, MalformedBufferedBatch, decodeBufferedBatch, encodeBufferedBatch } from './buffered-batch.codec.js';
 
 /** The durable consumer every replica pulls from (work-queue: each batch goes to one of them). */
 export const EVENTS_BUFFER_CONSUMER = 'writer';
@@ -29,15 +29,13 @@ const ACK_WAIT_MS = 10_000;
 /** Batches one replica's consumer holds ahead of its writes. */
 const PENDING_LIMIT = 64;
 /**
- * One write at a time per replica: what piles up meanwhile goes into the next statement, and
- * larger statements are what makes the buffered path cheaper. Measured on the bench machine:
- * with two writers, statements held about five batches and the server spent 4.6 - 5.3 ms of
- * CPU per batch; with one, about seven and 3.2 ms (docs/performance.md).
+ * Batches one write takes off `pending`; the group commit puts those of one tenant, app and
+ * SDK into one statement. One write at a time per replica: what piles up meanwhile goes into
+ * the next, and larger statements are what makes the buffered path cheaper. Measured on the
+ * bench machine: with two writers, statements held about five batches and the server spent
+ * 4.6 - 5.3 ms of CPU per batch; with one, about seven and 3.2 ms (docs/performance.md).
  */
-const WRITERS = 1;
-/** At most this many batches, and rows, go into one statement. */
-const MERGE_BATCHES = 50;
-const MERGE_ROWS = 5000;
+const TAKE_BATCHES = 50;
 /** Delay before a batch whose write failed is handed out again (PostgreSQL down, a timeout). */
 const RETRY_DELAY_MS = 2000;
 /** Delay before batches a stopping replica had taken and not written are handed out again. */
@@ -194,12 +192,12 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Takes batches off the stream into `pending` (at most PENDING_LIMIT ahead of the writers);
-   * WRITERS loops write what has piled up, merged (see mergeBatches). A lone batch on an
-   * idle replica is written at once; a backlog goes out in large statements.
+   * Takes batches off the stream into `pending` (at most PENDING_LIMIT ahead of the writer);
+   * the writer writes what has piled up, merged. A lone batch on an idle replica is written
+   * at once; a backlog goes out in large statements.
    */
   private async consume(): Promise<void> {
-    const writers = Array.from({ length: WRITERS }, () => this.writer());
+    const writing = this.writer();
     while (!this.stopped) {
       try {
         const consumer = await this.js!.consumers.get(this.config.eventsBufferStream, EVENTS_BUFFER_CONSUMER);
@@ -217,7 +215,7 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
     this.signal.notify();
-    await Promise.all(writers);
+    await writing;
     // Taken but not written: handed out again to another replica. Not at once: this one's
     // subscription is still open while its connection drains, and would drop them unseen.
     for (const message of this.pending.splice(0)) message.nak(HAND_BACK_DELAY_MS);
@@ -229,7 +227,7 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
         await this.signal.next();
         continue;
       }
-      const taken = this.pending.splice(0, MERGE_BATCHES);
+      const taken = this.pending.splice(0, TAKE_BATCHES);
       this.signal.notify();
       await this.write(taken).catch((err: Error) => {
         this.logger.error({ err: { message: err.message } }, 'events buffer: write failed unexpectedly; the batches will be handed out again');
@@ -238,46 +236,41 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** Writes taken batches, merged, acknowledging each after its commit; a failed write is handed out again later. */
+  /**
+   * Writes taken batches, acknowledging each after its commit. They are handed to the group
+   * commit together, which writes those of one tenant, app and SDK in one statement (and
+   * batch by batch should that statement fail on their rows); a batch whose write failed is
+   * handed out again later.
+   */
   private async write(messages: JsMsg[]): Promise<void> {
-    const batches: BufferedBatch[] = [];
-    const decoded: JsMsg[] = [];
+    const writes: Promise<void>[] = [];
     for (const message of messages) {
+      let batch: BufferedBatch;
       try {
-        batches.push(decodeBufferedBatch(message.data));
-        decoded.push(message);
+        batch = decodeBufferedBatch(message.data);
       } catch (err) {
         if (!(err instanceof MalformedBufferedBatch)) throw err;
         this.logger.error({ seq: message.seq, err: { message: err.message } }, 'events buffer: dropping a message that is not a batch');
         message.term(err.message);
+        continue;
       }
+      writes.push(this.store(batch, message));
     }
-    for (const group of mergeBatches(batches, MERGE_ROWS)) {
-      const members = group.members.map((i) => decoded[i]);
-      if (await this.store(group.scope, group.meta, group.rows, members)) continue;
-      // One bad batch must not hold back the others: write them one by one.
-      if (members.length > 1) for (const i of group.members) await this.store(batches[i].scope, batches[i].meta, batches[i].rows, [decoded[i]]);
-    }
+    await Promise.all(writes);
   }
 
-  private async store(scope: TenantScope, meta: BatchWriteMeta, rows: EncodedRows, messages: JsMsg[]): Promise<boolean> {
+  private async store({ scope, meta, rows }: BufferedBatch, message: JsMsg): Promise<void> {
     try {
       await this.events.writeEncoded(scope, meta, rows);
-      for (const message of messages) message.ack();
-      this.metrics?.eventsBuffered.inc({ outcome: 'written' }, messages.length);
-      return true;
+      message.ack();
+      this.metrics?.eventsBuffered.inc({ outcome: 'written' });
     } catch (err) {
       this.logger.warn(
-        { batches: messages.length, deliveries: messages[0].info.deliveryCount, err: { message: (err as Error).message } },
-        messages.length === 1
-          ? 'events buffer: write failed; the batch will be handed out again'
-          : 'events buffer: merged write failed; writing its batches one by one',
+        { deliveries: message.info.deliveryCount, err: { message: (err as Error).message } },
+        'events buffer: write failed; the batch will be handed out again',
       );
-      if (messages.length === 1) {
-        this.metrics?.eventsBuffered.inc({ outcome: 'retried' });
-        messages[0].nak(RETRY_DELAY_MS);
-      }
-      return false;
+      this.metrics?.eventsBuffered.inc({ outcome: 'retried' });
+      message.nak(RETRY_DELAY_MS);
     }
   }
 }

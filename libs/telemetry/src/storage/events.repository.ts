@@ -1,39 +1,58 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig, type TenantScope } from '../../../platform/src/index.js';
+import { APP_CONFIG, type AppConfig, Metrics, type TenantScope } from '../../../platform/src/index.js';
 import { type EncodedRows, type EventRow, dedupeAndSort, encodeRows, insertStatementOf } from './event-insert.sql.js';
-import { WriteGate, ingestWriteConcurrency } from './write-gate.js';
+import { type BatchWriteMeta, GroupCommit, type WriteUnit } from './group-commit.js';
 
-export interface BatchWriteMeta {
-  appId: string;
-  receivedAtMs: number;
-  sdkName: string | null;
-  sdkVersion: string | null;
-}
+export type { BatchWriteMeta } from './group-commit.js';
 
-/** Writes event batches: one statement per batch, through a bounded share of the pool. */
+/** At most this many batches, and rows, go into one statement. */
+const MERGE_BATCHES = 50;
+const MERGE_ROWS = 5000;
+
+/** Writes event batches with one statement each, merged with the batches that wait beside them (group commit). */
 @Injectable()
 export class EventsRepository {
-  private readonly gate: WriteGate;
+  private readonly commits: GroupCommit;
 
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
+    @Optional() @Inject(Metrics) metrics?: Metrics | null,
   ) {
-    this.gate = new WriteGate(ingestWriteConcurrency(config.dbPoolSize));
+    this.commits = new GroupCommit(
+      { slots: config.eventsWriteSlots, maxUnits: MERGE_BATCHES, maxRows: MERGE_ROWS },
+      (unit) => this.writeNow(unit),
+      (batches) => metrics?.eventsBatchesPerStatement.observe(batches),
+    );
   }
 
-  /** Upserts the batch (and its error issues) in one statement; returns the rows written. */
+  /** Upserts the batch (and its error issues); resolves after its commit with the rows written. */
   async writeBatch(scope: TenantScope, meta: BatchWriteMeta, events: readonly EventRow[]): Promise<number> {
     if (events.length === 0) return 0;
-    return this.writeEncoded(scope, meta, encodeRows(dedupeAndSort(events)));
+    const rows = dedupeAndSort(events);
+    // Each row keeps its batch's receive time when its statement also writes other batches.
+    for (const row of rows) row.receivedAtMs = meta.receivedAtMs;
+    return this.writeEncoded(scope, meta, encodeRows(rows));
   }
 
-  /** The same statement for rows already encoded (the events buffer's merged batches); returns the rows written. */
+  /** The same for rows already encoded (the events buffer's batches), each row with its receive time; returns the rows written. */
   async writeEncoded(scope: TenantScope, meta: BatchWriteMeta, rows: EncodedRows): Promise<number> {
-    const statement = insertStatementOf({ projectId: scope.projectId, env: scope.env, ...meta }, rows);
-    await this.gate.run(() => this.queryRetryingDeadlock(statement.sql, statement.params));
+    await this.commits.submit({ scope, meta, rows });
     return rows.rowCount;
+  }
+
+  /** Rows of new events go in with a plain INSERT; when one of them is already stored (a retry), the whole statement runs again as the upsert. */
+  private async writeNow({ scope, meta, rows }: WriteUnit): Promise<void> {
+    const statementMeta = { projectId: scope.projectId, env: scope.env, ...meta };
+    const first = insertStatementOf(statementMeta, rows, { firstDelivery: true });
+    try {
+      await this.queryRetryingDeadlock(first.sql, first.params);
+    } catch (err) {
+      if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+      const upsert = insertStatementOf(statementMeta, rows);
+      await this.queryRetryingDeadlock(upsert.sql, upsert.params);
+    }
   }
 
   /**
@@ -51,3 +70,4 @@ export class EventsRepository {
 }
 
 const DEADLOCK_DETECTED = '40P01';
+const UNIQUE_VIOLATION = '23505';
