@@ -194,8 +194,12 @@ function drive({ url, headers, connections, duration, bodies, next }) {
  * before; latency is measured from that due time (so waiting for one of the `connections`
  * keep-alive sockets counts: no coordinated omission). autocannon's own overallRate is not
  * used here because it releases each connection's per-second quota at the start of every
- * second, i.e. it sends in bursts.
+ * second, i.e. it sends in bursts. The first LEAD_IN_SECONDS run at the same rate and are not
+ * measured: a server that sat idle while the others were measured (its JIT and heap shrink
+ * back, the first run showed a second of catching up) is measured at the steady rate, as the
+ * goal reads, not on its way there. Every server gets the same lead-in.
  */
+const LEAD_IN_SECONDS = Number(process.env.BENCH_LEAD_IN ?? 2);
 async function paced({ url, headers, connections, duration, rate, bodies, next, perRequest = EVENTS_PER_BATCH }) {
   const target = new URL(url);
   const nextRequest = next ?? (() => ({ method: 'POST', path: target.pathname, body: bodies.next() }));
@@ -205,12 +209,14 @@ async function paced({ url, headers, connections, duration, rate, bodies, next, 
   let non2xx = 0;
   let errors = 0;
   const interval = 1000 / rate;
-  const total = Math.floor(rate * duration);
-  const start = performance.now() + 20;
+  const leadIn = Math.floor(rate * LEAD_IN_SECONDS);
+  const total = leadIn + Math.floor(rate * duration);
+  const start = performance.now() + 20 + LEAD_IN_SECONDS * 1000;
   const inFlight = [];
   const slow = [];
-  for (let i = 0; i < total; i++) {
+  for (let i = -leadIn; i < total - leadIn; i++) {
     const due = start + i * interval;
+    const measured = i >= 0;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     const { method, path: requestPath, body } = nextRequest();
@@ -228,6 +234,7 @@ async function paced({ url, headers, connections, duration, rate, bodies, next, 
           (res) => {
             res.resume();
             res.on('end', () => {
+              if (!measured) return resolve();
               latencies.push(performance.now() - due);
               if (process.env.BENCH_DEBUG) slow.push([performance.now() - due, due - start]);
               if (res.statusCode >= 200 && res.statusCode < 300) ok++;
@@ -238,7 +245,7 @@ async function paced({ url, headers, connections, duration, rate, bodies, next, 
         );
         req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
         req.on('error', () => {
-          errors++;
+          if (measured) errors++;
           resolve();
         });
         req.end(body);
@@ -249,6 +256,7 @@ async function paced({ url, headers, connections, duration, rate, bodies, next, 
   const elapsed = (performance.now() - start) / 1000;
   if (process.env.BENCH_DEBUG) {
     slow.sort((a, b) => b[0] - a[0]);
+    log(`    phase started at ${Math.round(Date.now() - (performance.now() - start))}`);
     log(
       `    slowest (ms @ ms into the phase): ${slow
         .slice(0, 30)
@@ -902,7 +910,7 @@ async function main() {
     const bufferedEvents = mean(saturation.buffered.map((r) => r.eventsPerSecond));
     const bufferedStored = mean(saturation.buffered.map((r) => r.storedPerSecond));
 
-    const latencyRate = Math.max(1, Math.round((baseEvents * 0.7) / EVENTS_PER_BATCH));
+    const latencyRate = Number(process.env.BENCH_LATENCY_RATE) || Math.max(1, Math.round((baseEvents * 0.7) / EVENTS_PER_BATCH));
     log('');
     log(
       `2. Ack latency at 70 % of the baseline's saturation = ${latencyRate} batches/s (steady, open loop, ${CONNECTIONS} keep-alive connections, ${DURATION} s):`,
