@@ -30,7 +30,7 @@ function recordingWriter() {
   return { calls, write };
 }
 
-const limits = { slots: 1, maxUnits: 50, maxRows: 5000 };
+const limits = { slots: 1, spareAfterMs: 0, maxUnits: 50, maxRows: 5000 };
 
 describe('telemetry: group commit of event batches', () => {
   it('writes a lone batch at once and answers after its commit', async () => {
@@ -100,9 +100,32 @@ describe('telemetry: group commit of event batches', () => {
     expect(commits.inFlight).toBe(0);
   });
 
+  it('a second slot opens only once the running statement has taken spareAfterMs', async () => {
+    const { calls, write } = recordingWriter();
+    const commits = new GroupCommit({ ...limits, slots: 2, spareAfterMs: 40 }, write);
+    const started = performance.now();
+    const first = commits.submit(unit('a'));
+    await tick();
+    const second = commits.submit(unit('x', 'prj_2'));
+    const third = commits.submit(unit('b'));
+    await tick();
+    expect(calls).toHaveLength(1);
+    while (calls.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(performance.now() - started).toBeGreaterThanOrEqual(35);
+    expect(calls[1].unit.scope.projectId).toBe('prj_2');
+    expect(commits.inFlight).toBe(2);
+    calls[0].finish();
+    calls[1].finish();
+    await Promise.all([first, second]);
+    await tick();
+    expect(calls).toHaveLength(3);
+    calls[2].finish();
+    await third;
+  });
+
   it('a statement holds at most maxUnits batches and maxRows rows, in the order they came', async () => {
     const { calls, write } = recordingWriter();
-    const commits = new GroupCommit({ slots: 1, maxUnits: 2, maxRows: 100 }, write);
+    const commits = new GroupCommit({ ...limits, maxUnits: 2, maxRows: 100 }, write);
     const all = [
       commits.submit(manyRows(60, 'a')),
       commits.submit(manyRows(60, 'b')),

@@ -29,7 +29,7 @@ export interface AppConfig {
   sdkVersionEnforcement: boolean;
   /** Database pool size per replica; bounded so ingestion cannot starve the rest. */
   dbPoolSize: number;
-  /** Event batch statements one replica runs at once (group commit: batches that wait share the next statement); below the pool size. */
+  /** Event batch statements one replica runs at most at once (group commit: batches that wait share the next statement); below the pool size. */
   eventsWriteSlots: number;
   /** How long a replica serves an API key from memory: the bound on cross-replica revocation. */
   keyCacheTtlMs: number;

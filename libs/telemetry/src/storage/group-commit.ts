@@ -18,6 +18,12 @@ export interface WriteUnit {
 export interface GroupCommitLimits {
   /** Statements at once: caps the share of the connection pool ingestion can take. */
   slots: number;
+  /**
+   * A slot beyond the first opens only once every running statement has run this long: a
+   * quick statement is waited for, so that what arrives meanwhile shares the next one; a
+   * slow one (a lock wait, a large group) does not hold the others back.
+   */
+  spareAfterMs: number;
   /** At most this many waiting units, and rows, go into one statement. */
   maxUnits: number;
   maxRows: number;
@@ -31,9 +37,10 @@ interface Waiting {
 }
 
 /**
- * Group commit for event batches. At most `slots` statements run at once; batches that
- * arrive while every slot is busy wait, and the next free slot takes the oldest with every
- * other waiting batch of the same tenant, app and SDK into one statement. Each caller is
+ * Group commit for event batches. At most `slots` statements run at once (the second and
+ * later only once the running ones have taken `spareAfterMs`); batches that arrive while no
+ * slot is open wait, and the next open slot takes the oldest with every other waiting batch
+ * of the same tenant, app and SDK into one statement. Each caller is
  * answered after the commit of the statement that held its rows. An idle service writes a
  * lone batch at once; under load the statements grow, and PostgreSQL pays the statement's
  * fixed costs (hint-set and issue upserts, planning, the commit) once per group instead of
@@ -45,8 +52,10 @@ interface Waiting {
  */
 export class GroupCommit {
   private readonly waiting: Waiting[] = [];
-  private active = 0;
+  /** Start times (performance.now()) of the running statements, oldest first. */
+  private readonly running: number[] = [];
   private scheduled = false;
+  private spareTimer: NodeJS.Timeout | undefined;
 
   /** `onStatement`: told how many batches each statement held (the merged one, and each of a batch-by-batch retry). */
   constructor(
@@ -63,7 +72,7 @@ export class GroupCommit {
   }
 
   get inFlight(): number {
-    return this.active;
+    return this.running.length;
   }
 
   get queued(): number {
@@ -81,14 +90,31 @@ export class GroupCommit {
   }
 
   private pump(): void {
-    while (this.active < this.limits.slots && this.waiting.length > 0) {
+    while (this.waiting.length > 0 && this.slotOpen()) {
       const group = this.take();
-      this.active++;
+      const startedAt = performance.now();
+      this.running.push(startedAt);
       void this.commit(group).finally(() => {
-        this.active--;
+        this.running.splice(this.running.indexOf(startedAt), 1);
         this.schedule();
       });
     }
+  }
+
+  /** The first slot is always open; another once the newest running statement has run spareAfterMs (checked again then). */
+  private slotOpen(): boolean {
+    if (this.running.length === 0) return true;
+    if (this.running.length >= this.limits.slots) return false;
+    const wait = this.running[this.running.length - 1] + this.limits.spareAfterMs - performance.now();
+    if (wait <= 0) return true;
+    if (!this.spareTimer) {
+      this.spareTimer = setTimeout(() => {
+        this.spareTimer = undefined;
+        this.pump();
+      }, wait);
+      this.spareTimer.unref();
+    }
+    return false;
   }
 
   /** The oldest waiting batch and the later ones of its tenant, app and SDK, in order, within the bounds; the rest keep their order. */
