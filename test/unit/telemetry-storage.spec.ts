@@ -1,6 +1,7 @@
 import { INSERT_PARAM_TYPES, buildInsertStatement, dedupeAndSort, hintSetsJson } from '../../libs/telemetry/src/storage/event-insert.sql.js';
 import { eventRow as row } from '../support/event-row.js';
 import { asInt4, asInt8, asText, decodeBinaryArray } from '../support/pg-binary-array.js';
+import { textArrayParam } from '../../libs/platform/src/database/binary-arrays.js';
 import { dayOfPartition, isoDay, partitionName, planPartitions } from '../../libs/telemetry/src/storage/event-partitions.js';
 import { EXHAUSTED_RETRY_MS, MAX_RESOLVE_ATTEMPTS, hintSetOutcome } from '../../libs/telemetry/src/identity/event-identity-resolver.service.js';
 
@@ -106,6 +107,16 @@ describe('telemetry: storage helpers', () => {
     expect(plan.create.at(-1)).toBe(day + 7);
     expect(plan.drop).toEqual([partitionName(day - 91)]);
     expect(plan.purgeDefaultBeforeMs).toBe(now - 90 * 86_400_000);
+  });
+
+  it('text arrays are encoded in one reused scratch buffer: every result is a copy of its own, whatever size came before or after', () => {
+    const first = textArrayParam(['a', null, 'é😀']);
+    const large = textArrayParam(['x'.repeat(40_000), 'ü'.repeat(20_000)]);
+    const third = textArrayParam(['b', '']);
+    expect(decodeBinaryArray(first).values.map(asText)).toEqual(['a', null, 'é😀']);
+    expect(decodeBinaryArray(large).values.map(asText)).toEqual(['x'.repeat(40_000), 'ü'.repeat(20_000)]);
+    expect(decodeBinaryArray(third).values.map(asText)).toEqual(['b', '']);
+    expect(large.byteLength).toBe(20 + 8 + 40_000 + 40_000);
   });
 
   it('hint sets: distinct, in a stable (text) order, nulls kept', () => {
