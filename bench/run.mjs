@@ -23,7 +23,9 @@
 //   1 throughput  autocannon, BENCH_CONNECTIONS (32), closed loop, BENCH_ROUNDS (2) rotating
 //                 rounds of api / ref / baseline     -> api/ref (goal >= 1.5), api/baseline
 //   2 latency     open loop at 70 % of the baseline's saturation, latency from each
-//                 request's due time (no coordinated omission)  -> api p99 (goal < 50 ms)
+//                 request's due time (no coordinated omission), after an unmeasured lead-in
+//                 at the same rate; CPU per batch of server and PostgreSQL at that rate
+//                                                               -> api p99 (goal < 50 ms)
 //   3 reads       GET /v1/entitlements (publishable key), GET /v1/server/customers/{id}/
 //                 entitlements, POST /v1/identify (known pair), POST /v1/resolve, over
 //                 BENCH_READ_USERS (2000) seeded users: closed loop api vs bare (ratio >= 0.5),
@@ -40,8 +42,11 @@
 // BENCH_READ_USERS (2000), BENCH_SCALE_EVENTS, BENCH_SCALE_CUSTOMERS, BENCH_PHASES (subset of
 // ingest,latency,reads,scale), BENCH_READ_ROUTES (indexes 0-3), LOG_LEVEL (warn), DB_POOL_SIZE,
 // BENCH_KEEP_DB=1, BENCH_API_NODE_ARGS / BENCH_REF_NODE_ARGS / BENCH_BASELINE_NODE_ARGS (e.g.
-// "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_DEBUG=1 (slowest requests of the latency phase),
-// BENCH_NATS_URL (empty: no buffered server).
+// "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_DEBUG=1 (slowest requests of the paced runs,
+// each server's start time), BENCH_CHILD_LOG (a file the servers' output is appended to, e.g.
+// with "--trace-gc"), BENCH_LEAD_IN (s, 2), BENCH_LATENCY_RATE (batches/s of phase 2 instead of
+// 70 % of the baseline's saturation, for development runs), BENCH_NATS_URL (empty: no
+// buffered server).
 // `node bench/run.mjs --sample-body` prints one body.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -268,6 +273,8 @@ async function paced({ url, headers, connections, duration, rate, bodies, next, 
   latencies.sort((a, b) => a - b);
   const at = (q) => (latencies.length === 0 ? NaN : Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] * 10) / 10);
   return {
+    /** Requests sent, the lead-in's included (CPU per request is measured across both). */
+    sent: total,
     eventsPerSecond: Math.round((ok * perRequest) / elapsed),
     batchesPerSecond: Math.round((ok / elapsed) * 10) / 10,
     p50: at(0.5),
@@ -442,17 +449,26 @@ async function saturate(server, { keepData = false } = {}) {
   return result;
 }
 
-/** Open loop at `rate` batches/s, on emptied tables. */
+/** Open loop at `rate` batches/s, on emptied tables; with the CPU per batch of the server and of PostgreSQL at that rate. */
 async function atRate(server, rate) {
   await server.buffer?.drained();
   await truncate(server.dbUrl);
-  const result = await paced({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: DURATION, rate, bodies: server.bodies });
-  const ended = performance.now();
-  await server.buffer?.drained();
-  const drain = server.buffer ? `; every batch stored ${((performance.now() - ended) / 1000).toFixed(1)} s after the load` : '';
+  let drain = '';
+  const {
+    value: result,
+    serverSeconds,
+    postgresSeconds,
+  } = await withCpu(server.pid, async () => {
+    const run = await paced({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: DURATION, rate, bodies: server.bodies });
+    const ended = performance.now();
+    await server.buffer?.drained();
+    if (server.buffer) drain = `; every batch stored ${((performance.now() - ended) / 1000).toFixed(1)} s after the load`;
+    return run;
+  });
+  const perBatch = (seconds) => (seconds === null ? '?' : Math.round((seconds * 1000 * 100) / Math.max(1, result.sent)) / 100);
   log(
     `  ${server.label.padEnd(9)} ${rate} batches/s  ${String(result.eventsPerSecond).padStart(6)} events/s, p50 ${result.p50} ms, p99 ${result.p99} ms, max ${result.max} ms, ` +
-      `non-2xx ${result.non2xx}, errors ${result.errors}${drain}`,
+      `non-2xx ${result.non2xx}, errors ${result.errors}; CPU/batch: server ${perBatch(serverSeconds)} ms, postgres (all local) ${perBatch(postgresSeconds)} ms${drain}`,
   );
   return result;
 }
@@ -529,6 +545,8 @@ async function startApi(label, entry, cwd, dbUrl, { nodeArgs = '', withSecret = 
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   const port = await freePort();
   const proc = start(label, entry, { ...apiEnv(dbUrl, port, operatorToken), ...env }, nodeArgs, cwd);
+  // Lines of the server's own clock (--trace-gc counts ms from its start) can be matched to the phases' wall times.
+  if (process.env.BENCH_DEBUG) log(`    ${label} (pid ${proc.child.pid}) started at ${Date.now()}`);
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(proc, `${base}/v1/healthz`);
   const project = await call(base, 'POST', '/admin/v1/projects', operatorToken, { name: `bench ${label}` });

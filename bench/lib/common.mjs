@@ -2,7 +2,7 @@
 // free loopback port, one statement on the admin database, a database URL on the same
 // server, starting, waiting for, calling and stopping a child process the script started.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +33,7 @@ export function requireDatabaseAndBuild(command, buildHint = 'run "npm run build
 
 const children = new Set();
 
-/** Starts `node [nodeArgs] file` with its output kept (the last 8 KB) for error messages. */
+/** Starts `node [nodeArgs] file` with its output kept (the last 8 KB) for error messages, and appended to BENCH_CHILD_LOG when set. */
 export function startNode(name, file, env, nodeArgs = '', cwd = ROOT) {
   const child = spawn(process.execPath, [...(nodeArgs ?? '').split(' ').filter(Boolean), file], {
     cwd,
@@ -43,6 +43,7 @@ export function startNode(name, file, env, nodeArgs = '', cwd = ROOT) {
   children.add(child);
   let output = '';
   const keep = (chunk) => {
+    if (process.env.BENCH_CHILD_LOG) appendFileSync(process.env.BENCH_CHILD_LOG, `[${name}] ${chunk}`);
     output = (output + chunk.toString()).slice(-8000);
   };
   child.stdout.on('data', keep);
