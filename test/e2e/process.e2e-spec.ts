@@ -4,9 +4,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { type AddressInfo, createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from '../support/ports.js';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 // `npm run build` writes dist/; the processes run a private copy of it, so that another build
@@ -96,17 +97,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
       timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
     }),
   ]);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function get(port: number, urlPath: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {

@@ -9,7 +9,8 @@ import { EventBuffer } from '../../libs/telemetry/src/buffer/event-buffer.servic
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { GENEROUS } from '../support/harness/telemetry.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { freePort, until } from '../support/nats.js';
+import { until } from '../support/nats.js';
+import { freePort } from '../support/ports.js';
 
 /**
  * The events buffer across a NATS outage in the middle of a run: batches are appended while

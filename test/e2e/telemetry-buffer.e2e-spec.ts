@@ -8,7 +8,8 @@ import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } 
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createTestDatabase, dropTestDatabase, type TestDatabaseHandle } from '../support/test-database.js';
 import { GENEROUS } from '../support/harness/telemetry.js';
-import { freePort, natsGreets, until } from '../support/nats.js';
+import { natsGreets, until } from '../support/nats.js';
+import { freePort } from '../support/ports.js';
 
 /**
  * The optional JetStream buffer in front of PostgreSQL (EVENTS_BUFFER_URL, docs/decisions.md).

@@ -17,8 +17,14 @@ describe('telemetry: group commit of concurrent batches', () => {
     ({ t, p } = h);
   });
   const { eid, ev, send, rows } = h;
+  /** Answers so far, for the message when the lock waits do not come. */
+  const settled: unknown[] = [];
   /** Sends at once (a supertest request goes out only when awaited or then-ed). */
-  const start = (body: unknown) => send(body).then((res) => res);
+  const start = (body: unknown) =>
+    send(body).then((res) => {
+      settled.push({ status: res.status, body: res.body as unknown });
+      return res;
+    });
 
   async function waitForLockWaits(n: number): Promise<void> {
     for (let waited = 0; ; waited += 20) {
@@ -26,7 +32,9 @@ describe('telemetry: group commit of concurrent batches', () => {
         `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
       );
       if (waiting >= n) return;
-      if (waited > 5000) throw new Error(`expected ${n} statements waiting on the lock, saw ${waiting}`);
+      if (waited > 5000) {
+        throw new Error(`expected ${n} statements waiting on the lock, saw ${waiting}; answers so far: ${JSON.stringify(settled)}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
@@ -58,7 +66,10 @@ describe('telemetry: group commit of concurrent batches', () => {
     try {
       // Every batch statement upserts its hint sets first: this lock holds the two write slots.
       await blocker.query('LOCK TABLE event_identity_hints IN SHARE MODE');
-      const first = [start({ events: [early[0]] }), start({ events: [early[1]] })];
+      // One after the other: two batches that reach the group commit in the same turn share a statement.
+      const first = [start({ events: [early[0]] })];
+      await waitForLockWaits(1);
+      first.push(start({ events: [early[1]] }));
       await waitForLockWaits(2);
       // These wait for a slot: the same error event in two batches, a retry of a batch in
       // flight, and six plain batches.

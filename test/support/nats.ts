@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 
 /** Polls `probe` every 50 ms until it yields a truthy value (returned), or throws after `timeoutMs`. */
 export async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000): Promise<T> {
@@ -10,15 +9,6 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-/** A loopback port nothing listens on (just now). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Whether a NATS server greets a connection with its INFO line (synchronous: a describe is chosen at load time). */
