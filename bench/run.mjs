@@ -44,9 +44,10 @@
 // BENCH_KEEP_DB=1, BENCH_API_NODE_ARGS / BENCH_REF_NODE_ARGS / BENCH_BASELINE_NODE_ARGS (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_DEBUG=1 (slowest requests of the paced runs,
 // each server's start time), BENCH_CHILD_LOG (a file the servers' output is appended to, e.g.
-// with "--trace-gc"), BENCH_LEAD_IN (s, 2), BENCH_LATENCY_RATE (batches/s of phase 2 instead of
-// 70 % of the baseline's saturation, for development runs), BENCH_NATS_URL (empty: no
-// buffered server).
+// with "--trace-gc"), BENCH_LEAD_IN (s, 2), BENCH_READ_WARMUP (s of unmeasured load on each
+// server before each read route, 2), BENCH_LATENCY_RATE (batches/s of phase 2 instead of 70 %
+// of the baseline's saturation, for development runs), BENCH_NATS_URL (empty: no buffered
+// server).
 // `node bench/run.mjs --sample-body` prints one body.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -642,6 +643,8 @@ function ingestionServer(label, api) {
 const READ_USERS = Number(process.env.BENCH_READ_USERS ?? 2000);
 const READ_DURATION = Number(process.env.BENCH_READ_DURATION ?? Math.min(DURATION, 10));
 const READ_CONNECTIONS = Number(process.env.BENCH_READ_CONNECTIONS ?? 16);
+/** Seconds of unmeasured closed-loop load on each server before a route's measured runs (its code compiled, its rows cached). */
+const READ_WARMUP = Number(process.env.BENCH_READ_WARMUP ?? 2);
 
 async function inParallel(count, width, work) {
   let next = 0;
@@ -768,6 +771,12 @@ async function saturateRead(target, next) {
 }
 
 async function readPhase(route, api, bare) {
+  if (READ_WARMUP > 0)
+    for (const [url, headers] of [
+      [api.base, route.headers],
+      [bare.url, {}],
+    ])
+      await drive({ url, headers, connections: READ_CONNECTIONS, duration: READ_WARMUP, next: route.next });
   const apiSat = await saturateRead({ url: api.base, headers: route.headers, pid: api.proc.child.pid }, route.next);
   const bareSat = await saturateRead({ url: bare.url, headers: {}, pid: bare.pid }, route.next);
   const rate = Math.max(1, Math.round(bareSat.rps * 0.5));
