@@ -28,7 +28,8 @@
 //                                                               -> api p99 (goal < 50 ms)
 //   3 reads       GET /v1/entitlements (publishable key), GET /v1/server/customers/{id}/
 //                 entitlements, POST /v1/identify (known pair), POST /v1/resolve, over
-//                 BENCH_READ_USERS (2000) seeded users: closed loop api vs bare (ratio >= 0.5),
+//                 BENCH_READ_USERS (2000) seeded users: closed loop api vs bare, BENCH_READ_ROUNDS
+//                 (2) alternating rounds (api, bare, bare, api), means compared (ratio >= 0.5),
 //                 then api open loop at 50 % of the bare saturation (p99 < 10 ms)
 //   4 scale       BENCH_SCALE_EVENTS (200,000) events and BENCH_SCALE_CUSTOMERS (20,000)
 //                 customers preloaded with generate_series; ingestion throughput right after
@@ -46,7 +47,8 @@
 // "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_DEBUG=1 (slowest requests of the paced runs,
 // each server's start time), BENCH_CHILD_LOG (a file the servers' output is appended to, e.g.
 // with "--trace-gc"), BENCH_LEAD_IN (s, 2), BENCH_READ_WARMUP (s of unmeasured load on each
-// server before each read route, 2), BENCH_SCALE_WARMUP (s of unmeasured ingestion between
+// server before each read route, 5), BENCH_READ_ROUNDS (closed-loop rounds per server and read
+// route, alternating, 2), BENCH_SCALE_WARMUP (s of unmeasured ingestion between
 // the scale phase's run right after the preload's checkpoint and its goal run, 45), BENCH_LATENCY_RATE (batches/s of phase 2 instead of 70 %
 // of the baseline's saturation, for development runs), BENCH_NATS_URL (empty: no buffered
 // server).
@@ -645,8 +647,19 @@ function ingestionServer(label, api) {
 const READ_USERS = Number(process.env.BENCH_READ_USERS ?? 2000);
 const READ_DURATION = Number(process.env.BENCH_READ_DURATION ?? Math.min(DURATION, 10));
 const READ_CONNECTIONS = Number(process.env.BENCH_READ_CONNECTIONS ?? 16);
-/** Seconds of unmeasured closed-loop load on each server before a route's measured runs (its code compiled, its rows cached). */
-const READ_WARMUP = Number(process.env.BENCH_READ_WARMUP ?? 2);
+/**
+ * Seconds of unmeasured closed-loop load on each server before a route's measured runs (its
+ * code compiled, its rows cached). 5: after 2 s the API's first round of the first route still
+ * ran at 1,050 – 1,261 req/s and its second at 1,532 – 1,572; after 5 s both agreed.
+ */
+const READ_WARMUP = Number(process.env.BENCH_READ_WARMUP ?? 5);
+/**
+ * Closed-loop rounds per route, in the order api, bare, then bare, api (and so on): the same
+ * process served the same route at 0.51 and 0.83 ms of CPU per request in runs minutes apart,
+ * so one run of each is at the mercy of whatever the machine's neighbours do in those seconds;
+ * alternating and averaging cancels a drift over the phase (phase 1 rotates its rounds too).
+ */
+const READ_ROUNDS = Math.max(1, Number(process.env.BENCH_READ_ROUNDS ?? 2));
 
 async function inParallel(count, width, work) {
   let next = 0;
@@ -772,6 +785,24 @@ async function saturateRead(target, next) {
   return result;
 }
 
+/** The mean of a route's closed-loop rounds on one server (errors summed). */
+function meanOfReads(runs) {
+  const avg = (pick, digits) => {
+    const values = runs.map(pick);
+    if (values.some((v) => v === null || v === undefined)) return null;
+    const factor = 10 ** digits;
+    return Math.round((values.reduce((a, b) => a + b, 0) / values.length) * factor) / factor;
+  };
+  return {
+    rps: avg((r) => r.rps, 0),
+    p99: avg((r) => r.p99, 1),
+    cpuMs: avg((r) => r.cpuMs, 3),
+    pgCpuMs: avg((r) => r.pgCpuMs, 3),
+    non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+  };
+}
+
 async function readPhase(route, api, bare) {
   if (READ_WARMUP > 0)
     for (const [url, headers] of [
@@ -779,8 +810,19 @@ async function readPhase(route, api, bare) {
       [bare.url, {}],
     ])
       await drive({ url, headers, connections: READ_CONNECTIONS, duration: READ_WARMUP, next: route.next });
-  const apiSat = await saturateRead({ url: api.base, headers: route.headers, pid: api.proc.child.pid }, route.next);
-  const bareSat = await saturateRead({ url: bare.url, headers: {}, pid: bare.pid }, route.next);
+  const apiTarget = { url: api.base, headers: route.headers, pid: api.proc.child.pid };
+  const bareTarget = { url: bare.url, headers: {}, pid: bare.pid };
+  const apiRuns = [];
+  const bareRuns = [];
+  for (let round = 0; round < READ_ROUNDS; round++) {
+    const order = round % 2 === 0 ? ['api', 'bare'] : ['bare', 'api'];
+    for (const which of order) {
+      if (which === 'api') apiRuns.push(await saturateRead(apiTarget, route.next));
+      else bareRuns.push(await saturateRead(bareTarget, route.next));
+    }
+  }
+  const apiSat = meanOfReads(apiRuns);
+  const bareSat = meanOfReads(bareRuns);
   const rate = Math.max(1, Math.round(bareSat.rps * 0.5));
   const atRate = (url, headers) => paced({ url, headers, connections: READ_CONNECTIONS, duration: READ_DURATION, rate, next: route.next, perRequest: 1 });
   const paced50 = await atRate(api.base, route.headers);
@@ -788,8 +830,9 @@ async function readPhase(route, api, bare) {
   const barePaced = await atRate(bare.url, {});
   const ratio = apiSat.rps / Math.max(1, bareSat.rps);
   const cpu = (r) => `CPU/req ${r.cpuMs ?? '?'} ms + postgres ${r.pgCpuMs ?? '?'} ms`;
+  const each = (runs) => (runs.length > 1 ? ` [${runs.map((r) => r.rps).join(', ')}]` : '');
   log(
-    `  ${route.name.padEnd(34)} api ${apiSat.rps} req/s (p99 ${apiSat.p99} ms, ${cpu(apiSat)}) | bare ${bareSat.rps} req/s (p99 ${bareSat.p99} ms, ${cpu(bareSat)}) | ` +
+    `  ${route.name.padEnd(34)} api ${apiSat.rps} req/s${each(apiRuns)} (p99 ${apiSat.p99} ms, ${cpu(apiSat)}) | bare ${bareSat.rps} req/s${each(bareRuns)} (p99 ${bareSat.p99} ms, ${cpu(bareSat)}) | ` +
       `ratio ${ratio.toFixed(2)} | at ${rate} req/s: api p50 ${paced50.p50} ms, p99 ${paced50.p99} ms, bare p50 ${barePaced.p50} ms, p99 ${barePaced.p99} ms | non-2xx/errors ${apiSat.non2xx + apiSat.errors + paced50.non2xx + paced50.errors}`,
   );
   return { name: route.name, api: apiSat, bare: bareSat, ratio, rate, paced: paced50, barePaced };
@@ -969,7 +1012,10 @@ async function main() {
 
     log('');
     if (PHASES.has('reads') || PHASES.has('scale')) await settle(api.dbUrl);
-    log(`3. Reads: ${READ_CONNECTIONS} connections, ${READ_DURATION} s per run, ${READ_USERS} users in rotation; open loop at 50 % of the bare saturation:`);
+    log(
+      `3. Reads: ${READ_CONNECTIONS} connections, ${READ_DURATION} s per run, ${READ_ROUNDS} alternating closed-loop round(s) per server (mean; each round's req/s in brackets), ` +
+        `${READ_USERS} users in rotation; open loop at 50 % of the bare saturation:`,
+    );
     const readResults = [];
     if (PHASES.has('reads') || PHASES.has('scale'))
       for (const route of PHASES.has('reads')
