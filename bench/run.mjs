@@ -478,7 +478,11 @@ async function atRate(server, rate) {
   return result;
 }
 
-const mean = (values) => Math.round(values.reduce((a, b) => a + b, 0) / Math.max(1, values.length));
+/** The mean of `values`, rounded to `digits` decimals (whole numbers by default). */
+const mean = (values, digits = 0) => {
+  const factor = 10 ** digits;
+  return Math.round((values.reduce((a, b) => a + b, 0) / Math.max(1, values.length)) * factor) / factor;
+};
 const check = (ok) => (ok ? 'ok  ' : 'MISS');
 
 // ---- the servers ----------------------------------------------------------------------------
@@ -789,9 +793,7 @@ async function saturateRead(target, next) {
 function meanOfReads(runs) {
   const avg = (pick, digits) => {
     const values = runs.map(pick);
-    if (values.some((v) => v === null || v === undefined)) return null;
-    const factor = 10 ** digits;
-    return Math.round((values.reduce((a, b) => a + b, 0) / values.length) * factor) / factor;
+    return values.some((v) => v === null || v === undefined) ? null : mean(values, digits);
   };
   return {
     rps: avg((r) => r.rps, 0),
@@ -810,17 +812,12 @@ async function readPhase(route, api, bare) {
       [bare.url, {}],
     ])
       await drive({ url, headers, connections: READ_CONNECTIONS, duration: READ_WARMUP, next: route.next });
-  const apiTarget = { url: api.base, headers: route.headers, pid: api.proc.child.pid };
-  const bareTarget = { url: bare.url, headers: {}, pid: bare.pid };
-  const apiRuns = [];
-  const bareRuns = [];
-  for (let round = 0; round < READ_ROUNDS; round++) {
-    const order = round % 2 === 0 ? ['api', 'bare'] : ['bare', 'api'];
-    for (const which of order) {
-      if (which === 'api') apiRuns.push(await saturateRead(apiTarget, route.next));
-      else bareRuns.push(await saturateRead(bareTarget, route.next));
-    }
-  }
+  const apiSide = { target: { url: api.base, headers: route.headers, pid: api.proc.child.pid }, runs: [] };
+  const bareSide = { target: { url: bare.url, headers: {}, pid: bare.pid }, runs: [] };
+  for (let round = 0; round < READ_ROUNDS; round++)
+    for (const side of round % 2 === 0 ? [apiSide, bareSide] : [bareSide, apiSide]) side.runs.push(await saturateRead(side.target, route.next));
+  const apiRuns = apiSide.runs;
+  const bareRuns = bareSide.runs;
   const apiSat = meanOfReads(apiRuns);
   const bareSat = meanOfReads(bareRuns);
   const rate = Math.max(1, Math.round(bareSat.rps * 0.5));
