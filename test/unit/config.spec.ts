@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       region: 'local',
       sdkVersionEnforcement: false,
       dbPoolSize: 10,
+      dbPreparedStatements: true,
       eventsWriteSlots: 2,
       keyCacheTtlMs: 5000,
       jwksAllowPrivate: false,
@@ -56,6 +57,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ EVENTS_BUFFER_URL: 'redis://127.0.0.1:6379' })).toThrow(/EVENTS_BUFFER_URL must use nats: or tls:/);
     expect(() => loadConfig({ EVENTS_BUFFER_STREAM: 'events.batches' })).toThrow(/EVENTS_BUFFER_STREAM must be 1 to 64/);
     expect(() => loadConfig({ EVENTS_BUFFER_REPLICAS: '7' })).toThrow(/EVENTS_BUFFER_REPLICAS/);
+  });
+
+  it('reads whether hot statements run prepared, refusing a value that is not a flag', () => {
+    expect(loadConfig({ DB_PREPARED_STATEMENTS: 'false' })).toEqual(expect.objectContaining({ dbPreparedStatements: false }));
+    expect(loadConfig({ DB_PREPARED_STATEMENTS: '1' })).toEqual(expect.objectContaining({ dbPreparedStatements: true }));
+    expect(() => loadConfig({ DB_PREPARED_STATEMENTS: 'sometimes' })).toThrow(/^DB_PREPARED_STATEMENTS must be one of/);
   });
 
   it('reads the event write slots, which leave at least one pooled connection to the rest of the API', () => {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { type TenantScope, Sql } from '../../../platform/src/index.js';
+import { type TenantScope, Sql, prepared } from '../../../platform/src/index.js';
 import { type EntitlementState, MANUAL_PRODUCT_ID, type Rail, isActiveAt } from './entitlement-rules.js';
 import type { PublicEntitlement } from './public-entitlement.js';
 
@@ -33,6 +33,12 @@ interface EntitlementRow {
 }
 
 const COLUMNS = 'customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, updated_at';
+
+/** Every app's launch reads this: prepared once per connection (Sql). */
+const FIND_ACTIVE = prepared(`SELECT ${COLUMNS} FROM entitlements
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3
+          AND state = 'active' AND (valid_until IS NULL OR valid_until > $4)
+        ORDER BY entitlement_key, rail`);
 
 const toSeconds = (date: Date): number => Math.floor(new Date(date).getTime() / 1000);
 
@@ -92,14 +98,7 @@ export class EntitlementRepository {
 
   /** Active rows of one customer at `now` (every rail; not collapsed). */
   async findActive(scope: TenantScope, customerId: string, now: Date, manager: EntityManager = this.sql.manager()): Promise<EntitlementRecord[]> {
-    const rows: EntitlementRow[] = await this.sql.rows(
-      `SELECT ${COLUMNS} FROM entitlements
-        WHERE project_id = $1 AND env = $2 AND customer_id = $3
-          AND state = 'active' AND (valid_until IS NULL OR valid_until > $4)
-        ORDER BY entitlement_key, rail`,
-      [scope.projectId, scope.env, customerId, now],
-      manager,
-    );
+    const rows: EntitlementRow[] = await this.sql.rows(FIND_ACTIVE, [scope.projectId, scope.env, customerId, now], manager);
     return rows.map(toRecord);
   }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { type Env, type TenantScope, Sql } from '../../../platform/src/index.js';
+import { type Env, type PreparedSql, type TenantScope, Sql, prepared } from '../../../platform/src/index.js';
 import { ALIAS_TYPES, PERSONAL_ALIAS_TYPES } from '../domain/identifier-rules.js';
 import type { Traits } from '../domain/traits.js';
 
@@ -62,6 +62,19 @@ export const CUSTOMER_PROFILE_SQL = `SELECT c.id, c.email, c.first_name,
      FROM customers c
     WHERE c.project_id = $1 AND c.env = $2 AND c.id = $3 AND c.forgotten_at IS NULL`;
 
+// The statements of identify, resolve and the entitlement reads, prepared once per connection.
+const PREPARED_ALIAS_PROBES = 4;
+const findAliasesStatements = Array.from({ length: PREPARED_ALIAS_PROBES }, (_, i) => prepared(findAliasesSql(i + 1)));
+const findAliasesStatement = (count: number): PreparedSql | string => findAliasesStatements[count - 1] ?? findAliasesSql(count);
+const LOCK_CUSTOMER = prepared(LOCK_CUSTOMER_SQL);
+const CUSTOMER_PROFILE = prepared(CUSTOMER_PROFILE_SQL);
+const FIND_CUSTOMER_BY_ALIAS = prepared(`SELECT a.customer_id
+         FROM customer_aliases a
+         JOIN customers c ON c.id = a.customer_id
+        WHERE a.project_id = $1 AND a.env = $2 AND a.type = $3 AND a.value = $4
+          AND ($5::boolean OR c.forgotten_at IS NULL)`);
+const FIND_CUSTOMER_BY_ID = prepared(`SELECT id FROM customers WHERE project_id = $1 AND env = $2 AND id = $3 AND ($4::boolean OR forgotten_at IS NULL)`);
+
 /** SQL of the identity tables. Every method takes the tenant scope first, except the operator's project-wide listing. */
 @Injectable()
 export class IdentityRepository {
@@ -71,7 +84,11 @@ export class IdentityRepository {
   async findAliases(scope: TenantScope, nodes: { type: string; value: string }[], manager?: EntityManager): Promise<AliasHit[]> {
     if (nodes.length === 0) return [];
     const params: string[] = [scope.projectId, scope.env, ...nodes.flatMap((node) => [node.type, node.value])];
-    const rows: { type: string; value: string; customer_id: string; forgotten: boolean }[] = await this.sql.rows(findAliasesSql(nodes.length), params, manager);
+    const rows: { type: string; value: string; customer_id: string; forgotten: boolean }[] = await this.sql.rows(
+      findAliasesStatement(nodes.length),
+      params,
+      manager,
+    );
     return rows.map((r) => ({ type: r.type, value: r.value, customerId: r.customer_id, forgotten: r.forgotten }));
   }
 
@@ -84,11 +101,7 @@ export class IdentityRepository {
     manager?: EntityManager,
   ): Promise<string | null> {
     const rows: { customer_id: string }[] = await this.sql.rows(
-      `SELECT a.customer_id
-         FROM customer_aliases a
-         JOIN customers c ON c.id = a.customer_id
-        WHERE a.project_id = $1 AND a.env = $2 AND a.type = $3 AND a.value = $4
-          AND ($5::boolean OR c.forgotten_at IS NULL)`,
+      FIND_CUSTOMER_BY_ALIAS,
       [scope.projectId, scope.env, type, value, options.includeForgotten ?? false],
       manager,
     );
@@ -102,7 +115,7 @@ export class IdentityRepository {
     manager?: EntityManager,
   ): Promise<string | null> {
     const rows: { id: string }[] = await this.sql.rows(
-      `SELECT id FROM customers WHERE project_id = $1 AND env = $2 AND id = $3 AND ($4::boolean OR forgotten_at IS NULL)`,
+      FIND_CUSTOMER_BY_ID,
       [scope.projectId, scope.env, customerId, options.includeForgotten ?? false],
       manager,
     );
@@ -120,7 +133,7 @@ export class IdentityRepository {
   /** Locks the customer row (FOR NO KEY UPDATE: compatible with alias inserts referencing it). */
   async lockCustomer(scope: TenantScope, customerId: string, manager: EntityManager): Promise<CustomerRow | null> {
     const rows: { id: string; email: string | null; first_name: string | null; traits: Traits; forgotten_at: Date | null }[] = await this.sql.rows(
-      LOCK_CUSTOMER_SQL,
+      LOCK_CUSTOMER,
       [scope.projectId, scope.env, customerId],
       manager,
     );
@@ -226,7 +239,7 @@ export class IdentityRepository {
   /** Email, first name and developer ids of an active customer; null when unknown or forgotten. */
   async profile(scope: TenantScope, customerId: string, manager?: EntityManager): Promise<CustomerProfile | null> {
     const rows: { id: string; email: string | null; first_name: string | null; developer_ids: string[] | null }[] = await this.sql.rows(
-      CUSTOMER_PROFILE_SQL,
+      CUSTOMER_PROFILE,
       [scope.projectId, scope.env, customerId, ALIAS_TYPES.developer],
       manager,
     );

@@ -29,6 +29,8 @@ export interface AppConfig {
   sdkVersionEnforcement: boolean;
   /** Database pool size per replica; bounded so ingestion cannot starve the rest. */
   dbPoolSize: number;
+  /** DB_PREPARED_STATEMENTS (true): hot statements run as named prepared statements; false behind a pooler that does not keep them per client. */
+  dbPreparedStatements: boolean;
   /** Event batch statements one replica runs at most at once (group commit: batches that wait share the next statement); below the pool size. */
   eventsWriteSlots: number;
   /** How long a replica serves an API key from memory: the bound on cross-replica revocation. */
@@ -170,6 +172,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     region: env.REGION || 'local',
     sdkVersionEnforcement: flag(env, 'SDK_VERSION_ENFORCEMENT', ['enabled', 'true', 'on', '1'], false),
     dbPoolSize,
+    dbPreparedStatements: flag(env, 'DB_PREPARED_STATEMENTS', ['true', '1'], true),
     eventsWriteSlots,
     keyCacheTtlMs: integer(env, 'KEY_CACHE_TTL_MS', 5000, 0, 60_000),
     jwksAllowPrivate,

@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 interface Ambient {
   manager: EntityManager;
@@ -18,6 +20,29 @@ const ambient = new AsyncLocalStorage<Ambient>();
  */
 let openTransactions = 0;
 
+/**
+ * A statement of fixed text that each pooled connection parses and plans once, as a named
+ * prepared statement, and afterwards only binds and executes. For the hot reads: their
+ * execution takes a few hundredths of a millisecond, and parsing and planning them again on
+ * every call cost PostgreSQL more than the execution (issue 17, docs/performance.md). Only for
+ * text built once (a constant, or one text per small bounded shape): each distinct text stays
+ * prepared on every connection of the pool for the connection's life.
+ */
+export interface PreparedSql {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** The statement SQL text or a prepared one; `Sql` and `runOn` take either. */
+export type Statement = string | PreparedSql;
+
+/** Names the text by its hash, so two call sites with the same text share one prepared statement. */
+export function prepared(text: string): PreparedSql {
+  return Object.freeze({ name: `q_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, text });
+}
+
+export const statementText = (statement: Statement): string => (typeof statement === 'string' ? statement : statement.text);
+
 /** What one statement returned: its rows and, for INSERT/UPDATE/DELETE, how many rows it touched. */
 export interface SqlResult<T> {
   rows: T[];
@@ -29,10 +54,12 @@ export interface SqlResult<T> {
  * TypeORM's result. For the few repository functions handed a manager by another context
  * (erasure hooks); everything else goes through `Sql`.
  */
-export async function runOn<T = Record<string, unknown>>(manager: EntityManager, sql: string, params: unknown[] = []): Promise<SqlResult<T>> {
+export async function runOn<T = Record<string, unknown>>(manager: EntityManager, sql: Statement, params: unknown[] = []): Promise<SqlResult<T>> {
   const runner: QueryRunner = manager.queryRunner ?? manager.connection.createQueryRunner();
   try {
-    const result = await runner.query(sql, params, true);
+    // TypeORM hands the query to pg as it is, and pg takes a { name, text } config object there.
+    const query = typeof sql === 'string' ? sql : ({ name: sql.name, text: sql.text } as unknown as string);
+    const result = await runner.query(query, params, true);
     return { rows: (result.records ?? []) as T[], affected: Number(result.affected ?? 0) };
   } finally {
     if (!manager.queryRunner) await runner.release();
@@ -51,7 +78,14 @@ export async function runOn<T = Record<string, unknown>>(manager: EntityManager,
  */
 @Injectable()
 export class Sql {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  private readonly prepare: boolean;
+
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.prepare = config.dbPreparedStatements;
+  }
 
   /** The manager statements run on now: the explicit one, the ambient transaction's, or the pool's. */
   manager(explicit?: EntityManager): EntityManager {
@@ -62,20 +96,21 @@ export class Sql {
     return ambient.getStore() !== undefined;
   }
 
-  async run<T = Record<string, unknown>>(sql: string, params: unknown[] = [], manager?: EntityManager): Promise<SqlResult<T>> {
-    return runOn<T>(this.manager(manager), sql, params);
+  /** Runs one statement; a prepared one by its name unless DB_PREPARED_STATEMENTS=false (e.g. behind a transaction-mode pooler). */
+  async run<T = Record<string, unknown>>(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<SqlResult<T>> {
+    return runOn<T>(this.manager(manager), this.prepare ? sql : statementText(sql), params);
   }
 
-  async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = [], manager?: EntityManager): Promise<T[]> {
+  async rows<T = Record<string, unknown>>(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<T[]> {
     return (await this.run<T>(sql, params, manager)).rows;
   }
 
-  async one<T = Record<string, unknown>>(sql: string, params: unknown[] = [], manager?: EntityManager): Promise<T | null> {
+  async one<T = Record<string, unknown>>(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<T | null> {
     return (await this.run<T>(sql, params, manager)).rows[0] ?? null;
   }
 
   /** Rows touched by an INSERT, UPDATE or DELETE. */
-  async affected(sql: string, params: unknown[] = [], manager?: EntityManager): Promise<number> {
+  async affected(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<number> {
     return (await this.run(sql, params, manager)).affected;
   }
 

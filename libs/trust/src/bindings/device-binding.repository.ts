@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { TenantScope } from '../../../platform/src/index.js';
+import { type TenantScope, Sql, prepared } from '../../../platform/src/index.js';
 
 export interface DeviceBinding {
   anonymousId: string;
@@ -15,18 +15,23 @@ export const FIND_DEVICE_BINDING_SQL = `SELECT b.anonymous_id, b.customer_id, b.
      JOIN customers c ON c.id = b.customer_id AND c.forgotten_at IS NULL
     WHERE b.project_id = $1 AND b.env = $2 AND b.anonymous_id = $3`;
 
+const FIND_DEVICE_BINDING = prepared(FIND_DEVICE_BINDING_SQL);
+
 /** Device bindings; reads skip forgotten customers. Every method takes the tenant scope first. */
 @Injectable()
 export class DeviceBindingRepository {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
+  ) {}
 
   /** Uses device_bindings_pk and customers_pkey. */
   async find(scope: TenantScope, anonymousId: string): Promise<DeviceBinding | null> {
-    const rows: { anonymous_id: string; customer_id: string; user_id: string; verified_at: Date }[] = await this.dataSource.query(FIND_DEVICE_BINDING_SQL, [
-      scope.projectId,
-      scope.env,
-      anonymousId,
-    ]);
+    const rows: { anonymous_id: string; customer_id: string; user_id: string; verified_at: Date }[] = await this.sql.rows(
+      FIND_DEVICE_BINDING,
+      [scope.projectId, scope.env, anonymousId],
+      this.dataSource.manager,
+    );
     const row = rows[0];
     return row ? { anonymousId: row.anonymous_id, customerId: row.customer_id, userId: row.user_id, verifiedAt: new Date(row.verified_at) } : null;
   }

@@ -1,0 +1,88 @@
+import { QueryFailedError } from 'typeorm';
+import { prepared } from '../../libs/platform/src/index.js';
+import { EntitlementRepository } from '../../libs/entitlements/src/domain/entitlement.repository.js';
+import { IdentityRepository } from '../../libs/identity/src/customers/identity.repository.js';
+import { createMediumContext, seedProject, type MediumContext } from '../support/medium.js';
+import { testScope } from '../support/scopes.js';
+
+/**
+ * Hot reads run as named prepared statements (parsed and planned once per connection), unless
+ * DB_PREPARED_STATEMENTS=false. pg_prepared_statements lists the statements of the session
+ * that asks, so each check runs inside one transaction: one connection throughout.
+ */
+describe('medium: prepared statements through Sql', () => {
+  let m: MediumContext;
+  let projectId: string;
+  let customerId: string;
+
+  beforeAll(async () => {
+    m = await createMediumContext();
+    ({
+      projectId,
+      customerIds: [customerId],
+    } = await seedProject(m.dataSource, ['sandbox']));
+  });
+  afterAll(() => m?.close());
+
+  const preparedOnThisConnection = async (): Promise<{ name: string; statement: string }[]> =>
+    m.sql.rows(`SELECT name, statement FROM pg_prepared_statements ORDER BY prepare_time`);
+
+  it('names a statement by its text: the same text shares one name, another text gets another', () => {
+    const a = prepared('SELECT 1 WHERE $1::int = 1');
+    expect(prepared('SELECT 1 WHERE $1::int = 1')).toEqual(a);
+    expect(prepared('SELECT 2 WHERE $1::int = 1').name).not.toBe(a.name);
+    expect(a.name).toMatch(/^q_[0-9a-f]{24}$/);
+  });
+
+  it('prepares a statement once per connection and answers every run with its own parameters', async () => {
+    const statement = prepared(`SELECT id FROM customers WHERE project_id = $1 AND id = $2`);
+    await m.sql.transaction(async () => {
+      expect(await m.sql.rows(statement, [projectId, customerId])).toEqual([{ id: customerId }]);
+      expect(await m.sql.rows(statement, [projectId, 'cdcust_none'])).toEqual([]);
+      expect(await m.sql.one(statement, [projectId, customerId])).toEqual({ id: customerId });
+      const mine = (await preparedOnThisConnection()).filter((p) => p.name === statement.name);
+      expect(mine).toEqual([{ name: statement.name, statement: statement.text }]);
+    });
+  });
+
+  it('reports a failing prepared statement as any other: a QueryFailedError with the server code', async () => {
+    const insert = prepared(`INSERT INTO projects (id, name, created_at) VALUES ($1, 'dup', now())`);
+    const failure = await m.sql.run(insert, [projectId]).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(QueryFailedError);
+    expect(failure).toMatchObject({ code: '23505' });
+  });
+
+  it('serves the entitlement and alias reads as prepared statements', async () => {
+    const scope = testScope(projectId, 'sandbox');
+    await m.sql.transaction(async () => {
+      expect(await m.get(EntitlementRepository).findActive(scope, customerId, new Date())).toEqual([]);
+      expect(await m.get(IdentityRepository).findCustomerIdByAlias(scope, 'developer', 'nobody')).toBeNull();
+      expect(await m.get(IdentityRepository).findCustomerById(scope, customerId)).toBe(customerId);
+      const statements = (await preparedOnThisConnection()).map((p) => p.statement.replace(/\s+/g, ' ').trim());
+      expect(statements).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^SELECT customer_id, entitlement_key, rail, .* FROM entitlements WHERE project_id = \$1/),
+          expect.stringMatching(/^SELECT a\.customer_id FROM customer_aliases a JOIN customers c/),
+          expect.stringMatching(/^SELECT id FROM customers WHERE project_id = \$1 AND env = \$2 AND id = \$3/),
+        ]),
+      );
+    });
+  });
+
+  describe('with DB_PREPARED_STATEMENTS=false (a transaction-mode pooler in front)', () => {
+    let plain: MediumContext;
+    beforeAll(async () => {
+      plain = await createMediumContext({ DB_PREPARED_STATEMENTS: 'false' });
+    });
+    afterAll(() => plain?.close());
+
+    it('sends the same text unnamed: nothing stays prepared on the connection, the answers are the same', async () => {
+      const scope = testScope(projectId, 'sandbox');
+      await plain.sql.transaction(async () => {
+        expect(await plain.get(IdentityRepository).findCustomerById(scope, customerId)).toBe(customerId);
+        expect(await plain.get(EntitlementRepository).findActive(scope, customerId, new Date())).toEqual([]);
+        expect(await plain.sql.rows(`SELECT name FROM pg_prepared_statements`)).toEqual([]);
+      });
+    });
+  });
+});
