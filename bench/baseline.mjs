@@ -8,7 +8,8 @@
 // API itself issued for one warmed-up request of that route (recorded by
 // bench/capture-sql.mjs, same text and parameters, same order, one connection when they
 // form a transaction), then the API's recorded answer serialised again. That is the floor
-// for the same queries over node:http.
+// for the same queries over node:http. With `x-bench-prepared: 1` the statements the API
+// prepared run prepared here too, by the API's names.
 //
 //   PORT=4000 DATABASE_URL=postgres://... [READS_FILE=reads.json] node bench/baseline.mjs
 import http from 'node:http';
@@ -49,14 +50,20 @@ function rowsOf(body, receivedAtMs) {
 const reads = process.env.READS_FILE ? JSON.parse(readFileSync(process.env.READS_FILE, 'utf8')) : [];
 const BEGIN = /^\s*(BEGIN|START TRANSACTION)/i;
 
-async function runStatements(statements) {
+/**
+ * The statement as plain text (the issue's baseline: pg's default, parsed and planned on every
+ * call), or, with `prepared`, by the name the API gave it (parsed and planned once per connection).
+ */
+const queryOf = (s, prepared) => (prepared && s.name ? { name: s.name, text: s.sql } : s.sql);
+
+async function runStatements(statements, prepared) {
   if (!statements.some((s) => BEGIN.test(s.sql))) {
-    for (const s of statements) await pool.query(s.sql, s.params);
+    for (const s of statements) await pool.query(queryOf(s, prepared), s.params);
     return;
   }
   const client = await pool.connect();
   try {
-    for (const s of statements) await client.query(s.sql, s.params);
+    for (const s of statements) await client.query(queryOf(s, prepared), s.params);
   } finally {
     client.release();
   }
@@ -68,7 +75,7 @@ function serveRead(route, req, res) {
   req.on('end', async () => {
     try {
       if (chunks.length > 0) JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      await runStatements(route.statements);
+      await runStatements(route.statements, req.headers['x-bench-prepared'] === '1');
       const payload = JSON.stringify(route.response);
       res.writeHead(route.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }).end(payload);
     } catch (err) {
