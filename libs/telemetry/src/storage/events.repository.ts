@@ -1,7 +1,17 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig, Metrics, type TenantScope } from '../../../platform/src/index.js';
-import { type EncodedRows, type EventRow, dedupeAndSort, encodeRows, insertStatementOf } from './event-insert.sql.js';
+import { APP_CONFIG, type AppConfig, Metrics, type Statement, type TenantScope, prepared, runOn } from '../../../platform/src/index.js';
+import {
+  type EncodedRows,
+  type EventRow,
+  FIRST_DELIVERY_EVENTS_SQL,
+  FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL,
+  INSERT_EVENTS_SQL,
+  INSERT_EVENTS_WITH_ISSUES_SQL,
+  dedupeAndSort,
+  encodeRows,
+  insertStatementOf,
+} from './event-insert.sql.js';
 import { type BatchWriteMeta, GroupCommit, type WriteUnit } from './group-commit.js';
 
 export type { BatchWriteMeta } from './group-commit.js';
@@ -17,16 +27,23 @@ const MERGE_ROWS = 5000;
  */
 const SPARE_SLOT_AFTER_MS = 25;
 
+/** The four statement texts, each prepared once per connection (unless DB_PREPARED_STATEMENTS=false). */
+const PREPARED_INSERTS = new Map(
+  [FIRST_DELIVERY_EVENTS_SQL, FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL, INSERT_EVENTS_SQL, INSERT_EVENTS_WITH_ISSUES_SQL].map((sql) => [sql, prepared(sql)]),
+);
+
 /** Writes event batches with one statement each, merged with the batches that wait beside them (group commit). */
 @Injectable()
 export class EventsRepository {
   private readonly commits: GroupCommit;
+  private readonly prepare: boolean;
 
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     @Optional() @Inject(Metrics) metrics?: Metrics | null,
   ) {
+    this.prepare = config.dbPreparedStatements;
     this.commits = new GroupCommit(
       { slots: config.eventsWriteSlots, spareAfterMs: SPARE_SLOT_AFTER_MS, maxUnits: MERGE_BATCHES, maxRows: MERGE_ROWS },
       (unit) => this.writeNow(unit),
@@ -66,12 +83,13 @@ export class EventsRepository {
    * The statement is idempotent (an upsert by event id), so a deadlock victim is simply run
    * again once: rare lock-order crossings with erasure or the resolver must not lose a batch.
    */
-  private async queryRetryingDeadlock(sql: string, params: unknown[]): Promise<unknown> {
+  private async queryRetryingDeadlock(sql: string, params: unknown[]): Promise<void> {
+    const statement: Statement = (this.prepare && PREPARED_INSERTS.get(sql)) || sql;
     try {
-      return await this.dataSource.query(sql, params);
+      await runOn(this.dataSource.manager, statement, params);
     } catch (err) {
       if ((err as { code?: string }).code !== DEADLOCK_DETECTED) throw err;
-      return this.dataSource.query(sql, params);
+      await runOn(this.dataSource.manager, statement, params);
     }
   }
 }
