@@ -43,6 +43,13 @@ export function prepared(text: string): PreparedSql {
 
 export const statementText = (statement: Statement): string => (typeof statement === 'string' ? statement : statement.text);
 
+/**
+ * The statement as TypeORM's `query()` takes it: TypeORM hands the query to pg as it is, and pg
+ * takes a `{ name, text }` config object there (typed as the string TypeORM declares).
+ */
+export const typeormQuery = (statement: Statement): string =>
+  typeof statement === 'string' ? statement : ({ name: statement.name, text: statement.text } as unknown as string);
+
 /** What one statement returned: its rows and, for INSERT/UPDATE/DELETE, how many rows it touched. */
 export interface SqlResult<T> {
   rows: T[];
@@ -57,9 +64,7 @@ export interface SqlResult<T> {
 export async function runOn<T = Record<string, unknown>>(manager: EntityManager, sql: Statement, params: unknown[] = []): Promise<SqlResult<T>> {
   const runner: QueryRunner = manager.queryRunner ?? manager.connection.createQueryRunner();
   try {
-    // TypeORM hands the query to pg as it is, and pg takes a { name, text } config object there.
-    const query = typeof sql === 'string' ? sql : ({ name: sql.name, text: sql.text } as unknown as string);
-    const result = await runner.query(query, params, true);
+    const result = await runner.query(typeormQuery(sql), params, true);
     return { rows: (result.records ?? []) as T[], affected: Number(result.affected ?? 0) };
   } finally {
     if (!manager.queryRunner) await runner.release();

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig, Metrics, type Statement, type TenantScope, prepared, runOn } from '../../../platform/src/index.js';
+import { APP_CONFIG, type AppConfig, Metrics, type TenantScope, prepared, typeormQuery } from '../../../platform/src/index.js';
 import {
   type EncodedRows,
   type EventRow,
@@ -84,12 +84,12 @@ export class EventsRepository {
    * again once: rare lock-order crossings with erasure or the resolver must not lose a batch.
    */
   private async queryRetryingDeadlock(sql: string, params: unknown[]): Promise<void> {
-    const statement: Statement = (this.prepare && PREPARED_INSERTS.get(sql)) || sql;
+    const query = typeormQuery((this.prepare && PREPARED_INSERTS.get(sql)) || sql);
     try {
-      await runOn(this.dataSource.manager, statement, params);
+      await this.dataSource.query(query, params);
     } catch (err) {
       if ((err as { code?: string }).code !== DEADLOCK_DETECTED) throw err;
-      await runOn(this.dataSource.manager, statement, params);
+      await this.dataSource.query(query, params);
     }
   }
 }
