@@ -20,7 +20,7 @@ pg.Client.prototype.query = function capturedQuery(config, values, callback) {
     const text = typeof config === 'string' ? config : config?.text;
     const params = Array.isArray(values) ? values : Array.isArray(config?.values) ? config.values : [];
     // A named (prepared) statement is recorded with its name, so that the baseline prepares it too.
-    const name = typeof config === 'object' && typeof config?.name === 'string' ? config.name : undefined;
+    const name = typeof config?.name === 'string' ? config.name : undefined;
     if (typeof text === 'string') recorded.get(id).push({ name, sql: text, params: params.map((p) => (p instanceof Date ? p.toISOString() : p)) });
   }
   return query.call(this, config, values, callback);

@@ -780,6 +780,9 @@ function summariseRead(result) {
   };
 }
 
+/** CPU seconds spent over `requests` requests, as milliseconds per request (null when not measured). */
+const cpuMsPerRequest = (seconds, requests) => (seconds === null ? null : Math.round((seconds * 1e6) / Math.max(1, requests)) / 1000);
+
 /** Drives one closed-loop run and returns its summary with CPU per request of the server process and of PostgreSQL. */
 async function saturateRead(target, next) {
   const {
@@ -788,9 +791,8 @@ async function saturateRead(target, next) {
     postgresSeconds,
   } = await withCpu(target.pid, () => drive({ url: target.url, headers: target.headers, connections: READ_CONNECTIONS, duration: READ_DURATION, next }));
   const result = summariseRead(run);
-  const perRequest = (seconds) => (seconds === null ? null : Math.round((seconds * 1e6) / Math.max(1, result.rps * READ_DURATION)) / 1000);
-  result.cpuMs = perRequest(serverSeconds);
-  result.pgCpuMs = perRequest(postgresSeconds);
+  result.cpuMs = cpuMsPerRequest(serverSeconds, result.rps * READ_DURATION);
+  result.pgCpuMs = cpuMsPerRequest(postgresSeconds, result.rps * READ_DURATION);
   return result;
 }
 
@@ -831,10 +833,8 @@ async function readPhase(route, api, bare) {
   for (let round = 0; round < READ_ROUNDS; round++)
     for (const side of round % 2 === 0 ? [apiSide, bareSide, preparedSide] : [preparedSide, bareSide, apiSide])
       side.runs.push(await saturateRead(side.target, route.next));
-  const apiRuns = apiSide.runs;
-  const bareRuns = bareSide.runs;
-  const apiSat = meanOfReads(apiRuns);
-  const bareSat = meanOfReads(bareRuns);
+  const apiSat = meanOfReads(apiSide.runs);
+  const bareSat = meanOfReads(bareSide.runs);
   const preparedSat = meanOfReads(preparedSide.runs);
   const rate = Math.max(1, Math.round(bareSat.rps * 0.5));
   // CPU per request at the same offered rate, where neither side's PostgreSQL backends find
@@ -843,9 +843,8 @@ async function readPhase(route, api, bare) {
     const measured = await withCpu(pid, () =>
       paced({ url, headers, connections: READ_CONNECTIONS, duration: READ_DURATION, rate, next: route.next, perRequest: 1 }),
     );
-    const requests = Math.max(1, measured.value.sent);
-    const perRequest = (seconds) => (seconds === null ? null : Math.round((seconds * 1e6) / requests) / 1000);
-    return { ...measured.value, cpuMs: perRequest(measured.serverSeconds), pgCpuMs: perRequest(measured.postgresSeconds) };
+    const { sent } = measured.value;
+    return { ...measured.value, cpuMs: cpuMsPerRequest(measured.serverSeconds, sent), pgCpuMs: cpuMsPerRequest(measured.postgresSeconds, sent) };
   };
   const paced50 = await atRate(apiSide.target);
   // The same open-loop load on the bare baseline: what this machine's p99 is when nothing but the queries runs.
@@ -855,7 +854,7 @@ async function readPhase(route, api, bare) {
   const cpu = (r) => `CPU/req ${r.cpuMs ?? '?'} ms + postgres ${r.pgCpuMs ?? '?'} ms`;
   const each = (runs) => (runs.length > 1 ? ` [${runs.map((r) => r.rps).join(', ')}]` : '');
   log(
-    `  ${route.name.padEnd(34)} api ${apiSat.rps} req/s${each(apiRuns)} (p99 ${apiSat.p99} ms, ${cpu(apiSat)}) | bare ${bareSat.rps} req/s${each(bareRuns)} (p99 ${bareSat.p99} ms, ${cpu(bareSat)}) | ` +
+    `  ${route.name.padEnd(34)} api ${apiSat.rps} req/s${each(apiSide.runs)} (p99 ${apiSat.p99} ms, ${cpu(apiSat)}) | bare ${bareSat.rps} req/s${each(bareSide.runs)} (p99 ${bareSat.p99} ms, ${cpu(bareSat)}) | ` +
       `ratio ${ratio.toFixed(2)} | bare, prepared ${preparedSat.rps} req/s${each(preparedSide.runs)} (p99 ${preparedSat.p99} ms, ${cpu(preparedSat)}), ratio ${preparedRatio.toFixed(2)} | at ${rate} req/s: api p50 ${paced50.p50} ms, p99 ${paced50.p99} ms (${cpu(paced50)}), bare p50 ${barePaced.p50} ms, p99 ${barePaced.p99} ms (${cpu(barePaced)}) | non-2xx/errors ${apiSat.non2xx + apiSat.errors + paced50.non2xx + paced50.errors}`,
   );
   return { name: route.name, api: apiSat, bare: bareSat, ratio, preparedRatio, rate, paced: paced50, barePaced };
