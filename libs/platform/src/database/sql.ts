@@ -41,7 +41,7 @@ export function prepared(text: string): PreparedSql {
   return Object.freeze({ name: `q_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, text });
 }
 
-export const statementText = (statement: Statement): string => (typeof statement === 'string' ? statement : statement.text);
+const statementText = (statement: Statement): string => (typeof statement === 'string' ? statement : statement.text);
 
 /**
  * The statement as TypeORM's `query()` takes it: TypeORM hands the query to pg as it is, and pg
