@@ -78,6 +78,9 @@ import {
   withClient,
   requireDatabaseAndBuild,
   startNode as start,
+  cpuSeconds,
+  postgresCpu,
+  growthOverPids,
 } from './lib/common.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
@@ -306,45 +309,6 @@ function summarise(result) {
   };
 }
 
-/** CPU seconds (user + system) a process has used so far (Linux /proc; null elsewhere). */
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
-/** CPU seconds per pid of the local processes named postgres (null where /proc is missing). */
-function postgresCpu() {
-  const byPid = new Map();
-  try {
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        if (!stat.includes('(postgres)')) continue;
-        const fields = stat.split(') ')[1].split(' ');
-        byPid.set(entry, (Number(fields[11]) + Number(fields[12])) / 100);
-      } catch {
-        // exited meanwhile
-      }
-    }
-  } catch {
-    return null;
-  }
-  return byPid;
-}
-
-/** CPU seconds the postgres processes used between two snapshots (backends that exited in between are missed). */
-function postgresCpuSeconds(before, after) {
-  if (!before || !after || after.size === 0) return null;
-  let total = 0;
-  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
-  return total;
-}
-
 /** Runs `work`; answers its value with the CPU seconds the server process and the local postgres processes used meanwhile (null where /proc is missing). */
 async function withCpu(pid, work, natsPid) {
   const server0 = cpuSeconds(pid);
@@ -356,7 +320,7 @@ async function withCpu(pid, work, natsPid) {
   return {
     value,
     serverSeconds: server0 === null || server1 === null ? null : server1 - server0,
-    postgresSeconds: postgresCpuSeconds(postgres0, postgresCpu()),
+    postgresSeconds: growthOverPids(postgres0, postgresCpu()),
     natsSeconds: nats0 === null || nats1 === null ? null : nats1 - nats0,
   };
 }

@@ -1,8 +1,9 @@
 // Helpers every bench script needs: the built API and the admin database it requires, a
 // free loopback port, one statement on the admin database, a database URL on the same
-// server, starting, waiting for, calling and stopping a child process the script started.
+// server, starting, waiting for, calling and stopping a child process the script started,
+// and the CPU time of a process and of the local PostgreSQL processes (/proc).
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -130,4 +131,55 @@ export async function call(base, method, pathname, token, body) {
   const json = await res.json().catch(() => ({}));
   if (res.status >= 300) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
   return json;
+}
+
+/** CPU seconds (user + system) a process has used so far (Linux /proc; null elsewhere). */
+export function cpuSeconds(pid) {
+  try {
+    return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `measure(pid, stat)` of every local process named postgres, by pid (null where /proc is
+ * missing); `stat` is the process's /proc stat line. Processes that exit meanwhile are left out.
+ */
+export function perPostgresProcess(measure) {
+  const byPid = new Map();
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        if (stat.includes('(postgres)')) byPid.set(entry, measure(entry, stat));
+      } catch {
+        // exited meanwhile
+      }
+    }
+  } catch {
+    return null;
+  }
+  return byPid;
+}
+
+/** CPU seconds (user + system) from a /proc stat line. */
+const statCpuSeconds = (stat) => {
+  const fields = stat.split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+
+/** CPU seconds per pid of the local processes named postgres (null where /proc is missing). */
+export const postgresCpu = () => perPostgresProcess((_pid, stat) => statCpuSeconds(stat));
+
+/**
+ * How much a per-pid counter (postgresCpu's CPU seconds, say) grew between two snapshots, summed
+ * over the processes of the second (processes that exited in between are missed).
+ */
+export function growthOverPids(before, after) {
+  if (!before || !after || after.size === 0) return null;
+  let total = 0;
+  for (const [pid, value] of after) total += value - (before.get(pid) ?? 0);
+  return total;
 }
