@@ -45,10 +45,11 @@ const statementText = (statement: Statement): string => (typeof statement === 's
 
 /**
  * The statement as TypeORM's `query()` takes it: TypeORM hands the query to pg as it is, and pg
- * takes a `{ name, text }` config object there (typed as the string TypeORM declares).
+ * takes a `{ name, text }` config object there (typed as the string TypeORM declares). With
+ * `prepare` false (DB_PREPARED_STATEMENTS=false) a prepared statement goes as its plain text.
  */
-export const typeormQuery = (statement: Statement): string =>
-  typeof statement === 'string' ? statement : ({ name: statement.name, text: statement.text } as unknown as string);
+export const typeormQuery = (statement: Statement, prepare: boolean): string =>
+  typeof statement === 'string' || !prepare ? statementText(statement) : ({ name: statement.name, text: statement.text } as unknown as string);
 
 /** What one statement returned: its rows and, for INSERT/UPDATE/DELETE, how many rows it touched. */
 export interface SqlResult<T> {
@@ -61,10 +62,15 @@ export interface SqlResult<T> {
  * TypeORM's result. For the few repository functions handed a manager by another context
  * (erasure hooks); everything else goes through `Sql`.
  */
-export async function runOn<T = Record<string, unknown>>(manager: EntityManager, sql: Statement, params: unknown[] = []): Promise<SqlResult<T>> {
+export async function runOn<T = Record<string, unknown>>(
+  manager: EntityManager,
+  sql: Statement,
+  params: unknown[] = [],
+  prepare = true,
+): Promise<SqlResult<T>> {
   const runner: QueryRunner = manager.queryRunner ?? manager.connection.createQueryRunner();
   try {
-    const result = await runner.query(typeormQuery(sql), params, true);
+    const result = await runner.query(typeormQuery(sql, prepare), params, true);
     return { rows: (result.records ?? []) as T[], affected: Number(result.affected ?? 0) };
   } finally {
     if (!manager.queryRunner) await runner.release();
@@ -103,7 +109,7 @@ export class Sql {
 
   /** Runs one statement; a prepared one by its name unless DB_PREPARED_STATEMENTS=false (e.g. behind a transaction-mode pooler). */
   async run<T = Record<string, unknown>>(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<SqlResult<T>> {
-    return runOn<T>(this.manager(manager), this.prepare ? sql : statementText(sql), params);
+    return runOn<T>(this.manager(manager), sql, params, this.prepare);
   }
 
   async rows<T = Record<string, unknown>>(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<T[]> {

@@ -84,7 +84,7 @@ export class EventsRepository {
    * again once: rare lock-order crossings with erasure or the resolver must not lose a batch.
    */
   private async queryRetryingDeadlock(sql: string, params: unknown[]): Promise<void> {
-    const query = typeormQuery((this.prepare && PREPARED_INSERTS.get(sql)) || sql);
+    const query = typeormQuery(PREPARED_INSERTS.get(sql) ?? sql, this.prepare);
     try {
       await this.dataSource.query(query, params);
     } catch (err) {
