@@ -114,32 +114,25 @@ const url = withDatabase(adminUrl, database);
 await adminQuery(adminUrl, `CREATE DATABASE ${database}`);
 try {
   await seed(url);
-  const combos = POOLS.flatMap((poolSize) => WORK_US.map((workUs) => ({ poolSize, workUs })));
-  const results = new Map(combos.map((c) => [`${c.poolSize}/${c.workUs}`, []]));
+  const combos = POOLS.flatMap((poolSize) => WORK_US.map((workUs) => ({ poolSize, workUs, runs: [] })));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const { poolSize, workUs } of round % 2 === 0 ? combos : [...combos].reverse()) {
-      results.get(`${poolSize}/${workUs}`).push(await run(url, poolSize, workUs));
-    }
+    for (const combo of round % 2 === 0 ? combos : [...combos].reverse()) combo.runs.push(await run(url, combo.poolSize, combo.workUs));
   }
-  const fmt = (values, digits) => values.map((v) => (v === null ? 'n/a' : v.toFixed(digits))).join(', ');
+  const column = (runs, field, digits, width) =>
+    runs
+      .map((r) => (r[field] === null ? 'n/a' : r[field].toFixed(digits)))
+      .join(', ')
+      .padEnd(width);
   console.log(`${CONCURRENCY} concurrent reads of two prepared statements, ${REQUESTS} per run, ${ROUNDS} round(s):`);
   console.log('pool  client work/read  reads/s           PostgreSQL CPU/read (ms)  its context switches/read  client CPU/read (ms)');
-  for (const { poolSize, workUs } of combos) {
-    const runs = results.get(`${poolSize}/${workUs}`);
+  for (const { poolSize, workUs, runs } of combos) {
     console.log(
-      `${String(poolSize).padEnd(6)}${`${workUs} µs`.padEnd(17)}${fmt(
-        runs.map((r) => r.perSecond),
-        0,
-      ).padEnd(18)}${fmt(
-        runs.map((r) => r.postgresMs),
-        3,
-      ).padEnd(26)}${fmt(
-        runs.map((r) => r.postgresSwitches),
-        2,
-      ).padEnd(27)}${fmt(
-        runs.map((r) => r.clientMs),
-        3,
-      )}`,
+      String(poolSize).padEnd(6) +
+        `${workUs} µs`.padEnd(17) +
+        column(runs, 'perSecond', 0, 18) +
+        column(runs, 'postgresMs', 3, 26) +
+        column(runs, 'postgresSwitches', 2, 27) +
+        column(runs, 'clientMs', 3, 0),
     );
   }
 } finally {
