@@ -1,6 +1,6 @@
 import { TenantScopes } from '../../libs/platform/src/index.js';
 import { MalformedBufferedBatch, decodeBufferedBatch, encodeBufferedBatch } from '../../libs/telemetry/src/buffer/buffered-batch.codec.js';
-import { encodeRows } from '../../libs/telemetry/src/storage/event-insert.sql.js';
+import { type EventRow, encodeBatch, encodeRows } from '../../libs/telemetry/src/storage/event-insert.sql.js';
 import { eventRow as row } from '../support/event-row.js';
 
 const scope = (projectId = 'prj_1') => TenantScopes.ofAcknowledgedBatch(projectId, 'sandbox');
@@ -11,6 +11,11 @@ const meta = (overrides: { appId?: string; sdkVersion?: string; receivedAtMs?: n
   sdkVersion: overrides.sdkVersion ?? '1.0.0',
 });
 const bytes = (columns: Uint8Array[]) => columns.map((c) => Buffer.from(c));
+/** A batch as the ingestion service appends it: encoded once (encodeBatch), then framed. */
+const encodeBuffered = (m: ReturnType<typeof meta>, events: EventRow[]) => {
+  const encoded = encodeBatch(events, m.receivedAtMs);
+  return { data: encodeBufferedBatch(scope(), m, encoded), rowCount: encoded.rowCount };
+};
 
 describe('telemetry: the events buffer codec', () => {
   it('a batch reads back as the rows the direct path would write, each carrying the batch receive time', () => {
@@ -18,7 +23,7 @@ describe('telemetry: the events buffer codec', () => {
       row({ eventId: 'e2', clientTimestampMs: 5, level: 'error', fingerprint: 'abcdef01', contextJson: '{"appVersion":"1.0"}', developerUserId: 'u' }),
       row(),
     ];
-    const { data, rowCount } = encodeBufferedBatch(scope(), meta({ receivedAtMs: 123 }), rows);
+    const { data, rowCount } = encodeBuffered(meta({ receivedAtMs: 123 }), rows);
     expect(rowCount).toBe(2);
     const decoded = decodeBufferedBatch(data);
     expect(decoded.scope).toEqual({ projectId: 'prj_1', env: 'sandbox' });
@@ -31,12 +36,12 @@ describe('telemetry: the events buffer codec', () => {
   });
 
   it('one row per event id, the later copy winning, as on the direct path', () => {
-    const { data, rowCount } = encodeBufferedBatch(scope(), meta(), [row({ name: 'first' }), row({ name: 'second' })]);
+    const { data, rowCount } = encodeBuffered(meta(), [row({ name: 'first' }), row({ name: 'second' })]);
     expect(rowCount).toBe(1);
     expect(bytes(decodeBufferedBatch(data).rows.columns)).toEqual(bytes(encodeRows([row({ name: 'second', receivedAtMs: 100 })]).columns));
   });
 
-  const valid = encodeBufferedBatch(scope(), meta(), [row(), row({ eventId: 'e2' })]).data;
+  const valid = encodeBuffered(meta(), [row(), row({ eventId: 'e2' })]).data;
   const newline = valid.indexOf(0x0a);
   const header = JSON.parse(valid.subarray(0, newline).toString()) as Record<string, unknown>;
   const withHeader = (changes: Record<string, unknown>) =>

@@ -8,7 +8,7 @@
 import { arrayParamShape } from '../../../platform/src/database/binary-arrays.js';
 import { type TenantScope, TenantScopes, isEnv } from '../../../platform/src/index.js';
 import type { BatchWriteMeta } from '../storage/events.repository.js';
-import { EVENT_COLUMN_OIDS, type EncodedRows, type EventRow, dedupeAndSort, encodeRows } from '../storage/event-insert.sql.js';
+import { EVENT_COLUMN_OIDS, type EncodedRows } from '../storage/event-insert.sql.js';
 
 export interface BufferedBatch {
   scope: TenantScope;
@@ -19,14 +19,8 @@ export interface BufferedBatch {
 const VERSION = 2;
 const NEWLINE = 0x0a;
 
-/**
- * Encodes a batch as the direct path would write it: one row per event id (the last copy
- * wins), in lock order, each row carrying the batch's receive time (kept when merged).
- */
-export function encodeBufferedBatch(scope: TenantScope, meta: BatchWriteMeta, events: readonly EventRow[]): { data: Buffer; rowCount: number } {
-  const rows = dedupeAndSort(events);
-  for (const row of rows) row.receivedAtMs = meta.receivedAtMs;
-  const encoded = encodeRows(rows);
+/** The message of a batch encoded as the direct path writes it (encodeBatch). */
+export function encodeBufferedBatch(scope: TenantScope, meta: BatchWriteMeta, encoded: EncodedRows): Buffer {
   const header = JSON.stringify({
     v: VERSION,
     p: scope.projectId,
@@ -40,7 +34,7 @@ export function encodeBufferedBatch(scope: TenantScope, meta: BatchWriteMeta, ev
     i: encoded.withIssues,
     c: encoded.columns.map((c) => c.byteLength),
   });
-  return { data: Buffer.concat([Buffer.from(`${header}\n`), ...encoded.columns]), rowCount: encoded.rowCount };
+  return Buffer.concat([Buffer.from(`${header}\n`), ...encoded.columns]);
 }
 
 export class MalformedBufferedBatch extends Error {}

@@ -13,7 +13,7 @@ import {
 import { type NatsConnection, connect } from '@nats-io/transport-node';
 import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Metrics, type TenantScope } from '../../../platform/src/index.js';
 import { type BatchWriteMeta, EventsRepository } from '../storage/events.repository.js';
-import type { EventRow } from '../storage/event-insert.sql.js';
+import type { EncodedRows } from '../storage/event-insert.sql.js';
 import { type BufferedBatch, MalformedBufferedBatch, decodeBufferedBatch, encodeBufferedBatch } from './buffered-batch.codec.js';
 
 /** The durable consumer every replica pulls from (work-queue: each batch goes to one of them). */
@@ -96,14 +96,12 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** Appends an acknowledged batch; false when the caller must write it itself. */
-  async append(scope: TenantScope, meta: BatchWriteMeta, rows: readonly EventRow[]): Promise<boolean> {
+  async append(scope: TenantScope, meta: BatchWriteMeta, rows: EncodedRows): Promise<boolean> {
     const js = this.js;
-    if (!js || !this.ready || rows.length === 0) return false;
+    if (!js || !this.ready || rows.rowCount === 0) return false;
     try {
-      const { data, rowCount } = encodeBufferedBatch(scope, meta, rows);
-      await js.publish(this.subject, data, { timeout: APPEND_TIMEOUT_MS });
+      await js.publish(this.subject, encodeBufferedBatch(scope, meta, rows), { timeout: APPEND_TIMEOUT_MS });
       this.metrics?.eventsBuffered.inc({ outcome: 'appended' });
-      if (rowCount < rows.length) this.metrics?.eventsDeduplicated.inc(rows.length - rowCount);
       return true;
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'events buffer: append failed; writing the batch directly');

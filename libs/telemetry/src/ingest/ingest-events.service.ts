@@ -14,6 +14,7 @@ import {
 } from '../../../platform/src/index.js';
 import { type AuthContext, assertDeclaredEnv } from '../../../keys/src/index.js';
 import { EventBuffer } from '../buffer/event-buffer.service.js';
+import { type EncodedRows, encodeBatch } from '../storage/event-insert.sql.js';
 import { type BatchWriteMeta, EventsRepository } from '../storage/events.repository.js';
 import { ErrorAllowanceService } from '../throttle/error-allowance.service.js';
 import { type ThrottledSummary, allowanceCandidates, landedIndexes, throttledSummary } from '../throttle/throttle-plan.js';
@@ -88,14 +89,21 @@ export class IngestEventsService {
     }
 
     const meta: BatchWriteMeta = { appId: auth.appId, receivedAtMs, sdkName: sdk?.name ?? null, sdkVersion: sdk?.version ?? null };
-    // With the events buffer the batch is acknowledged once appended (its consumer writes it); else, or when the append fails, here.
-    if (!(this.buffer.enabled && (await this.buffer.append(auth, meta, landing)))) {
-      const written = await this.events.writeBatch(auth, meta, landing);
-      if (written < landing.length) this.metrics?.eventsDeduplicated.inc(landing.length - written);
-    }
-
+    const rows = encodeBatch(landing, receivedAtMs);
+    if (rows.rowCount < landing.length) this.metrics?.eventsDeduplicated.inc(landing.length - rows.rowCount);
     const result: IngestResult = { object: 'list', received: landing.length, env: auth.env };
     if (throttled) result.throttled = throttled;
+    // Under load a batch waits tens of milliseconds for its commit. It waits holding only its
+    // encoded rows: whatever stays referenced meanwhile survives the young generation's
+    // collections, which copy and promote it (docs/performance.md, "Twelfth session"). So
+    // the parsed events leave the request body, and this frame ends before the wait.
+    batch.events = undefined;
+    return this.store(auth, meta, rows, result);
+  }
+
+  /** With the events buffer the batch is acknowledged once appended (its consumer writes it); else, or when the append fails, here. */
+  private async store(scope: AuthContext, meta: BatchWriteMeta, rows: EncodedRows, result: IngestResult): Promise<IngestResult> {
+    if (!(this.buffer.enabled && (await this.buffer.append(scope, meta, rows)))) await this.events.writeEncoded(scope, meta, rows);
     return result;
   }
 }

@@ -244,6 +244,16 @@ export function hintSetsJson(rows: readonly EventRow[]): string {
   return `[${hintSets(rows).join(',')}]`;
 }
 
+/**
+ * One batch as it is written and buffered: one row per event id (the last copy wins), in lock
+ * order, each row carrying the batch's receive time (kept when batches are merged).
+ */
+export function encodeBatch(events: readonly EventRow[], receivedAtMs: number): EncodedRows {
+  const rows = dedupeAndSort(events);
+  for (const row of rows) row.receivedAtMs = receivedAtMs;
+  return encodeRows(rows);
+}
+
 export function encodeRows(rows: readonly EventRow[]): EncodedRows {
   return {
     rowCount: rows.length,

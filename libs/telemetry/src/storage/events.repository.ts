@@ -8,8 +8,7 @@ import {
   FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL,
   INSERT_EVENTS_SQL,
   INSERT_EVENTS_WITH_ISSUES_SQL,
-  dedupeAndSort,
-  encodeRows,
+  encodeBatch,
   insertStatementOf,
 } from './event-insert.sql.js';
 import { type BatchWriteMeta, GroupCommit, type WriteUnit } from './group-commit.js';
@@ -53,15 +52,12 @@ export class EventsRepository {
 
   /** Upserts the batch (and its error issues); resolves after its commit with the rows written. */
   async writeBatch(scope: TenantScope, meta: BatchWriteMeta, events: readonly EventRow[]): Promise<number> {
-    if (events.length === 0) return 0;
-    const rows = dedupeAndSort(events);
-    // Each row keeps its batch's receive time when its statement also writes other batches.
-    for (const row of rows) row.receivedAtMs = meta.receivedAtMs;
-    return this.writeEncoded(scope, meta, encodeRows(rows));
+    return this.writeEncoded(scope, meta, encodeBatch(events, meta.receivedAtMs));
   }
 
-  /** The same for rows already encoded (the events buffer's batches), each row with its receive time; returns the rows written. */
+  /** The same for rows already encoded (encodeBatch; the events buffer's batches), each row with its receive time; returns the rows written. */
   async writeEncoded(scope: TenantScope, meta: BatchWriteMeta, rows: EncodedRows): Promise<number> {
+    if (rows.rowCount === 0) return 0;
     await this.commits.submit({ scope, meta, rows });
     return rows.rowCount;
   }
