@@ -2,6 +2,7 @@ import { QueryFailedError } from 'typeorm';
 import { prepared } from '../../libs/platform/src/index.js';
 import { EntitlementRepository } from '../../libs/entitlements/src/domain/entitlement.repository.js';
 import { IdentityRepository } from '../../libs/identity/src/customers/identity.repository.js';
+import { encodeBatch } from '../../libs/telemetry/src/storage/event-insert.sql.js';
 import { EventsRepository } from '../../libs/telemetry/src/storage/events.repository.js';
 import { eventRow } from '../support/event-row.js';
 import { createMediumContext, seedProject, unique, type MediumContext } from '../support/medium.js';
@@ -75,7 +76,11 @@ describe('medium: prepared statements through Sql', () => {
     const single = await createMediumContext({ DB_POOL_SIZE: '1' });
     try {
       const meta = { appId: 'app_medium', receivedAtMs: Date.now(), sdkName: null, sdkVersion: null };
-      await expect(single.get(EventsRepository).writeBatch(testScope(projectId, 'sandbox'), meta, [eventRow({ eventId: unique('evt') })])).resolves.toBe(1);
+      await expect(
+        single
+          .get(EventsRepository)
+          .writeEncoded(testScope(projectId, 'sandbox'), meta, encodeBatch([eventRow({ eventId: unique('evt') })], meta.receivedAtMs)),
+      ).resolves.toBe(1);
       const statements: { statement: string }[] = await single.dataSource.query(`SELECT statement FROM pg_prepared_statements`);
       expect(statements.map((p) => p.statement)).toEqual(expect.arrayContaining([expect.stringMatching(/^WITH\s+hints AS/)]));
     } finally {

@@ -90,7 +90,6 @@ export class IngestEventsService {
 
     const meta: BatchWriteMeta = { appId: auth.appId, receivedAtMs, sdkName: sdk?.name ?? null, sdkVersion: sdk?.version ?? null };
     const rows = encodeBatch(landing, receivedAtMs);
-    if (rows.rowCount < landing.length) this.metrics?.eventsDeduplicated.inc(landing.length - rows.rowCount);
     const result: IngestResult = { object: 'list', received: landing.length, env: auth.env };
     if (throttled) result.throttled = throttled;
     // Under load a batch waits tens of milliseconds for its commit. It waits holding only its
@@ -101,9 +100,13 @@ export class IngestEventsService {
     return this.store(auth, meta, rows, result);
   }
 
-  /** With the events buffer the batch is acknowledged once appended (its consumer writes it); else, or when the append fails, here. */
+  /**
+   * With the events buffer the batch is acknowledged once appended (its consumer writes it);
+   * else, or when the append fails, here. Repeated event ids count once stored either way.
+   */
   private async store(scope: AuthContext, meta: BatchWriteMeta, rows: EncodedRows, result: IngestResult): Promise<IngestResult> {
     if (!(this.buffer.enabled && (await this.buffer.append(scope, meta, rows)))) await this.events.writeEncoded(scope, meta, rows);
+    if (rows.rowCount < result.received) this.metrics?.eventsDeduplicated.inc(result.received - rows.rowCount);
     return result;
   }
 }

@@ -3,12 +3,10 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig, Metrics, type TenantScope, prepared, typeormQuery } from '../../../platform/src/index.js';
 import {
   type EncodedRows,
-  type EventRow,
   FIRST_DELIVERY_EVENTS_SQL,
   FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL,
   INSERT_EVENTS_SQL,
   INSERT_EVENTS_WITH_ISSUES_SQL,
-  encodeBatch,
   insertStatementOf,
 } from './event-insert.sql.js';
 import { type BatchWriteMeta, GroupCommit, type WriteUnit } from './group-commit.js';
@@ -50,12 +48,10 @@ export class EventsRepository {
     );
   }
 
-  /** Upserts the batch (and its error issues); resolves after its commit with the rows written. */
-  async writeBatch(scope: TenantScope, meta: BatchWriteMeta, events: readonly EventRow[]): Promise<number> {
-    return this.writeEncoded(scope, meta, encodeBatch(events, meta.receivedAtMs));
-  }
-
-  /** The same for rows already encoded (encodeBatch; the events buffer's batches), each row with its receive time; returns the rows written. */
+  /**
+   * Upserts a batch (and its error issues) encoded by encodeBatch, or an events buffer's batch,
+   * each row with its receive time; resolves after its commit with the rows written.
+   */
   async writeEncoded(scope: TenantScope, meta: BatchWriteMeta, rows: EncodedRows): Promise<number> {
     if (rows.rowCount === 0) return 0;
     await this.commits.submit({ scope, meta, rows });
