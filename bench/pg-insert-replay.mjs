@@ -22,13 +22,11 @@
 // default all), REPLAY_PRELOAD (200000 events), REPLAY_STATEMENTS (60 per variant and round),
 // REPLAY_BATCHES (5 per statement), REPLAY_ROUNDS (4), REPLAY_START_DELAY (s to wait after
 // printing the backends' pids, 0), BENCH_KEEP_DB=1 (keep the scratch databases).
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { ROOT, adminQuery, requireDatabaseAndBuild, withDatabase } from './lib/common.mjs';
-import { bodySource } from './lib/event-bodies.mjs';
+import { ROOT, adminQuery, cpuSeconds, requireDatabaseAndBuild, sh, withDatabase } from './lib/common.mjs';
+import { EVENTS_PER_BATCH, bodySource } from './lib/event-bodies.mjs';
 import { validateEvents } from '../dist/libs/telemetry/src/ingest/event-batch.validator.js';
 import { concatEncodedRows, encodeBatch, insertStatementOf } from '../dist/libs/telemetry/src/storage/event-insert.sql.js';
 
@@ -37,7 +35,6 @@ const STATEMENTS = Number(process.env.REPLAY_STATEMENTS ?? 60);
 const BATCHES = Number(process.env.REPLAY_BATCHES ?? 5);
 const ROUNDS = Number(process.env.REPLAY_ROUNDS ?? 4);
 const START_DELAY = Number(process.env.REPLAY_START_DELAY ?? 0);
-const EVENTS_PER_BATCH = 100;
 
 /** The unresolved indexes: events waiting for their customer, by each hint. */
 const UNRESOLVED = ['events_unresolved_anonymous_idx', 'events_unresolved_user_idx', 'events_unresolved_service_customer_idx'];
@@ -86,18 +83,7 @@ for (const name of names) {
 const log = (line = '') => process.stdout.write(`${line}\n`);
 
 /** The real migrations on `url` (the API's own migrate command). */
-function migrate(url) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/apps/api/src/migrate.js')], {
-      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.stderr.on('data', (c) => (out += c));
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`migrations failed on ${url}:\n${out}`))));
-  });
-}
+const migrate = (url) => sh(process.execPath, [path.join(ROOT, 'dist/apps/api/src/migrate.js')], ROOT, { DATABASE_URL: url, LOG_LEVEL: 'warn' });
 
 /** Statements of BATCHES bench batches each, as the API would send them (validated, encoded, merged). */
 function statements(count, bodies) {
@@ -109,11 +95,6 @@ function statements(count, bodies) {
   });
 }
 
-const backendCpuSeconds = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
-
 async function walBytes(client) {
   const { rows } = await client.query(`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS b`);
   return Number(rows[0].b);
@@ -121,13 +102,13 @@ async function walBytes(client) {
 
 /** Runs `batch` statements on `variant`'s connection: backend CPU, wall and WAL per 100-event batch. */
 async function run(variant, batch) {
-  const cpu0 = backendCpuSeconds(variant.pid);
+  const cpu0 = cpuSeconds(variant.pid);
   const wal0 = await walBytes(variant.client);
   const t0 = performance.now();
   for (const s of batch) await variant.client.query(s.sql, s.params);
   const wallMs = performance.now() - t0;
   const wal1 = await walBytes(variant.client);
-  const cpuMs = (backendCpuSeconds(variant.pid) - cpu0) * 1000;
+  const cpuMs = (cpuSeconds(variant.pid) - cpu0) * 1000;
   const batches = batch.length * BATCHES;
   return { cpuMs: cpuMs / batches, wallMs: wallMs / batches, walKb: (wal1 - wal0) / 1024 / batches };
 }
@@ -154,7 +135,7 @@ async function main() {
       const database = `bench_replay_${name.replace(/-/g, '_')}_${Date.now().toString(36)}`;
       await adminQuery(adminUrl, `CREATE DATABASE "${database}"`);
       const url = withDatabase(adminUrl, database);
-      const variant = { name, database, url, rounds: [] };
+      const variant = { name, database, rounds: [] };
       variants.push(variant);
       await migrate(url);
       variant.client = new pg.Client({ connectionString: url });

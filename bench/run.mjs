@@ -56,7 +56,6 @@
 // of the baseline's saturation, for development runs), BENCH_NATS_URL (empty: no buffered
 // server).
 // `node bench/run.mjs --sample-body` prints one body.
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -78,6 +77,7 @@ import {
   withClient,
   requireDatabaseAndBuild,
   startNode as start,
+  sh,
   cpuSeconds,
   postgresCpu,
   growthOverPids,
@@ -401,15 +401,6 @@ function apiEnv(dbUrl, port, operatorToken) {
     METRICS_PORT: '0',
   };
 }
-
-const sh = (cmd, args, cwd) =>
-  new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c) => (out = (out + c).slice(-4000)));
-    child.stderr.on('data', (c) => (out = (out + c).slice(-4000)));
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited ${code}:\n${out}`))));
-  });
 
 /**
  * The reference build (REF_COMMIT, 84a29e2 by default): its tree exported with `git archive`

@@ -53,6 +53,19 @@ export function startNode(name, file, env, nodeArgs = '', cwd = ROOT) {
   return { child, output: () => output, name };
 }
 
+/**
+ * Runs `cmd args` in `cwd` (with `env` added to this process's environment) to its end;
+ * answers the last 4 KB of its output, or fails with them when it exits non-zero.
+ */
+export const sh = (cmd, args, cwd, env = {}) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out = (out + c).slice(-4000)));
+    child.stderr.on('data', (c) => (out = (out + c).slice(-4000)));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited ${code}:\n${out}`))));
+  });
+
 /** SIGKILL to every process startNode started that is still running (on failure or Ctrl-C). */
 export function killChildren() {
   for (const child of children) child.kill('SIGKILL');
