@@ -39,4 +39,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
 # Migrations: MIGRATIONS_RUN=true at start, or the migration Job / one-off:
 #   docker run --rm -e DATABASE_URL=… entitlements-api node dist/apps/api/src/migrate.js
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/apps/api/src/main.js"]
+# The V8 flags are package.json's start:prod ones (docs/decisions.md, "Performance": one V8
+# helper thread, and the old generation grows fourfold before the next full collection).
+CMD ["node", "--v8-pool-size=1", "--heap-growing-percent=300", "dist/apps/api/src/main.js"]

@@ -3,8 +3,9 @@
 // of `npm test`.
 //
 // Servers (each API on its own scratch database on the DATABASE_URL server, dropped after):
-//   api       this build (dist/), NODE_ENV=production, project/app/keys minted through the
-//             operator API, buckets raised (the run measures work, not throttling)
+//   api       this build (dist/), NODE_ENV=production, started with start:prod's node flags,
+//             project/app/keys minted through the operator API, buckets raised (the run
+//             measures work, not throttling)
 //   ref       commit BENCH_REF_COMMIT (84a29e2, the issue's starting point): its tree exported
 //             with `git archive` into $TMPDIR/bench-ref-<commit> (outside the repository),
 //             node_modules linked to ours (or `npm ci` with BENCH_REF_INSTALL=ci), built with
@@ -46,7 +47,8 @@
 // (2), BENCH_CONNECTIONS (32), BENCH_READ_DURATION (10), BENCH_READ_CONNECTIONS (16),
 // BENCH_READ_USERS (2000), BENCH_SCALE_EVENTS, BENCH_SCALE_CUSTOMERS, BENCH_PHASES (subset of
 // ingest,latency,reads,scale), BENCH_READ_ROUTES (indexes 0-3), LOG_LEVEL (warn), DB_POOL_SIZE,
-// BENCH_KEEP_DB=1, BENCH_API_NODE_ARGS / BENCH_REF_NODE_ARGS / BENCH_BASELINE_NODE_ARGS (e.g.
+// BENCH_KEEP_DB=1, BENCH_API_PLAIN_NODE=1 (the api without start:prod's node flags),
+// BENCH_API_NODE_ARGS / BENCH_REF_NODE_ARGS / BENCH_BASELINE_NODE_ARGS (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_DEBUG=1 (slowest requests of the paced runs,
 // each server's start time), BENCH_CHILD_LOG (a file the servers' output is appended to, e.g.
 // with "--trace-gc"), BENCH_LEAD_IN (s, 2), BENCH_READ_WARMUP (s of unmeasured load on each
@@ -78,6 +80,7 @@ import {
   requireDatabaseAndBuild,
   startNode as start,
   sh,
+  PRODUCTION_NODE_ARGS,
   cpuSeconds,
   postgresCpu,
   growthOverPids,
@@ -94,6 +97,12 @@ const REF_COMMIT = process.env.BENCH_REF_COMMIT ?? '84a29e2';
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'ingest,latency,reads,scale').split(','));
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
+
+/**
+ * The api and buffered servers run with production's node flags (package.json's start:prod),
+ * then BENCH_API_NODE_ARGS; BENCH_API_PLAIN_NODE=1 leaves the production flags out (for A/B runs).
+ */
+const apiNodeArgs = [process.env.BENCH_API_PLAIN_NODE === '1' ? '' : PRODUCTION_NODE_ARGS, process.env.BENCH_API_NODE_ARGS ?? ''].join(' ').trim();
 
 /** The admin database (DATABASE_URL), checked at start. */
 let adminUrl;
@@ -827,7 +836,7 @@ async function main() {
     databases.push(apiDb);
     const refDb = await scratchDatabase('ref');
     databases.push(refDb);
-    const api = await startApi('api', apiEntry, root, apiDb.url, { nodeArgs: process.env.BENCH_API_NODE_ARGS, withSecret: true });
+    const api = await startApi('api', apiEntry, root, apiDb.url, { nodeArgs: apiNodeArgs, withSecret: true });
     procs.push(api.proc);
     const refApi = await startApi(`ref ${REF_COMMIT}`, ref.entry, ref.dir, refDb.url, { nodeArgs: process.env.BENCH_REF_NODE_ARGS });
     procs.push(refApi.proc);
@@ -837,7 +846,7 @@ async function main() {
       const bufferedDb = await scratchDatabase('buffered');
       databases.push(bufferedDb);
       bufferedApi = await startApi('buffered', apiEntry, root, bufferedDb.url, {
-        nodeArgs: process.env.BENCH_API_NODE_ARGS,
+        nodeArgs: apiNodeArgs,
         env: { EVENTS_BUFFER_URL: NATS_URL, EVENTS_BUFFER_STREAM: buffer.stream },
       });
       procs.push(bufferedApi.proc);
@@ -976,7 +985,7 @@ async function main() {
     const errorsOf = (label) =>
       saturation[label].reduce((n, r) => n + r.non2xx + r.errors, 0) + (target[label] ? target[label].non2xx + target[label].errors : 0);
     log('');
-    log(`Batch body: ${EVENTS_PER_BATCH} events, ~${Math.round(servers[0].bodies.sampleBytes / 1024)} KB`);
+    log(`Batch body: ${EVENTS_PER_BATCH} events, ~${Math.round(servers[0].bodies.sampleBytes / 1024)} KB; api node flags: ${apiNodeArgs || 'none'}`);
     log('Goals (issue 17), each a ratio or a latency measured in this run:');
     if (PHASES.has('ingest'))
       log(

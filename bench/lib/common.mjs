@@ -11,6 +11,11 @@ import pg from 'pg';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const API_ENTRY = path.join(ROOT, 'dist/apps/api/src/main.js');
+/** The node flags production starts the API with (package.json's start:prod, which the Dockerfile's CMD repeats). */
+export const PRODUCTION_NODE_ARGS = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+  .scripts['start:prod'].split(' ')
+  .filter((word) => word.startsWith('--'))
+  .join(' ');
 
 /**
  * DATABASE_URL (a server the script may create scratch databases on) and the built API, or

