@@ -80,7 +80,7 @@ import {
   requireDatabaseAndBuild,
   startNode as start,
   sh,
-  PRODUCTION_NODE_ARGS,
+  apiNodeArgs as benchApiNodeArgs,
   cpuSeconds,
   postgresCpu,
   growthOverPids,
@@ -98,11 +98,8 @@ const PHASES = new Set((process.env.BENCH_PHASES ?? 'ingest,latency,reads,scale'
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
 
-/**
- * The api and buffered servers run with production's node flags (package.json's start:prod),
- * then BENCH_API_NODE_ARGS; BENCH_API_PLAIN_NODE=1 leaves the production flags out (for A/B runs).
- */
-const apiNodeArgs = [process.env.BENCH_API_PLAIN_NODE === '1' ? '' : PRODUCTION_NODE_ARGS, process.env.BENCH_API_NODE_ARGS ?? ''].join(' ').trim();
+/** The api and buffered servers' node flags: start:prod's, then BENCH_API_NODE_ARGS (common.mjs). */
+const apiNodeArgs = benchApiNodeArgs();
 
 /** The admin database (DATABASE_URL), checked at start. */
 let adminUrl;

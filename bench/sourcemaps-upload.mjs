@@ -15,13 +15,14 @@
 // plus, for attribution, the "many" body with an invalid release: parsed, then refused (400).
 //
 // Environment: DATABASE_URL (required), BENCH_REPEAT (requests per shape, 3), LOG_LEVEL (warn),
-// BENCH_API_NODE_ARGS (e.g. "--max-old-space-size=512"), BENCH_KEEP_DB=1. Linux only (/proc).
+// BENCH_API_NODE_ARGS (e.g. "--max-old-space-size=512", after start:prod's node flags;
+// BENCH_API_PLAIN_NODE=1 leaves those out), BENCH_KEEP_DB=1. Linux only (/proc).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
-import { API_ENTRY as apiEntry, ROOT as root, freePort, adminQuery, withDatabase, call, requireDatabaseAndBuild } from './lib/common.mjs';
+import { API_ENTRY as apiEntry, ROOT as root, apiNodeArgs, freePort, adminQuery, withDatabase, call, requireDatabaseAndBuild } from './lib/common.mjs';
 
 const adminUrl = requireDatabaseAndBuild('node bench/sourcemaps-upload.mjs');
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
@@ -124,7 +125,7 @@ async function main() {
   await adminQuery(adminUrl, `CREATE DATABASE "${dbName}"`);
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   const port = await freePort();
-  const child = spawn(process.execPath, [...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean), apiEntry], {
+  const child = spawn(process.execPath, [...apiNodeArgs().split(' ').filter(Boolean), apiEntry], {
     cwd: root,
     env: {
       ...process.env,

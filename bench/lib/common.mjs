@@ -11,11 +11,21 @@ import pg from 'pg';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const API_ENTRY = path.join(ROOT, 'dist/apps/api/src/main.js');
-/** The node flags production starts the API with (package.json's start:prod, which the Dockerfile's CMD repeats). */
-export const PRODUCTION_NODE_ARGS = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
-  .scripts['start:prod'].split(' ')
-  .filter((word) => word.startsWith('--'))
-  .join(' ');
+
+/**
+ * The node flags a bench starts this build's API with: production's (package.json's
+ * start:prod, which the Dockerfile's CMD repeats) unless BENCH_API_PLAIN_NODE=1 (for A/B
+ * runs), then BENCH_API_NODE_ARGS.
+ */
+export function apiNodeArgs() {
+  const production =
+    process.env.BENCH_API_PLAIN_NODE === '1'
+      ? []
+      : JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+          .scripts['start:prod'].split(' ')
+          .filter((word) => word.startsWith('--'));
+  return [...production, ...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean)].join(' ');
+}
 
 /**
  * DATABASE_URL (a server the script may create scratch databases on) and the built API, or
