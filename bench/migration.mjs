@@ -16,7 +16,19 @@
 // and BENCH_API_NODE_ARGS (BENCH_API_PLAIN_NODE=1 leaves start:prod's out).
 import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { API_ENTRY, apiNodeArgs, freePort, adminQuery, stop, waitForHttp, call, killChildren, requireDatabaseAndBuild, startNode } from './lib/common.mjs';
+import {
+  API_ENTRY,
+  apiEnv,
+  apiNodeArgs,
+  freePort,
+  adminQuery,
+  stop,
+  waitForHttp,
+  call,
+  killChildren,
+  requireDatabaseAndBuild,
+  startNode,
+} from './lib/common.mjs';
 
 const adminUrl = requireDatabaseAndBuild('node bench/migration.mjs');
 
@@ -91,21 +103,7 @@ async function main() {
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   try {
     const port = await freePort();
-    const api = startNode(
-      'api',
-      API_ENTRY,
-      {
-        NODE_ENV: 'production',
-        DATABASE_URL: benchUrl,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        OPERATOR_TOKEN: operatorToken,
-        LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-        TEST_CLOCK: 'off',
-        MIGRATIONS_RUN: 'true',
-      },
-      apiNodeArgs(),
-    );
+    const api = startNode('api', API_ENTRY, apiEnv(benchUrl, port, operatorToken), apiNodeArgs());
     const base = `http://127.0.0.1:${port}`;
     try {
       await waitForHttp(api, `${base}/v1/healthz`);

@@ -81,6 +81,7 @@ import {
   startNode as start,
   sh,
   apiNodeArgs as benchApiNodeArgs,
+  apiEnv,
   cpuSeconds,
   postgresCpu,
   growthOverPids,
@@ -394,20 +395,6 @@ async function scratchDatabase(label) {
   return { name: dbName, url: withDatabase(adminUrl, dbName) };
 }
 
-function apiEnv(dbUrl, port, operatorToken) {
-  return {
-    NODE_ENV: 'production',
-    DATABASE_URL: dbUrl,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    OPERATOR_TOKEN: operatorToken,
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    TEST_CLOCK: 'off',
-    MIGRATIONS_RUN: 'true',
-    METRICS_PORT: '0',
-  };
-}
-
 /**
  * The reference build (REF_COMMIT, 84a29e2 by default): its tree exported with `git archive`
  * into a directory of the OS temp dir (outside the repository, no worktree metadata), its
@@ -445,7 +432,7 @@ function linkable(dir) {
 async function startApi(label, entry, cwd, dbUrl, { nodeArgs = '', withSecret = false, env = {} } = {}) {
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   const port = await freePort();
-  const proc = start(label, entry, { ...apiEnv(dbUrl, port, operatorToken), ...env }, nodeArgs, cwd);
+  const proc = start(label, entry, { ...apiEnv(dbUrl, port, operatorToken), METRICS_PORT: '0', ...env }, nodeArgs, cwd);
   // Lines of the server's own clock (--trace-gc counts ms from its start) can be matched to the phases' wall times.
   if (process.env.BENCH_DEBUG) log(`    ${label} (pid ${proc.child.pid}) started at ${Date.now()}`);
   const base = `http://127.0.0.1:${port}`;

@@ -22,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
-import { API_ENTRY as apiEntry, ROOT as root, apiNodeArgs, freePort, adminQuery, withDatabase, call, requireDatabaseAndBuild } from './lib/common.mjs';
+import { API_ENTRY as apiEntry, ROOT as root, apiEnv, apiNodeArgs, freePort, adminQuery, withDatabase, call, requireDatabaseAndBuild } from './lib/common.mjs';
 
 const adminUrl = requireDatabaseAndBuild('node bench/sourcemaps-upload.mjs');
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
@@ -127,17 +127,7 @@ async function main() {
   const port = await freePort();
   const child = spawn(process.execPath, [...apiNodeArgs().split(' ').filter(Boolean), apiEntry], {
     cwd: root,
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      DATABASE_URL: withDatabase(adminUrl, dbName),
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      OPERATOR_TOKEN: operatorToken,
-      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-      TEST_CLOCK: 'off',
-      MIGRATIONS_RUN: 'true',
-    },
+    env: { ...process.env, ...apiEnv(withDatabase(adminUrl, dbName), port, operatorToken) },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const apiBase = `http://127.0.0.1:${port}`;

@@ -12,6 +12,20 @@ import pg from 'pg';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const API_ENTRY = path.join(ROOT, 'dist/apps/api/src/main.js');
 
+/** The environment a bench starts this build's API with, on `dbUrl`, listening on 127.0.0.1:`port`. */
+export function apiEnv(dbUrl, port, operatorToken) {
+  return {
+    NODE_ENV: 'production',
+    DATABASE_URL: dbUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    OPERATOR_TOKEN: operatorToken,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    TEST_CLOCK: 'off',
+    MIGRATIONS_RUN: 'true',
+  };
+}
+
 /**
  * The node flags a bench starts this build's API with: production's (package.json's
  * start:prod, which the Dockerfile's CMD repeats) unless BENCH_API_PLAIN_NODE=1 (for A/B
