@@ -5,6 +5,7 @@ import { assertDeclaredEnv } from '../../libs/keys/src/auth/declared-env.js';
 import { extractApiKey, mintApiKey, parseApiKey, randomBase62, sha256Hex } from '../../libs/keys/src/domain/api-key-format.js';
 import type { KeyAuthRecord } from '../../libs/keys/src/domain/keys.repository.js';
 import { isValidAllowlistEntry, originAllowed, originsToLearn } from '../../libs/keys/src/domain/origin-allowlist.js';
+import { haveSameMap } from '../support/hidden-classes.js';
 import { testScope } from '../support/scopes.js';
 
 describe('API key format', () => {
@@ -131,6 +132,23 @@ describe('ApiKeyGuard scopes', () => {
     const failure = await g.canActivate(contextFor(['reporting:identity']).ctx).catch((e) => e);
     expect(failure).toBeInstanceOf(ApiError);
     expect(failure).toEqual(expect.objectContaining({ status: 403, type: 'permission_error', code: 'insufficient_scope' }));
+  });
+
+  it('resolves every caller to objects of one hidden class (no new V8 map per request)', async () => {
+    const authenticator = new ApiKeyAuthenticator(
+      { find: async () => record } as never,
+      {} as never,
+      { nowMs: () => Date.now() } as never,
+      createAppLogger('silent'),
+    );
+    const contexts = [];
+    for (let i = 0; i < 50; i++) {
+      const { ctx } = contextFor(undefined);
+      contexts.push((await authenticator.authenticate(ctx.requirement, ctx.req as never, ctx.res as never)).auth);
+    }
+    // Once warm (V8 may change the map a few times early on), one map for all.
+    const settled = contexts.slice(-25);
+    expect(settled.filter((auth) => !haveSameMap(auth, settled[0]))).toEqual([]);
   });
 
   it('compares the secret hash and refuses a record whose hash differs', async () => {

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { Allow, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { ApiError, OwnTextRules, createValidationPipe, findUnstorableText, isStorableText } from '../../libs/platform/src/index.js';
+import { haveSameMap } from '../support/hidden-classes.js';
 
 class ItemDto {
   @IsString()
@@ -65,5 +66,22 @@ describe('the validation layer refuses text PostgreSQL cannot store as sent', ()
   it('a handler that takes the raw body validates it itself', async () => {
     const raw = { events: [{ name: '\u0000' }] };
     expect(await createValidationPipe().transform(raw, { type: 'body', metatype: Object, data: undefined })).toBe(raw);
+  });
+});
+
+describe('the validation pipe on the hot path', () => {
+  it('hands class-validator options of one hidden class on every call (no new V8 map per request)', async () => {
+    const validationPipe = createValidationPipe();
+    const seen: unknown[] = [];
+    const validate = (validationPipe as unknown as { validate: (...args: unknown[]) => unknown }).validate.bind(validationPipe);
+    (validationPipe as unknown as { validate: (...args: unknown[]) => unknown }).validate = (object: unknown, options: unknown) => {
+      seen.push(options);
+      return validate(object, options);
+    };
+    for (let i = 0; i < 50; i++) await validationPipe.transform({ name: `n${i}` }, { type: 'body', metatype: BodyDto, data: undefined });
+    expect(seen).toHaveLength(50);
+    // Once warm (V8 may change the map a few times early on), one map for all.
+    const settled = seen.slice(-25);
+    expect(settled.filter((options) => !haveSameMap(options, settled[0]))).toEqual([]);
   });
 });

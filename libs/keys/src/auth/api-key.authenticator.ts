@@ -92,15 +92,17 @@ export class ApiKeyAuthenticator {
       };
     }
 
-    return {
-      ...TenantScopes.ofVerifiedKey(record.projectId, record.env),
+    // Not `{ ...TenantScopes.ofVerifiedKey(...), keyId, ... }`: on Node 20 (V8 11) an object
+    // built by spread and then extended gets a hidden class of its own on every call, which
+    // the young generation then promotes (docs/performance.md, fifteenth session).
+    return Object.assign(TenantScopes.ofVerifiedKey(record.projectId, record.env), {
       keyId: record.keyId,
       kind: record.kind,
       appId: record.appId,
       scopes: record.scopes,
       platform: record.platform,
       requestId,
-    };
+    });
   }
 
   /** Defence in depth: the row was found by its hash; compare the hashes in constant time too. */

@@ -111,6 +111,10 @@ export function createValidationPipe(): ValidationPipe {
     forbidNonWhitelisted: false,
     transform: true,
     stopAtFirstError: true,
+    // What ValidationPipe sets on every call anyway. Declared here, its per-call
+    // `{ ...validatorOptions, validationError }` overwrites a property instead of adding one,
+    // which on Node 20 (V8 11) would build a new hidden class per request (docs/performance.md).
+    validationError: { target: false },
     exceptionFactory: validationErrorToApiError,
   });
 }
