@@ -1,4 +1,5 @@
 import type { DataSourceOptions, MixedList, EntitySchema } from 'typeorm';
+import { PooledPgClient } from './pooled-pg-client.js';
 
 export interface DatabaseSchema {
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
@@ -37,8 +38,10 @@ export function dataSourceOptions(url: string, schema: DatabaseSchema, poolSize 
     extra: {
       max: poolSize,
       connectionTimeoutMillis: timeouts?.poolAcquireTimeoutMs ?? 5000,
-      // statement_timeout is the server's; query_timeout bounds a server that stopped answering.
-      ...(timeouts ? { statement_timeout: timeouts.statementTimeoutMs, query_timeout: timeouts.statementTimeoutMs + QUERY_READ_MARGIN_MS } : {}),
+      // statement_timeout is the server's; the client's read timeout bounds a server that stopped
+      // answering (PooledPgClient's own timer in place of pg's query_timeout).
+      Client: PooledPgClient,
+      ...(timeouts ? { statement_timeout: timeouts.statementTimeoutMs, readTimeoutMillis: timeouts.statementTimeoutMs + QUERY_READ_MARGIN_MS } : {}),
       idleTimeoutMillis: 30_000,
       application_name: 'entitlements-api',
     },
