@@ -1,0 +1,183 @@
+// What each request leaves for V8's old generation, per route (docs/performance.md, "Fifteenth
+// session"), a phase script beside bench/run.mjs:
+//
+//   npm run build && DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/promotion.mjs
+//
+// Starts the compiled API under --trace-gc-nvp on a fresh scratch database on the DATABASE_URL
+// server (dropped afterwards), mints a web app, seeds BENCH_PROMOTION_USERS identified users
+// with a grant each, then runs a closed loop per route and divides the scavenges' bytes by the
+// requests of the window (its first second left out):
+//
+//   allocated/req  what a request allocates in the young generation
+//   promoted/req   what survives two scavenges: objects that outlive their request and wait for
+//                  a full collection (the cause of the read tail's clusters, fourteenth session)
+//
+// Routes: public entitlements, server entitlements, identify (known pair), resolve, and a 400
+// from the validation pipe (no statement). Environment: DATABASE_URL (required),
+// BENCH_PROMOTION_SECONDS (8 per route), BENCH_PROMOTION_CONNECTIONS (16), BENCH_PROMOTION_USERS
+// (200), LOG_LEVEL (warn); the API runs with start:prod's node flags and BENCH_API_NODE_ARGS
+// (BENCH_API_PLAIN_NODE=1 leaves start:prod's out).
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import {
+  API_ENTRY,
+  adminQuery,
+  apiEnv,
+  apiNodeArgs,
+  call,
+  freePort,
+  killChildren,
+  requireDatabaseAndBuild,
+  startNode,
+  stop,
+  waitForHttp,
+  withDatabase,
+} from './lib/common.mjs';
+
+const adminUrl = requireDatabaseAndBuild('node bench/promotion.mjs');
+const SECONDS = Number(process.env.BENCH_PROMOTION_SECONDS ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_PROMOTION_CONNECTIONS ?? 16);
+const USERS = Number(process.env.BENCH_PROMOTION_USERS ?? 200);
+const ORIGIN = 'http://bench.localhost:3000';
+const log = (line = '') => process.stdout.write(`${line}\n`);
+
+/** `--trace-gc-nvp` lines of the API: the collector (s = scavenge), its time since the API's start, and its counters. */
+function collectGcLines(child, startedAt) {
+  const collections = [];
+  let pending = '';
+  child.stdout.on('data', (chunk) => {
+    pending += chunk;
+    let end;
+    while ((end = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, end);
+      pending = pending.slice(end + 1);
+      const head = line.match(/\s(\d+) ms: pause=[\d.]+ .*\bgc=(\w+)/);
+      if (!head) continue;
+      const counters = Object.fromEntries([...line.matchAll(/(\w[\w.]*)=([\d.]+)/g)].map(([, key, value]) => [key, Number(value)]));
+      collections.push({ at: startedAt + Number(head[1]), kind: head[2], ...counters });
+    }
+  });
+  return collections;
+}
+
+function closedLoop(port, route) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const send = (n) =>
+    new Promise((resolve, reject) => {
+      const { method, path, body, headers } = route.request(n);
+      const req = http.request(
+        { host: '127.0.0.1', port, method, path, agent, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  return async () => {
+    let sent = 0;
+    const statuses = {};
+    const end = Date.now() + SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (Date.now() < end) {
+          const status = await send(sent++);
+          statuses[status] = (statuses[status] ?? 0) + 1;
+        }
+      }),
+    );
+    agent.destroy();
+    return { sent, statuses };
+  };
+}
+
+async function main() {
+  const dbName = `bench_promotion_${Date.now().toString(36)}_${process.pid}`;
+  await adminQuery(adminUrl, `CREATE DATABASE "${dbName}"`);
+  const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
+  const port = await freePort();
+  const startedAt = Date.now();
+  const api = startNode(
+    'api',
+    API_ENTRY,
+    { ...apiEnv(withDatabase(adminUrl, dbName), port, operatorToken), METRICS_PORT: '0' },
+    `${apiNodeArgs()} --trace-gc-nvp`,
+  );
+  const collections = collectGcLines(api.child, startedAt);
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await waitForHttp(api, `${base}/v1/healthz`);
+    const project = await call(base, 'POST', '/admin/v1/projects', operatorToken, { name: 'bench promotion' });
+    const app = await call(base, 'POST', `/admin/v1/projects/${project.id}/apps`, operatorToken, {
+      name: 'bench web',
+      platform: 'web',
+      allowedOrigins: [ORIGIN],
+    });
+    const publishable = app.keys.find((k) => k.kind === 'publishable' && k.env === 'sandbox').key;
+    const secret = app.keys.find((k) => k.kind === 'secret' && k.env === 'sandbox').key;
+    const huge = { sustained: 1e6, burst: 1e7 };
+    await call(base, 'PUT', `/admin/v1/projects/${project.id}/rate-limits`, operatorToken, { events: huge, entitlements: huge, alias: huge });
+    const pub = { authorization: `Bearer ${publishable}`, origin: ORIGIN };
+    const customers = [];
+    for (let i = 0; i < USERS; i++) {
+      const res = await fetch(`${base}/v1/identify`, {
+        method: 'POST',
+        headers: { ...pub, 'content-type': 'application/json' },
+        body: JSON.stringify({ userId: `u${i}`, anonymousId: `a${i}` }),
+      });
+      const { serviceCustomerId } = await res.json();
+      await call(base, 'POST', `/v1/server/customers/${serviceCustomerId}/grant`, secret, {
+        entitlementKey: 'pro',
+        duration: 'P1Y',
+        reason: 'benchmark seed grant',
+      });
+      customers.push(serviceCustomerId);
+    }
+    const routes = [
+      { name: 'GET /v1/entitlements (public)', request: (n) => ({ method: 'GET', path: `/v1/entitlements?userId=u${n % USERS}`, headers: pub }) },
+      {
+        name: 'GET /v1/server/.../entitlements',
+        request: (n) => ({ method: 'GET', path: `/v1/server/customers/${customers[n % USERS]}/entitlements`, headers: { authorization: `Bearer ${secret}` } }),
+      },
+      {
+        name: 'POST /v1/identify (known pair)',
+        request: (n) => ({
+          method: 'POST',
+          path: '/v1/identify',
+          headers: pub,
+          body: JSON.stringify({ userId: `u${n % USERS}`, anonymousId: `a${n % USERS}` }),
+        }),
+      },
+      {
+        name: 'POST /v1/resolve',
+        request: (n) => ({ method: 'POST', path: '/v1/resolve', headers: pub, body: JSON.stringify({ anonymousId: `a${n % USERS}` }) }),
+      },
+      { name: 'GET /v1/entitlements (400, no userId)', request: () => ({ method: 'GET', path: '/v1/entitlements', headers: pub }) },
+    ];
+    log(`bench: API with ${apiNodeArgs()} --trace-gc-nvp, ${CONNECTIONS} connections, ${SECONDS} s per route, LOG_LEVEL=${process.env.LOG_LEVEL ?? 'warn'}`);
+    for (const route of routes) {
+      const from = Date.now() + 1000;
+      const { sent, statuses } = await closedLoop(port, route)();
+      const to = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const scavenges = collections.filter((c) => c.kind === 's' && c.at >= from && c.at <= to);
+      const requests = (sent * (to - from)) / (SECONDS * 1000);
+      const perRequest = (field) => scavenges.reduce((sum, c) => sum + (c[field] ?? 0), 0) / requests;
+      const fullCollections = collections.filter((c) => c.kind !== 's' && c.at >= from && c.at <= to).length;
+      log(
+        `  ${route.name.padEnd(38)} ${Math.round(sent / SECONDS)} req/s, allocated/req ${(perRequest('allocated') / 1024).toFixed(1)} KB, ` +
+          `promoted/req ${Math.round(perRequest('promoted'))} B (${scavenges.length} scavenges, ${fullCollections} full collections) ${JSON.stringify(statuses)}`,
+      );
+    }
+  } finally {
+    await stop(api);
+    await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err.stack ?? err}\n`);
+  killChildren();
+  process.exit(1);
+});
