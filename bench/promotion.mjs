@@ -4,16 +4,16 @@
 //   npm run build && DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/promotion.mjs
 //
 // Starts the compiled API under --trace-gc-nvp on a fresh scratch database on the DATABASE_URL
-// server (dropped afterwards), mints a web app, seeds BENCH_PROMOTION_USERS identified users
-// with a grant each, then runs a closed loop per route and divides the scavenges' bytes by the
+// server (dropped afterwards), mints a web app and seeds BENCH_PROMOTION_USERS identified users
+// with grants as bench/run.mjs's read phase does (bench/lib/read-routes.mjs), then runs a closed loop per route and divides the scavenges' bytes by the
 // requests of the window (its first second left out):
 //
 //   allocated/req  what a request allocates in the young generation
 //   promoted/req   what survives two scavenges: objects that outlive their request and wait for
 //                  a full collection (the cause of the read tail's clusters, fourteenth session)
 //
-// Routes: public entitlements, server entitlements, identify (known pair), resolve, and a 400
-// from the validation pipe (no statement). Environment: DATABASE_URL (required),
+// Routes: bench/run.mjs's four reads (public and server entitlements, identify with a known
+// pair, resolve) and a 400 from the validation pipe (no statement). Environment: DATABASE_URL (required),
 // BENCH_PROMOTION_SECONDS (8 per route), BENCH_PROMOTION_CONNECTIONS (16), BENCH_PROMOTION_USERS
 // (200), LOG_LEVEL (warn); the API runs with start:prod's node flags and BENCH_API_NODE_ARGS
 // (BENCH_API_PLAIN_NODE=1 leaves start:prod's out).
@@ -24,7 +24,6 @@ import {
   adminQuery,
   apiEnv,
   apiNodeArgs,
-  call,
   freePort,
   killChildren,
   requireDatabaseAndBuild,
@@ -33,12 +32,12 @@ import {
   waitForHttp,
   withDatabase,
 } from './lib/common.mjs';
+import { ORIGIN, mintWebApp, readRoutes, seedReaders } from './lib/read-routes.mjs';
 
 const adminUrl = requireDatabaseAndBuild('node bench/promotion.mjs');
 const SECONDS = Number(process.env.BENCH_PROMOTION_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_PROMOTION_CONNECTIONS ?? 16);
 const USERS = Number(process.env.BENCH_PROMOTION_USERS ?? 200);
-const ORIGIN = 'http://bench.localhost:3000';
 const log = (line = '') => process.stdout.write(`${line}\n`);
 
 /** `--trace-gc-nvp` lines of the API: the collector (s = scavenge), its time since the API's start, and its counters. */
@@ -62,16 +61,14 @@ function collectGcLines(child, startedAt) {
 
 function closedLoop(port, route) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const send = (n) =>
+  const send = () =>
     new Promise((resolve, reject) => {
-      const { method, path, body, headers } = route.request(n);
-      const req = http.request(
-        { host: '127.0.0.1', port, method, path, agent, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) } },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode));
-        },
-      );
+      const { method, path, body } = route.next();
+      const headers = { ...route.headers, ...(body ? { 'content-type': 'application/json' } : {}) };
+      const req = http.request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      });
       req.on('error', reject);
       req.end(body);
     });
@@ -82,7 +79,8 @@ function closedLoop(port, route) {
     await Promise.all(
       Array.from({ length: CONNECTIONS }, async () => {
         while (Date.now() < end) {
-          const status = await send(sent++);
+          sent++;
+          const status = await send();
           statuses[status] = (statuses[status] ?? 0) + 1;
         }
       }),
@@ -98,64 +96,23 @@ async function main() {
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   const port = await freePort();
   const startedAt = Date.now();
-  const api = startNode(
-    'api',
-    API_ENTRY,
-    { ...apiEnv(withDatabase(adminUrl, dbName), port, operatorToken), METRICS_PORT: '0' },
-    `${apiNodeArgs()} --trace-gc-nvp`,
-  );
-  const collections = collectGcLines(api.child, startedAt);
+  const nodeArgs = `${apiNodeArgs()} --trace-gc-nvp`;
+  const server = startNode('api', API_ENTRY, { ...apiEnv(withDatabase(adminUrl, dbName), port, operatorToken), METRICS_PORT: '0' }, nodeArgs);
+  const collections = collectGcLines(server.child, startedAt);
   try {
     const base = `http://127.0.0.1:${port}`;
-    await waitForHttp(api, `${base}/v1/healthz`);
-    const project = await call(base, 'POST', '/admin/v1/projects', operatorToken, { name: 'bench promotion' });
-    const app = await call(base, 'POST', `/admin/v1/projects/${project.id}/apps`, operatorToken, {
-      name: 'bench web',
-      platform: 'web',
-      allowedOrigins: [ORIGIN],
-    });
-    const publishable = app.keys.find((k) => k.kind === 'publishable' && k.env === 'sandbox').key;
-    const secret = app.keys.find((k) => k.kind === 'secret' && k.env === 'sandbox').key;
-    const huge = { sustained: 1e6, burst: 1e7 };
-    await call(base, 'PUT', `/admin/v1/projects/${project.id}/rate-limits`, operatorToken, { events: huge, entitlements: huge, alias: huge });
-    const pub = { authorization: `Bearer ${publishable}`, origin: ORIGIN };
-    const customers = [];
-    for (let i = 0; i < USERS; i++) {
-      const res = await fetch(`${base}/v1/identify`, {
-        method: 'POST',
-        headers: { ...pub, 'content-type': 'application/json' },
-        body: JSON.stringify({ userId: `u${i}`, anonymousId: `a${i}` }),
-      });
-      const { serviceCustomerId } = await res.json();
-      await call(base, 'POST', `/v1/server/customers/${serviceCustomerId}/grant`, secret, {
-        entitlementKey: 'pro',
-        duration: 'P1Y',
-        reason: 'benchmark seed grant',
-      });
-      customers.push(serviceCustomerId);
-    }
+    await waitForHttp(server, `${base}/v1/healthz`);
+    const api = { base, ...(await mintWebApp(base, operatorToken, 'bench promotion', { withSecret: true })) };
+    const users = await seedReaders(api, USERS);
     const routes = [
-      { name: 'GET /v1/entitlements (public)', request: (n) => ({ method: 'GET', path: `/v1/entitlements?userId=u${n % USERS}`, headers: pub }) },
+      ...readRoutes(api, users),
       {
-        name: 'GET /v1/server/.../entitlements',
-        request: (n) => ({ method: 'GET', path: `/v1/server/customers/${customers[n % USERS]}/entitlements`, headers: { authorization: `Bearer ${secret}` } }),
+        name: 'GET /v1/entitlements (400, no userId)',
+        headers: { authorization: `Bearer ${api.publishable}`, origin: ORIGIN },
+        next: () => ({ method: 'GET', path: '/v1/entitlements' }),
       },
-      {
-        name: 'POST /v1/identify (known pair)',
-        request: (n) => ({
-          method: 'POST',
-          path: '/v1/identify',
-          headers: pub,
-          body: JSON.stringify({ userId: `u${n % USERS}`, anonymousId: `a${n % USERS}` }),
-        }),
-      },
-      {
-        name: 'POST /v1/resolve',
-        request: (n) => ({ method: 'POST', path: '/v1/resolve', headers: pub, body: JSON.stringify({ anonymousId: `a${n % USERS}` }) }),
-      },
-      { name: 'GET /v1/entitlements (400, no userId)', request: () => ({ method: 'GET', path: '/v1/entitlements', headers: pub }) },
     ];
-    log(`bench: API with ${apiNodeArgs()} --trace-gc-nvp, ${CONNECTIONS} connections, ${SECONDS} s per route, LOG_LEVEL=${process.env.LOG_LEVEL ?? 'warn'}`);
+    log(`bench: API with ${nodeArgs}, ${CONNECTIONS} connections, ${SECONDS} s per route, LOG_LEVEL=${process.env.LOG_LEVEL ?? 'warn'}`);
     for (const route of routes) {
       const from = Date.now() + 1000;
       const { sent, statuses } = await closedLoop(port, route)();
@@ -171,7 +128,7 @@ async function main() {
       );
     }
   } finally {
-    await stop(api);
+    await stop(server);
     await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
   }
 }

@@ -74,7 +74,6 @@ import {
   stop,
   withDatabase,
   waitForHttp,
-  call,
   killChildren,
   withClient,
   requireDatabaseAndBuild,
@@ -86,13 +85,13 @@ import {
   postgresCpu,
   growthOverPids,
 } from './lib/common.mjs';
+import { ORIGIN, mintWebApp, readRoutes, seedReaders } from './lib/read-routes.mjs';
 import { EVENTS_PER_BATCH, bodySource } from './lib/event-bodies.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const WARMUP_SECONDS = 3;
-const ORIGIN = 'http://bench.localhost:3000';
 const REF_COMMIT = process.env.BENCH_REF_COMMIT ?? '84a29e2';
 /** BENCH_PHASES: a subset of ingest,latency,reads,scale for development runs (default: all; the goals of skipped phases are not printed). */
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'ingest,latency,reads,scale').split(','));
@@ -437,22 +436,7 @@ async function startApi(label, entry, cwd, dbUrl, { nodeArgs = '', withSecret = 
   if (process.env.BENCH_DEBUG) log(`    ${label} (pid ${proc.child.pid}) started at ${Date.now()}`);
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(proc, `${base}/v1/healthz`);
-  const project = await call(base, 'POST', '/admin/v1/projects', operatorToken, { name: `bench ${label}` });
-  const app = await call(base, 'POST', `/admin/v1/projects/${project.id}/apps`, operatorToken, {
-    name: 'bench web',
-    platform: 'web',
-    allowedOrigins: [ORIGIN],
-  });
-  const publishable = app.keys.find((k) => k.kind === 'publishable' && k.env === 'sandbox').key;
-  const secret = withSecret ? app.keys.find((k) => k.kind === 'secret' && k.env === 'sandbox')?.key : undefined;
-  const huge = { sustained: 1e6, burst: 1e7 };
-  await call(
-    base,
-    'PUT',
-    `/admin/v1/projects/${project.id}/rate-limits`,
-    operatorToken,
-    withSecret ? { events: huge, entitlements: huge, alias: huge } : { events: huge },
-  );
+  const { project, publishable, secret } = await mintWebApp(base, operatorToken, `bench ${label}`, { withSecret });
   return { proc, base, project, publishable, secret, operatorToken, dbUrl };
 }
 
@@ -543,80 +527,6 @@ const READ_WARMUP = Number(process.env.BENCH_READ_WARMUP ?? 5);
  * alternating and averaging cancels a drift over the phase (phase 1 rotates its rounds too).
  */
 const READ_ROUNDS = Math.max(1, Number(process.env.BENCH_READ_ROUNDS ?? 2));
-
-async function inParallel(count, width, work) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < count) await work(next++);
-    }),
-  );
-}
-
-/** READ_USERS identified users (known userId + anonymousId pairs), each with active entitlements. */
-async function seedReaders(api) {
-  const web = (token) => ({ Authorization: `Bearer ${token}`, Origin: ORIGIN, 'Content-Type': 'application/json' });
-  const users = new Array(READ_USERS);
-  await inParallel(READ_USERS, 8, async (i) => {
-    const userId = `bench_user_${i}`;
-    const anonymousId = `bench_anon_${i}`;
-    const res = await fetch(`${api.base}/v1/identify`, { method: 'POST', headers: web(api.publishable), body: JSON.stringify({ userId, anonymousId }) });
-    const json = await res.json();
-    if (res.status !== 200) throw new Error(`identify: ${res.status} ${JSON.stringify(json)}`);
-    const customerId = json.serviceCustomerId;
-    for (const [entitlementKey, duration] of i % 2
-      ? [['pro', 'P1Y']]
-      : [
-          ['pro', 'P1Y'],
-          ['no_ads', 'lifetime'],
-        ]) {
-      await call(api.base, 'POST', `/v1/server/customers/${customerId}/grant`, api.secret, {
-        entitlementKey,
-        duration,
-        reason: 'benchmark seed grant for read paths',
-      });
-    }
-    users[i] = { userId, anonymousId, customerId };
-  });
-  return users;
-}
-
-/** The four read routes: request builders over the seeded users (publishable key unless noted). */
-function readRoutes(api, users) {
-  let n = 0;
-  const pick = () => users[n++ % users.length];
-  const pub = { authorization: `Bearer ${api.publishable}`, origin: ORIGIN };
-  const sec = { authorization: `Bearer ${api.secret}` };
-  return [
-    {
-      name: 'GET /v1/entitlements (public)',
-      headers: pub,
-      prefix: '/v1/entitlements',
-      next: () => ({ method: 'GET', path: `/v1/entitlements?userId=${pick().userId}` }),
-    },
-    {
-      name: 'GET /v1/server/.../entitlements',
-      headers: sec,
-      prefix: '/v1/server/customers/',
-      next: () => ({ method: 'GET', path: `/v1/server/customers/${pick().customerId}/entitlements` }),
-    },
-    {
-      name: 'POST /v1/identify (known pair)',
-      headers: pub,
-      prefix: '/v1/identify',
-      next: () => {
-        const u = pick();
-        return { method: 'POST', path: '/v1/identify', body: JSON.stringify({ userId: u.userId, anonymousId: u.anonymousId }) };
-      },
-    },
-    {
-      name: 'POST /v1/resolve',
-      headers: pub,
-      prefix: '/v1/resolve',
-      next: () => ({ method: 'POST', path: '/v1/resolve', body: JSON.stringify({ anonymousId: pick().anonymousId }) }),
-    },
-  ];
-}
 
 /**
  * Records, in a throw-away copy of the API started with bench/capture-sql.mjs, the statements
@@ -840,7 +750,7 @@ async function main() {
     // Reads: seed, capture the statements with a throw-away API copy, then start the baseline with them.
     log('');
     log(`Seeding ${READ_USERS} identified users with entitlements ...`);
-    const users = await seedReaders(api);
+    const users = await seedReaders(api, READ_USERS);
     const routes = readRoutes(api, users);
     const capturePort = await freePort();
     const captureProc = start('capture', apiEntry, apiEnv(apiDb.url, capturePort, api.operatorToken), `--import=${path.join(root, 'bench/capture-sql.mjs')}`);
