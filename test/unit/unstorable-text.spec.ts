@@ -73,8 +73,9 @@ describe('the validation pipe on the hot path', () => {
   it('hands class-validator options of one hidden class on every call (no new V8 map per request)', async () => {
     const validationPipe = createValidationPipe();
     const seen: unknown[] = [];
-    const validate = (validationPipe as unknown as { validate: (...args: unknown[]) => unknown }).validate.bind(validationPipe);
-    (validationPipe as unknown as { validate: (...args: unknown[]) => unknown }).validate = (object: unknown, options: unknown) => {
+    const spied = validationPipe as unknown as { validate: (...args: unknown[]) => unknown };
+    const validate = spied.validate.bind(validationPipe);
+    spied.validate = (object: unknown, options: unknown) => {
       seen.push(options);
       return validate(object, options);
     };
