@@ -58,7 +58,6 @@
 // of the baseline's saturation, for development runs), BENCH_NATS_URL (empty: no buffered
 // server).
 // `node bench/run.mjs --sample-body` prints one body.
-import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -86,6 +85,7 @@ import {
   growthOverPids,
 } from './lib/common.mjs';
 import { ORIGIN, mintWebApp, readRoutes, seedReaders } from './lib/read-routes.mjs';
+import { pacedLoad, plannedRequests } from './lib/paced-load.mjs';
 import { EVENTS_PER_BATCH, bodySource } from './lib/event-bodies.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
@@ -140,95 +140,44 @@ function drive({ url, headers, connections, duration, bodies, next }) {
 }
 
 /**
- * Open-loop load at a steady rate: request i is due at start + i / rate, whatever happened
- * before; latency is measured from that due time (so waiting for one of the `connections`
- * keep-alive sockets counts: no coordinated omission). autocannon's own overallRate is not
- * used here because it releases each connection's per-second quota at the start of every
- * second, i.e. it sends in bursts. The first LEAD_IN_SECONDS run at the same rate and are not
- * measured: a server that sat idle while the others were measured (its JIT and heap shrink
- * back, the first run showed a second of catching up) is measured at the steady rate, as the
- * goal reads, not on its way there. Every server gets the same lead-in.
+ * Open-loop load at a steady rate (bench/lib/paced-load.mjs, in a worker thread of its own):
+ * latency from each request's due time, no coordinated omission. The first LEAD_IN_SECONDS
+ * run at the same rate and are not measured: a server that sat idle while the others were
+ * measured (its JIT and heap shrink back, the first run showed a second of catching up) is
+ * measured at the steady rate, as the goal reads, not on its way there. Every server gets the
+ * same lead-in. Read routes give their requests (`next`), ingestion sends the event batches.
  */
 const LEAD_IN_SECONDS = Number(process.env.BENCH_LEAD_IN ?? 2);
-async function paced({ url, headers, connections, duration, rate, bodies, next, perRequest = EVENTS_PER_BATCH }) {
-  const target = new URL(url);
-  const nextRequest = next ?? (() => ({ method: 'POST', path: target.pathname, body: bodies.next() }));
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-  const latencies = [];
-  let ok = 0;
-  let non2xx = 0;
-  let errors = 0;
-  const interval = 1000 / rate;
-  const leadIn = Math.floor(rate * LEAD_IN_SECONDS);
-  const total = leadIn + Math.floor(rate * duration);
-  const start = performance.now() + 20 + LEAD_IN_SECONDS * 1000;
-  const inFlight = [];
-  const slow = [];
-  for (let i = -leadIn; i < total - leadIn; i++) {
-    const due = start + i * interval;
-    const measured = i >= 0;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const { method, path: requestPath, body } = nextRequest();
-    inFlight.push(
-      new Promise((resolve) => {
-        const req = http.request(
-          {
-            host: target.hostname,
-            port: target.port,
-            path: requestPath,
-            method,
-            agent,
-            headers: { 'content-type': 'application/json', ...(body === undefined ? {} : { 'content-length': Buffer.byteLength(body) }), ...headers },
-          },
-          (res) => {
-            res.resume();
-            res.on('end', () => {
-              if (!measured) return resolve();
-              latencies.push(performance.now() - due);
-              if (process.env.BENCH_DEBUG) slow.push([performance.now() - due, due - start]);
-              if (res.statusCode >= 200 && res.statusCode < 300) ok++;
-              else non2xx++;
-              resolve();
-            });
-          },
-        );
-        req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
-        req.on('error', () => {
-          if (measured) errors++;
-          resolve();
-        });
-        req.end(body);
-      }),
-    );
+async function paced({ url, headers, connections, duration, rate, next, perRequest = EVENTS_PER_BATCH }) {
+  const timing = { rate, duration, leadInSeconds: LEAD_IN_SECONDS };
+  const run = await pacedLoad({
+    url,
+    headers,
+    connections,
+    ...timing,
+    ...(next ? { requests: plannedRequests(next, timing) } : { events: true }),
+    debug: Boolean(process.env.BENCH_DEBUG),
+  });
+  if (run.slowest) {
+    log(`    phase started at ${run.startedAt}`);
+    log(`    slowest (ms @ ms into the phase): ${run.slowest.map(([l, t]) => `${Math.round(l)}@${Math.round(t)}`).join(' ')}`);
   }
-  await Promise.all(inFlight);
-  const elapsed = (performance.now() - start) / 1000;
-  if (process.env.BENCH_DEBUG) {
-    slow.sort((a, b) => b[0] - a[0]);
-    log(`    phase started at ${Math.round(Date.now() - (performance.now() - start))}`);
-    log(
-      `    slowest (ms @ ms into the phase): ${slow
-        .slice(0, 30)
-        .map(([l, t]) => `${Math.round(l)}@${Math.round(t)}`)
-        .join(' ')}`,
-    );
-  }
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const at = (q) => (latencies.length === 0 ? NaN : Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] * 10) / 10);
   return {
-    /** Requests sent, the lead-in's included (CPU per request is measured across both). */
-    sent: total,
-    eventsPerSecond: Math.round((ok * perRequest) / elapsed),
-    batchesPerSecond: Math.round((ok / elapsed) * 10) / 10,
-    p50: at(0.5),
-    p99: at(0.99),
-    max: at(1),
-    non2xx,
-    errors,
+    sent: run.sent,
+    eventsPerSecond: Math.round((run.ok * perRequest) / run.elapsed),
+    batchesPerSecond: Math.round((run.ok / run.elapsed) * 10) / 10,
+    p50: run.p50,
+    p99: run.p99,
+    max: run.max,
+    non2xx: run.non2xx,
+    errors: run.errors,
+    generator: run.generator,
   };
 }
+
+/** The load generator's own stalls in a paced run's measured window, for its log line. */
+const generatorLine = ({ generator: g }) =>
+  `load generator: loop delay max ${g.loopDelayMax} ms (p99 ${g.loopDelayP99}), GC max ${g.gcMax} ms (${g.gcTotal} ms in all)`;
 
 function summarise(result) {
   const ok = result['2xx'];
@@ -365,7 +314,7 @@ async function atRate(server, rate) {
     serverSeconds,
     postgresSeconds,
   } = await withCpu(server.pid, async () => {
-    const run = await paced({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: DURATION, rate, bodies: server.bodies });
+    const run = await paced({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: DURATION, rate });
     const ended = performance.now();
     await server.buffer?.drained();
     if (server.buffer) drain = `; every batch stored ${((performance.now() - ended) / 1000).toFixed(1)} s after the load`;
@@ -374,7 +323,7 @@ async function atRate(server, rate) {
   const perBatch = (seconds) => (seconds === null ? '?' : Math.round((seconds * 1000 * 100) / Math.max(1, result.sent)) / 100);
   log(
     `  ${server.label.padEnd(9)} ${rate} batches/s  ${String(result.eventsPerSecond).padStart(6)} events/s, p50 ${result.p50} ms, p99 ${result.p99} ms, max ${result.max} ms, ` +
-      `non-2xx ${result.non2xx}, errors ${result.errors}; CPU/batch: server ${perBatch(serverSeconds)} ms, postgres (all local) ${perBatch(postgresSeconds)} ms${drain}`,
+      `non-2xx ${result.non2xx}, errors ${result.errors}; CPU/batch: server ${perBatch(serverSeconds)} ms, postgres (all local) ${perBatch(postgresSeconds)} ms${drain}; ${generatorLine(result)}`,
   );
   return result;
 }
@@ -641,7 +590,7 @@ async function readPhase(route, api, bare) {
   const each = (runs) => (runs.length > 1 ? ` [${runs.map((r) => r.rps).join(', ')}]` : '');
   log(
     `  ${route.name.padEnd(34)} api ${apiSat.rps} req/s${each(apiSide.runs)} (p99 ${apiSat.p99} ms, ${cpu(apiSat)}) | bare ${bareSat.rps} req/s${each(bareSide.runs)} (p99 ${bareSat.p99} ms, ${cpu(bareSat)}) | ` +
-      `ratio ${ratio.toFixed(2)} | bare, prepared ${preparedSat.rps} req/s${each(preparedSide.runs)} (p99 ${preparedSat.p99} ms, ${cpu(preparedSat)}), ratio ${preparedRatio.toFixed(2)} | at ${rate} req/s: api p50 ${paced50.p50} ms, p99 ${paced50.p99} ms (${cpu(paced50)}), bare p50 ${barePaced.p50} ms, p99 ${barePaced.p99} ms (${cpu(barePaced)}) | non-2xx/errors ${apiSat.non2xx + apiSat.errors + paced50.non2xx + paced50.errors}`,
+      `ratio ${ratio.toFixed(2)} | bare, prepared ${preparedSat.rps} req/s${each(preparedSide.runs)} (p99 ${preparedSat.p99} ms, ${cpu(preparedSat)}), ratio ${preparedRatio.toFixed(2)} | at ${rate} req/s: api p50 ${paced50.p50} ms, p99 ${paced50.p99} ms (${cpu(paced50)}; ${generatorLine(paced50)}), bare p50 ${barePaced.p50} ms, p99 ${barePaced.p99} ms (${cpu(barePaced)}; ${generatorLine(barePaced)}) | non-2xx/errors ${apiSat.non2xx + apiSat.errors + paced50.non2xx + paced50.errors}`,
   );
   return { name: route.name, api: apiSat, bare: bareSat, ratio, preparedRatio, rate, paced: paced50, barePaced };
 }
@@ -871,7 +820,7 @@ async function main() {
       await settle(api.dbUrl);
       scaledRead = await readAtRate();
       log(
-        `  ${entRoute.name} at ${scaleReadRate} req/s (half the API's saturation): p50 ${scaledRead.p50} ms, p99 ${scaledRead.p99} ms; before the preload p50 ${emptyScaleRead.p50} ms, p99 ${emptyScaleRead.p99} ms`,
+        `  ${entRoute.name} at ${scaleReadRate} req/s (half the API's saturation): p50 ${scaledRead.p50} ms, p99 ${scaledRead.p99} ms (${generatorLine(scaledRead)}); before the preload p50 ${emptyScaleRead.p50} ms, p99 ${emptyScaleRead.p99} ms (${generatorLine(emptyScaleRead)})`,
       );
     }
 
