@@ -24,7 +24,8 @@
 //   1 throughput  autocannon, BENCH_CONNECTIONS (32), closed loop, BENCH_ROUNDS (2) rotating
 //                 rounds of api / ref / baseline     -> api/ref (goal >= 1.5), api/baseline
 //   2 latency     open loop at 70 % of the baseline's saturation, latency from each
-//                 request's due time (no coordinated omission), after an unmeasured lead-in
+//                 request's due time (no coordinated omission; generated in a worker thread
+//                 of its own, bench/lib/paced-load.mjs), after an unmeasured lead-in
 //                 at the same rate; CPU per batch of server and PostgreSQL at that rate
 //                                                               -> api p99 (goal < 50 ms)
 //   3 reads       GET /v1/entitlements (publishable key), GET /v1/server/customers/{id}/
