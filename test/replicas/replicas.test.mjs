@@ -200,6 +200,11 @@ describe('two replicas over one PostgreSQL and one Redis', () => {
       const res = await fetch(`http://127.0.0.1:${replica.port}/v1/sdk/heartbeat`, { headers: { Authorization: `Bearer ${p.publishable}`, Origin: ORIGIN } });
       assert.equal(res.status, 200);
     }
+    // Nor for a cold events path: replica B has served nothing but a heartbeat, and on a busy
+    // CI machine its first batches came late enough that replica A took the whole burst. One
+    // event through each replica under another project warms it without touching this bucket.
+    const warm = await project(replicas[0].port);
+    for (const replica of replicas) assert.equal((await sendEvent(replica.port, warm.publishable)).status, 202);
     const started = Date.now();
     // 60 single-event batches, alternating replicas, all at once.
     const results = await Promise.all(Array.from({ length: 60 }, (_, i) => sendEvent(replicas[i % 2].port, p.publishable)));
@@ -211,7 +216,8 @@ describe('two replicas over one PostgreSQL and one Redis', () => {
     assert.ok(admitted <= burst + Math.ceil(elapsedS) + 1, `admitted ${admitted} of 60 with a burst of ${burst} in ${elapsedS}s`);
     assert.ok(admitted >= burst, `admitted ${admitted}`);
     // Both replicas admitted some and limited some: they drew from the same bucket.
-    assert.ok(results.some((r, i) => i % 2 === 0 && r.status === 202) && results.some((r, i) => i % 2 === 1 && r.status === 202));
+    const admittedBy = [0, 1].map((side) => results.filter((r, i) => i % 2 === side && r.status === 202).length);
+    assert.ok(admittedBy[0] > 0 && admittedBy[1] > 0, `admitted per replica: ${admittedBy.join(' / ')}`);
   });
 
   it('a key revoked through one replica is refused by the other within KEY_CACHE_TTL_MS', async () => {
