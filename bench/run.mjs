@@ -176,9 +176,10 @@ async function paced({ url, headers, connections, duration, rate, next, perReque
   };
 }
 
-/** The load generator's own stalls in a paced run's measured window, for its log line. */
+/** The load generator's own stalls and the machine's pressure stall time in a paced run's measured window, for its log line. */
 const generatorLine = ({ generator: g }) =>
-  `load generator: loop delay max ${g.loopDelayMax} ms (p99 ${g.loopDelayP99}), GC max ${g.gcMax} ms (${g.gcTotal} ms in all)`;
+  `load generator: loop delay max ${g.loopDelayMax} ms (p99 ${g.loopDelayP99}), GC max ${g.gcMax} ms (${g.gcTotal} ms in all)` +
+  (g.machine ? `; machine stalled on I/O ${g.machine.ioSome} ms (all tasks ${g.machine.ioFull} ms), waiting for a CPU ${g.machine.cpuSome} ms` : '');
 
 function summarise(result) {
   const ok = result['2xx'];

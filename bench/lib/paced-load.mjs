@@ -13,7 +13,10 @@
 // being measured. It keeps nothing per request but its latency in a typed array.
 //
 // The result names the generator's own longest event-loop delay and garbage collection in
-// the measured window, so a reader can see how much of a p99 the generator could explain.
+// the measured window, so a reader can see how much of a p99 the generator could explain,
+// and the machine's pressure stall time in it (Linux PSI): how long some or all runnable
+// tasks waited for I/O, and some for a CPU, which no process's own figures show.
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -64,11 +67,15 @@ async function run({ url, headers, connections, duration, rate, leadInSeconds, r
     if (++settled === total) allSettled();
   };
   const stalls = generatorStalls();
+  const pressure = machinePressure();
   const start = performance.now() + 20 + leadInSeconds * 1000;
   for (let n = 0; n < total; n++) {
     const i = n - leadIn;
     const due = start + i * interval;
-    if (i === 0) stalls.start();
+    if (i === 0) {
+      stalls.start();
+      pressure.start();
+    }
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     const { method, path: requestPath, body } = nextRequest(n);
@@ -102,7 +109,7 @@ async function run({ url, headers, connections, duration, rate, leadInSeconds, r
   }
   await done;
   const elapsed = (performance.now() - start) / 1000;
-  const generator = stalls.stop();
+  const generator = { ...stalls.stop(), machine: pressure.stop() };
   agent.destroy();
   const answered = latencies.filter((l) => !Number.isNaN(l));
   let slowest;
@@ -150,6 +157,34 @@ function generatorStalls() {
       gc.disconnect();
       const ms = (ns) => Math.round(ns / 1e5) / 10;
       return { loopDelayMax: ms(delay.max), loopDelayP99: ms(delay.percentile(99)), gcMax: Math.round(gcMax * 10) / 10, gcTotal: Math.round(gcTotal) };
+    },
+  };
+}
+
+/**
+ * The machine's pressure stall time during the window, in ms (null without /proc/pressure):
+ * ioSome, some runnable task waited for I/O; ioFull, every one did; cpuSome, some waited for
+ * a CPU (on two cores under this load, most of the time).
+ */
+function machinePressure() {
+  const read = () => {
+    try {
+      const total = (resource, kind) => Number(readFileSync(`/proc/pressure/${resource}`, 'utf8').match(new RegExp(`^${kind} .*total=(\\d+)`, 'm'))[1]);
+      return { ioSome: total('io', 'some'), ioFull: total('io', 'full'), cpuSome: total('cpu', 'some') };
+    } catch {
+      return null;
+    }
+  };
+  let before = null;
+  return {
+    start() {
+      before = read();
+    },
+    stop() {
+      const after = read();
+      if (!before || !after) return null;
+      const ms = (key) => Math.round((after[key] - before[key]) / 1000);
+      return { ioSome: ms('ioSome'), ioFull: ms('ioFull'), cpuSome: ms('cpuSome') };
     },
   };
 }
