@@ -244,12 +244,15 @@ async function databaseStats(url) {
   await new Promise((r) => setTimeout(r, STATS_SETTLE_MS));
   return withClient(url, async (client) => {
     const { rows } = await client.query(
-      `SELECT xact_commit::float8 AS xact_commit, (tup_inserted + tup_updated + tup_deleted)::float8 AS tuples,
+      `SELECT xact_commit::float8 AS xact_commit, (tup_inserted + tup_updated + tup_deleted)::float8 AS tuples, blks_read::float8 AS blks_read,
               pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS wal_bytes
          FROM pg_stat_database WHERE datname = current_database()`,
     );
     const fpi = await client.query(`SELECT wal_fpi::float8 AS wal_fpi FROM pg_stat_wal`).catch(() => ({ rows: [{ wal_fpi: null }] }));
-    return { ...rows[0], ...fpi.rows[0] };
+    const bgwriter = await client
+      .query(`SELECT buffers_backend::float8 AS buffers_backend FROM pg_stat_bgwriter`)
+      .catch(() => ({ rows: [{ buffers_backend: null }] }));
+    return { ...rows[0], ...fpi.rows[0], ...bgwriter.rows[0] };
   });
 }
 
@@ -286,6 +289,10 @@ async function saturate(server, { keepData = false } = {}) {
   // WAL per batch, and how many of its records are full-page images (a page's first change after a checkpoint).
   result.walKbPerBatch = dbAfter.wal_bytes === null ? null : Math.round((dbAfter.wal_bytes - dbBefore.wal_bytes) / 1024 / Math.max(1, run['2xx']));
   result.fpiPerBatch = dbAfter.wal_fpi === null ? null : Math.round(((dbAfter.wal_fpi - dbBefore.wal_fpi) / Math.max(1, run['2xx'])) * 10) / 10;
+  // Pages the database's backends read from outside shared_buffers, and buffers any backend had to write itself to free one (server-wide).
+  result.blocksReadPerBatch = Math.round(((dbAfter.blks_read - dbBefore.blks_read) / Math.max(1, run['2xx'])) * 10) / 10;
+  result.backendWritesPerBatch =
+    dbAfter.buffers_backend === null ? null : Math.round(((dbAfter.buffers_backend - dbBefore.buffers_backend) / Math.max(1, run['2xx'])) * 10) / 10;
   const perBatch = (seconds) => (seconds === null ? null : Math.round((seconds * 1000 * 100) / Math.max(1, run['2xx'])) / 100);
   result.cpuMsPerBatch = perBatch(serverSeconds);
   result.pgCpuMsPerBatch = perBatch(postgresSeconds);
@@ -301,7 +308,8 @@ async function saturate(server, { keepData = false } = {}) {
   log(
     `  ${server.label.padEnd(9)} saturation ${String(result.eventsPerSecond).padStart(6)} events/s (${result.batchesPerSecond} batches/s), p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
       `non-2xx ${result.non2xx}, errors ${result.errors}; CPU/batch: server ${result.cpuMsPerBatch ?? '?'} ms, postgres (all local) ${result.pgCpuMsPerBatch ?? '?'} ms, load generator ${result.driverCpuMsPerBatch} ms; ` +
-      `per batch in its database: ${result.commitsPerBatch} commits, ${result.tuplesPerBatch} rows written; WAL ${result.walKbPerBatch ?? '?'} KB (${result.fpiPerBatch ?? '?'} full-page images)`,
+      `per batch in its database: ${result.commitsPerBatch} commits, ${result.tuplesPerBatch} rows written; WAL ${result.walKbPerBatch ?? '?'} KB (${result.fpiPerBatch ?? '?'} full-page images); ` +
+      `${result.blocksReadPerBatch} pages read from outside shared_buffers, ${result.backendWritesPerBatch ?? '?'} buffers written by backends`,
   );
   return result;
 }
