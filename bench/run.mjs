@@ -288,11 +288,11 @@ async function saturate(server, { keepData = false } = {}) {
   result.tuplesPerBatch = Math.round((dbAfter.tuples - dbBefore.tuples) / Math.max(1, run['2xx']));
   // WAL per batch, and how many of its records are full-page images (a page's first change after a checkpoint).
   result.walKbPerBatch = dbAfter.wal_bytes === null ? null : Math.round((dbAfter.wal_bytes - dbBefore.wal_bytes) / 1024 / Math.max(1, run['2xx']));
-  result.fpiPerBatch = dbAfter.wal_fpi === null ? null : Math.round(((dbAfter.wal_fpi - dbBefore.wal_fpi) / Math.max(1, run['2xx'])) * 10) / 10;
+  const counterPerBatch = (key) => (dbAfter[key] === null ? null : Math.round(((dbAfter[key] - dbBefore[key]) / Math.max(1, run['2xx'])) * 10) / 10);
+  result.fpiPerBatch = counterPerBatch('wal_fpi');
   // Pages the database's backends read from outside shared_buffers, and buffers any backend had to write itself to free one (server-wide).
-  result.blocksReadPerBatch = Math.round(((dbAfter.blks_read - dbBefore.blks_read) / Math.max(1, run['2xx'])) * 10) / 10;
-  result.backendWritesPerBatch =
-    dbAfter.buffers_backend === null ? null : Math.round(((dbAfter.buffers_backend - dbBefore.buffers_backend) / Math.max(1, run['2xx'])) * 10) / 10;
+  result.blocksReadPerBatch = counterPerBatch('blks_read');
+  result.backendWritesPerBatch = counterPerBatch('buffers_backend');
   const perBatch = (seconds) => (seconds === null ? null : Math.round((seconds * 1000 * 100) / Math.max(1, run['2xx'])) / 100);
   result.cpuMsPerBatch = perBatch(serverSeconds);
   result.pgCpuMsPerBatch = perBatch(postgresSeconds);

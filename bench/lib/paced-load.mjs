@@ -169,8 +169,10 @@ function generatorStalls() {
 function machinePressure() {
   const read = () => {
     try {
-      const total = (resource, kind) => Number(readFileSync(`/proc/pressure/${resource}`, 'utf8').match(new RegExp(`^${kind} .*total=(\\d+)`, 'm'))[1]);
-      return { ioSome: total('io', 'some'), ioFull: total('io', 'full'), cpuSome: total('cpu', 'some') };
+      const io = readFileSync('/proc/pressure/io', 'utf8');
+      const cpu = readFileSync('/proc/pressure/cpu', 'utf8');
+      const total = (text, kind) => Number(text.match(new RegExp(`^${kind} .*total=(\\d+)`, 'm'))[1]);
+      return { ioSome: total(io, 'some'), ioFull: total(io, 'full'), cpuSome: total(cpu, 'some') };
     } catch {
       return null;
     }
