@@ -330,10 +330,11 @@ async function atRate(server, rate) {
     if (server.buffer) drain = `; every batch stored ${((performance.now() - ended) / 1000).toFixed(1)} s after the load`;
     return run;
   });
-  const perBatch = (seconds) => (seconds === null ? '?' : Math.round((seconds * 1000 * 100) / Math.max(1, result.sent)) / 100);
+  const msPerBatch = (seconds) => (seconds === null ? null : (seconds * 1000) / Math.max(1, result.sent));
+  const perBatch = (seconds) => (seconds === null ? '?' : Math.round(msPerBatch(seconds) * 100) / 100);
   log(
     `  ${server.label.padEnd(9)} ${rate} batches/s  ${String(result.eventsPerSecond).padStart(6)} events/s, p50 ${result.p50} ms, p99 ${result.p99} ms, max ${result.max} ms, ` +
-      `non-2xx ${result.non2xx}, errors ${result.errors}; CPU/batch: server ${perBatch(serverSeconds)} ms, postgres (all local) ${perBatch(postgresSeconds)} ms${drain}; ${generatorLine(result)}`,
+      `non-2xx ${result.non2xx}, errors ${result.errors}; CPU/batch: server ${perBatch(serverSeconds)} ms (${coreShare(msPerBatch(serverSeconds), rate)}), postgres (all local) ${perBatch(postgresSeconds)} ms${drain}; ${generatorLine(result)}`,
   );
   return result;
 }
@@ -528,6 +529,12 @@ function summariseRead(result) {
 /** CPU seconds spent over `requests` requests, as milliseconds per request (null when not measured). */
 const cpuMsPerRequest = (seconds, requests) => (seconds === null ? null : Math.round((seconds * 1e6) / Math.max(1, requests)) / 1000);
 
+/**
+ * How busy a server process is at a steady `rate` (per second) given its CPU per request or
+ * batch in ms: a single-threaded server's queueing, and so its tail, follows this figure.
+ */
+const coreShare = (cpuMs, rate) => (cpuMs === null || cpuMs === undefined ? '? % of one core' : `${Math.round((cpuMs * rate) / 10)} % of one core`);
+
 /** Drives one closed-loop run and returns its summary with CPU per request of the server process and of PostgreSQL. */
 async function saturateRead(target, next) {
   const {
@@ -597,10 +604,11 @@ async function readPhase(route, api, bare) {
   const ratio = apiSat.rps / Math.max(1, bareSat.rps);
   const preparedRatio = apiSat.rps / Math.max(1, preparedSat.rps);
   const cpu = (r) => `CPU/req ${r.cpuMs ?? '?'} ms + postgres ${r.pgCpuMs ?? '?'} ms`;
+  const pacedCpu = (r) => `${cpu(r)}, server ${coreShare(r.cpuMs, rate)}`;
   const each = (runs) => (runs.length > 1 ? ` [${runs.map((r) => r.rps).join(', ')}]` : '');
   log(
     `  ${route.name.padEnd(34)} api ${apiSat.rps} req/s${each(apiSide.runs)} (p99 ${apiSat.p99} ms, ${cpu(apiSat)}) | bare ${bareSat.rps} req/s${each(bareSide.runs)} (p99 ${bareSat.p99} ms, ${cpu(bareSat)}) | ` +
-      `ratio ${ratio.toFixed(2)} | bare, prepared ${preparedSat.rps} req/s${each(preparedSide.runs)} (p99 ${preparedSat.p99} ms, ${cpu(preparedSat)}), ratio ${preparedRatio.toFixed(2)} | at ${rate} req/s: api p50 ${paced50.p50} ms, p99 ${paced50.p99} ms (${cpu(paced50)}; ${generatorLine(paced50)}), bare p50 ${barePaced.p50} ms, p99 ${barePaced.p99} ms (${cpu(barePaced)}; ${generatorLine(barePaced)}) | non-2xx/errors ${apiSat.non2xx + apiSat.errors + paced50.non2xx + paced50.errors}`,
+      `ratio ${ratio.toFixed(2)} | bare, prepared ${preparedSat.rps} req/s${each(preparedSide.runs)} (p99 ${preparedSat.p99} ms, ${cpu(preparedSat)}), ratio ${preparedRatio.toFixed(2)} | at ${rate} req/s: api p50 ${paced50.p50} ms, p99 ${paced50.p99} ms (${pacedCpu(paced50)}; ${generatorLine(paced50)}), bare p50 ${barePaced.p50} ms, p99 ${barePaced.p99} ms (${pacedCpu(barePaced)}; ${generatorLine(barePaced)}) | non-2xx/errors ${apiSat.non2xx + apiSat.errors + paced50.non2xx + paced50.errors}`,
   );
   return { name: route.name, api: apiSat, bare: bareSat, ratio, preparedRatio, rate, paced: paced50, barePaced };
 }
