@@ -53,8 +53,9 @@
 // "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_DEBUG=1 (slowest requests of the paced runs,
 // each server's start time), BENCH_CHILD_LOG (a file the servers' output is appended to, e.g.
 // with "--trace-gc"), BENCH_LEAD_IN (s, 2), BENCH_READ_WARMUP (s of unmeasured load on each
-// server before each read route and before each of the scale phase's reads, 5), BENCH_READ_ROUNDS (closed-loop rounds per server and read
-// route, alternating, 2), BENCH_SCALE_WARMUP (s of unmeasured ingestion between
+// server before each read route, and on the api before each of the scale phase's reads, 5),
+// BENCH_READ_ROUNDS (closed-loop rounds per server and read route, alternating, 2),
+// BENCH_SCALE_WARMUP (s of unmeasured ingestion between
 // the scale phase's run right after the preload's checkpoint and its goal run, 45), BENCH_LATENCY_RATE (batches/s of phase 2 instead of 70 %
 // of the baseline's saturation, for development runs), BENCH_NATS_URL (empty: no buffered
 // server).
