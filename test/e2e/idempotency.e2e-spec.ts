@@ -136,6 +136,9 @@ describe('idempotency (platform primitive, Stripe semantics) on a test-only rout
 
   it('duplicates on two replicas (one database) execute once: the second waits on the key and replays', async () => {
     const replica = await createTestApp({}, { extraModules: [IdempotencyProbeModule] });
+    // Replicas share one time; the expiry test above moved only t's clock (by over 24 hours),
+    // and a replica a day behind would rightly take t's answer as expired and execute again.
+    replica.clock.advance(t.clock.offsetSeconds);
     try {
       const k = key();
       const [a, b] = await Promise.all([post(k, { value: 'two-replicas', delayMs: 500 }), post(k, { value: 'two-replicas', delayMs: 500 }, replica)]);
