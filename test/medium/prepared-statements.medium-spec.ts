@@ -88,6 +88,60 @@ describe('medium: prepared statements through Sql', () => {
     }
   });
 
+  it('outside a transaction runs statements on the pool without a TypeORM query runner, also when handed the data source manager', async () => {
+    const statement = prepared(`SELECT id FROM customers WHERE project_id = $1 AND id = $2`);
+    const runners = jest.spyOn(m.dataSource, 'createQueryRunner');
+    try {
+      expect(await m.sql.rows(statement, [projectId, customerId])).toEqual([{ id: customerId }]);
+      expect(await m.sql.one(`SELECT $1::text AS echo`, ['plain text'], m.sql.manager())).toEqual({ echo: 'plain text' });
+      expect(await m.sql.affected(`UPDATE projects SET name = name WHERE id = $1`, [projectId])).toBe(1);
+      expect(runners).not.toHaveBeenCalled();
+      // Inside a transaction statements stay on its connection (TypeORM's runner).
+      await m.sql.transaction(async () => expect(await m.sql.one(statement, [projectId, customerId])).toEqual({ id: customerId }));
+      expect(runners).toHaveBeenCalled();
+    } finally {
+      runners.mockRestore();
+    }
+  });
+
+  it('a connection that dies under a pooled statement fails that statement only; the pool goes on with a fresh connection', async () => {
+    const marker = unique('sleeper');
+    const sleeping = m.sql.run(`SELECT pg_sleep(10), $1::text AS marker`, [marker]).catch((err: unknown) => err);
+    let terminated = 0;
+    for (let attempt = 0; attempt < 50 && terminated === 0; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const rows = await m.dataSource.query(
+        `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(10)%' AND pid <> pg_backend_pid()`,
+      );
+      terminated = rows.filter((row: { done: boolean }) => row.done).length;
+    }
+    expect(terminated).toBe(1);
+    const failure = await sleeping;
+    expect(failure).toBeInstanceOf(QueryFailedError);
+    expect(failure).toMatchObject({ code: '57P01' });
+    for (let i = 0; i < 12; i++) expect(await m.sql.one(`SELECT $1::int AS n`, [i])).toEqual({ n: i });
+  });
+
+  it('a socket error under a pooled statement fails that statement, not the process (pg emits it on the checked-out client)', async () => {
+    const pool = (
+      m.dataSource.driver as unknown as { master: { on(event: 'acquire', listener: (client: unknown) => void): void; removeAllListeners(event: string): void } }
+    ).master;
+    const acquired: Array<{ connection: { stream: { destroy(err: Error): void } } }> = [];
+    pool.on('acquire', (client) => acquired.push(client as (typeof acquired)[number]));
+    try {
+      const sleeping = m.sql.run(`SELECT pg_sleep(10)`).catch((err: unknown) => err);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(acquired).toHaveLength(1);
+      acquired[0].connection.stream.destroy(new Error('simulated connection reset'));
+      const failure = await sleeping;
+      expect(failure).toBeInstanceOf(QueryFailedError);
+      expect((failure as Error).message).toMatch(/simulated connection reset|Connection terminated/);
+    } finally {
+      pool.removeAllListeners('acquire');
+    }
+    for (let i = 0; i < 12; i++) expect(await m.sql.one(`SELECT $1::int AS n`, [i])).toEqual({ n: i });
+  });
+
   describe('with DB_PREPARED_STATEMENTS=false (a transaction-mode pooler in front)', () => {
     let plain: MediumContext;
     beforeAll(async () => {

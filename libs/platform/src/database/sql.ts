@@ -1,8 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
+import type pg from 'pg';
+import { DataSource, type EntityManager, QueryFailedError, type QueryRunner } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { NamedStatement } from './pooled-pg-client.js';
 
 interface Ambient {
   manager: EntityManager;
@@ -28,28 +30,25 @@ let openTransactions = 0;
  * text built once (a constant, or one text per small bounded shape): each distinct text stays
  * prepared on every connection of the pool for the connection's life.
  */
-export interface PreparedSql {
-  readonly name: string;
-  readonly text: string;
-}
+export type PreparedSql = NamedStatement;
 
 /** The statement SQL text or a prepared one; `Sql` and `runOn` take either. */
 export type Statement = string | PreparedSql;
 
 /** Names the text by its hash, so two call sites with the same text share one prepared statement. */
 export function prepared(text: string): PreparedSql {
-  return Object.freeze({ name: `q_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, text });
+  return new NamedStatement(`q_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, text);
 }
 
 const statementText = (statement: Statement): string => (typeof statement === 'string' ? statement : statement.text);
 
 /**
- * The statement as TypeORM's `query()` takes it: TypeORM hands the query to pg as it is, and pg
- * takes a `{ name, text }` config object there (typed as the string TypeORM declares). With
- * `prepare` false (DB_PREPARED_STATEMENTS=false) a prepared statement goes as its plain text.
+ * The statement as TypeORM's `query()` takes it: TypeORM hands the query to pg as it is, and the
+ * pool's client runs a NamedStatement as a prepared statement (typed as the string TypeORM
+ * declares). With `prepare` false (DB_PREPARED_STATEMENTS=false) it goes as its plain text.
  */
 export const typeormQuery = (statement: Statement, prepare: boolean): string =>
-  typeof statement === 'string' || !prepare ? statementText(statement) : ({ name: statement.name, text: statement.text } as unknown as string);
+  typeof statement === 'string' || !prepare ? statementText(statement) : (statement as unknown as string);
 
 /** What one statement returned: its rows and, for INSERT/UPDATE/DELETE, how many rows it touched. */
 export interface SqlResult<T> {
@@ -76,6 +75,48 @@ export async function runOn<T = Record<string, unknown>>(
     if (!manager.queryRunner) await runner.release();
   }
 }
+
+/** A statement's error as TypeORM's runner raises it, so that every caller and the error filter see one shape. */
+const queryFailed = (statement: Statement, params: unknown[], err: unknown): QueryFailedError =>
+  new QueryFailedError(statementText(statement), params, err as Error);
+
+/**
+ * One statement on a connection of `pool` outside any transaction: what `runOn` does with the
+ * data source's manager, without a TypeORM query runner. The runner is a new object per
+ * statement with its own connect and release promises, two event broadcasts and a list of
+ * connected runners; on the hot reads (two statements each) that was several per cent of the
+ * API's CPU (issue 17, docs/performance.md, nineteenth session). Errors are TypeORM's
+ * QueryFailedError as before. pg hands a connection's error to the running query and then
+ * emits it on the client, which must have a listener while it is checked out; the pool drops
+ * that client when it is released.
+ */
+export function runPooled<T = Record<string, unknown>>(pool: pg.Pool, sql: Statement, params: unknown[], prepare: boolean): Promise<SqlResult<T>> {
+  return new Promise<SqlResult<T>>((resolve, reject) => {
+    pool.connect((connectError, client, release) => {
+      if (connectError || !client) {
+        reject(connectError ?? new Error('No connection from the pool'));
+        return;
+      }
+      client.on('error', ignoreCheckedOutError);
+      const done = (): void => {
+        client.removeListener('error', ignoreCheckedOutError);
+        release();
+      };
+      client.query(typeormQuery(sql, prepare) as string | pg.QueryConfig, params).then(
+        (result) => {
+          done();
+          resolve({ rows: (result.rows ?? []) as T[], affected: Number(result.rowCount ?? 0) });
+        },
+        (err: unknown) => {
+          done();
+          reject(queryFailed(sql, params, err));
+        },
+      );
+    });
+  });
+}
+
+const ignoreCheckedOutError = (): void => undefined;
 
 /**
  * The one way repositories run SQL. It hides TypeORM's result shapes (rows for SELECT and
@@ -109,7 +150,17 @@ export class Sql {
 
   /** Runs one statement; a prepared one by its name unless DB_PREPARED_STATEMENTS=false (e.g. behind a transaction-mode pooler). */
   async run<T = Record<string, unknown>>(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<SqlResult<T>> {
-    return runOn<T>(this.manager(manager), sql, params, this.prepare);
+    // The data source's own manager (what `manager()` hands out outside a transaction) has no
+    // connection of its own: its statements go to the pool like those given no manager.
+    const given = manager === this.dataSource.manager ? undefined : manager;
+    const joined = given ?? ambient.getStore()?.manager;
+    const pool = joined ? undefined : this.pool();
+    return pool ? runPooled<T>(pool, sql, params, this.prepare) : runOn<T>(joined ?? this.dataSource.manager, sql, params, this.prepare);
+  }
+
+  /** pg's pool behind the data source (undefined before it is initialised: TypeORM's runner then raises its own error). */
+  private pool(): pg.Pool | undefined {
+    return this.dataSource.isInitialized ? (this.dataSource.driver as unknown as { master?: pg.Pool }).master : undefined;
   }
 
   async rows<T = Record<string, unknown>>(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<T[]> {
