@@ -26,21 +26,28 @@ interface EntitlementRow {
   product_id: string;
   subscription_id: string;
   state: EntitlementState;
-  valid_until: Date | null;
+  /** Unix seconds (floored in SQL). */
+  valid_until: number | null;
   version: number;
   last_event_id: string | null;
-  updated_at: Date;
+  /** Unix seconds (floored in SQL). */
+  updated_at: number;
 }
 
-const COLUMNS = 'customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, updated_at';
+/**
+ * The times come as whole Unix seconds, the records' unit: parsing timestamptz text into a Date
+ * and reading its seconds back was ~2 % of the API's busy time on the entitlement read (issue
+ * 17, docs/performance.md, nineteenth session). float8: pg parses it as a number (int8 and
+ * numeric arrive as strings).
+ */
+const unixSeconds = (column: string): string => `floor(extract(epoch FROM ${column}))::float8 AS ${column}`;
+const COLUMNS = `customer_id, entitlement_key, rail, product_id, subscription_id, state, ${unixSeconds('valid_until')}, version, last_event_id, ${unixSeconds('updated_at')}`;
 
 /** Every app's launch reads this: prepared once per connection (Sql). */
 const FIND_ACTIVE = prepared(`SELECT ${COLUMNS} FROM entitlements
         WHERE project_id = $1 AND env = $2 AND customer_id = $3
-          AND state = 'active' AND (valid_until IS NULL OR valid_until > $4)
+          AND state = 'active' AND (valid_until IS NULL OR valid_until > to_timestamp($4::float8))
         ORDER BY entitlement_key, rail`);
-
-const toSeconds = (date: Date): number => Math.floor(new Date(date).getTime() / 1000);
 
 function toRecord(row: EntitlementRow): EntitlementRecord {
   return {
@@ -50,10 +57,10 @@ function toRecord(row: EntitlementRow): EntitlementRecord {
     productId: row.product_id,
     subscriptionId: row.subscription_id,
     state: row.state,
-    validUntil: row.valid_until === null ? null : toSeconds(row.valid_until),
+    validUntil: row.valid_until,
     version: Number(row.version),
     lastEventId: row.last_event_id,
-    updatedAt: toSeconds(row.updated_at),
+    updatedAt: row.updated_at,
   };
 }
 
@@ -98,7 +105,7 @@ export class EntitlementRepository {
 
   /** Active rows of one customer at `now` (every rail; not collapsed). */
   async findActive(scope: TenantScope, customerId: string, now: Date, manager: EntityManager = this.sql.manager()): Promise<EntitlementRecord[]> {
-    const rows: EntitlementRow[] = await this.sql.rows(FIND_ACTIVE, [scope.projectId, scope.env, customerId, now], manager);
+    const rows: EntitlementRow[] = await this.sql.rows(FIND_ACTIVE, [scope.projectId, scope.env, customerId, now.getTime() / 1000], manager);
     return rows.map(toRecord);
   }
 
