@@ -11,19 +11,20 @@
 //   allocated/req  what a request allocates in the young generation
 //   promoted/req   what survives two scavenges: objects that outlive their request and wait for
 //                  a full collection (the cause of the read tail's clusters, fourteenth session)
+//   API CPU/req    the API process's CPU time (user + system, /proc) over the same window
 //
 // Routes: bench/run.mjs's four reads (public and server entitlements, identify with a known
 // pair, resolve) and a 400 from the validation pipe (no statement). Environment: DATABASE_URL (required),
 // BENCH_PROMOTION_SECONDS (8 per route), BENCH_PROMOTION_CONNECTIONS (16), BENCH_PROMOTION_USERS
-// (200), LOG_LEVEL (warn); the API runs with start:prod's node flags and BENCH_API_NODE_ARGS
+// (200), BENCH_PROMOTION_ROUTES (indexes 0-4 in the order above, e.g. "0,4"; all), LOG_LEVEL (warn); the API runs with start:prod's node flags and BENCH_API_NODE_ARGS
 // (BENCH_API_PLAIN_NODE=1 leaves start:prod's out).
-import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import {
   API_ENTRY,
   adminQuery,
   apiEnv,
   apiNodeArgs,
+  cpuSeconds,
   freePort,
   killChildren,
   requireDatabaseAndBuild,
@@ -32,7 +33,7 @@ import {
   waitForHttp,
   withDatabase,
 } from './lib/common.mjs';
-import { ORIGIN, mintWebApp, readRoutes, seedReaders } from './lib/read-routes.mjs';
+import { ORIGIN, closedLoop, mintWebApp, readRoutes, seedReaders } from './lib/read-routes.mjs';
 
 const adminUrl = requireDatabaseAndBuild('node bench/promotion.mjs');
 const SECONDS = Number(process.env.BENCH_PROMOTION_SECONDS ?? 8);
@@ -59,37 +60,6 @@ function collectGcLines(child, startedAt) {
   return collections;
 }
 
-function closedLoop(port, route) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const send = () =>
-    new Promise((resolve, reject) => {
-      const { method, path, body } = route.next();
-      const headers = { ...route.headers, ...(body ? { 'content-type': 'application/json' } : {}) };
-      const req = http.request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-  return async () => {
-    let sent = 0;
-    const statuses = {};
-    const end = Date.now() + SECONDS * 1000;
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (Date.now() < end) {
-          sent++;
-          const status = await send();
-          statuses[status] = (statuses[status] ?? 0) + 1;
-        }
-      }),
-    );
-    agent.destroy();
-    return { sent, statuses };
-  };
-}
-
 async function main() {
   const dbName = `bench_promotion_${Date.now().toString(36)}_${process.pid}`;
   await adminQuery(adminUrl, `CREATE DATABASE "${dbName}"`);
@@ -112,18 +82,25 @@ async function main() {
         next: () => ({ method: 'GET', path: '/v1/entitlements' }),
       },
     ];
+    const only = process.env.BENCH_PROMOTION_ROUTES?.split(',');
+    if (only) routes.splice(0, routes.length, ...routes.filter((_, index) => only.includes(String(index))));
     log(`bench: API with ${nodeArgs}, ${CONNECTIONS} connections, ${SECONDS} s per route, LOG_LEVEL=${process.env.LOG_LEVEL ?? 'warn'}`);
     for (const route of routes) {
       const from = Date.now() + 1000;
-      const { sent, statuses } = await closedLoop(port, route)();
+      let cpuFrom = null;
+      const atFrom = setTimeout(() => (cpuFrom = cpuSeconds(server.child.pid)), 1000);
+      const { done: sent, statuses } = await closedLoop(port, route, { connections: CONNECTIONS, ms: SECONDS * 1000 });
       const to = Date.now();
+      clearTimeout(atFrom);
+      const cpuTo = cpuSeconds(server.child.pid);
       await new Promise((resolve) => setTimeout(resolve, 300));
       const scavenges = collections.filter((c) => c.kind === 's' && c.at >= from && c.at <= to);
       const requests = (sent * (to - from)) / (SECONDS * 1000);
       const perRequest = (field) => scavenges.reduce((sum, c) => sum + (c[field] ?? 0), 0) / requests;
       const fullCollections = collections.filter((c) => c.kind !== 's' && c.at >= from && c.at <= to).length;
+      const cpuPerRequest = cpuFrom === null || cpuTo === null ? 'n/a' : `${(((cpuTo - cpuFrom) * 1000) / requests).toFixed(3)} ms`;
       log(
-        `  ${route.name.padEnd(38)} ${Math.round(sent / SECONDS)} req/s, allocated/req ${(perRequest('allocated') / 1024).toFixed(1)} KB, ` +
+        `  ${route.name.padEnd(38)} ${Math.round(sent / SECONDS)} req/s, API CPU/req ${cpuPerRequest}, allocated/req ${(perRequest('allocated') / 1024).toFixed(1)} KB, ` +
           `promoted/req ${Math.round(perRequest('promoted'))} B (${scavenges.length} scavenges, ${fullCollections} full collections) ${JSON.stringify(statuses)}`,
       );
     }

@@ -1,6 +1,7 @@
-// The web app the read benches run against (bench/run.mjs's read phase, bench/promotion.mjs):
-// minted through the operator API, users seeded through the public API, and the four hot
-// read routes as request builders over those users.
+// The web app the read benches run against (bench/run.mjs's read phase, bench/promotion.mjs,
+// bench/ab-reads.mjs): minted through the operator API, users seeded through the public API,
+// the four hot read routes as request builders over those users, and a closed loop over one.
+import http from 'node:http';
 import { call } from './common.mjs';
 
 /** The web app's allowed origin; every publishable-key request sends it. */
@@ -103,4 +104,37 @@ export function readRoutes(api, users) {
       next: () => ({ method: 'POST', path: '/v1/resolve', body: JSON.stringify({ anonymousId: pick().anonymousId }) }),
     },
   ];
+}
+
+/**
+ * `connections` requests of `route` at a time on 127.0.0.1:`port`, each sent when the last on
+ * its connection answered, for `ms`; answers how many completed and their statuses.
+ */
+export async function closedLoop(port, route, { connections, ms }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const send = () =>
+    new Promise((resolve, reject) => {
+      const { method, path, body } = route.next();
+      const headers = { ...route.headers, ...(body ? { 'content-type': 'application/json' } : {}) };
+      const req = http.request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  let done = 0;
+  const statuses = {};
+  const end = Date.now() + ms;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < end) {
+        const status = await send();
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        done++;
+      }
+    }),
+  );
+  agent.destroy();
+  return { done, statuses };
 }
