@@ -1,5 +1,5 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { Clock } from './clock/clock.js';
 import { APP_LOGGER, type AppLogger } from './logging/logger.js';
@@ -22,7 +22,7 @@ import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { RoutePolicyGuard } from './policy/route-policy.guard.js';
 import { RoutePolicyHooks } from './policy/route-policy.hooks.js';
-import { RoutePolicyInterceptor } from './policy/route-policy.interceptor.js';
+import { RouteRateLimits } from './policy/route-rate-limit.js';
 import { DiscoveryModule } from '@nestjs/core';
 import { JobsRepository } from './jobs/jobs.repository.js';
 import { JobQueue } from './jobs/job-queue.service.js';
@@ -52,10 +52,10 @@ export class PlatformModule {
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_GUARD, useClass: RoutePolicyGuard },
-        { provide: APP_INTERCEPTOR, useClass: RoutePolicyInterceptor },
         Clock,
         Sql,
         RoutePolicyHooks,
+        RouteRateLimits,
         IdempotencyRepository,
         IdempotencyService,
         JobsRepository,
@@ -75,6 +75,7 @@ export class PlatformModule {
         Clock,
         Sql,
         RoutePolicyHooks,
+        RouteRateLimits,
         IdempotencyService,
         JobQueue,
         JobWorker,

@@ -6,22 +6,34 @@ import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody } from '../http/body-parsing.js'
 import { requestIdOf } from '../http/request-id.js';
 import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
 import { checkOperatorToken } from './operator-token.js';
-import { setRequestAuth } from './request-tenant.js';
-import { type BodyLimitDeclaration, ROUTE_BODY_LIMIT, ROUTE_POLICY, type RoutePolicy } from './route-policy.js';
+import { requestTenant, setRequestAuth } from './request-tenant.js';
+import {
+  type BodyLimitDeclaration,
+  ROUTE_BODY_LIMIT,
+  ROUTE_IDEMPOTENT,
+  ROUTE_POLICY,
+  ROUTE_RATE_LIMIT,
+  type RateLimitDeclaration,
+  type RoutePolicy,
+} from './route-policy.js';
 import { RoutePolicyHooks } from './route-policy.hooks.js';
+import { RouteRateLimits } from './route-rate-limit.js';
 import type { HttpRequest, HttpResponse } from '../http/http-types.js';
 
 /**
  * The one global guard (APP_GUARD). It fails closed: a handler without a declared policy is
  * refused (and the app does not even start with one: assertEveryRouteHasPolicy). It
  * authenticates the caller the route's policy names, and only then reads the body, within
- * the route's limit: nothing is read or inflated for a caller the route would refuse.
+ * the route's limit: nothing is read or inflated for a caller the route would refuse. Then it
+ * charges the route's bucket, except on an `@Idempotent()` route, whose interceptor charges
+ * only a request that is not a replay.
  */
 @Injectable()
 export class RoutePolicyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly hooks: RoutePolicyHooks,
+    private readonly rateLimits: RouteRateLimits,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
@@ -51,6 +63,8 @@ export class RoutePolicyGuard implements CanActivate {
     }
     const body = this.reflector.getAllAndOverride<BodyLimitDeclaration | undefined>(ROUTE_BODY_LIMIT, targets);
     await readJsonBody(req, body?.bytes ?? DEFAULT_BODY_LIMIT_BYTES, { raw: policy.kind === 'store_webhook', jsonBounds: body?.jsonBounds });
+    const rate = this.reflector.getAllAndOverride<RateLimitDeclaration | undefined>(ROUTE_RATE_LIMIT, targets);
+    if (rate && !this.reflector.getAllAndOverride<boolean>(ROUTE_IDEMPOTENT, targets)) await this.rateLimits.charge(rate, req, requestTenant(req));
     return true;
   }
 }

@@ -1,10 +1,10 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader } from '@nestjs/swagger';
+import { ApiBearerAuth } from '@nestjs/swagger';
 import { OPERATOR_BEARER } from '../openapi/security-schemes.js';
 import type { JsonBounds } from '../http/json-bounds.js';
 import type { HttpRequest } from '../http/http-types.js';
 
-/** Metadata keys read by the global RoutePolicyGuard and RoutePolicyInterceptor. */
+/** Metadata keys read by the global RoutePolicyGuard, the IdempotencyInterceptor and the route table. */
 export const ROUTE_POLICY = 'platform:route-policy';
 export const ROUTE_RATE_LIMIT = 'platform:rate-limit';
 export const ROUTE_IDEMPOTENT = 'platform:idempotent';
@@ -70,22 +70,6 @@ export interface RateLimitDeclaration extends RateLimitOptions {
 /** Charges the project's `bucket` after authentication; all-or-nothing answers 429 rate_limited. */
 export const RateLimit = (bucket: string, options: RateLimitOptions = {}) =>
   SetMetadata(ROUTE_RATE_LIMIT, { bucket, ...options } satisfies RateLimitDeclaration);
-
-/**
- * Stripe-style idempotency on `Idempotency-Key` (see IdempotencyService): the first 2xx answer
- * is stored for 24 h with the handler's writes, replayed for the same key and body.
- */
-export const Idempotent = () =>
-  applyDecorators(
-    SetMetadata(ROUTE_IDEMPOTENT, true),
-    ApiHeader({
-      name: 'Idempotency-Key',
-      required: false,
-      description:
-        '1–255 printable characters. The same key and body within 24 h replays the first answer (`Idempotent-Replayed: true`, ' +
-        '`idempotent_replay: true`); the same key with another body is `400 idempotency_key_in_use`.',
-    }),
-  );
 
 export interface BodyLimitDeclaration {
   bytes: number;
