@@ -2,7 +2,7 @@
 // alternating bursts (docs/performance.md, "Nineteenth session"):
 //
 //   npm run build && DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
-//     BENCH_AB_OTHER=/tmp/base node bench/ab-reads.mjs
+//     BENCH_AB_OTHER=/tmp/base npm run bench:ab
 //
 // BENCH_AB_OTHER is another checkout with its own `npm run build` done (e.g. `git worktree add
 // /tmp/base <commit>` with node_modules linked). On a shared machine the CPU a request costs
