@@ -96,8 +96,13 @@ describe('medium: prepared statements through Sql', () => {
       expect(await m.sql.one(`SELECT $1::text AS echo`, ['plain text'], m.sql.manager())).toEqual({ echo: 'plain text' });
       expect(await m.sql.affected(`UPDATE projects SET name = name WHERE id = $1`, [projectId])).toBe(1);
       expect(runners).not.toHaveBeenCalled();
-      // Inside a transaction statements stay on its connection (TypeORM's runner).
-      await m.sql.transaction(async () => expect(await m.sql.one(statement, [projectId, customerId])).toEqual({ id: customerId }));
+      // Inside a transaction statements stay on its connection (TypeORM's runner); one handed the
+      // data source's own manager explicitly still runs outside it, on another pooled connection.
+      await m.sql.transaction(async () => {
+        expect(await m.sql.one(statement, [projectId, customerId])).toEqual({ id: customerId });
+        const pid = `SELECT pg_backend_pid() AS pid`;
+        expect(await m.sql.one(pid, [], m.dataSource.manager)).not.toEqual(await m.sql.one(pid));
+      });
       expect(runners).toHaveBeenCalled();
     } finally {
       runners.mockRestore();

@@ -4,6 +4,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource, type EntityManager, QueryFailedError, type QueryRunner } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { isDatabaseUnreachable } from '../errors/all-exceptions.filter.js';
 import { NamedStatement } from './pooled-pg-client.js';
 
 interface Ambient {
@@ -98,9 +99,11 @@ export function runPooled<T = Record<string, unknown>>(pool: pg.Pool, sql: State
         return;
       }
       client.on('error', ignoreCheckedOutError);
-      const done = (): void => {
+      const done = (err?: unknown): void => {
         client.removeListener('error', ignoreCheckedOutError);
-        release();
+        // A connection the failure broke (e.g. pg_terminate_backend: its error reaches the
+        // statement before the socket closes) is discarded, not handed to the next statement.
+        release(isDatabaseUnreachable(err) ? (err as Error) : undefined);
       };
       client.query(typeormQuery(sql, prepare) as string | pg.QueryConfig, params).then(
         (result) => {
@@ -108,7 +111,7 @@ export function runPooled<T = Record<string, unknown>>(pool: pg.Pool, sql: State
           resolve({ rows: (result.rows ?? []) as T[], affected: Number(result.rowCount ?? 0) });
         },
         (err: unknown) => {
-          done();
+          done(err);
           reject(queryFailed(sql, params, err));
         },
       );
@@ -150,12 +153,10 @@ export class Sql {
 
   /** Runs one statement; a prepared one by its name unless DB_PREPARED_STATEMENTS=false (e.g. behind a transaction-mode pooler). */
   async run<T = Record<string, unknown>>(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<SqlResult<T>> {
-    // The data source's own manager (what `manager()` hands out outside a transaction) has no
-    // connection of its own: its statements go to the pool like those given no manager.
-    const given = manager === this.dataSource.manager ? undefined : manager;
-    const joined = given ?? ambient.getStore()?.manager;
-    const pool = joined ? undefined : this.pool();
-    return pool ? runPooled<T>(pool, sql, params, this.prepare) : runOn<T>(joined ?? this.dataSource.manager, sql, params, this.prepare);
+    const target = this.manager(manager);
+    // The data source's own manager has no connection of its own: its statements go to the pool.
+    const pool = target === this.dataSource.manager ? this.pool() : undefined;
+    return pool ? runPooled<T>(pool, sql, params, this.prepare) : runOn<T>(target, sql, params, this.prepare);
   }
 
   /** pg's pool behind the data source (undefined before it is initialised: TypeORM's runner then raises its own error). */
