@@ -37,7 +37,7 @@ import {
   waitForHttp,
   withDatabase,
 } from './lib/common.mjs';
-import { closedLoop, mintWebApp, readRoutes, seedReaders } from './lib/read-routes.mjs';
+import { closedLoop, mintWebApp, readRoutes, seedReaders, selectRoutes } from './lib/read-routes.mjs';
 
 const adminUrl = requireDatabaseAndBuild('node bench/ab-reads.mjs');
 const OTHER = process.env.BENCH_AB_OTHER ? path.resolve(process.env.BENCH_AB_OTHER) : undefined;
@@ -46,7 +46,6 @@ if (!OTHER_ENTRY || !existsSync(OTHER_ENTRY)) {
   process.stderr.write(`BENCH_AB_OTHER must name a checkout with a build (${OTHER_ENTRY ?? 'unset'} not found)\n`);
   process.exit(2);
 }
-const ROUTES = (process.env.BENCH_AB_ROUTES ?? '0,1,3').split(',').map(Number);
 const BURSTS = Number(process.env.BENCH_AB_BURSTS ?? 15);
 const BURST_MS = Number(process.env.BENCH_AB_BURST_MS ?? 1500);
 const CONNECTIONS = Number(process.env.BENCH_AB_CONNECTIONS ?? 16);
@@ -87,10 +86,9 @@ async function main() {
     const base = `http://127.0.0.1:${servers[0].port}`;
     const api = { base, ...(await mintWebApp(base, operatorToken, 'bench a/b', { withSecret: true })) };
     const users = await seedReaders(api, USERS);
-    const routes = readRoutes(api, users);
+    const routes = selectRoutes(readRoutes(api, users), process.env.BENCH_AB_ROUTES ?? '0,1,3');
     log(`bench: this build ${ROOT} against ${OTHER}; ${BURSTS} pairs of ${BURST_MS} ms bursts per route, ${CONNECTIONS} connections`);
-    for (const index of ROUTES) {
-      const route = routes[index];
+    for (const route of routes) {
       for (const { port } of servers) await closedLoop(port, route, { connections: CONNECTIONS, ms: 2000 });
       const mine = [];
       const theirs = [];

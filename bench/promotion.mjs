@@ -33,7 +33,7 @@ import {
   waitForHttp,
   withDatabase,
 } from './lib/common.mjs';
-import { ORIGIN, closedLoop, mintWebApp, readRoutes, seedReaders } from './lib/read-routes.mjs';
+import { ORIGIN, closedLoop, mintWebApp, readRoutes, seedReaders, selectRoutes } from './lib/read-routes.mjs';
 
 const adminUrl = requireDatabaseAndBuild('node bench/promotion.mjs');
 const SECONDS = Number(process.env.BENCH_PROMOTION_SECONDS ?? 8);
@@ -74,16 +74,17 @@ async function main() {
     await waitForHttp(server, `${base}/v1/healthz`);
     const api = { base, ...(await mintWebApp(base, operatorToken, 'bench promotion', { withSecret: true })) };
     const users = await seedReaders(api, USERS);
-    const routes = [
-      ...readRoutes(api, users),
-      {
-        name: 'GET /v1/entitlements (400, no userId)',
-        headers: { authorization: `Bearer ${api.publishable}`, origin: ORIGIN },
-        next: () => ({ method: 'GET', path: '/v1/entitlements' }),
-      },
-    ];
-    const only = process.env.BENCH_PROMOTION_ROUTES?.split(',');
-    if (only) routes.splice(0, routes.length, ...routes.filter((_, index) => only.includes(String(index))));
+    const routes = selectRoutes(
+      [
+        ...readRoutes(api, users),
+        {
+          name: 'GET /v1/entitlements (400, no userId)',
+          headers: { authorization: `Bearer ${api.publishable}`, origin: ORIGIN },
+          next: () => ({ method: 'GET', path: '/v1/entitlements' }),
+        },
+      ],
+      process.env.BENCH_PROMOTION_ROUTES,
+    );
     log(`bench: API with ${nodeArgs}, ${CONNECTIONS} connections, ${SECONDS} s per route, LOG_LEVEL=${process.env.LOG_LEVEL ?? 'warn'}`);
     for (const route of routes) {
       const from = Date.now() + 1000;

@@ -86,7 +86,7 @@ import {
   postgresCpu,
   growthOverPids,
 } from './lib/common.mjs';
-import { ORIGIN, mintWebApp, readRoutes, seedReaders } from './lib/read-routes.mjs';
+import { ORIGIN, mintWebApp, readRoutes, seedReaders, selectRoutes } from './lib/read-routes.mjs';
 import { pacedLoad, plannedRequests } from './lib/paced-load.mjs';
 import { EVENTS_PER_BATCH, bodySource } from './lib/event-bodies.mjs';
 
@@ -794,9 +794,7 @@ async function main() {
     );
     const readResults = [];
     if (PHASES.has('reads') || PHASES.has('scale'))
-      for (const route of PHASES.has('reads')
-        ? routes.filter((r, i) => !process.env.BENCH_READ_ROUTES || process.env.BENCH_READ_ROUTES.split(',').includes(String(i)))
-        : routes.slice(0, 1))
+      for (const route of PHASES.has('reads') ? selectRoutes(routes, process.env.BENCH_READ_ROUTES) : routes.slice(0, 1))
         readResults.push(await readPhase(route, api, bare));
 
     let scaledIngest;

@@ -106,6 +106,13 @@ export function readRoutes(api, users) {
   ];
 }
 
+/** The routes whose indexes a comma-separated list names (e.g. an environment variable's "0,3"); all when it is unset or empty. */
+export function selectRoutes(routes, indexes) {
+  if (!indexes) return routes;
+  const wanted = indexes.split(',');
+  return routes.filter((_, index) => wanted.includes(String(index)));
+}
+
 /**
  * `connections` requests of `route` at a time on 127.0.0.1:`port`, each sent when the last on
  * its connection answered, for `ms`; answers how many completed and their statuses.
