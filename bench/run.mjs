@@ -83,8 +83,7 @@ import {
   apiNodeArgs as benchApiNodeArgs,
   apiEnv,
   cpuSeconds,
-  postgresCpu,
-  growthOverPids,
+  samplePostgresCpu,
 } from './lib/common.mjs';
 import { ORIGIN, mintWebApp, readRoutes, seedReaders, selectRoutes } from './lib/read-routes.mjs';
 import { pacedLoad, plannedRequests } from './lib/paced-load.mjs';
@@ -195,18 +194,26 @@ function summarise(result) {
   };
 }
 
-/** Runs `work`; answers its value with the CPU seconds the server process and the local postgres processes used meanwhile (null where /proc is missing). */
+/** Runs `work`; answers its value with the CPU seconds the server process and the local postgres processes used meanwhile (sampled: an autovacuum worker that exits meanwhile counts too; null where /proc is missing). */
 async function withCpu(pid, work, natsPid) {
   const server0 = cpuSeconds(pid);
-  const postgres0 = postgresCpu();
+  const postgres = samplePostgresCpu();
   const nats0 = natsPid ? cpuSeconds(natsPid) : null;
   const value = await work();
   const server1 = cpuSeconds(pid);
   const nats1 = natsPid ? cpuSeconds(natsPid) : null;
+  const { seconds: postgresSeconds, byKind } = postgres.stop();
+  if (process.env.BENCH_DEBUG && postgresSeconds !== null)
+    log(
+      `    postgres CPU by process: ${[...byKind]
+        .filter(([, s]) => s >= 0.005)
+        .map(([kind, s]) => `${kind} ${s.toFixed(2)} s`)
+        .join(', ')}`,
+    );
   return {
     value,
     serverSeconds: server0 === null || server1 === null ? null : server1 - server0,
-    postgresSeconds: growthOverPids(postgres0, postgresCpu()),
+    postgresSeconds,
     natsSeconds: nats0 === null || nats1 === null ? null : nats1 - nats0,
   };
 }
@@ -628,12 +635,12 @@ const SCALE_CUSTOMERS = Number(process.env.BENCH_SCALE_CUSTOMERS ?? 20_000);
  */
 const SCALE_WARMUP = Number(process.env.BENCH_SCALE_WARMUP ?? 45);
 
-/** The server settings that decide how often checkpoints come and what a full-page image costs. */
+/** The server settings that decide how often checkpoints come, what a full-page image costs and how shared memory is mapped. */
 function walSettings(url) {
   return withClient(url, async (client) => {
     const { rows } = await client.query(
       `SELECT name, setting, unit FROM pg_settings
-        WHERE name IN ('shared_buffers', 'max_wal_size', 'checkpoint_timeout', 'wal_compression') ORDER BY name`,
+        WHERE name IN ('shared_buffers', 'max_wal_size', 'checkpoint_timeout', 'wal_compression', 'huge_pages') ORDER BY name`,
     );
     return rows.map((r) => `${r.name}=${r.setting}${r.unit ? ` ${r.unit}` : ''}`).join(', ');
   });

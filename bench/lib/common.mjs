@@ -215,6 +215,62 @@ const statCpuSeconds = (stat) => {
 /** CPU seconds per pid of the local processes named postgres (null where /proc is missing). */
 export const postgresCpu = () => perPostgresProcess((_pid, stat) => statCpuSeconds(stat));
 
+const POSTGRES_KINDS = [
+  'autovacuum worker',
+  'autovacuum launcher',
+  'background writer',
+  'checkpointer',
+  'walwriter',
+  'walsender',
+  'parallel worker',
+  'logical replication launcher',
+];
+
+/** What a local postgres process is, from its title (`postgres: checkpointer`, `postgres: user db host(port) idle`, ...). */
+function postgresKind(pid) {
+  try {
+    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    if (!title.startsWith('postgres:')) return 'postmaster';
+    return POSTGRES_KINDS.find((kind) => title.includes(kind)) ?? 'client backend';
+  } catch {
+    return 'exited';
+  }
+}
+
+/**
+ * Samples the CPU of every local postgres process every `intervalMs` until `stop()`, which
+ * answers the seconds used meanwhile, in all and by kind of process. Unlike two snapshots, it
+ * counts a process that exits in between (an autovacuum worker, say) up to its last sample; a
+ * process that appears in between is counted from zero.
+ */
+export function samplePostgresCpu(intervalMs = 250) {
+  const start = postgresCpu();
+  if (!start) return { stop: () => ({ seconds: null, byKind: new Map() }) };
+  const last = new Map(start);
+  const kinds = new Map([...start.keys()].map((pid) => [pid, postgresKind(pid)]));
+  const sample = () => {
+    for (const [pid, seconds] of postgresCpu() ?? []) {
+      if (!kinds.has(pid)) kinds.set(pid, postgresKind(pid));
+      last.set(pid, seconds);
+    }
+  };
+  const timer = setInterval(sample, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      const byKind = new Map();
+      let seconds = 0;
+      for (const [pid, value] of last) {
+        const grown = value - (start.get(pid) ?? 0);
+        seconds += grown;
+        byKind.set(kinds.get(pid), (byKind.get(kinds.get(pid)) ?? 0) + grown);
+      }
+      return { seconds, byKind };
+    },
+  };
+}
+
 /**
  * How much a per-pid counter (postgresCpu's CPU seconds, say) grew between two snapshots, summed
  * over the processes of the second (processes that exited in between are missed).
