@@ -254,7 +254,8 @@ export function samplePostgresCpu(intervalMs = 250) {
       last.set(pid, seconds);
     }
   };
-  const timer = setInterval(sample, intervalMs);
+  // Unreferenced: a run that throws before stop() must not keep the bench alive.
+  const timer = setInterval(sample, intervalMs).unref();
   return {
     stop() {
       clearInterval(timer);
