@@ -227,6 +227,25 @@ function truncate(benchUrl) {
   });
 }
 
+/** Every scratch database of this run (scratchDatabase), for quietStart. */
+const scratchUrls = new Set();
+
+/**
+ * Before each measured ingestion run on emptied tables: the other scratch databases vacuumed,
+ * analyzed and checkpointed (the autovacuum that an earlier server's rows are due must not
+ * land in this server's window: on two cores a worker analyzing a million-row table took
+ * 0.5 s of CPU there), this server's tables emptied and checkpointed, then `sync`. The files
+ * a truncate frees are released at the file system's next journal commit, up to 5 s later;
+ * on a disk mounted with online discard (this machine's ext4) that stalls every fsync,
+ * PostgreSQL's WAL flush included, for tens of milliseconds, which had fallen inside the
+ * window. `sync` makes that commit now (docs/performance.md, "Twenty-first session").
+ */
+async function quietStart(server) {
+  for (const url of scratchUrls) if (url !== server.dbUrl) await settle(url);
+  await truncate(server.dbUrl);
+  await sh('sync', [], root).catch(() => undefined);
+}
+
 /**
  * After the ingestion phases: vacuum, analyze and checkpoint the API's database, so that the
  * autovacuum and checkpoint work the ingestion left behind does not run inside the read
@@ -267,7 +286,7 @@ async function databaseStats(url) {
 /** Closed loop, as fast as CONNECTIONS connections go (on emptied tables unless keepData). */
 async function saturate(server, { keepData = false } = {}) {
   await server.buffer?.drained();
-  if (!keepData) await truncate(server.dbUrl);
+  if (!keepData) await quietStart(server);
   const dbBefore = await databaseStats(server.dbUrl);
   const selfBefore = process.cpuUsage();
   let drainSeconds = 0;
@@ -325,7 +344,7 @@ async function saturate(server, { keepData = false } = {}) {
 /** Open loop at `rate` batches/s, on emptied tables; with the CPU per batch of the server and of PostgreSQL at that rate. */
 async function atRate(server, rate) {
   await server.buffer?.drained();
-  await truncate(server.dbUrl);
+  await quietStart(server);
   let drain = '';
   const {
     value: result,
@@ -359,7 +378,9 @@ const check = (ok) => (ok ? 'ok  ' : 'MISS');
 async function scratchDatabase(label) {
   const dbName = `bench_${label}_${Date.now().toString(36)}_${process.pid}`;
   await adminQuery(adminUrl, `CREATE DATABASE "${dbName}"`);
-  return { name: dbName, url: withDatabase(adminUrl, dbName) };
+  const url = withDatabase(adminUrl, dbName);
+  scratchUrls.add(url);
+  return { name: dbName, url };
 }
 
 /**

@@ -34,7 +34,7 @@ describe('loadConfig', () => {
       sdkVersionEnforcement: false,
       dbPoolSize: 10,
       dbPreparedStatements: true,
-      eventsWriteSlots: 2,
+      eventsWriteSlots: 4,
       keyCacheTtlMs: 5000,
       jwksAllowPrivate: false,
       httpHeadersTimeoutMs: 20_000,
@@ -67,6 +67,7 @@ describe('loadConfig', () => {
 
   it('reads the event write slots, which leave at least one pooled connection to the rest of the API', () => {
     expect(loadConfig({ EVENTS_WRITE_SLOTS: '4' })).toEqual(expect.objectContaining({ eventsWriteSlots: 4 }));
+    expect(loadConfig({ DB_POOL_SIZE: '3' })).toEqual(expect.objectContaining({ dbPoolSize: 3, eventsWriteSlots: 2 }));
     expect(loadConfig({ DB_POOL_SIZE: '2' })).toEqual(expect.objectContaining({ dbPoolSize: 2, eventsWriteSlots: 1 }));
     expect(loadConfig({ DB_POOL_SIZE: '1' })).toEqual(expect.objectContaining({ dbPoolSize: 1, eventsWriteSlots: 1 }));
     expect(() => loadConfig({ EVENTS_WRITE_SLOTS: '10' })).toThrow(/EVENTS_WRITE_SLOTS must leave at least one connection/);

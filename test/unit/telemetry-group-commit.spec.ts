@@ -123,6 +123,32 @@ describe('telemetry: group commit of event batches', () => {
     await third;
   });
 
+  it('while the running statements wait (a stalled commit), one more slot opens spareAfterMs after the newest, up to the slots', async () => {
+    const { calls, write } = recordingWriter();
+    const commits = new GroupCommit({ ...limits, slots: 3, spareAfterMs: 20 }, write);
+    const until = async (n: number) => {
+      while (calls.length < n) await new Promise((resolve) => setTimeout(resolve, 2));
+      return performance.now();
+    };
+    const all = [commits.submit(unit('a'))];
+    const firstAt = await until(1);
+    all.push(commits.submit(unit('b')));
+    const secondAt = await until(2);
+    expect(secondAt - firstAt).toBeGreaterThanOrEqual(15);
+    all.push(commits.submit(unit('c')));
+    const thirdAt = await until(3);
+    expect(thirdAt - secondAt).toBeGreaterThanOrEqual(15);
+    all.push(commits.submit(unit('d')));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(calls).toHaveLength(3);
+    expect(commits.queued).toBe(1);
+    calls[0].finish();
+    await until(4);
+    for (const call of calls.slice(1)) call.finish();
+    await Promise.all(all);
+    expect(calls.map((c) => c.unit.rows.rowCount)).toEqual([1, 1, 1, 1]);
+  });
+
   it('a statement holds at most maxUnits batches and maxRows rows, in the order they came', async () => {
     const { calls, write } = recordingWriter();
     const commits = new GroupCommit({ ...limits, maxUnits: 2, maxRows: 100 }, write);
