@@ -19,8 +19,9 @@
 //             after the append, written by its consumer; run in phases 1 and 2 when a NATS
 //             server answers. Its figures count until the consumer has stored every batch
 //             (CPU of server, PostgreSQL and nats-server included), besides the acks.
-// Phases (ingestion bodies: realistic 100-event web batches with fresh eventIds, tables
-// emptied before each phase):
+// Phases (ingestion bodies: realistic 100-event web batches with fresh eventIds; before each
+// measured ingestion run the other scratch databases are vacuumed and this server's tables
+// emptied, checkpointed and synced to disk, quietStart):
 //   1 throughput  autocannon, BENCH_CONNECTIONS (32), closed loop, BENCH_ROUNDS (2) rotating
 //                 rounds of api / ref / baseline     -> api/ref (goal >= 1.5), api/baseline
 //   2 latency     open loop at 70 % of the baseline's saturation, latency from each
