@@ -34,7 +34,7 @@ describe('loadConfig', () => {
       sdkVersionEnforcement: false,
       dbPoolSize: 10,
       dbPreparedStatements: true,
-      eventsWriteSlots: 4,
+      eventsWriteSlots: 2,
       keyCacheTtlMs: 5000,
       jwksAllowPrivate: false,
       httpHeadersTimeoutMs: 20_000,
