@@ -21,6 +21,11 @@ const manyRows = (n: number, prefix: string): WriteUnit => ({
   rows: encodeRows(Array.from({ length: n }, (_, i) => row({ eventId: `${prefix}${i}`, receivedAtMs: 100 }))),
 });
 const tick = () => new Promise((resolve) => setImmediate(resolve));
+/** Polls until the writer has been called `n` times; answers when (performance.now()). */
+async function untilCalls(calls: readonly unknown[], n: number): Promise<number> {
+  while (calls.length < n) await new Promise((resolve) => setTimeout(resolve, 2));
+  return performance.now();
+}
 
 /** A writer whose calls are recorded and finish when the test says so. */
 function recordingWriter() {
@@ -110,7 +115,7 @@ describe('telemetry: group commit of event batches', () => {
     const third = commits.submit(unit('b'));
     await tick();
     expect(calls).toHaveLength(1);
-    while (calls.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    await untilCalls(calls, 2);
     expect(performance.now() - started).toBeGreaterThanOrEqual(35);
     expect(calls[1].unit.scope.projectId).toBe('prj_2');
     expect(commits.inFlight).toBe(2);
@@ -126,24 +131,20 @@ describe('telemetry: group commit of event batches', () => {
   it('while the running statements wait (a stalled commit), one more slot opens spareAfterMs after the newest, up to the slots', async () => {
     const { calls, write } = recordingWriter();
     const commits = new GroupCommit({ ...limits, slots: 3, spareAfterMs: 20 }, write);
-    const until = async (n: number) => {
-      while (calls.length < n) await new Promise((resolve) => setTimeout(resolve, 2));
-      return performance.now();
-    };
     const all = [commits.submit(unit('a'))];
-    const firstAt = await until(1);
+    const firstAt = await untilCalls(calls, 1);
     all.push(commits.submit(unit('b')));
-    const secondAt = await until(2);
+    const secondAt = await untilCalls(calls, 2);
     expect(secondAt - firstAt).toBeGreaterThanOrEqual(15);
     all.push(commits.submit(unit('c')));
-    const thirdAt = await until(3);
+    const thirdAt = await untilCalls(calls, 3);
     expect(thirdAt - secondAt).toBeGreaterThanOrEqual(15);
     all.push(commits.submit(unit('d')));
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(calls).toHaveLength(3);
     expect(commits.queued).toBe(1);
     calls[0].finish();
-    await until(4);
+    await untilCalls(calls, 4);
     for (const call of calls.slice(1)) call.finish();
     await Promise.all(all);
     expect(calls.map((c) => c.unit.rows.rowCount)).toEqual([1, 1, 1, 1]);
