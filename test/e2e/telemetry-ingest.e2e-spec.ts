@@ -275,6 +275,21 @@ describe('telemetry: POST /v1/events (keys, request rules, de-duplication, error
       expect(stored[0]).toMatchObject({ name: 'page.viewed.retry', properties: { attempt: 2 }, deliveries: 2 });
     });
 
+    it('a delivery written after a later one of the same event (its retry overtook it) does not overwrite it, and still counts', async () => {
+      const original = ev({ properties: { attempt: 1 } });
+      expect((await send({ events: [original] })).status).toBe(202);
+      // The retry, received a minute later, written first (on another replica, or in another statement while the original waited on a stall).
+      await t.dataSource.query(
+        `UPDATE events SET received_at_ms = received_at_ms + 60000, name = 'page.viewed.retry', properties = '{"attempt":2}'
+          WHERE project_id = $1 AND event_id = $2`,
+        [p.projectId, original.eventId],
+      );
+      expect((await send({ events: [original] })).body.received).toBe(1);
+      const stored = await rows([original.eventId as string]);
+      expect(stored).toHaveLength(1);
+      expect(stored[0]).toMatchObject({ name: 'page.viewed.retry', properties: { attempt: 2 }, deliveries: 2 });
+    });
+
     it('a clamped event retried a day later still overwrites itself (the partition day follows the client clock)', async () => {
       const skewed = ev({ timestamp: t.clock.nowMs() - 10 * DAY_MS, properties: { attempt: 1 } });
       await send({ events: [skewed] });

@@ -34,7 +34,7 @@ describe('loadConfig', () => {
       sdkVersionEnforcement: false,
       dbPoolSize: 10,
       dbPreparedStatements: true,
-      eventsWriteSlots: 2,
+      eventsWriteSlots: 4,
       keyCacheTtlMs: 5000,
       jwksAllowPrivate: false,
       httpHeadersTimeoutMs: 20_000,

@@ -151,7 +151,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
   const dbPoolSize = integer(env, 'DB_POOL_SIZE', 10, 1, 200);
-  const eventsWriteSlots = integer(env, 'EVENTS_WRITE_SLOTS', Math.min(2, Math.max(1, dbPoolSize - 1)), 1, 200);
+  const eventsWriteSlots = integer(env, 'EVENTS_WRITE_SLOTS', Math.min(4, Math.max(1, dbPoolSize - 1)), 1, 200);
   if (eventsWriteSlots > Math.max(1, dbPoolSize - 1)) {
     throw new ConfigError('EVENTS_WRITE_SLOTS must leave at least one connection of DB_POOL_SIZE to the rest of the API');
   }

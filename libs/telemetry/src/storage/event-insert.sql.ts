@@ -122,17 +122,41 @@ SELECT $1, $2, r.i, DATE '1970-01-01' + r.d, $3, r.n, r.t, r.ct, COALESCE(r.rt, 
   FROM ${RECORD}
  WHERE (SELECT count(*) FROM hints) >= 0`;
 
-/** A retry overwrites its event (and counts one more delivery); a resolved customer is kept while the hints are the same. */
+/** The columns a later delivery of an event overwrites. */
+const DELIVERED_COLUMNS = [
+  'app_id',
+  'name',
+  'timestamp_ms',
+  'client_timestamp_ms',
+  'received_at_ms',
+  'level',
+  'fingerprint',
+  'properties',
+  'tags',
+  'category_tags',
+  'developer_user_id',
+  'anonymous_id',
+  'service_customer_id',
+  'sdk_name',
+  'sdk_version',
+  'context',
+];
+
+/**
+ * The delivery being written was received no earlier than the stored one. A retry can be
+ * written before the original it repeats (both waiting on the same stall, in two statements
+ * or on two replicas); the receive time, not the order of the writes, says which came last.
+ */
+const LATER_DELIVERY = `EXCLUDED.received_at_ms >= e.received_at_ms`;
+
+/**
+ * A retry overwrites its event (and counts one more delivery); an earlier delivery written
+ * after it only counts. A resolved customer is kept while the hints are the same.
+ */
 const UPSERT = `
 ON CONFLICT (project_id, env, event_id, client_day) DO UPDATE SET
-  app_id = EXCLUDED.app_id, name = EXCLUDED.name, timestamp_ms = EXCLUDED.timestamp_ms,
-  client_timestamp_ms = EXCLUDED.client_timestamp_ms, received_at_ms = EXCLUDED.received_at_ms,
-  level = EXCLUDED.level, fingerprint = EXCLUDED.fingerprint, properties = EXCLUDED.properties,
-  tags = EXCLUDED.tags, category_tags = EXCLUDED.category_tags,
-  developer_user_id = EXCLUDED.developer_user_id, anonymous_id = EXCLUDED.anonymous_id,
-  service_customer_id = EXCLUDED.service_customer_id, sdk_name = EXCLUDED.sdk_name, sdk_version = EXCLUDED.sdk_version,
-  context = EXCLUDED.context,
-  customer_id = CASE WHEN ${SAME_HINTS} THEN e.customer_id ELSE NULL END,
+  ${DELIVERED_COLUMNS.map((c) => `${c} = CASE WHEN ${LATER_DELIVERY} THEN EXCLUDED.${c} ELSE e.${c} END`).join(',\n  ')},
+  customer_id = CASE WHEN NOT (${LATER_DELIVERY}) OR ${SAME_HINTS} THEN e.customer_id ELSE NULL END,
   deliveries = LEAST(e.deliveries + 1, 32767)`;
 
 /**
