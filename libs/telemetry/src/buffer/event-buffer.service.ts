@@ -128,6 +128,9 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
           name: `${this.config.serviceName}-events-buffer`,
           maxReconnectAttempts: -1,
           reconnectTimeWait: RECONNECT_WAIT_MS,
+          // Otherwise every append builds an Error (with its stack) in advance, in case it
+          // times out: 4 % of the buffered server's CPU in a profile. Failures are logged by message.
+          noAsyncTraces: true,
         });
         if (this.stopped) {
           await connection.close();
