@@ -39,7 +39,9 @@ describe('PooledPgClient', () => {
 
   it('leaves the callback form to pg', async () => {
     const client = await connected(5_000);
-    const rows = await new Promise((resolve, reject) => client.query('SELECT 2 AS two', (err, res) => (err ? reject(err) : resolve(res.rows))));
+    const rows = await new Promise((resolve, reject) =>
+      client.query('SELECT 2 AS two', (err: Error | null, res: pg.QueryResult) => (err ? reject(err) : resolve(res.rows))),
+    );
     expect(rows).toEqual([{ two: 2 }]);
   });
 
