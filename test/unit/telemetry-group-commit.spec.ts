@@ -96,9 +96,8 @@ describe('telemetry: group commit of event batches', () => {
     expect(calls.map((c) => c.unit.rows.rowCount)).toEqual([2, 1]);
     expect(commits.inFlight).toBe(2);
     calls[0].finish();
-    // The second statement now runs alone, so the third waits for it to stall (twice the first's duration).
-    await untilCalls(calls, 3);
-    expect(commits.inFlight).toBe(2);
+    await tick();
+    expect(calls).toHaveLength(3);
     calls[1].finish();
     calls[2].finish();
     await Promise.all(all);
@@ -149,47 +148,6 @@ describe('telemetry: group commit of event batches', () => {
     for (const call of calls.slice(1)) call.finish();
     await Promise.all(all);
     expect(calls.map((c) => c.unit.rows.rowCount)).toEqual([1, 1, 1, 1]);
-  });
-
-  it('a statement running as long as the typical one does not open a spare; one running twice as long does', async () => {
-    const { calls, write } = recordingWriter();
-    const commits = new GroupCommit({ ...limits, slots: 2, spareAfterMs: 5 }, write);
-    for (const id of ['a', 'b', 'c']) {
-      const submitted = commits.submit(unit(id));
-      await untilCalls(calls, calls.length + 1);
-      await new Promise((resolve) => setTimeout(resolve, 40));
-      calls[calls.length - 1].finish();
-      await submitted;
-    }
-    const before = calls.length;
-    const running = commits.submit(unit('d'));
-    const startedAt = await untilCalls(calls, before + 1);
-    const spare = commits.submit(unit('x', 'prj_2'));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(calls).toHaveLength(before + 1);
-    const spareAt = await untilCalls(calls, before + 2);
-    expect(spareAt - startedAt).toBeGreaterThanOrEqual(70);
-    calls[before].finish();
-    calls[before + 1].finish();
-    await Promise.all([running, spare]);
-  });
-
-  it('a full statement of waiting batches opens a spare slot at once', async () => {
-    const { calls, write } = recordingWriter();
-    const commits = new GroupCommit({ ...limits, slots: 2, spareAfterMs: 10_000, maxUnits: 2 }, write);
-    const first = commits.submit(unit('a'));
-    await tick();
-    const one = commits.submit(unit('x', 'prj_2'));
-    await tick();
-    expect(calls).toHaveLength(1);
-    const two = commits.submit(unit('y', 'prj_2'));
-    await tick();
-    expect(calls).toHaveLength(2);
-    expect(calls[1].unit.rows.rowCount).toBe(2);
-    expect(commits.queued).toBe(0);
-    calls[0].finish();
-    calls[1].finish();
-    await Promise.all([first, one, two]);
   });
 
   it('a statement holds at most maxUnits batches and maxRows rows, in the order they came', async () => {

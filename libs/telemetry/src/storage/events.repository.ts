@@ -17,11 +17,10 @@ export type { BatchWriteMeta } from './group-commit.js';
 const MERGE_BATCHES = 50;
 const MERGE_ROWS = 5000;
 /**
- * A second write slot opens once the running statement has taken this long (and twice the
- * typical statement). A statement of a few batches takes a few milliseconds; one slot at a
- * time gives the largest groups (on the bench machine about a tenth less PostgreSQL CPU per
- * batch than two, docs/performance.md), and a statement held on a lock does not hold the
- * replica's ingestion with it.
+ * A second write slot opens once the running statement has taken this long. A statement of
+ * a few batches takes a few milliseconds; one slot at a time gives the largest groups (on the
+ * bench machine about a tenth less PostgreSQL CPU per batch than two, docs/performance.md),
+ * and a statement held on a lock does not hold the replica's ingestion with it.
  */
 const SPARE_SLOT_AFTER_MS = 25;
 

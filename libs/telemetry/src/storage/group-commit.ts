@@ -19,11 +19,9 @@ export interface GroupCommitLimits {
   /** Statements at once: caps the share of the connection pool ingestion can take. */
   slots: number;
   /**
-   * A slot beyond the first opens only once every running statement has run this long, and
-   * twice as long as statements have typically taken: a statement running as usual is waited
-   * for, so that what arrives meanwhile shares the next one; a stalled one (a lock wait, a
-   * slow commit) does not hold the others back. A slot also opens at once when a full
-   * statement's worth of batches waits.
+   * A slot beyond the first opens only once every running statement has run this long: a
+   * quick statement is waited for, so that what arrives meanwhile shares the next one; a
+   * slow one (a lock wait, a large group) does not hold the others back.
    */
   spareAfterMs: number;
   /** At most this many waiting units, and rows, go into one statement. */
@@ -38,14 +36,9 @@ interface Waiting {
   reject: (err: unknown) => void;
 }
 
-/** A running statement is stalled once it has taken this many times the typical statement. */
-const STALLED_AFTER_TYPICAL = 2;
-/** Weight of the latest statement in the typical duration (a moving average). */
-const TYPICAL_WEIGHT = 0.1;
-
 /**
  * Group commit for event batches. At most `slots` statements run at once (the second and
- * later only once the running ones have stalled, see GroupCommitLimits.spareAfterMs); batches that arrive while no
+ * later only once the running ones have taken `spareAfterMs`); batches that arrive while no
  * slot is open wait, and the next open slot takes the oldest with every other waiting batch
  * of the same tenant, app and SDK into one statement. Each caller is
  * answered after the commit of the statement that held its rows. An idle service writes a
@@ -61,9 +54,6 @@ export class GroupCommit {
   private readonly waiting: Waiting[] = [];
   /** Start times (performance.now()) of the running statements, oldest first. */
   private readonly running: number[] = [];
-  private waitingRows = 0;
-  /** Moving average of the statements' durations; 0 until one has finished. */
-  private typicalMs = 0;
   private scheduled = false;
   private spareTimer: NodeJS.Timeout | undefined;
 
@@ -77,7 +67,6 @@ export class GroupCommit {
   submit(unit: WriteUnit): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ unit, key: groupKey(unit), resolve, reject });
-      this.waitingRows += unit.rows.rowCount;
       this.schedule();
     });
   }
@@ -107,23 +96,16 @@ export class GroupCommit {
       this.running.push(startedAt);
       void this.commit(group).finally(() => {
         this.running.splice(this.running.indexOf(startedAt), 1);
-        const tookMs = performance.now() - startedAt;
-        this.typicalMs = this.typicalMs === 0 ? tookMs : this.typicalMs + (tookMs - this.typicalMs) * TYPICAL_WEIGHT;
         this.schedule();
       });
     }
   }
 
-  /**
-   * The first slot is always open; another when a full statement waits, or once the newest
-   * running statement has stalled (checked again then).
-   */
+  /** The first slot is always open; another once the newest running statement has run spareAfterMs (checked again then). */
   private slotOpen(): boolean {
     if (this.running.length === 0) return true;
     if (this.running.length >= this.limits.slots) return false;
-    if (this.waiting.length >= this.limits.maxUnits || this.waitingRows >= this.limits.maxRows) return true;
-    const stalledAfterMs = Math.max(this.limits.spareAfterMs, STALLED_AFTER_TYPICAL * this.typicalMs);
-    const wait = this.running[this.running.length - 1] + stalledAfterMs - performance.now();
+    const wait = this.running[this.running.length - 1] + this.limits.spareAfterMs - performance.now();
     if (wait <= 0) return true;
     if (!this.spareTimer) {
       this.spareTimer = setTimeout(() => {
@@ -155,7 +137,6 @@ export class GroupCommit {
       rest.push(next);
     }
     this.waiting.splice(0, this.waiting.length, ...rest);
-    this.waitingRows -= rows;
     return group;
   }
 
