@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import {
   API_ENTRY,
   ROOT,
-  adminQuery,
+  createScratchDatabase,
   apiEnv,
   apiNodeArgs,
   cpuSeconds,
@@ -35,7 +35,6 @@ import {
   startNode,
   stop,
   waitForHttp,
-  withDatabase,
 } from './lib/common.mjs';
 import { closedLoop, mintWebApp, readRoutes, seedReaders, selectRoutes } from './lib/read-routes.mjs';
 
@@ -68,10 +67,9 @@ const quantile = (values, q) => {
 };
 
 async function main() {
-  const dbName = `bench_ab_${Date.now().toString(36)}_${process.pid}`;
-  await adminQuery(adminUrl, `CREATE DATABASE "${dbName}"`);
+  const db = await createScratchDatabase(adminUrl, 'ab');
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
-  const dbUrl = withDatabase(adminUrl, dbName);
+  const dbUrl = db.url;
   const servers = [];
   try {
     for (const [name, entry, cwd] of [
@@ -113,7 +111,7 @@ async function main() {
     }
   } finally {
     for (const { server } of servers) await stop(server);
-    await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await db.drop();
   }
 }
 

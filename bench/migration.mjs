@@ -21,7 +21,7 @@ import {
   apiEnv,
   apiNodeArgs,
   freePort,
-  adminQuery,
+  createScratchDatabase,
   stop,
   waitForHttp,
   call,
@@ -88,18 +88,8 @@ async function phase(label, url, key, bodies) {
 }
 
 async function main() {
-  const dbName = `bench_mig_${Date.now().toString(36)}_${process.pid}`;
-  const parsed = new URL(adminUrl);
-  parsed.pathname = `/${dbName}`;
-  let benchUrl = parsed.toString();
-  let created = false;
-  try {
-    await adminQuery(adminUrl, `CREATE DATABASE "${dbName}"`);
-    created = true;
-  } catch (err) {
-    log(`bench: cannot create a scratch database (${err.message}); using DATABASE_URL itself`);
-    benchUrl = adminUrl;
-  }
+  const db = await createScratchDatabase(adminUrl, 'mig');
+  const benchUrl = db.url;
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   try {
     const port = await freePort();
@@ -132,7 +122,7 @@ async function main() {
       await stop(api);
     }
   } finally {
-    if (created && !process.env.BENCH_KEEP_DB) await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch(() => undefined);
+    await db.drop();
   }
 }
 

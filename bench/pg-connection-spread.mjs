@@ -12,10 +12,9 @@
 // Environment: DATABASE_URL (required), SPREAD_POOLS (2,4,10), SPREAD_WORK_US (0,500),
 // SPREAD_REQUESTS (15000 per run), SPREAD_CONCURRENCY (16), SPREAD_ROUNDS (2; each round
 // runs every combination, the second in reverse order).
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { adminQuery, growthOverPids, perPostgresProcess, postgresCpu, withClient, withDatabase } from './lib/common.mjs';
+import { createScratchDatabase, growthOverPids, perPostgresProcess, postgresCpu, withClient } from './lib/common.mjs';
 
 const list = (name, fallback) => (process.env[name] ?? fallback).split(',').map(Number);
 const POOLS = list('SPREAD_POOLS', '2,4,10');
@@ -109,9 +108,7 @@ async function run(url, poolSize, workUs) {
   };
 }
 
-const database = `bench_spread_${randomBytes(4).toString('hex')}`;
-const url = withDatabase(adminUrl, database);
-await adminQuery(adminUrl, `CREATE DATABASE ${database}`);
+const { url, drop } = await createScratchDatabase(adminUrl, 'spread');
 try {
   await seed(url);
   const combos = POOLS.flatMap((poolSize) => WORK_US.map((workUs) => ({ poolSize, workUs, runs: [] })));
@@ -136,5 +133,5 @@ try {
     );
   }
 } finally {
-  await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await drop();
 }

@@ -25,7 +25,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
-import { ROOT, adminQuery, cpuSeconds, requireDatabaseAndBuild, sh, withDatabase } from './lib/common.mjs';
+import { ROOT, createScratchDatabase, cpuSeconds, requireDatabaseAndBuild, sh } from './lib/common.mjs';
 import { EVENTS_PER_BATCH, bodySource } from './lib/event-bodies.mjs';
 import { validateEvents } from '../dist/libs/telemetry/src/ingest/event-batch.validator.js';
 import { concatEncodedRows, encodeBatch, insertStatementOf } from '../dist/libs/telemetry/src/storage/event-insert.sql.js';
@@ -132,10 +132,8 @@ async function main() {
   const variants = [];
   try {
     for (const name of names) {
-      const database = `bench_replay_${name.replace(/-/g, '_')}_${Date.now().toString(36)}`;
-      await adminQuery(adminUrl, `CREATE DATABASE "${database}"`);
-      const url = withDatabase(adminUrl, database);
-      const variant = { name, database, rounds: [] };
+      const { url, drop } = await createScratchDatabase(adminUrl, `replay_${name.replace(/-/g, '_')}`);
+      const variant = { name, drop, rounds: [] };
       variants.push(variant);
       await migrate(url);
       variant.client = new pg.Client({ connectionString: url });
@@ -171,7 +169,7 @@ async function main() {
   } finally {
     for (const v of variants) {
       await v.client?.end().catch(() => {});
-      if (!process.env.BENCH_KEEP_DB) await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${v.database}"`).catch(() => {});
+      await v.drop();
     }
   }
 }

@@ -21,7 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   API_ENTRY,
-  adminQuery,
+  createScratchDatabase,
   apiEnv,
   apiNodeArgs,
   cpuSeconds,
@@ -31,7 +31,6 @@ import {
   startNode,
   stop,
   waitForHttp,
-  withDatabase,
 } from './lib/common.mjs';
 import { ORIGIN, closedLoop, mintWebApp, readRoutes, seedReaders, selectRoutes } from './lib/read-routes.mjs';
 
@@ -61,13 +60,12 @@ function collectGcLines(child, startedAt) {
 }
 
 async function main() {
-  const dbName = `bench_promotion_${Date.now().toString(36)}_${process.pid}`;
-  await adminQuery(adminUrl, `CREATE DATABASE "${dbName}"`);
+  const db = await createScratchDatabase(adminUrl, 'promotion');
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   const port = await freePort();
   const startedAt = Date.now();
   const nodeArgs = `${apiNodeArgs()} --trace-gc-nvp`;
-  const server = startNode('api', API_ENTRY, { ...apiEnv(withDatabase(adminUrl, dbName), port, operatorToken), METRICS_PORT: '0' }, nodeArgs);
+  const server = startNode('api', API_ENTRY, { ...apiEnv(db.url, port, operatorToken), METRICS_PORT: '0' }, nodeArgs);
   const collections = collectGcLines(server.child, startedAt);
   try {
     const base = `http://127.0.0.1:${port}`;
@@ -107,7 +105,7 @@ async function main() {
     }
   } finally {
     await stop(server);
-    await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await db.drop();
   }
 }
 

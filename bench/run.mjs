@@ -72,9 +72,8 @@ import {
   API_ENTRY as apiEntry,
   ROOT as root,
   freePort,
-  adminQuery,
+  createScratchDatabase,
   stop,
-  withDatabase,
   waitForHttp,
   killChildren,
   withClient,
@@ -377,11 +376,9 @@ const check = (ok) => (ok ? 'ok  ' : 'MISS');
 // ---- the servers ----------------------------------------------------------------------------
 
 async function scratchDatabase(label) {
-  const dbName = `bench_${label}_${Date.now().toString(36)}_${process.pid}`;
-  await adminQuery(adminUrl, `CREATE DATABASE "${dbName}"`);
-  const url = withDatabase(adminUrl, dbName);
-  scratchUrls.add(url);
-  return { name: dbName, url };
+  const db = await createScratchDatabase(adminUrl, label);
+  scratchUrls.add(db.url);
+  return db;
 }
 
 /**
@@ -926,8 +923,7 @@ async function main() {
   } finally {
     for (const proc of procs.reverse()) await stop(proc);
     await buffer?.close();
-    if (!process.env.BENCH_KEEP_DB)
-      for (const db of databases) await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${db.name}" WITH (FORCE)`).catch(() => undefined);
+    for (const db of databases) await db.drop();
   }
 }
 

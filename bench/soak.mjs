@@ -10,7 +10,7 @@
 //
 // Figures of a 10-minute run are in docs/performance.md ("Soak").
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import { createScratchDatabase } from './lib/common.mjs';
 import { ORIGIN, cleanup, log, migrate, onCleanup, operator, preflight, request, sample, scrape, sleep, startApi } from './faults/lib.mjs';
 
 function durationMs(text) {
@@ -53,20 +53,8 @@ async function memory(metricsPort) {
 
 async function main() {
   preflight();
-  const database = `soak_${Date.now().toString(36)}_${process.pid}`;
-  const url = new URL(adminUrl);
-  url.pathname = `/${database}`;
-  const databaseUrl = url.toString();
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${database}"`);
-  await admin.end();
-  onCleanup(async () => {
-    const c = new pg.Client({ connectionString: adminUrl });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch(() => undefined);
-    await c.end();
-  });
+  const { url: databaseUrl, drop } = await createScratchDatabase(adminUrl, 'soak');
+  onCleanup(drop);
   await migrate(databaseUrl);
   const api = await startApi({ DATABASE_URL: databaseUrl, REDIS_URL: process.env.REDIS_URL, NODE_ENV: 'production', SHUTDOWN_DELAY_MS: '0' });
   onCleanup(() => api.child.kill('SIGTERM'));

@@ -22,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
-import { API_ENTRY as apiEntry, ROOT as root, apiEnv, apiNodeArgs, freePort, adminQuery, withDatabase, call, requireDatabaseAndBuild } from './lib/common.mjs';
+import { API_ENTRY as apiEntry, ROOT as root, apiEnv, apiNodeArgs, freePort, createScratchDatabase, call, requireDatabaseAndBuild } from './lib/common.mjs';
 
 const adminUrl = requireDatabaseAndBuild('node bench/sourcemaps-upload.mjs');
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
@@ -121,13 +121,12 @@ async function measure(apiBase, key, pid, label, body, expectStatus = 200) {
 }
 
 async function main() {
-  const dbName = `bench_sm_${Date.now().toString(36)}_${process.pid}`;
-  await adminQuery(adminUrl, `CREATE DATABASE "${dbName}"`);
+  const scratch = await createScratchDatabase(adminUrl, 'sm');
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   const port = await freePort();
   const child = spawn(process.execPath, [...apiNodeArgs().split(' ').filter(Boolean), apiEntry], {
     cwd: root,
-    env: { ...process.env, ...apiEnv(withDatabase(adminUrl, dbName), port, operatorToken) },
+    env: { ...process.env, ...apiEnv(scratch.url, port, operatorToken) },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const apiBase = `http://127.0.0.1:${port}`;
@@ -184,7 +183,7 @@ async function main() {
           .padStart(14)}  ${(row.ms / 1000).toFixed(2).padStart(6)}`,
       );
     }
-    const db = new pg.Client({ connectionString: withDatabase(adminUrl, dbName) });
+    const db = new pg.Client({ connectionString: scratch.url });
     await db.connect();
     const stored = await db.query(`SELECT pg_size_pretty(sum(size_bytes)) AS decoded, pg_size_pretty(sum(octet_length(body))) AS compressed FROM source_maps`);
     await db.end();
@@ -194,7 +193,7 @@ async function main() {
     stopping = true;
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
-    if (process.env.BENCH_KEEP_DB !== '1') await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await scratch.drop();
   }
 }
 

@@ -139,6 +139,20 @@ export async function stop(proc) {
   clearTimeout(timer);
 }
 
+/**
+ * A new database `bench_<label>_<time>_<pid>` on the server of `adminUrl`: its name, its URL
+ * and drop() (forced, failures ignored; the database is kept when BENCH_KEEP_DB is set).
+ */
+export async function createScratchDatabase(adminUrl, label) {
+  const name = `bench_${label}_${Date.now().toString(36)}_${process.pid}`;
+  await adminQuery(adminUrl, `CREATE DATABASE "${name}"`);
+  const drop = async () => {
+    if (process.env.BENCH_KEEP_DB && process.env.BENCH_KEEP_DB !== '0') return;
+    await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+  };
+  return { name, url: withDatabase(adminUrl, name), drop };
+}
+
 /** `url` with its database replaced by `database`. */
 export function withDatabase(url, database) {
   const parsed = new URL(url);
