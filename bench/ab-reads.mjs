@@ -69,7 +69,6 @@ const quantile = (values, q) => {
 async function main() {
   const db = await createScratchDatabase(adminUrl, 'ab');
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
-  const dbUrl = db.url;
   const servers = [];
   try {
     for (const [name, entry, cwd] of [
@@ -77,7 +76,7 @@ async function main() {
       ['other', OTHER_ENTRY, OTHER],
     ]) {
       const port = await freePort();
-      const server = startNode(name, entry, { ...apiEnv(dbUrl, port, operatorToken), METRICS_PORT: '0' }, apiNodeArgs(), cwd);
+      const server = startNode(name, entry, { ...apiEnv(db.url, port, operatorToken), METRICS_PORT: '0' }, apiNodeArgs(), cwd);
       await waitForHttp(server, `http://127.0.0.1:${port}/v1/healthz`);
       servers.push({ name, port, server });
     }

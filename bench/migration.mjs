@@ -89,11 +89,10 @@ async function phase(label, url, key, bodies) {
 
 async function main() {
   const db = await createScratchDatabase(adminUrl, 'mig');
-  const benchUrl = db.url;
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   try {
     const port = await freePort();
-    const api = startNode('api', API_ENTRY, apiEnv(benchUrl, port, operatorToken), apiNodeArgs());
+    const api = startNode('api', API_ENTRY, apiEnv(db.url, port, operatorToken), apiNodeArgs());
     const base = `http://127.0.0.1:${port}`;
     try {
       await waitForHttp(api, `${base}/v1/healthz`);

@@ -227,8 +227,8 @@ function truncate(benchUrl) {
   });
 }
 
-/** Every scratch database of this run (scratchDatabase), for quietStart. */
-const scratchUrls = new Set();
+/** Every scratch database of this run (scratchDatabase): settled by quietStart, dropped at the end. */
+const scratchDatabases = [];
 
 /**
  * Before each measured ingestion run on emptied tables: the other scratch databases vacuumed,
@@ -241,7 +241,7 @@ const scratchUrls = new Set();
  * window. `sync` makes that commit now (docs/performance.md, "Twenty-first session").
  */
 async function quietStart(server) {
-  for (const url of scratchUrls) if (url !== server.dbUrl) await settle(url);
+  for (const { url } of scratchDatabases) if (url !== server.dbUrl) await settle(url);
   await truncate(server.dbUrl);
   await sh('sync', [], root).catch(() => undefined);
 }
@@ -377,7 +377,7 @@ const check = (ok) => (ok ? 'ok  ' : 'MISS');
 
 async function scratchDatabase(label) {
   const db = await createScratchDatabase(adminUrl, label);
-  scratchUrls.add(db.url);
+  scratchDatabases.push(db);
   return db;
 }
 
@@ -708,7 +708,6 @@ async function preload(api) {
 // ---- main -----------------------------------------------------------------------------------
 
 async function main() {
-  const databases = [];
   const procs = [];
   let buffer = null;
   try {
@@ -721,9 +720,7 @@ async function main() {
     const ref = await referenceBuild();
 
     const apiDb = await scratchDatabase('api');
-    databases.push(apiDb);
     const refDb = await scratchDatabase('ref');
-    databases.push(refDb);
     const api = await startApi('api', apiEntry, root, apiDb.url, { nodeArgs: apiNodeArgs, withSecret: true });
     procs.push(api.proc);
     const refApi = await startApi(`ref ${REF_COMMIT}`, ref.entry, ref.dir, refDb.url, { nodeArgs: process.env.BENCH_REF_NODE_ARGS });
@@ -732,7 +729,6 @@ async function main() {
     let bufferedApi;
     if (buffer) {
       const bufferedDb = await scratchDatabase('buffered');
-      databases.push(bufferedDb);
       bufferedApi = await startApi('buffered', apiEntry, root, bufferedDb.url, {
         nodeArgs: apiNodeArgs,
         env: { EVENTS_BUFFER_URL: NATS_URL, EVENTS_BUFFER_STREAM: buffer.stream },
@@ -923,7 +919,7 @@ async function main() {
   } finally {
     for (const proc of procs.reverse()) await stop(proc);
     await buffer?.close();
-    for (const db of databases) await db.drop();
+    for (const db of scratchDatabases) await db.drop();
   }
 }
 
