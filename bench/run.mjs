@@ -86,7 +86,7 @@ import {
   samplePostgresCpu,
 } from './lib/common.mjs';
 import { ORIGIN, mintWebApp, readRoutes, seedReaders, selectRoutes } from './lib/read-routes.mjs';
-import { pacedLoad, plannedRequests } from './lib/paced-load.mjs';
+import { cpuSteal, pacedLoad, plannedRequests, stealPercent } from './lib/paced-load.mjs';
 import { EVENTS_PER_BATCH, bodySource } from './lib/event-bodies.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
@@ -179,7 +179,17 @@ async function paced({ url, headers, connections, duration, rate, next, perReque
 /** The load generator's own stalls and the machine's pressure stall time in a paced run's measured window, for its log line. */
 const generatorLine = ({ generator: g }) =>
   `load generator: loop delay max ${g.loopDelayMax} ms (p99 ${g.loopDelayP99}), GC max ${g.gcMax} ms (${g.gcTotal} ms in all)` +
-  (g.machine ? `; machine stalled on I/O ${g.machine.ioSome} ms (all tasks ${g.machine.ioFull} ms), waiting for a CPU ${g.machine.cpuSome} ms` : '');
+  (g.machine ? `; machine stalled on I/O ${g.machine.ioSome} ms (all tasks ${g.machine.ioFull} ms), waiting for a CPU ${g.machine.cpuSome} ms` : '') +
+  (g.machine?.stolen != null ? `, CPU stolen by the host ${stealPercent(g.machine.stolen)}` : '');
+
+/**
+ * The largest share of the CPU the host took (steal) in the windows a goal was measured in
+ * (closed-loop results carry `stolen`, paced ones `generator.machine.stolen`), for its line.
+ */
+function stealNote(...windows) {
+  const shares = windows.map((w) => w?.stolen ?? w?.generator?.machine?.stolen).filter((v) => typeof v === 'number');
+  return shares.length === 0 ? '' : `; CPU steal in its windows up to ${stealPercent(Math.max(...shares))}`;
+}
 
 function summarise(result) {
   const ok = result['2xx'];
@@ -194,8 +204,13 @@ function summarise(result) {
   };
 }
 
-/** Runs `work`; answers its value with the CPU seconds the server process and the local postgres processes used meanwhile (sampled: an autovacuum worker that exits meanwhile counts too; null where /proc is missing). */
+/**
+ * Runs `work`; answers its value with the CPU seconds the server process and the local postgres
+ * processes used meanwhile (sampled: an autovacuum worker that exits meanwhile counts too; null
+ * where /proc is missing) and the share of the machine's CPU the host took meanwhile (`stolen`).
+ */
 async function withCpu(pid, work, natsPid) {
+  const steal = cpuSteal();
   const server0 = cpuSeconds(pid);
   const postgres = samplePostgresCpu();
   const nats0 = natsPid ? cpuSeconds(natsPid) : null;
@@ -203,6 +218,7 @@ async function withCpu(pid, work, natsPid) {
   const server1 = cpuSeconds(pid);
   const nats1 = natsPid ? cpuSeconds(natsPid) : null;
   const { seconds: postgresSeconds, byKind } = postgres.stop();
+  const stolen = steal.stop();
   if (process.env.BENCH_DEBUG && postgresSeconds !== null)
     log(
       `    postgres CPU by process: ${[...byKind]
@@ -215,6 +231,7 @@ async function withCpu(pid, work, natsPid) {
     serverSeconds: server0 === null || server1 === null ? null : server1 - server0,
     postgresSeconds,
     natsSeconds: nats0 === null || nats1 === null ? null : nats1 - nats0,
+    stolen,
   };
 }
 
@@ -295,6 +312,7 @@ async function saturate(server, { keepData = false } = {}) {
     serverSeconds,
     postgresSeconds,
     natsSeconds,
+    stolen,
   } = await withCpu(
     server.pid,
     async () => {
@@ -310,6 +328,7 @@ async function saturate(server, { keepData = false } = {}) {
   const selfCpu = process.cpuUsage(selfBefore);
   const dbAfter = await databaseStats(server.dbUrl);
   const result = summarise(run);
+  result.stolen = stolen;
   // Transactions and rows written in the server's database per acknowledged batch (the API and the baseline share one database, used in turn).
   result.commitsPerBatch = Math.round(((dbAfter.xact_commit - dbBefore.xact_commit) / Math.max(1, run['2xx'])) * 100) / 100;
   result.tuplesPerBatch = Math.round((dbAfter.tuples - dbBefore.tuples) / Math.max(1, run['2xx']));
@@ -336,7 +355,8 @@ async function saturate(server, { keepData = false } = {}) {
     `  ${server.label.padEnd(9)} saturation ${String(result.eventsPerSecond).padStart(6)} events/s (${result.batchesPerSecond} batches/s), p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
       `non-2xx ${result.non2xx}, errors ${result.errors}; CPU/batch: server ${result.cpuMsPerBatch ?? '?'} ms, postgres (all local) ${result.pgCpuMsPerBatch ?? '?'} ms, load generator ${result.driverCpuMsPerBatch} ms; ` +
       `per batch in its database: ${result.commitsPerBatch} commits, ${result.tuplesPerBatch} rows written; WAL ${result.walKbPerBatch ?? '?'} KB (${result.fpiPerBatch ?? '?'} full-page images); ` +
-      `${result.blocksReadPerBatch} pages read from outside shared_buffers, ${result.backendWritesPerBatch ?? '?'} buffers written by backends`,
+      `${result.blocksReadPerBatch} pages read from outside shared_buffers, ${result.backendWritesPerBatch ?? '?'} buffers written by backends` +
+      (stolen === null ? '' : `; CPU stolen by the host ${stealPercent(stolen)}`),
   );
   return result;
 }
@@ -568,8 +588,10 @@ async function saturateRead(target, next) {
     value: run,
     serverSeconds,
     postgresSeconds,
+    stolen,
   } = await withCpu(target.pid, () => drive({ url: target.url, headers: target.headers, connections: READ_CONNECTIONS, duration: READ_DURATION, next }));
   const result = summariseRead(run);
+  result.stolen = stolen;
   result.cpuMs = cpuMsPerRequest(serverSeconds, result.rps * READ_DURATION);
   result.pgCpuMs = cpuMsPerRequest(postgresSeconds, result.rps * READ_DURATION);
   return result;
@@ -586,6 +608,7 @@ function meanOfReads(runs) {
     p99: avg((r) => r.p99, 1),
     cpuMs: avg((r) => r.cpuMs, 3),
     pgCpuMs: avg((r) => r.pgCpuMs, 3),
+    stolen: runs.some((r) => r.stolen === null) ? null : Math.max(...runs.map((r) => r.stolen)),
     non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
     errors: runs.reduce((a, r) => a + r.errors, 0),
   };
@@ -877,27 +900,27 @@ async function main() {
     log('Goals (issue 17), each a ratio or a latency measured in this run:');
     if (PHASES.has('ingest'))
       log(
-        `  ${check(ratio >= 1.5)} 1. ingestion    ${ratio.toFixed(2)}x ${REF_COMMIT} (${apiEvents} vs ${refEvents} events/s, mean of ${ROUNDS}; goal >= 1.5x); bare baseline ${baseEvents} events/s (api/baseline ${(apiEvents / Math.max(1, baseEvents)).toFixed(2)})`,
+        `  ${check(ratio >= 1.5)} 1. ingestion    ${ratio.toFixed(2)}x ${REF_COMMIT} (${apiEvents} vs ${refEvents} events/s, mean of ${ROUNDS}; goal >= 1.5x); bare baseline ${baseEvents} events/s (api/baseline ${(apiEvents / Math.max(1, baseEvents)).toFixed(2)})${stealNote(...saturation.api, ...saturation.ref)}`,
       );
     if (PHASES.has('ingest') && bufferedApi)
       log(
         `  ${check(bufferedEvents / Math.max(1, refEvents) >= 1.5)} 1. ingestion, buffered ${(bufferedEvents / Math.max(1, refEvents)).toFixed(2)}x ${REF_COMMIT} by acknowledgements (${bufferedEvents} events/s); ` +
-          `stored ${bufferedStored} events/s counting until the last commit (${(bufferedStored / Math.max(1, refEvents)).toFixed(2)}x)`,
+          `stored ${bufferedStored} events/s counting until the last commit (${(bufferedStored / Math.max(1, refEvents)).toFixed(2)}x)${stealNote(...saturation.buffered, ...saturation.ref)}`,
       );
     if (PHASES.has('latency'))
       log(
-        `  ${check(target.api.p99 < 50)} 2. ack p99     ${target.api.p99} ms at ${latencyRate * EVENTS_PER_BATCH} events/s = 70 % of the baseline (p50 ${target.api.p50} ms; goal < 50 ms); ref ${target.ref.p99} ms, baseline ${target.baseline.p99} ms`,
+        `  ${check(target.api.p99 < 50)} 2. ack p99     ${target.api.p99} ms at ${latencyRate * EVENTS_PER_BATCH} events/s = 70 % of the baseline (p50 ${target.api.p50} ms; goal < 50 ms); ref ${target.ref.p99} ms, baseline ${target.baseline.p99} ms${stealNote(target.api)}`,
       );
     for (const r of PHASES.has('reads') ? readResults : [])
       log(
-        `  ${check(r.ratio >= 0.5 && r.paced.p99 < 10)} 3. ${r.name.padEnd(34)} ratio ${r.ratio.toFixed(2)} (goal >= 0.5), p99 ${r.paced.p99} ms at ${r.rate} req/s (goal < 10 ms; bare ${r.barePaced.p99} ms); ratio ${r.preparedRatio.toFixed(2)} to a bare baseline that prepares too`,
+        `  ${check(r.ratio >= 0.5 && r.paced.p99 < 10)} 3. ${r.name.padEnd(34)} ratio ${r.ratio.toFixed(2)} (goal >= 0.5), p99 ${r.paced.p99} ms at ${r.rate} req/s (goal < 10 ms; bare ${r.barePaced.p99} ms); ratio ${r.preparedRatio.toFixed(2)} to a bare baseline that prepares too${stealNote(r.api, r.bare, r.paced, r.barePaced)}`,
       );
     if (PHASES.has('scale')) {
       const emptyP99 = emptyScaleRead.p99;
       const scaleIngestRatio = scaledIngest.eventsPerSecond / Math.max(1, apiEvents);
       if (PHASES.has('ingest'))
         log(
-          `  ${check(scaleIngestRatio >= 0.8)} 4. scale ingest ${scaledIngest.eventsPerSecond} events/s with data vs ${apiEvents} empty (${scaleIngestRatio.toFixed(2)}; goal >= 0.80)`,
+          `  ${check(scaleIngestRatio >= 0.8)} 4. scale ingest ${scaledIngest.eventsPerSecond} events/s with data vs ${apiEvents} empty (${scaleIngestRatio.toFixed(2)}; goal >= 0.80)${stealNote(scaledIngest, ...saturation.api)}`,
         );
       else log(`  n/a  4. scale ingest ${scaledIngest.eventsPerSecond} events/s with data (the empty-database figure comes from the ingest phase, not run)`);
       log(
@@ -905,12 +928,12 @@ async function main() {
           (PHASES.has('ingest') ? ` (${(afterCheckpointIngest.eventsPerSecond / Math.max(1, apiEvents)).toFixed(2)} of empty)` : ''),
       );
       log(
-        `  ${check(scaledRead.p99 <= Math.max(emptyP99 * 1.25, emptyP99 + 1))} 4. scale read   p99 ${scaledRead.p99} ms with data vs ${emptyP99} ms empty at ${scaleReadRate} req/s (goal: <= 1.25x or +1 ms)`,
+        `  ${check(scaledRead.p99 <= Math.max(emptyP99 * 1.25, emptyP99 + 1))} 4. scale read   p99 ${scaledRead.p99} ms with data vs ${emptyP99} ms empty at ${scaleReadRate} req/s (goal: <= 1.25x or +1 ms)${stealNote(scaledRead, emptyScaleRead)}`,
       );
     }
     if (PHASES.has('latency') && bufferedApi)
       log(
-        `  ${check(target.buffered.p99 < 50)} 2. ack p99, buffered ${target.buffered.p99} ms at ${latencyRate * EVENTS_PER_BATCH} events/s (p50 ${target.buffered.p50} ms; goal < 50 ms)`,
+        `  ${check(target.buffered.p99 < 50)} 2. ack p99, buffered ${target.buffered.p99} ms at ${latencyRate * EVENTS_PER_BATCH} events/s (p50 ${target.buffered.p50} ms; goal < 50 ms)${stealNote(target.buffered)}`,
       );
     log(
       `  non-2xx/errors: api ${errorsOf('api')}, ref ${errorsOf('ref')}, baseline ${errorsOf('baseline')}${bufferedApi ? `, buffered ${errorsOf('buffered')}` : ''}`,
