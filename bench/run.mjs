@@ -597,7 +597,7 @@ async function saturateRead(target, next) {
   return result;
 }
 
-/** The mean of a route's closed-loop rounds on one server (errors summed). */
+/** The mean of a route's closed-loop rounds on one server (errors summed; `stolen`, the largest steal share of its rounds, null when one round has none). */
 function meanOfReads(runs) {
   const avg = (pick, digits) => {
     const values = runs.map(pick);
