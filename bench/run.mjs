@@ -56,6 +56,8 @@
 // with "--trace-gc"), BENCH_LEAD_IN (s, 2), BENCH_READ_WARMUP (s of unmeasured load on each
 // server before each read route, and on the api before each of the scale phase's reads, 5),
 // BENCH_READ_ROUNDS (closed-loop rounds per server and read route, alternating, 2),
+// BENCH_STEAL_LIMIT (0.02) / BENCH_STEAL_RETRIES (2): a paced window in which the host took
+// more of the CPU (steal) is measured again, the try with the least steal counting;
 // BENCH_SCALE_WARMUP (s of unmeasured ingestion between
 // the scale phase's run right after the preload's checkpoint and its goal run, 45), BENCH_LATENCY_RATE (batches/s of phase 2 instead of 70 %
 // of the baseline's saturation, for development runs), BENCH_NATS_URL (empty: no buffered
@@ -176,18 +178,44 @@ async function paced({ url, headers, connections, duration, rate, next, perReque
   };
 }
 
+/** The share of the machine's CPU the host took (steal) in a measured window: closed-loop results carry `stolen`, paced ones `generator.machine.stolen`; null or undefined without /proc. */
+const stealOf = (window) => window?.stolen ?? window?.generator?.machine?.stolen;
+
+/**
+ * A measured window (closed or open loop) in which the host took more than BENCH_STEAL_LIMIT
+ * of the machine's CPU (steal, /proc/stat; 2 %, against under 1 % in quiet windows) is
+ * measured again, at most BENCH_STEAL_RETRIES (2) more times, and the try with the least steal
+ * counts: a window the hypervisor took a fifth of the CPU from measures the host, not the
+ * servers, and in a ratio it favours whichever side was spared (docs/performance.md). The
+ * choice depends on the steal alone, never on what was measured, every server's windows get
+ * the same rule, and every discarded try is printed.
+ */
+const STEAL_LIMIT = Number(process.env.BENCH_STEAL_LIMIT ?? 0.02);
+const STEAL_RETRIES = Number(process.env.BENCH_STEAL_RETRIES ?? 2);
+async function leastStolen(label, measure) {
+  const tries = [];
+  for (;;) {
+    const result = await measure();
+    tries.push(result);
+    const stolen = stealOf(result);
+    if (typeof stolen !== 'number' || stolen <= STEAL_LIMIT) return result;
+    if (tries.length > STEAL_RETRIES) break;
+    log(`    ${label}: the host took ${stealPercent(stolen)} of the CPU in this window; measured again`);
+  }
+  const kept = tries.reduce((best, r) => (stealOf(r) < stealOf(best) ? r : best));
+  log(`    ${label}: steal above ${stealPercent(STEAL_LIMIT)} in all ${tries.length} tries; the one with the least (${stealPercent(stealOf(kept))}) counts`);
+  return kept;
+}
+
 /** The load generator's own stalls and the machine's pressure stall time in a paced run's measured window, for its log line. */
 const generatorLine = ({ generator: g }) =>
   `load generator: loop delay max ${g.loopDelayMax} ms (p99 ${g.loopDelayP99}), GC max ${g.gcMax} ms (${g.gcTotal} ms in all)` +
   (g.machine ? `; machine stalled on I/O ${g.machine.ioSome} ms (all tasks ${g.machine.ioFull} ms), waiting for a CPU ${g.machine.cpuSome} ms` : '') +
   (g.machine?.stolen != null ? `, CPU stolen by the host ${stealPercent(g.machine.stolen)}` : '');
 
-/**
- * The largest share of the CPU the host took (steal) in the windows a goal was measured in
- * (closed-loop results carry `stolen`, paced ones `generator.machine.stolen`), for its line.
- */
+/** The largest share of the CPU the host took (stealOf) in the windows a goal was measured in, for its line. */
 function stealNote(...windows) {
-  const shares = windows.map((w) => w?.stolen ?? w?.generator?.machine?.stolen).filter((v) => typeof v === 'number');
+  const shares = windows.map(stealOf).filter((v) => typeof v === 'number');
   return shares.length === 0 ? '' : `; CPU steal in its windows up to ${stealPercent(Math.max(...shares))}`;
 }
 
@@ -361,8 +389,9 @@ async function saturate(server, { keepData = false } = {}) {
   return result;
 }
 
-/** Open loop at `rate` batches/s, on emptied tables; with the CPU per batch of the server and of PostgreSQL at that rate. */
-async function atRate(server, rate) {
+/** Open loop at `rate` batches/s, on emptied tables; with the CPU per batch of the server and of PostgreSQL at that rate (leastStolen). */
+const atRate = (server, rate) => leastStolen(`${server.label} at ${rate} batches/s`, () => oneWindowAtRate(server, rate));
+async function oneWindowAtRate(server, rate) {
   await server.buffer?.drained();
   await quietStart(server);
   let drain = '';
@@ -629,12 +658,12 @@ async function readPhase(route, api, bare) {
       [bare.url, PREPARED_BARE_HEADERS],
     ])
       await drive({ url, headers, connections: READ_CONNECTIONS, duration: READ_WARMUP, next: route.next });
-  const apiSide = { target: { url: api.base, headers: route.headers, pid: api.proc.child.pid }, runs: [] };
-  const bareSide = { target: { url: bare.url, headers: {}, pid: bare.pid }, runs: [] };
-  const preparedSide = { target: { url: bare.url, headers: PREPARED_BARE_HEADERS, pid: bare.pid }, runs: [] };
+  const apiSide = { label: 'api', target: { url: api.base, headers: route.headers, pid: api.proc.child.pid }, runs: [] };
+  const bareSide = { label: 'bare', target: { url: bare.url, headers: {}, pid: bare.pid }, runs: [] };
+  const preparedSide = { label: 'bare prepared', target: { url: bare.url, headers: PREPARED_BARE_HEADERS, pid: bare.pid }, runs: [] };
   for (let round = 0; round < READ_ROUNDS; round++)
     for (const side of round % 2 === 0 ? [apiSide, bareSide, preparedSide] : [preparedSide, bareSide, apiSide])
-      side.runs.push(await saturateRead(side.target, route.next));
+      side.runs.push(await leastStolen(`${route.name}, ${side.label} closed loop`, () => saturateRead(side.target, route.next)));
   const apiSat = meanOfReads(apiSide.runs);
   const bareSat = meanOfReads(bareSide.runs);
   const preparedSat = meanOfReads(preparedSide.runs);
@@ -648,9 +677,9 @@ async function readPhase(route, api, bare) {
     const { sent } = measured.value;
     return { ...measured.value, cpuMs: cpuMsPerRequest(measured.serverSeconds, sent), pgCpuMs: cpuMsPerRequest(measured.postgresSeconds, sent) };
   };
-  const paced50 = await atRate(apiSide.target);
+  const paced50 = await leastStolen(`${route.name}, api at ${rate} req/s`, () => atRate(apiSide.target));
   // The same open-loop load on the bare baseline: what this machine's p99 is when nothing but the queries runs.
-  const barePaced = await atRate(bareSide.target);
+  const barePaced = await leastStolen(`${route.name}, bare at ${rate} req/s`, () => atRate(bareSide.target));
   const ratio = apiSat.rps / Math.max(1, bareSat.rps);
   const preparedRatio = apiSat.rps / Math.max(1, preparedSat.rps);
   const cpu = (r) => `CPU/req ${r.cpuMs ?? '?'} ms + postgres ${r.pgCpuMs ?? '?'} ms`;
@@ -815,7 +844,7 @@ async function main() {
     const saturation = { api: [], ref: [], baseline: [], buffered: [] };
     for (let round = 0; round < (PHASES.has('ingest') || PHASES.has('latency') ? ROUNDS : 0); round++) {
       const order = [...servers.slice(round % servers.length), ...servers.slice(0, round % servers.length)];
-      for (const server of order) saturation[server.label].push(await saturate(server));
+      for (const server of order) saturation[server.label].push(await leastStolen(`${server.label} saturation`, () => saturate(server)));
     }
     const apiEvents = mean(saturation.api.map((r) => r.eventsPerSecond));
     const refEvents = mean(saturation.ref.map((r) => r.eventsPerSecond));
@@ -874,7 +903,7 @@ async function main() {
       };
       await truncate(api.dbUrl);
       await settle(api.dbUrl);
-      emptyScaleRead = await readAtRate();
+      emptyScaleRead = await leastStolen(`${entRoute.name} before the preload`, readAtRate);
       await preload(api);
       log(`  server settings: ${await walSettings(api.dbUrl)}`);
       const apiServer = servers[0];
@@ -884,9 +913,9 @@ async function main() {
         log(`  ${SCALE_WARMUP} s of unmeasured ingestion, then the goal's run:`);
         await drive({ url: apiServer.url, headers: apiServer.headers, connections: CONNECTIONS, duration: SCALE_WARMUP, bodies: apiServer.bodies });
       }
-      scaledIngest = await saturate(apiServer, { keepData: true });
+      scaledIngest = await leastStolen('api saturation with the data', () => saturate(apiServer, { keepData: true }));
       await settle(api.dbUrl);
-      scaledRead = await readAtRate();
+      scaledRead = await leastStolen(`${entRoute.name} with the data`, readAtRate);
       log(
         `  ${entRoute.name} at ${scaleReadRate} req/s (half the API's saturation): p50 ${scaledRead.p50} ms, p99 ${scaledRead.p99} ms (${generatorLine(scaledRead)}); before the preload p50 ${emptyScaleRead.p50} ms, p99 ${emptyScaleRead.p99} ms (${generatorLine(emptyScaleRead)})`,
       );
