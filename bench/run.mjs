@@ -56,8 +56,8 @@
 // with "--trace-gc"), BENCH_LEAD_IN (s, 2), BENCH_READ_WARMUP (s of unmeasured load on each
 // server before each read route, and on the api before each of the scale phase's reads, 5),
 // BENCH_READ_ROUNDS (closed-loop rounds per server and read route, alternating, 2),
-// BENCH_STEAL_LIMIT (0.02) / BENCH_STEAL_RETRIES (2): a paced window in which the host took
-// more of the CPU (steal) is measured again, the try with the least steal counting;
+// BENCH_STEAL_LIMIT (0.02) / BENCH_STEAL_RETRIES (2): a measured window in which the host
+// took more of the CPU (steal) is measured again, the try with the least steal counting;
 // BENCH_SCALE_WARMUP (s of unmeasured ingestion between
 // the scale phase's run right after the preload's checkpoint and its goal run, 45), BENCH_LATENCY_RATE (batches/s of phase 2 instead of 70 %
 // of the baseline's saturation, for development runs), BENCH_NATS_URL (empty: no buffered
