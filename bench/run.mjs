@@ -670,16 +670,18 @@ async function readPhase(route, api, bare) {
   const rate = Math.max(1, Math.round(bareSat.rps * 0.5));
   // CPU per request at the same offered rate, where neither side's PostgreSQL backends find
   // the next statement already queued more often than the other's (as in the closed loop).
-  const atRate = async ({ url, headers, pid }) => {
-    const measured = await withCpu(pid, () =>
-      paced({ url, headers, connections: READ_CONNECTIONS, duration: READ_DURATION, rate, next: route.next, perRequest: 1 }),
-    );
-    const { sent } = measured.value;
-    return { ...measured.value, cpuMs: cpuMsPerRequest(measured.serverSeconds, sent), pgCpuMs: cpuMsPerRequest(measured.postgresSeconds, sent) };
-  };
-  const paced50 = await leastStolen(`${route.name}, api at ${rate} req/s`, () => atRate(apiSide.target));
+  // Measured again while the host takes the CPU (leastStolen), as the ingestion's atRate is.
+  const atRate = ({ label, target: { url, headers, pid } }) =>
+    leastStolen(`${route.name}, ${label} at ${rate} req/s`, async () => {
+      const measured = await withCpu(pid, () =>
+        paced({ url, headers, connections: READ_CONNECTIONS, duration: READ_DURATION, rate, next: route.next, perRequest: 1 }),
+      );
+      const { sent } = measured.value;
+      return { ...measured.value, cpuMs: cpuMsPerRequest(measured.serverSeconds, sent), pgCpuMs: cpuMsPerRequest(measured.postgresSeconds, sent) };
+    });
+  const paced50 = await atRate(apiSide);
   // The same open-loop load on the bare baseline: what this machine's p99 is when nothing but the queries runs.
-  const barePaced = await leastStolen(`${route.name}, bare at ${rate} req/s`, () => atRate(bareSide.target));
+  const barePaced = await atRate(bareSide);
   const ratio = apiSat.rps / Math.max(1, bareSat.rps);
   const preparedRatio = apiSat.rps / Math.max(1, preparedSat.rps);
   const cpu = (r) => `CPU/req ${r.cpuMs ?? '?'} ms + postgres ${r.pgCpuMs ?? '?'} ms`;
