@@ -1,5 +1,5 @@
 // CPU per request of this build's API against another build's, on the read routes, in short
-// alternating bursts (docs/performance.md, "Nineteenth session"):
+// alternating bursts (docs/performance.md, "Other benches"):
 //
 //   npm run build && DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
 //     BENCH_AB_OTHER=/tmp/base npm run bench:ab

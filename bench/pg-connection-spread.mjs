@@ -1,6 +1,6 @@
 // PostgreSQL's CPU per request against the number of pooled connections the requests are
-// spread over, with and without CPU work in the client between its statements (issue 17,
-// docs/performance.md, "Eleventh session"). Each request runs the entitlement read's two
+// spread over, with and without CPU work in the client between its statements
+// (docs/performance.md, "What the measurements showed"). Each request runs the entitlement read's two
 // shapes as named prepared statements (an alias probe, then the customer's active rows) on a
 // scratch database of its own, 16 requests at a time from one Node process. The client work
 // (busy-waiting, default 0.5 ms per request) stands in for the API's own CPU per read; it

@@ -1,5 +1,5 @@
-// PostgreSQL's cost of the API's own events insert on schema variants (issue 17,
-// docs/performance.md, "Twelfth session" and "Thirteenth session"): which index or column
+// PostgreSQL's cost of the API's own events insert on schema variants
+// (docs/performance.md, "What the measurements showed"): which index or column
 // choice is worth a migration, measured before writing one.
 //
 // Each variant gets a scratch database built by the real migrations (dist/apps/api/src/

@@ -1,5 +1,5 @@
-// What PostgreSQL's client backends are waiting on, sampled while a bench runs (issue 17,
-// docs/performance.md, "Thirteenth session"): every WAIT_INTERVAL_MS it
+// What PostgreSQL's client backends are waiting on, sampled while a bench runs
+// (docs/performance.md, "Other benches"): every WAIT_INTERVAL_MS it
 // reads pg_stat_activity's active client backends (their wait event, or "CPU" when they wait
 // on nothing) and, at the end, prints how often each wait was seen and the moments when
 // WAIT_MIN_BACKENDS or more backends waited on I/O or a lock at once (the stalls that every

@@ -1,5 +1,5 @@
-// What each request leaves for V8's old generation, per route (docs/performance.md, "Fifteenth
-// session"), a phase script beside bench/run.mjs:
+// What each request leaves for V8's old generation, per route (docs/performance.md, "What
+// the measurements showed"), a phase script beside bench/run.mjs:
 //
 //   npm run build && DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/promotion.mjs
 //
@@ -10,7 +10,7 @@
 //
 //   allocated/req  what a request allocates in the young generation
 //   promoted/req   what survives two scavenges: objects that outlive their request and wait for
-//                  a full collection (the cause of the read tail's clusters, fourteenth session)
+//                  a full collection (the cause of the read tail's clusters)
 //   API CPU/req    the API process's CPU time (user + system, /proc) over the same window
 //
 // Routes: bench/run.mjs's four reads (public and server entitlements, identify with a known

@@ -1,4 +1,4 @@
-// Mixed-traffic soak (issue 16): the compiled API (npm run build first) on a throw-away database
+// Mixed-traffic soak: the compiled API (npm run build first) on a throw-away database
 // of DATABASE_URL's server and REDIS_URL, under closed-loop traffic mixing event batches,
 // identify, entitlement reads and manual grants for a duration, sampling the API process's RSS
 // and heap (from its METRICS_PORT) at start, every interval, and at the end. Memory should be

@@ -165,7 +165,7 @@ function generatorStalls() {
 /**
  * The share of the machine's CPU time its hypervisor gave to other guests (steal, in
  * /proc/stat) from now until `stop()`, as a fraction (null without /proc/stat). No process's
- * own figures show it: in the twenty-fourth session the host took 36 % of this machine's CPU
+ * own figures show it: on the reference machine the host once took 36 % of this machine's CPU
  * over one minute and up to 72 % in single seconds, and the windows it fell in missed their
  * millisecond goals, the bare baselines' included.
  */

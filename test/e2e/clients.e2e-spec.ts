@@ -7,7 +7,7 @@ import { testScope } from '../support/scopes.js';
 import { expectError } from '../support/expect-error.js';
 
 /**
- * Issue 15: the published clients (@cross-deck/web, @cross-deck/node, …) against this server.
+ * The published clients (@cross-deck/web, @cross-deck/node, …) against this server.
  * Every request here is sent the way those clients send it: the `Crossdeck-` header
  * spellings, `Accept: application/json`, the browser's preflight, the legacy identify alias.
  */
@@ -37,7 +37,7 @@ function allowedHeaders(res: { headers: Record<string, string> }): string[] {
   return (res.headers['access-control-allow-headers'] ?? '').split(',').map((h) => h.trim().toLowerCase());
 }
 
-describe('clients: the published web and Node clients against this server (issue 15)', () => {
+describe('clients: the published web and Node clients against this server', () => {
   let t: TestApp;
   let p: ProjectFixture;
   let other: ProjectFixture;

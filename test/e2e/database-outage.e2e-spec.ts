@@ -1,4 +1,4 @@
-// A database that cannot be reached or stops answering (issue 16): requests end with a
+// A database that cannot be reached or stops answering: requests end with a
 // `503 internal_error` envelope and Retry-After within the connect / read timeouts, the outage
 // is logged once per interval (not a stack per request), and the app recovers without a
 // restart. The app talks to the test PostgreSQL through a TCP relay on another port that this

@@ -62,7 +62,7 @@ function deepBody(depth: number, base: Record<string, unknown> = {}): string {
   return `${prefix}${prefix.length > 1 ? ',' : ''}"unknownField":${'['.repeat(depth)}${']'.repeat(depth)}}`;
 }
 
-describe('the edge under attack (issue 10)', () => {
+describe('the edge under attack', () => {
   let t: TestApp;
   let fx: ProjectFixture;
   let customerId: string;
@@ -351,7 +351,7 @@ describe('the edge under attack (issue 10)', () => {
     });
   });
 
-  describe('requests the router refuses and odd headers answer as they did before the adapter switch (issue 17)', () => {
+  describe('requests the router refuses and odd headers keep the edge's envelope and headers', () => {
     const send = async (request: string) => rawExchange(await listen(t), [request]);
 
     it('a malformed percent-encoding on an unknown path: the unknown-route envelope, with the edge headers', async () => {

@@ -90,7 +90,7 @@ describe('entitlements: reads (GET /v1/entitlements, GET /v1/server/customers/{c
       expectError(await publicRead({ customerId: 'cust_123' }), 400, 'invalid_customer');
     });
 
-    // Issue 15 replaces "a publishable key may not name a customerId (400 invalid_customer)".
+    // Either key kind may name a customerId: a cdcust_ id is what identify handed the client.
     it('a publishable key reads by the cdcust_ id identify returned', async () => {
       const { customerId } = await newCustomer();
       await grant(customerId, { entitlementKey: 'pro_access', duration: 'P30D', reason: REASON });

@@ -4,7 +4,7 @@ import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } 
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 
 /**
- * Bounded fuzzing of every public and operator endpoint (issue 10): routes come from the
+ * Bounded fuzzing of every public and operator endpoint: routes come from the
  * OpenAPI document; bodies are malformed, oversized, deeply nested, wrongly typed and unicode,
  * from a seeded PRNG (FUZZ_SEED to replay). Invariants: never a 5xx, always the envelope with
  * X-Request-Id on an error, every error code one the OpenAPI document lists for that endpoint,

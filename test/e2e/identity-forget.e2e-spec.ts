@@ -148,7 +148,7 @@ describe('identity: POST /v1/identity/forget and erasure', () => {
         expect(audits[0].reason).toContain('verified idToken');
       });
 
-      // Issue 15 replaces "serviceCustomerId: null" here: the hint matched a known customer, so the answer
+      // The hint matched a known customer, so the answer
       // names it, with scope "device" saying that only the device was forgotten.
       it('anonymous-only erasure needs no proof, but a device id never erases an identified customer: only the device goes', async () => {
         const c = await newCustomer();

@@ -55,7 +55,7 @@ function numberFields(doc: Json): string[] {
   return found.sort();
 }
 
-describe('OpenAPI document (issue 16, API documentation)', () => {
+describe('OpenAPI document (API documentation)', () => {
   let t: TestApp;
   let doc: Json;
   beforeAll(async () => {

@@ -1,4 +1,4 @@
-// Production operations (issue 16): readiness, access-log error codes, Prometheus metrics on
+// Production operations: readiness, access-log error codes, Prometheus metrics on
 // their own listener. The SIGTERM sequence through a real process is in process.e2e-spec.ts.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Metrics of the durable jobs and the store rails (issue 16), scraped from the METRICS_PORT
+// Metrics of the durable jobs and the store rails, scraped from the METRICS_PORT
 // listener like Prometheus would: jobs_processed_total by type and outcome, the queue gauges the
 // worker refreshes from the jobs table on its tick, rail_notifications_total by rail and decision.
 import http from 'node:http';

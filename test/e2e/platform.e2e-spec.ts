@@ -7,7 +7,7 @@ const REQUEST_ID = /^req_[0-9a-f]{24}$/;
 describe('platform: HTTP edge, health, versions, docs, operator auth, test clock', () => {
   let t: TestApp;
   let fx: ProjectFixture;
-  /** Bodies are read only once the route's caller is authenticated (issue 10): parser errors need a valid key. */
+  /** Bodies are read only once the route's caller is authenticated: parser errors need a valid key. */
   const withKey = () => keyHeaders(fx, fx.keys.skTest);
   beforeAll(async () => {
     t = await createTestApp();

@@ -364,11 +364,10 @@ describe('rails: purchase sync on the iOS store rail', () => {
     });
   });
 
-  // The platform's idempotency (issue 9, `@Idempotent()`) is not on this branch yet. These
-  // tests state the wire contract; when the lead ports the route onto `@Idempotent()`, switch
-  // `idempotentIt` to `it`.
+  // The platform's idempotency (`@Idempotent()`) on purchase sync: these tests state the wire
+  // contract.
 
-  describe('Idempotency-Key (platform idempotency, issue 9)', () => {
+  describe('Idempotency-Key (platform idempotency)', () => {
     it.todo('enable the three tests below once POST /v1/purchases/sync carries @Idempotent()');
 
     it('same key and same body replays the first answer with idempotent_replay and Idempotent-Replayed', async () => {

@@ -221,7 +221,7 @@ describe('telemetry: identity resolution of events and their erasure', () => {
 
       const forget = await t.http.post('/v1/identity/forget').set(keyHeaders(p, p.keys.pubTest)).send({ anonymousId: phone });
       expect(forget.status).toBe(200);
-      // Issue 15: the device-only answer names the matched customer (it was serviceCustomerId null before).
+      // The device-only answer names the matched customer.
       expect(forget.body).toMatchObject({ serviceCustomerId: expect.stringMatching(/^cdcust_/), scope: 'device' });
 
       const stored = new Map<string, any>((await rows([fromPhone.eventId as string, fromLaptop.eventId as string])).map((r: any) => [r.event_id, r]));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 
 /**
- * Tenant integrity held by the database itself (issue 9, section 4): every row that names a
+ * Tenant integrity held by the database itself: every row that names a
  * customer does so through the composite key (project_id, env, customer_id) ->
  * customers (project_id, env, id). A row pointing at a customer of another project, or of the
  * same project in the other environment, is refused with 23503 (foreign_key_violation),

@@ -139,7 +139,7 @@ describe('trust: POST /v1/resolve', () => {
     expect(res.body).toMatchObject({ trustTier: 2, recommendedAction: 'silent_refresh' });
   });
 
-  // Issue 15: the items are the active entitlement keys (strings), not entitlement objects.
+  // The items are the active entitlement keys (strings), not entitlement objects.
   it("tier 3 lists the keys of the customer's active entitlements", async () => {
     const userId = uid();
     const anonymousId = aid();

@@ -5,7 +5,7 @@ let compiled: ((a: unknown, b: unknown) => boolean) | undefined;
 /**
  * Whether V8 gave two objects the same hidden class (map). For tests that keep hot-path
  * objects from getting a new map per call, which Node 20's V8 does for an object built by
- * spread and then extended (docs/performance.md, fifteenth session).
+ * spread and then extended (docs/performance.md, "What the measurements showed").
  */
 export function haveSameMap(a: unknown, b: unknown): boolean {
   if (!compiled) {

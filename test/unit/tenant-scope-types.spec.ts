@@ -6,7 +6,7 @@ import { RailSubscriptionsRepository } from '../../libs/rails/src/index.js';
 import { testScope } from '../support/scopes.js';
 
 /**
- * Tenant scope by construction (issue 9, section 4), proven at the type level twice:
+ * Tenant scope by construction, proven at the type level twice:
  * - the compiler API compiles a fixture that must not compile (type-fixtures/*.mts, outside
  *   `npm run typecheck`) with the project's compiler options and expects exactly the marked
  *   diagnostics;

@@ -54,7 +54,7 @@ export { assertProjectExists } from './model/project-exists.repository.js';
 /** Migrations of the rails context, in order. */
 export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignKey1790000000923];
 
-// Store notifications (issue 12)
+// Store notifications
 export { StoreNotificationsModule } from './store-notifications.module.js';
 export { RailSecrets, RAIL_SECRETS_CHECK_INTERVAL_MS } from './secrets/rail-secrets.service.js';
 export { parseRailSecrets, RailSecretsError, type RailSecretsContent, type ProjectRailSecrets, type ServiceAccountKey } from './secrets/rail-secrets.js';

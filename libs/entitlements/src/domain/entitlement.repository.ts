@@ -36,8 +36,8 @@ interface EntitlementRow {
 
 /**
  * The times come as whole Unix seconds, the records' unit: parsing timestamptz text into a Date
- * and reading its seconds back was ~2 % of the API's busy time on the entitlement read (issue
- * 17, docs/performance.md, nineteenth session). float8: pg parses it as a number (int8 and
+ * and reading its seconds back was ~2 % of the API's busy time on the entitlement read
+ * (docs/performance.md, "What the measurements showed"). float8: pg parses it as a number (int8 and
  * numeric arrive as strings).
  */
 const unixSeconds = (column: string): string => `floor(extract(epoch FROM ${column}))::float8 AS ${column}`;

@@ -30,7 +30,7 @@ export class EntitlementQueries {
       throw ApiError.invalidParam(`Exactly one customer hint is allowed; got ${given.join(', ')}`);
     }
     const hint = given[0];
-    // Either key kind may name a customerId (issue 15): a cdcust_ id is unguessable and is what
+    // Either key kind may name a customerId: a cdcust_ id is unguessable and is what
     // identify handed the calling client; the lookup stays inside the key's project and env.
     if (hint === 'customerId') assertCustomerIdFormat(hints.customerId!);
     const customerId = await this.customers.findCustomerId(auth, { [hint]: hints[hint] });

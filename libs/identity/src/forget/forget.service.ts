@@ -51,7 +51,7 @@ export class ForgetService {
     let authority: string;
     let customerId: string | null;
     if (auth.kind === 'secret') {
-      // A secret key is full authority, also over a device id alone (issue 15): the customer it resolves to is erased.
+      // A secret key is full authority, also over a device id alone: the customer it resolves to is erased.
       authority = identified ? 'identified erasure requested with a secret key' : 'anonymous-only erasure requested with a secret key';
       customerId = await this.lookup(auth, dto);
     } else if (!identified) {

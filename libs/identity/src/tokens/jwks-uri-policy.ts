@@ -4,7 +4,7 @@ import { BlockList, isIP } from 'node:net';
 import { customFetch, type FetchImplementation } from 'jose';
 
 /**
- * Where an operator-configured `jwksUri` may point (issue 10, SSRF): `https` only, and never
+ * Where an operator-configured `jwksUri` may point (no SSRF): `https` only, and never
  * at a loopback, private, link-local or otherwise non-public address, unless the development
  * setting JWKS_ALLOW_PRIVATE=true allows both. Checked twice: when the URI is stored (every
  * address the host resolves to) and when it is fetched (the connection uses only the

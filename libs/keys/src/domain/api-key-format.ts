@@ -44,7 +44,7 @@ export function parseApiKey(raw: string | undefined): PresentedKey {
 
 /**
  * Alias headers carrying the bare key, in the order they are read: the contract's wire name
- * first, then the spelling the published clients send (issue 15). Lower case, as Node
+ * first, then the spelling the published clients send. Lower case, as Node
  * delivers header names.
  */
 export const API_KEY_ALIAS_HEADERS = ['service-api-key', 'crossdeck-api-key'] as const;

@@ -27,7 +27,7 @@ interface Counts {
 }
 
 /**
- * Bulk user migration (issue 14). One transaction per request, set-based: load the alias
+ * Bulk user migration. One transaction per request, set-based: load the alias
  * nodes the rows name, lock their customers, resolve the rows in order in memory, then write
  * customers, links, profiles, grants, audit entries and key registrations with one
  * statement each. Races with a concurrent migration, identify or rail notification are

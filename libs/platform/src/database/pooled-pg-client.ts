@@ -8,7 +8,7 @@ export interface PooledPgClientConfig extends pg.ClientConfig {
 /**
  * A prepared statement's name and text as `Sql` hands them to pg. pg copies every config object
  * it is given, property descriptors and all (`cloneQueryConfig`): 2.5 % of the API's busy time
- * on the public entitlement read (docs/performance.md, nineteenth session). This client builds
+ * on the public entitlement read (docs/performance.md, "What the measurements showed"). This client builds
  * the query of a NamedStatement from its text and sets the name, which is all the copy carried.
  */
 export class NamedStatement {
@@ -29,7 +29,7 @@ type QueryCallback = (err: Error | null | undefined, result?: pg.QueryResult) =>
  * query, and a query set up that way kept its result rows reachable until the next full
  * collection: measured at 0.5 – 0.7 KB per statement promoted to the old generation on
  * Node 20 and 24 alike, none with the callback given to the constructor (docs/performance.md,
- * fifteenth session). Here the query is built with its callback, and the read timeout is
+ * "What the measurements showed"). Here the query is built with its callback, and the read timeout is
  * this client's own timer with pg's behaviour: the caller gets "Query read timeout", and a
  * query still queued behind a silent one is taken off the queue so it never runs later.
  * Every other form of `query` (callbacks, submittables such as cursors) goes to pg unchanged.

@@ -18,7 +18,7 @@ const ambient = new AsyncLocalStorage<Ambient>();
 /**
  * Outermost transactions in flight. An enabled AsyncLocalStorage turns on Node's promise
  * hooks for the whole process, which roughly doubles the cost of every promise on every
- * route (issue 17: measured on POST /v1/events, which never opens a transaction). So the
+ * route (measured on POST /v1/events, which never opens a transaction). So the
  * store is disabled again whenever no transaction is open; `run()` re-enables it.
  */
 let openTransactions = 0;
@@ -27,7 +27,7 @@ let openTransactions = 0;
  * A statement of fixed text that each pooled connection parses and plans once, as a named
  * prepared statement, and afterwards only binds and executes. For the hot reads: their
  * execution takes a few hundredths of a millisecond, and parsing and planning them again on
- * every call cost PostgreSQL more than the execution (issue 17, docs/performance.md). Only for
+ * every call cost PostgreSQL more than the execution (docs/performance.md). Only for
  * text built once (a constant, or one text per small bounded shape): each distinct text stays
  * prepared on every connection of the pool for the connection's life.
  */
@@ -86,7 +86,7 @@ const queryFailed = (statement: Statement, params: unknown[], err: unknown): Que
  * data source's manager, without a TypeORM query runner. The runner is a new object per
  * statement with its own connect and release promises, two event broadcasts and a list of
  * connected runners; on the hot reads (two statements each) that was several per cent of the
- * API's CPU (issue 17, docs/performance.md, nineteenth session). Errors are TypeORM's
+ * API's CPU (docs/performance.md, "What the measurements showed"). Errors are TypeORM's
  * QueryFailedError as before. pg hands a connection's error to the running query and then
  * emits it on the client, which must have a listener while it is checked out; the pool drops
  * that client when it is released.

@@ -3,7 +3,7 @@ import { type HttpRequest, type HttpResponse, setResponseHeader } from './http-t
 export const CORS_ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 /**
  * Both spellings of the key and client-version headers: the contract's wire names
- * (Service-…) and the names the published clients send (Crossdeck-…), issue 15.
+ * (Service-…) and the names the published clients send (Crossdeck-…).
  */
 export const CORS_ALLOW_HEADERS =
   'Authorization, Crossdeck-Api-Key, Crossdeck-Sdk-Version, Service-Api-Key, Service-Sdk-Version, Idempotency-Key, Content-Type';

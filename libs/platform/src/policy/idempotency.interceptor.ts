@@ -14,8 +14,8 @@ import { type HttpRequest, type HttpResponse, setResponseHeader } from '../http/
  * an idempotent request is answered first (and costs no tokens), then the route's bucket is
  * charged, then the handler runs inside the transaction that stores its answer. Bound to those
  * routes only: a route without an interceptor skips Nest's interceptor chain (its RxJS
- * pipeline and async resources), a measurable share of a read's CPU (issue 17,
- * docs/performance.md, nineteenth session); every other route is charged by the guard.
+ * pipeline and async resources), a measurable share of a read's CPU
+ * (docs/performance.md, "What the measurements showed"); every other route is charged by the guard.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {

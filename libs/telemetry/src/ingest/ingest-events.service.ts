@@ -94,7 +94,7 @@ export class IngestEventsService {
     if (throttled) result.throttled = throttled;
     // Under load a batch waits tens of milliseconds for its commit. It waits holding only its
     // encoded rows: whatever stays referenced meanwhile survives the young generation's
-    // collections, which copy and promote it (docs/performance.md, "Twelfth session"). So
+    // collections, which copy and promote it (docs/performance.md, "What the measurements showed"). So
     // the parsed events leave the request body, and this frame ends before the wait.
     batch.events = undefined;
     return this.store(auth, meta, rows, result);

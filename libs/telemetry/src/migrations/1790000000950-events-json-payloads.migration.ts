@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 17: the event payload columns (properties, tags, category_tags, context) become
+ * The event payload columns (properties, tags, category_tags, context) become
  * `json` instead of `jsonb`. Nothing queries inside them in PostgreSQL (they are written
  * once per delivery and read back whole), so the binary conversion and re-serialisation of
  * jsonb were pure cost on the hottest statement: about 1 ms of PostgreSQL time per

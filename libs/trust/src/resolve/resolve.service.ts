@@ -23,7 +23,7 @@ export class ResolveService {
     const anonymousId = dto.anonymousId ?? null;
     const tokenPair = Boolean(dto.userId && dto.idToken);
     // A secret key is the developer's own server: its word on userId is recognition enough
-    // (issue 15, "server-to-server calls may omit" anonymousId). Never more than tier 1.
+    // ("server-to-server calls may omit" anonymousId). Never more than tier 1.
     const serverAsserted = auth.kind === 'secret' && Boolean(dto.userId);
     if (!anonymousId && !tokenPair && !serverAsserted) {
       throw ApiError.invalidParam('No identity to resolve: anonymousId is required unless userId and idToken are supplied (or userId with a secret key)');
@@ -54,7 +54,7 @@ export class ResolveService {
     if (email) user.email = email;
     if (firstName) user.firstName = firstName;
     const decision = trustTier({ verified: true, knownUser: true, deviceVerifiedAtMs: null, passkeyAvailable, nowMs: this.clock.nowMs() });
-    // The clients read the active entitlement keys as strings (issue 15).
+    // The clients read the active entitlement keys as strings.
     const keys = entitlements.filter((entitlement) => entitlement.isActive).map((entitlement) => entitlement.key);
     return { ...this.result(decision, user, anonymousId ?? ''), entitlements: keys };
   }
