@@ -351,7 +351,7 @@ describe('the edge under attack', () => {
     });
   });
 
-  describe('requests the router refuses and odd headers keep the edge's envelope and headers', () => {
+  describe('requests the router refuses and odd headers keep the edge envelope and headers', () => {
     const send = async (request: string) => rawExchange(await listen(t), [request]);
 
     it('a malformed percent-encoding on an unknown path: the unknown-route envelope, with the edge headers', async () => {
