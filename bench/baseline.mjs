@@ -51,7 +51,7 @@ const reads = process.env.READS_FILE ? JSON.parse(readFileSync(process.env.READS
 const BEGIN = /^\s*(BEGIN|START TRANSACTION)/i;
 
 /**
- * The statement as plain text (the issue's baseline: pg's default, parsed and planned on every
+ * The statement as plain text (the goal's baseline: pg's default, parsed and planned on every
  * call), or, with `prepared`, by the name the API gave it (parsed and planned once per connection).
  */
 const queryOf = (s, prepared) => (prepared && s.name ? { name: s.name, text: s.sql } : s.sql);
