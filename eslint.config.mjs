@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 // SQL runs only in repositories (and migrations, and the platform's query helper): see
-// docs/decisions.md, "Code structure".
+// docs/decisions.md, "SQL only in repositories, through `Sql`".
 const SQL_OUTSIDE_REPOSITORIES = [
   {
     selector: "CallExpression[callee.property.name='query']",
