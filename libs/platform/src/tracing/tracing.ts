@@ -92,11 +92,16 @@ export async function startTracing(options: StartTracingOptions = {}): Promise<T
     instrumentations,
   });
   sdk.start();
-  (globalThis as WithState)[STATE] = { shutdown: () => sdk.shutdown() };
+  (globalThis as WithState)[STATE] = {
+    shutdown: async () => {
+      for (const instrumentation of instrumentations) instrumentation.disable();
+      await sdk.shutdown();
+    },
+  };
   return instrumentations;
 }
 
-/** Flushes the spans still buffered and stops the SDK (on shutdown); a no-op when tracing is off. */
+/** Flushes the spans still buffered, stops the SDK and the instrumentations (on shutdown); a no-op when tracing is off. */
 export async function stopTracing(): Promise<void> {
   const state = (globalThis as WithState)[STATE];
   if (!state) return;
