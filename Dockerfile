@@ -41,4 +41,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
 STOPSIGNAL SIGTERM
 # The V8 flags are package.json's start:prod ones (docs/decisions.md, "Performance": one V8
 # helper thread, and the old generation grows fourfold before the next full collection).
-CMD ["node", "--v8-pool-size=1", "--heap-growing-percent=300", "dist/apps/api/src/main.js"]
+# The tracing preload starts OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set and does
+# nothing otherwise (docs/operations.md, "Tracing").
+CMD ["node", "--v8-pool-size=1", "--heap-growing-percent=300", "--import", "./dist/apps/api/src/tracing.js", "dist/apps/api/src/main.js"]

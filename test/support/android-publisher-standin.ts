@@ -21,6 +21,8 @@ export class AndroidPublisherStandIn {
   readonly products = new Map<string, PublisherPurchase>();
   readonly calls: PublisherCall[] = [];
   readonly acknowledged: string[] = [];
+  /** The `traceparent` header of every request, in order (absent: undefined). */
+  readonly traceparents: (string | undefined)[] = [];
   tokensIssued = 0;
   /** While true, every Publisher API read answers 500. */
   failReads = false;
@@ -65,6 +67,8 @@ export class AndroidPublisherStandIn {
     const body = Buffer.concat(chunks).toString('utf8');
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     this.calls.push({ method: req.method ?? '', path });
+    const traceparent = req.headers.traceparent;
+    this.traceparents.push(typeof traceparent === 'string' ? traceparent : undefined);
     const json = (status: number, value: unknown) => {
       res.writeHead(status, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify(value));

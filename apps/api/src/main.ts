@@ -15,6 +15,9 @@ import {
   loadConfig,
   startEmbeddedPostgres,
   startMetricsServer,
+  stopTracing,
+  tracingActive,
+  tracingRequested,
 } from '../../../libs/platform/src/index.js';
 import { DemoSeeder, formatDemoKeys } from '../../../libs/keys/src/index.js';
 import { createApp } from './create-app.js';
@@ -27,6 +30,9 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 async function main(): Promise<void> {
   let config: AppConfig = loadConfig();
   const logger = createAppLogger(config.logLevel);
+  if (tracingRequested() && !tracingActive()) {
+    logger.warn('OTEL_EXPORTER_OTLP_ENDPOINT is set but tracing is off: start node with --import ./dist/apps/api/src/tracing.js');
+  }
   let embedded: EmbeddedDatabase | undefined;
   const stopEmbedded = async () => {
     await embedded?.stop().catch(() => undefined);
@@ -60,6 +66,8 @@ async function main(): Promise<void> {
     }
     await metricsServer?.close();
     await stopEmbedded();
+    // The spans of the last requests are still in the exporter's batch.
+    await stopTracing().catch(() => undefined);
     logger.info('stopped');
     process.exit(0);
   };

@@ -13,6 +13,7 @@ export * from './http/http-server.js';
 export * from './http/http-types.js';
 export * from './http/v1-prefix.js';
 export * from './logging/logger.js';
+export * from './tracing/tracing.js';
 export * from './database/data-source-options.js';
 export * from './database/database-reachability.js';
 export * from './database/embedded-postgres.js';

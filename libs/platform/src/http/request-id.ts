@@ -21,9 +21,25 @@ export function newRequestId(): string {
   return `req_${pool.toString('hex', offset - ID_BYTES, offset)}`;
 }
 
-/** Set by the edge's first hook: every response, including preflights and parser errors, carries the id. */
+/**
+ * A request id a client or load balancer sent that the service keeps as its own: 1 to 128
+ * letters, digits, `.`, `_`, `:` or `-` (a UUID, `req_…`, an edge's id). Anything else (empty,
+ * longer, spaces, quotes, control characters, a repeated header) is replaced by a new id, so
+ * the value is always safe in a header, a log line and an error body.
+ */
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function acceptedRequestId(incoming: string | string[] | undefined): string | undefined {
+  return typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : undefined;
+}
+
+/**
+ * Set by the edge's first hook: every response, including preflights and parser errors, carries
+ * the id. An incoming `X-Request-Id` of a safe form is kept, so that a request can be followed
+ * from the load balancer's logs into the service's; otherwise the id is a new `req_…`.
+ */
 export function assignRequestId(req: HttpRequest, res: HttpResponse): void {
-  const id = newRequestId();
+  const id = acceptedRequestId(req.headers['x-request-id']) ?? newRequestId();
   (req as unknown as WithRequestId)[REQUEST_ID] = id;
   setResponseHeader(res, 'X-Request-Id', id);
 }
@@ -37,5 +53,5 @@ export function requestIdOf(req: HttpRequest, res?: HttpResponse): string {
   return fresh;
 }
 
-/** Handler parameter: the request's `req_…` id. */
+/** Handler parameter: the request's id (`req_…`, or the caller's own, see `assignRequestId`). */
 export const RequestId = createParamDecorator((_data: unknown, ctx: ExecutionContext): string => requestIdOf(ctx.switchToHttp().getRequest<HttpRequest>()));

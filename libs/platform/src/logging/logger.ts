@@ -3,13 +3,15 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import { errorCodeOf } from '../errors/error-response.js';
 import { type HttpRequest, type HttpResponse, originalPathOf } from '../http/http-types.js';
 import { requestIdOf } from '../http/request-id.js';
+import { activeTraceFields, tracingActive } from '../tracing/tracing.js';
 
 export type AppLogger = Logger;
 export const APP_LOGGER = Symbol('APP_LOGGER');
 
 /**
  * JSON lines on stdout. Keys, tokens and bodies are never passed to the logger; the
- * redaction list is a second line of defence should a header object slip through.
+ * redaction list is a second line of defence should a header object slip through. With
+ * tracing on, every line written inside a span carries its `trace_id` and `span_id`.
  */
 export function createAppLogger(level: string, destination?: DestinationStream): AppLogger {
   const options = {
@@ -34,6 +36,7 @@ export function createAppLogger(level: string, destination?: DestinationStream):
       ],
       censor: '[redacted]',
     },
+    ...(tracingActive() ? { mixin: activeTraceFields } : {}),
   };
   return destination ? pino(options, destination) : pino(options);
 }
