@@ -1,5 +1,5 @@
-import { ProductCatalog } from '../../libs/entitlements/src/index.js';
-import { RailStateApplier, RailSubscriptionsRepository, type RailEventContext, type RailStateChange } from '../../libs/rails/src/index.js';
+import { ProductCatalog } from '#entitlements';
+import { RailStateApplier, RailSubscriptionsRepository, type RailEventContext, type RailStateChange } from '#rails';
 import { createMediumContext, seedProject, unique, type MediumContext } from '../support/medium.js';
 import { testScope } from '../support/scopes.js';
 

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { INestApplicationContext, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { type AppConfig, Clock, NestPinoLogger, Sql, createAppLogger, loadConfig, loadSdkVersionsManifest } from '../../libs/platform/src/index.js';
+import { type AppConfig, Clock, NestPinoLogger, Sql, createAppLogger, loadConfig, loadSdkVersionsManifest } from '#platform';
 import { AppModule } from '../../apps/api/src/app.module.js';
 import { DATABASE_SCHEMA } from '../../apps/api/src/database-schema.js';
 import { TEST_OPERATOR_TOKEN } from './test-app.js';

@@ -1,5 +1,5 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { RoutePolicyHooks } from '../../platform/src/index.js';
+import { RoutePolicyHooks } from '#platform';
 import { ApiKeyAuthenticator } from './auth/api-key.authenticator.js';
 import { KeyLookupService } from './auth/key-lookup.service.js';
 import { AppConfigController } from './config/app-config.controller.js';

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
-import { KeysModule } from '../../keys/src/index.js';
-import { AuditModule } from '../../audit/src/index.js';
-import { IdentityModule } from '../../identity/src/index.js';
-import { EntitlementsModule } from '../../entitlements/src/index.js';
+import { KeysModule } from '#keys';
+import { AuditModule } from '#audit';
+import { IdentityModule } from '#identity';
+import { EntitlementsModule } from '#entitlements';
 import { IosStoreVerifier } from './ios/ios-store-verifier.service.js';
 import { RailSecretsStatus } from './operator/rail-secrets-status.js';
 import { RailSecrets } from './secrets/rail-secrets.service.js';

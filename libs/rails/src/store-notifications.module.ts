@@ -1,8 +1,8 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { RoutePolicyHooks } from '../../platform/src/index.js';
-import { AuditModule } from '../../audit/src/index.js';
-import { EntitlementsModule } from '../../entitlements/src/index.js';
-import { IdentityModule } from '../../identity/src/index.js';
+import { RoutePolicyHooks } from '#platform';
+import { AuditModule } from '#audit';
+import { EntitlementsModule } from '#entitlements';
+import { IdentityModule } from '#identity';
 import { AndroidPublisherClient } from './android/android-publisher.client.js';
 import { AndroidWebhookService } from './android/android-webhook.service.js';
 import { CardWebhookService } from './card/card-webhook.service.js';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { ApiError, Clock, Sql } from '../../../platform/src/index.js';
+import { ApiError, Clock, Sql } from '#platform';
 import type { PurchaseRail } from '../domain/entitlement-rules.js';
 import { CatalogRepository } from './catalog.repository.js';
 import { EntitlementKeyRegistry } from './entitlement-key-registry.service.js';

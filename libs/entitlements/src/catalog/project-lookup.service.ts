@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { ApiError } from '../../../platform/src/index.js';
+import { ApiError } from '#platform';
 import { CatalogRepository } from './catalog.repository.js';
 
 /** Existence checks of operator paths (`projects` belongs to the keys context; read-only here). */

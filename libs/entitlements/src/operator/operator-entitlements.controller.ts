@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, TenantScopes, requestIdOf, Operator, type HttpRequest } from '../../../platform/src/index.js';
+import { ApiErrors, TenantScopes, requestIdOf, Operator, type HttpRequest } from '#platform';
 import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
 import { ProductCatalog } from '../catalog/product-catalog.service.js';
 import { ProjectLookup } from '../catalog/project-lookup.service.js';

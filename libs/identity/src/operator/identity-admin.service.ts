@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, type Env, isEnv } from '../../../platform/src/index.js';
+import { ApiError, type Env, isEnv } from '#platform';
 import { IdentityRepository } from '../customers/identity.repository.js';
 import { ErasureRepository } from '../forget/erasure.repository.js';
 import { IdentityProviderRepository } from '../tokens/identity-provider.repository.js';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Sql } from '../../../platform/src/index.js';
+import { Sql } from '#platform';
 
 export interface IdentityProviderConfig {
   projectId: string;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createLocalJWKSet } from 'jose';
-import { APP_CONFIG, type AppConfig, ApiError, Clock } from '../../../platform/src/index.js';
+import { APP_CONFIG, type AppConfig, ApiError, Clock } from '#platform';
 import type { IdentityProviderView, PutIdentityProviderDto } from './identity-provider.dto.js';
 import { IdentityProviderRepository } from './identity-provider.repository.js';
 import { IdTokenVerifier } from './id-token-verifier.service.js';

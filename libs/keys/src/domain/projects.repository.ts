@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Sql } from '../../../platform/src/index.js';
+import { Sql } from '#platform';
 import type { AppPlatform } from '../auth/auth-context.js';
 
 export interface ProjectRow {

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { Clock, type TenantScope } from '../../../platform/src/index.js';
-import type { AuthContext } from '../../../keys/src/index.js';
-import { BulkIdentity, inTransactionWithRetry, mergeTraits, type Traits } from '../../../identity/src/index.js';
-import { MigrationGrants } from '../../../entitlements/src/index.js';
-import { type CustomerRailStatus, RailSubscriptionsRepository } from '../../../rails/src/index.js';
+import { Clock, type TenantScope } from '#platform';
+import type { AuthContext } from '#keys';
+import { BulkIdentity, inTransactionWithRetry, mergeTraits, type Traits } from '#identity';
+import { MigrationGrants } from '#entitlements';
+import { type CustomerRailStatus, RailSubscriptionsRepository } from '#rails';
 import { DEVELOPER_ALIAS_TYPE, type GraphSnapshot, nodeKey, planMigration, type RowPlan } from '../domain/migration-plan.js';
 import { isRowError, type MigrationRow, PURCHASE_ALIAS_TYPES, type RowError, usersOf, validateRow } from '../domain/migration-rows.js';
 import { MigratedUsersRepository } from './migrated-users.repository.js';

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { ApiError, runOn } from '../../../platform/src/index.js';
+import { ApiError, runOn } from '#platform';
 
 /** 404 resource_missing unless the project exists (`projects` belongs to the keys context; read-only here). */
 export async function assertProjectExists(manager: EntityManager, projectId: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ApiError, Clock } from '../../../platform/src/index.js';
+import { ApiError, Clock } from '#platform';
 import type { IosStoreSettings } from '../ios/ios-store-settings.js';
 import { parsePemCertificates } from '../ios/ios-store-settings.js';
 import { assertProjectExists } from '../model/project-exists.repository.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Clock } from '../../../platform/src/index.js';
+import { Clock } from '#platform';
 import type { PurchaseRail } from '../model/rail-model.js';
 import { RailSettingsRepository } from '../model/rail-settings.repository.js';
 import { assertProjectExists } from '../model/project-exists.repository.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { type TenantScope, Sql, prepared } from '../../../platform/src/index.js';
+import { type TenantScope, Sql, prepared } from '#platform';
 
 export interface DeviceBinding {
   anonymousId: string;

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, Clock, type TenantScope } from '../../../platform/src/index.js';
-import { CustomerDirectory, IdentifyService, IdTokenVerifier, type VerifiedIdentity } from '../../../identity/src/index.js';
-import { EntitlementReadService } from '../../../entitlements/src/index.js';
-import type { AuthContext } from '../../../keys/src/index.js';
+import { ApiError, Clock, type TenantScope } from '#platform';
+import { CustomerDirectory, IdentifyService, IdTokenVerifier, type VerifiedIdentity } from '#identity';
+import { EntitlementReadService } from '#entitlements';
+import type { AuthContext } from '#keys';
 import { DeviceBindingRepository } from '../bindings/device-binding.repository.js';
 import { trustTier } from '../domain/trust-tier.js';
 import type { ResolveDto, ResolvedUser, ResolveResultView } from './resolve.dto.js';
