@@ -27,6 +27,7 @@ export * from './sdk/sdk-version-policy.js';
 export * from './sdk/sdk-version-header.js';
 export * from './openapi/openapi.js';
 export { ApiErrors, ERROR_CATALOGUE, type ErrorCodes } from './openapi/error-codes.js';
+export type { ErrorCode, ErrorCodeOf } from './openapi/error-codes.js';
 export * from './database/sql.js';
 export * from './database/binary-arrays.js';
 export * from './database/advisory-locks.js';
