@@ -26,12 +26,6 @@ export interface RegisteredKeyRow {
 export class CatalogRepository {
   constructor(private readonly sql: Sql) {}
 
-  /** Whether the project exists (`projects` belongs to the keys context; read-only here). With `lock`, serialises writers of the project's catalogue. */
-  async projectExists(projectId: string, lock = false, manager?: EntityManager): Promise<boolean> {
-    const row = await this.sql.one(`SELECT id FROM projects WHERE id = $1${lock ? ' FOR NO KEY UPDATE' : ''}`, [projectId], manager);
-    return row !== null;
-  }
-
   /** Replaces the whole catalogue, products stored in the order given. */
   async replaceProducts(projectId: string, products: readonly CatalogProductRow[], at: Date, manager?: EntityManager): Promise<void> {
     await this.sql.run(`DELETE FROM catalog_products WHERE project_id = $1`, [projectId], manager);

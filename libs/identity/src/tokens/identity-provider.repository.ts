@@ -24,10 +24,6 @@ interface ProviderRow {
 export class IdentityProviderRepository {
   constructor(private readonly sql: Sql) {}
 
-  async projectExists(projectId: string): Promise<boolean> {
-    return (await this.sql.one(`SELECT 1 FROM projects WHERE id = $1`, [projectId])) !== null;
-  }
-
   async find(projectId: string): Promise<IdentityProviderConfig | null> {
     const rows = await this.sql.rows<ProviderRow>(
       `SELECT project_id, issuer, audience, jwks, jwks_uri, updated_at FROM identity_providers WHERE project_id = $1`,

@@ -56,6 +56,12 @@ export class ProjectsRepository {
     return rows[0] ?? null;
   }
 
+  /** Whether the project exists; with `lock`, holds its row (FOR NO KEY UPDATE) until the transaction ends. */
+  async projectExists(projectId: string, lock: boolean, manager?: EntityManager): Promise<boolean> {
+    const row = await this.sql.one(`SELECT id FROM projects WHERE id = $1${lock ? ' FOR NO KEY UPDATE' : ''}`, [projectId], manager);
+    return row !== null;
+  }
+
   async anyProjectExists(manager?: EntityManager): Promise<boolean> {
     const rows = await this.sql.rows(`SELECT 1 FROM projects LIMIT 1`, [], manager);
     return rows.length > 0;

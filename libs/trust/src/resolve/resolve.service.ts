@@ -79,9 +79,12 @@ export class ResolveService {
 
   /** Recognition by the device: its tier-3 binding first, then the alias graph. */
   private async recognize(scope: TenantScope, anonymousId: string, passkeyAvailable: boolean): Promise<ResolveResultView> {
-    const binding = await this.bindings.find(scope, anonymousId);
+    // A binding counts only while its customer is active: identity reads a forgotten customer's profile as null.
+    const bound = await this.bindings.find(scope, anonymousId);
+    const boundProfile = bound ? await this.directory.profile(scope, bound.customerId) : null;
+    const binding = boundProfile ? bound : null;
     const customerId = binding?.customerId ?? (await this.directory.findCustomerId(scope, { anonymousId }));
-    const profile = customerId ? await this.directory.profile(scope, customerId) : null;
+    const profile = binding ? boundProfile : customerId ? await this.directory.profile(scope, customerId) : null;
     const developerIds = profile?.developerUserIds ?? [];
     const knownUser = developerIds.length > 0;
     const decision = trustTier({
