@@ -80,10 +80,10 @@ export default tseslint.config(
   { plugins: { contexts: { rules: { 'import-by-index': contextBoundaries } } } },
   {
     files: ['libs/**/*.ts', 'apps/**/*.ts', 'bench/**/*.mjs'],
-    rules: { 'contexts/import-by-index': 'error' },
+    rules: { 'contexts/import-by-index': ['error', { root: import.meta.dirname }] },
   },
   {
     files: ['test/**/*.ts'],
-    rules: { 'contexts/import-by-index': ['error', { testFiles: true }] },
+    rules: { 'contexts/import-by-index': ['error', { testFiles: true, root: import.meta.dirname }] },
   },
 );

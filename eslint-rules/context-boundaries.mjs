@@ -3,7 +3,8 @@
 // into libs/<other>/ nor by a deep name (`#rails/src/...`), and never its own index by name
 // (that would make the context import itself through its index, a cycle). apps/ and bench/
 // follow the same rule. With `{ testFiles: true }` a test may still reach a context's internals
-// by relative path (white-box tests of one unit) but imports an index by name.
+// by relative path (white-box tests of one unit) but imports an index by name. `root` is the
+// repository's root (default: ESLint's working directory).
 import path from 'node:path';
 
 const NAME = /^#([^/]+)(\/.*)?$/;
@@ -14,7 +15,7 @@ const rule = {
   meta: {
     type: 'problem',
     docs: { description: 'A context imports another context only through its index, by name (#context).' },
-    schema: [{ type: 'object', properties: { testFiles: { type: 'boolean' } }, additionalProperties: false }],
+    schema: [{ type: 'object', properties: { testFiles: { type: 'boolean' }, root: { type: 'string' } }, additionalProperties: false }],
     messages: {
       deepName: "'{{spec}}' reaches inside context '{{ctx}}': import '#{{ctx}}' (its index.ts) and export what is missing there.",
       byPath: "'{{spec}}' reaches into context '{{ctx}}' by path: import '#{{ctx}}' (its index.ts) instead.",
@@ -23,7 +24,7 @@ const rule = {
   },
   create(context) {
     const testFiles = context.options[0]?.testFiles === true;
-    const libs = path.join(context.cwd, 'libs');
+    const libs = path.join(context.options[0]?.root ?? context.cwd, 'libs');
     const file = context.filename;
     const fromLibs = path.relative(libs, file);
     const own = fromLibs.startsWith('..') || path.isAbsolute(fromLibs) ? null : fromLibs.split(path.sep)[0];
