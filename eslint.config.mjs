@@ -2,6 +2,7 @@
 // ../shared/guides/architecture.md that a machine can check (see docs/decisions.md, "Lint").
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import contextBoundaries from './eslint-rules/context-boundaries.mjs';
 
 // SQL runs only in repositories (and migrations, and the platform's query helper): see
 // docs/decisions.md, "SQL only in repositories, through `Sql`".
@@ -74,5 +75,15 @@ export default tseslint.config(
         { object: 'Date', property: 'now', message: 'Use Clock.nowMs(), never the wall clock, in libs (performance.now() for durations).' },
       ],
     },
+  },
+  // Boundaries: a context imports another only through its index, by name (#platform, #keys, ...).
+  { plugins: { contexts: { rules: { 'import-by-index': contextBoundaries } } } },
+  {
+    files: ['libs/**/*.ts', 'apps/**/*.ts', 'bench/**/*.mjs'],
+    rules: { 'contexts/import-by-index': ['error', { root: import.meta.dirname }] },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: { 'contexts/import-by-index': ['error', { testFiles: true, root: import.meta.dirname }] },
   },
 );

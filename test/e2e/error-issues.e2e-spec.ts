@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EventIdentityResolver } from '../../libs/telemetry/src/index.js';
+import { EventIdentityResolver } from '#telemetry';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Module, Post } from '@nestjs/common';
 import { IsBoolean, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
-import { Idempotent, IDEMPOTENCY_WAIT_MS, Sql } from '../../libs/platform/src/index.js';
-import { type AuthContext, CurrentKey, RequireApiKey } from '../../libs/keys/src/index.js';
+import { Idempotent, IDEMPOTENCY_WAIT_MS, Sql } from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
@@ -184,7 +184,7 @@ describe('idempotency (platform primitive, Stripe semantics) on a test-only rout
       .post('/admin/v1/test-clock/advance')
       .set(operatorAuth())
       .send({ seconds: 25 * 3600 });
-    const { IdempotencyService, crossTenant } = await import('../../libs/platform/src/index.js');
+    const { IdempotencyService, crossTenant } = await import('#platform');
     expect(await t.app.get(IdempotencyService).purgeExpired(crossTenant('test'), t.clock.nowMs())).toBeGreaterThanOrEqual(1);
     expect(await stored(k)).toBe(0);
   });

@@ -1,5 +1,5 @@
-import { AuditJournal } from '../../libs/audit/src/index.js';
-import { CustomerDirectory, ErasureHooks, ErasureWorker, type ErasureSubject } from '../../libs/identity/src/index.js';
+import { AuditJournal } from '#audit';
+import { CustomerDirectory, ErasureHooks, ErasureWorker, type ErasureSubject } from '#identity';
 import { keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { type IdentityProviderKit, aid, uid } from '../support/id-tokens.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';

@@ -1,4 +1,4 @@
-import { CustomerDirectory } from '../../libs/identity/src/index.js';
+import { CustomerDirectory } from '#identity';
 import { type ProjectFixture } from '../support/fixtures.js';
 import { explain, loadIdentityVolume } from '../support/identity-volume.js';
 import { aid, uid } from '../support/id-tokens.js';

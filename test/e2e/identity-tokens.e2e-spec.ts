@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
-import { CustomerDirectory } from '../../libs/identity/src/index.js';
+import { CustomerDirectory } from '#identity';
 import { createProjectWithApp, type ProjectFixture, setRateLimits } from '../support/fixtures.js';
 import { AUDIENCE, ISSUER, type IdentityProviderKit, aid, uid } from '../support/id-tokens.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';

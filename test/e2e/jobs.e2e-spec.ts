@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { type Job, JobQueue, JobWorker, OnJob, Sql, backoffMs } from '../../libs/platform/src/index.js';
+import { type Job, JobQueue, JobWorker, OnJob, Sql, backoffMs } from '#platform';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 
 const FLAKY = 'test.flaky';

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
-import { ErasureWorker } from '../../libs/identity/src/index.js';
-import { RailSecrets } from '../../libs/rails/src/index.js';
+import { ErasureWorker } from '#identity';
+import { RailSecrets } from '#rails';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { RailSecretsFile } from '../support/rail-secrets-file.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { ERROR_CATALOGUE } from '../../libs/platform/src/index.js';
+import { ERROR_CATALOGUE } from '#platform';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 type Json = Record<string, any>;

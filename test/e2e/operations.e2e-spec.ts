@@ -3,7 +3,7 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { type AddressInfo, type Socket, createServer } from 'node:net';
-import { Metrics, type MetricsServer, ReadinessProbe, UNMATCHED_ROUTE, startMetricsServer, Readiness } from '../../libs/platform/src/index.js';
+import { Metrics, type MetricsServer, ReadinessProbe, UNMATCHED_ROUTE, startMetricsServer, Readiness } from '#platform';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 

@@ -4,8 +4,8 @@
 import http from 'node:http';
 import { Injectable, Module } from '@nestjs/common';
 import Stripe from 'stripe';
-import { type Job, JobQueue, JobWorker, Metrics, type MetricsServer, OnJob, startMetricsServer } from '../../libs/platform/src/index.js';
-import { RailSecrets } from '../../libs/rails/src/index.js';
+import { type Job, JobQueue, JobWorker, Metrics, type MetricsServer, OnJob, startMetricsServer } from '#platform';
+import { RailSecrets } from '#rails';
 import { createProjectWithApp, type ProjectFixture } from '../support/fixtures.js';
 import { RailSecretsFile } from '../support/rail-secrets-file.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';

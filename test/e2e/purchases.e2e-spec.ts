@@ -1,4 +1,4 @@
-import { RailSubscriptionsRepository } from '../../libs/rails/src/index.js';
+import { RailSubscriptionsRepository } from '../../libs/rails/src/model/rail-subscriptions.repository.js';
 import { createProjectWithApp, keyHeaders, type ProjectFixture, setRateLimits } from '../support/fixtures.js';
 import {
   type StoreChain,

@@ -1,5 +1,6 @@
-import { RailIdentity } from '../../libs/identity/src/index.js';
-import { RailStateApplier, RailSubscriptionsRepository, RAIL_ALIAS_TYPES, type RailEventContext, type RailStateChange } from '../../libs/rails/src/index.js';
+import { RailIdentity } from '#identity';
+import { RailStateApplier, RAIL_ALIAS_TYPES, type RailEventContext, type RailStateChange } from '#rails';
+import { RailSubscriptionsRepository } from '../../libs/rails/src/model/rail-subscriptions.repository.js';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { testScope } from '../support/scopes.js';

@@ -1,4 +1,4 @@
-import { routeTable } from '../../libs/platform/src/index.js';
+import { routeTable } from '#platform';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /**

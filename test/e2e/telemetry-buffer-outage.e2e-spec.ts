@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Metrics } from '../../libs/platform/src/index.js';
+import { Metrics } from '#platform';
 import { EventBuffer } from '../../libs/telemetry/src/buffer/event-buffer.service.js';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { GENEROUS } from '../support/harness/telemetry.js';

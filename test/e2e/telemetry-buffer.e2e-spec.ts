@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { connect } from '@nats-io/transport-node';
-import { Metrics } from '../../libs/platform/src/index.js';
+import { Metrics } from '#platform';
 import { EventBuffer } from '../../libs/telemetry/src/buffer/event-buffer.service.js';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';

@@ -1,4 +1,4 @@
-import { Metrics } from '../../libs/platform/src/index.js';
+import { Metrics } from '#platform';
 import { type ProjectFixture } from '../support/fixtures.js';
 import { type TestApp } from '../support/test-app.js';
 import { telemetryHarness } from '../support/harness/telemetry.js';

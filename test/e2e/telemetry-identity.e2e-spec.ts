@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ErasureWorker } from '../../libs/identity/src/index.js';
-import { EventIdentityResolver, anonymiseCustomerEvents } from '../../libs/telemetry/src/index.js';
+import { ErasureWorker } from '#identity';
+import { EventIdentityResolver, anonymiseCustomerEvents } from '#telemetry';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';
 import { testScope } from '../support/scopes.js';

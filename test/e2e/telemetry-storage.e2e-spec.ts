@@ -1,4 +1,4 @@
-import { EventPartitionMaintenance } from '../../libs/telemetry/src/index.js';
+import { EventPartitionMaintenance } from '#telemetry';
 import { type ProjectFixture } from '../support/fixtures.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';
 import { telemetryHarness, DAY_MS } from '../support/harness/telemetry.js';

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { SpanKind } from '@opentelemetry/api';
 import type { tracing } from '@opentelemetry/sdk-node';
-import { RailSecrets } from '../../libs/rails/src/index.js';
+import { RailSecrets } from '#rails';
 import { AndroidPublisherStandIn } from '../support/android-publisher-standin.js';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { RailSecretsFile } from '../support/rail-secrets-file.js';

@@ -1,4 +1,4 @@
-import { CustomerDirectory, ErasureWorker } from '../../libs/identity/src/index.js';
+import { CustomerDirectory, ErasureWorker } from '#identity';
 import { createProjectWithApp, keyHeaders, type ProjectFixture, setRateLimits } from '../support/fixtures.js';
 import { explain, loadIdentityVolume } from '../support/identity-volume.js';
 import { type IdentityProviderKit, type TokenOptions, aid, identityProviderKit, uid } from '../support/id-tokens.js';

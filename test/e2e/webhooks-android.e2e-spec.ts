@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { RailSecrets } from '../../libs/rails/src/index.js';
+import { RailSecrets } from '#rails';
 import { AndroidPublisherStandIn } from '../support/android-publisher-standin.js';
 import { createProject, createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { tablesContaining } from '../support/plaintext-scan.js';

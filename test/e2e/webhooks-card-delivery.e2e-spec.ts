@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import { RailSecrets } from '../../libs/rails/src/index.js';
+import { RailSecrets } from '#rails';
 import { createProject, createProjectWithApp, type ProjectFixture } from '../support/fixtures.js';
 import { RailSecretsFile } from '../support/rail-secrets-file.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';

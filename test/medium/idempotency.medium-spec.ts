@@ -1,4 +1,4 @@
-import { ApiError, Clock, IdempotencyService, Sql } from '../../libs/platform/src/index.js';
+import { ApiError, Clock, IdempotencyService, Sql } from '#platform';
 import { IdempotencyRepository } from '../../libs/platform/src/idempotency/idempotency.repository.js';
 import { createMediumContext, seedProject, unique, type MediumContext } from '../support/medium.js';
 import { testScope } from '../support/scopes.js';

@@ -1,5 +1,5 @@
 import { QueryFailedError } from 'typeorm';
-import { prepared } from '../../libs/platform/src/index.js';
+import { prepared } from '#platform';
 import { EntitlementRepository } from '../../libs/entitlements/src/domain/entitlement.repository.js';
 import { IdentityRepository } from '../../libs/identity/src/customers/identity.repository.js';
 import { encodeBatch } from '../../libs/telemetry/src/storage/event-insert.sql.js';

@@ -1,5 +1,6 @@
-import { ProductCatalog } from '../../libs/entitlements/src/index.js';
-import { RailStateApplier, RailSubscriptionsRepository, type RailEventContext, type RailStateChange } from '../../libs/rails/src/index.js';
+import { ProductCatalog } from '#entitlements';
+import { RailStateApplier, type RailEventContext, type RailStateChange } from '#rails';
+import { RailSubscriptionsRepository } from '../../libs/rails/src/model/rail-subscriptions.repository.js';
 import { createMediumContext, seedProject, unique, type MediumContext } from '../support/medium.js';
 import { testScope } from '../support/scopes.js';
 

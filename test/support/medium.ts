@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { INestApplicationContext, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { type AppConfig, Clock, NestPinoLogger, Sql, createAppLogger, loadConfig, loadSdkVersionsManifest } from '../../libs/platform/src/index.js';
+import { type AppConfig, Clock, NestPinoLogger, Sql, type TenantScope, createAppLogger, loadConfig, loadSdkVersionsManifest } from '#platform';
 import { AppModule } from '../../apps/api/src/app.module.js';
 import { DATABASE_SCHEMA } from '../../apps/api/src/database-schema.js';
 import { TEST_OPERATOR_TOKEN } from './test-app.js';
@@ -19,6 +19,10 @@ export interface MediumContext {
   sql: Sql;
   clock: Clock;
   get<T>(type: Type<T>): T;
+  /** Factory: a new project (its row only); answers its id. */
+  newProject(): Promise<string>;
+  /** Factory: a new active customer in the scope; answers its id. */
+  newCustomer(scope: TenantScope): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -49,6 +53,8 @@ export async function createMediumContext(env: Record<string, string | undefined
     sql: ctx.get(Sql),
     clock: ctx.get(Clock),
     get: (type) => ctx.get(type),
+    newProject: () => newProject(ctx.get(DataSource)),
+    newCustomer: (scope) => newCustomer(ctx.get(DataSource), scope),
     close: () => ctx.close(),
   };
 }
@@ -71,4 +77,22 @@ export async function seedProject(
     customerIds.push(id);
   }
   return { projectId, customerIds };
+}
+
+/** A project row, written directly (the medium tests need no API key). */
+export async function newProject(dataSource: DataSource): Promise<string> {
+  const projectId = unique('proj_medium');
+  await dataSource.query(`INSERT INTO projects (id, name, created_at) VALUES ($1, 'Medium test', now())`, [projectId]);
+  return projectId;
+}
+
+/** An active customer of the scope, written directly. */
+export async function newCustomer(dataSource: DataSource, scope: TenantScope): Promise<string> {
+  const id = unique('cdcust_medium');
+  await dataSource.query(`INSERT INTO customers (id, project_id, env, created_at, updated_at) VALUES ($1, $2, $3, now(), now())`, [
+    id,
+    scope.projectId,
+    scope.env,
+  ]);
+  return id;
 }

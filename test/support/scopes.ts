@@ -1,4 +1,4 @@
-import { type Env, type TenantScope, TenantScopes } from '../../libs/platform/src/index.js';
+import { type Env, type TenantScope, TenantScopes } from '#platform';
 
 /** A tenant scope for a test that calls services or repositories directly (privileged, like the operator). */
 export function testScope(projectId: string, env: Env = 'sandbox'): TenantScope {

@@ -4,7 +4,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { DataSource as DataSourceToken } from 'typeorm';
-import { type AppConfig, Clock, createAppLogger, loadConfig } from '../../libs/platform/src/index.js';
+import { type AppConfig, Clock, createAppLogger, loadConfig } from '#platform';
 import { createApp } from '../../apps/api/src/create-app.js';
 
 export const TEST_OPERATOR_TOKEN = 'op_test_token_0123456789abcdef';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, runMigrationsLocked, startEmbeddedPostgres, type EmbeddedDatabase } from '../../libs/platform/src/index.js';
+import { dataSourceOptions, runMigrationsLocked, startEmbeddedPostgres, type EmbeddedDatabase } from '#platform';
 import { DATABASE_SCHEMA } from '../../apps/api/src/database-schema.js';
 
 export interface TestDatabaseHandle {

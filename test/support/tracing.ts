@@ -1,5 +1,5 @@
 import { tracing } from '@opentelemetry/sdk-node';
-import { startTracing, stopTracing, type TracingInstrumentation } from '../../libs/platform/src/index.js';
+import { startTracing, stopTracing, type TracingInstrumentation } from '#platform';
 
 /**
  * The modules whose patches are applied by hand: the packages jest loads through its own

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../libs/platform/src/index.js';
+import { ConfigError, loadConfig } from '#platform';
 
 function configError(env: Record<string, string>): ConfigError {
   try {

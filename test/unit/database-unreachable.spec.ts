@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
 import { isDatabaseUnreachable } from '../../libs/platform/src/errors/all-exceptions.filter.js';
-import { ApiError } from '../../libs/platform/src/index.js';
+import { ApiError } from '#platform';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 const queryFailed = (code: string, message = 'failed') => new QueryFailedError('SELECT 1', [], withCode(message, code));

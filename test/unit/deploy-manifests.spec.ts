@@ -10,7 +10,7 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
-import { loadConfig } from '../../libs/platform/src/index.js';
+import { loadConfig } from '#platform';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DEPLOY = path.join(ROOT, 'deploy');

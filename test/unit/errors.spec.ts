@@ -6,7 +6,7 @@ import { IsArray, IsIn, IsInt, IsOptional, IsString, MaxLength, Min, ValidateNes
 import { pino } from 'pino';
 import { QueryFailedError } from 'typeorm';
 import { AllExceptionsFilter } from '../../libs/platform/src/errors/all-exceptions.filter.js';
-import { ApiError, createValidationPipe, assignRequestId, newRequestId, validationErrorToApiError } from '../../libs/platform/src/index.js';
+import { ApiError, createValidationPipe, assignRequestId, newRequestId, validationErrorToApiError } from '#platform';
 
 /** The parts of Fastify's reply the filter uses. */
 interface FakeResponse {

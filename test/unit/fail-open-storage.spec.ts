@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { FailOpenStorage } from '../../libs/platform/src/index.js';
+import { FailOpenStorage } from '#platform';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];

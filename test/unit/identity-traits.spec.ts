@@ -1,4 +1,4 @@
-import { mergeTraits, sanitizeTraits } from '../../libs/identity/src/index.js';
+import { mergeTraits, sanitizeTraits } from '#identity';
 
 describe('identity: trait sanitising', () => {
   it('keeps strings up to 1,024 chars, finite numbers, booleans and null', () => {

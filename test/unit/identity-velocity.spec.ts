@@ -1,4 +1,4 @@
-import { slidingWindowDecision, VELOCITY_LIMIT, VELOCITY_WINDOW_MS } from '../../libs/identity/src/index.js';
+import { slidingWindowDecision, VELOCITY_LIMIT, VELOCITY_WINDOW_MS } from '#identity';
 
 describe('identity: identify velocity cap (sliding window)', () => {
   it('accepts 30 calls within 60 s and refuses the 31st with the time until the oldest leaves', () => {

@@ -1,4 +1,4 @@
-import { ApiError, DEFAULT_JSON_BOUNDS, assertJsonBounds, findJsonBoundsViolation } from '../../libs/platform/src/index.js';
+import { ApiError, DEFAULT_JSON_BOUNDS, assertJsonBounds, findJsonBoundsViolation } from '#platform';
 
 const nested = (depth: number, inner = '1') => JSON.parse(`${'['.repeat(depth - 1)}[${inner}]${']'.repeat(depth - 1)}`);
 

@@ -1,5 +1,5 @@
 import type { KeyRequirement } from '../../libs/keys/src/auth/auth-context.js';
-import { ApiError, createAppLogger } from '../../libs/platform/src/index.js';
+import { ApiError, createAppLogger } from '#platform';
 import { ApiKeyAuthenticator } from '../../libs/keys/src/auth/api-key.authenticator.js';
 import { assertDeclaredEnv } from '../../libs/keys/src/auth/declared-env.js';
 import { extractApiKey, mintApiKey, parseApiKey, randomBase62, sha256Hex } from '../../libs/keys/src/domain/api-key-format.js';

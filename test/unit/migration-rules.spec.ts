@@ -1,4 +1,4 @@
-import { ApiError } from '../../libs/platform/src/index.js';
+import { ApiError } from '#platform';
 import { type GraphSnapshot, nodeKey, planMigration } from '../../libs/migration/src/domain/migration-plan.js';
 import { isRowError, type MigrationRow, usersOf, validateRow } from '../../libs/migration/src/domain/migration-rows.js';
 

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../libs/platform/src/index.js';
-import { parseRailSecrets, RailSecrets, RailSecretsError } from '../../libs/rails/src/index.js';
+import { ConfigError, loadConfig } from '#platform';
+import { parseRailSecrets, RailSecrets, RailSecretsError } from '#rails';
 
 const KEY = '-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n';
 const account = { type: 'service_account', client_email: 'a@b.iam.gserviceaccount.com', private_key: KEY, token_uri: 'https://oauth2.googleapis.com/token' };

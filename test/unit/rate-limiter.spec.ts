@@ -17,7 +17,7 @@ import {
   RedisBucketStore,
   type TenantScope,
   loadConfig,
-} from '../../libs/platform/src/index.js';
+} from '#platform';
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 

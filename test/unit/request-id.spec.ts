@@ -1,4 +1,4 @@
-import { acceptedRequestId } from '../../libs/platform/src/index.js';
+import { acceptedRequestId } from '#platform';
 
 describe('incoming X-Request-Id', () => {
   it('is kept when it is 1 to 128 letters, digits, ".", "_", ":" or "-"', () => {

@@ -1,7 +1,7 @@
 import { Controller, Get, Post } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { Operator, Public, RoutePolicyError, assertEveryRouteHasPolicy, routeTable } from '../../libs/platform/src/index.js';
-import { RequireApiKey } from '../../libs/keys/src/index.js';
+import { Operator, Public, RoutePolicyError, assertEveryRouteHasPolicy, routeTable } from '#platform';
+import { RequireApiKey } from '#keys';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 
 @Controller('v1/declared')

@@ -13,7 +13,7 @@ import {
   parseSdkHeader,
   readSdkVersionHeader,
   surfaceOfClient,
-} from '../../libs/platform/src/index.js';
+} from '#platform';
 
 // The manifest shipped with the service (read from the working directory, as at run time).
 const manifest: SdkVersionsManifest = loadSdkVersionsManifest();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync } from 'node:zlib';
-import type { AppLogger, TenantScope } from '../../libs/platform/src/index.js';
+import type { AppLogger, TenantScope } from '#platform';
 import type { SourceMapKey, SourceMapStore, StoredSourceMap, StoredSourceMapInput } from '../../libs/sourcemaps/src/storage/source-map-store.js';
 import { LruCache } from '../../libs/sourcemaps/src/symbolication/lru-cache.js';
 import { parseSourceMapText } from '../../libs/sourcemaps/src/symbolication/source-map-document.js';

@@ -1,4 +1,4 @@
-import { TenantScopes } from '../../libs/platform/src/index.js';
+import { TenantScopes } from '#platform';
 import { MalformedBufferedBatch, decodeBufferedBatch, encodeBufferedBatch } from '../../libs/telemetry/src/buffer/buffered-batch.codec.js';
 import { type EventRow, encodeBatch, encodeRows } from '../../libs/telemetry/src/storage/event-insert.sql.js';
 import { eventRow as row } from '../support/event-row.js';

@@ -1,4 +1,4 @@
-import { TenantScopes } from '../../libs/platform/src/index.js';
+import { TenantScopes } from '#platform';
 import { buildInsertStatement, encodeRows, insertStatementOf } from '../../libs/telemetry/src/storage/event-insert.sql.js';
 import { type BatchWriteMeta, GroupCommit, type WriteUnit, mergeUnits } from '../../libs/telemetry/src/storage/group-commit.js';
 import { eventRow as row } from '../support/event-row.js';

@@ -1,5 +1,5 @@
-import type { AppLogger, Clock, RateLimitDecision, SdkVersionPolicy } from '../../libs/platform/src/index.js';
-import type { AuthContext } from '../../libs/keys/src/index.js';
+import type { AppLogger, Clock, RateLimitDecision, SdkVersionPolicy } from '#platform';
+import type { AuthContext } from '#keys';
 import type { EventBuffer } from '../../libs/telemetry/src/buffer/event-buffer.service.js';
 import { IngestEventsService } from '../../libs/telemetry/src/ingest/ingest-events.service.js';
 import type { EncodedRows } from '../../libs/telemetry/src/storage/event-insert.sql.js';

@@ -1,4 +1,4 @@
-import { DEFAULT_BUCKET_RULES, take } from '../../libs/platform/src/index.js';
+import { DEFAULT_BUCKET_RULES, take } from '#platform';
 import { InProcessErrorAllowanceStore, RedisErrorAllowanceStore } from '../../libs/telemetry/src/throttle/error-allowance.store.js';
 import { ErrorAllowanceService } from '../../libs/telemetry/src/throttle/error-allowance.service.js';
 import { ERROR_ALLOWANCE_WINDOW_MS, allowanceCandidates, landedIndexes, throttledSummary } from '../../libs/telemetry/src/throttle/throttle-plan.js';

@@ -1,4 +1,4 @@
-import { ApiError } from '../../libs/platform/src/index.js';
+import { ApiError } from '#platform';
 import {
   MAX_CLOCK_SKEW_MS,
   charLength,

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import ts from 'typescript';
-import { type TenantScope, TenantScopes, crossTenant } from '../../libs/platform/src/index.js';
-import { RailSubscriptionsRepository } from '../../libs/rails/src/index.js';
+import { type TenantScope, TenantScopes, crossTenant } from '#platform';
+import { RailSubscriptionsRepository } from '../../libs/rails/src/model/rail-subscriptions.repository.js';
 import { testScope } from '../support/scopes.js';
 
 /**

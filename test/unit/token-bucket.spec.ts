@@ -1,4 +1,4 @@
-import { type BucketRule, DEFAULT_BUCKET_RULES, msUntilAvailable, refill, take } from '../../libs/platform/src/index.js';
+import { type BucketRule, DEFAULT_BUCKET_RULES, msUntilAvailable, refill, take } from '#platform';
 
 const rule: BucketRule = { sustained: 10, burst: 100 };
 const T0 = 1_700_000_000_000;

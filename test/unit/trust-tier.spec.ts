@@ -1,4 +1,4 @@
-import { TRUSTED_DEVICE_WINDOW_MS, trustTier, type TrustEvidence } from '../../libs/trust/src/index.js';
+import { TRUSTED_DEVICE_WINDOW_MS, trustTier, type TrustEvidence } from '#trust';
 
 const NOW = 1_800_000_000_000;
 const base: TrustEvidence = { verified: false, knownUser: false, deviceVerifiedAtMs: null, passkeyAvailable: false, nowMs: NOW };

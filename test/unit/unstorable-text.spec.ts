@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { Allow, IsOptional, IsString, ValidateNested } from 'class-validator';
-import { ApiError, OwnTextRules, createValidationPipe, findUnstorableText, isStorableText } from '../../libs/platform/src/index.js';
+import { ApiError, OwnTextRules, createValidationPipe, findUnstorableText, isStorableText } from '#platform';
 import { haveSameMap } from '../support/hidden-classes.js';
 
 class ItemDto {

@@ -1,14 +1,14 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
-import { PlatformModule, type PlatformOptions } from '../../../libs/platform/src/index.js';
-import { KeysModule } from '../../../libs/keys/src/index.js';
-import { AuditModule } from '../../../libs/audit/src/index.js';
-import { IdentityModule } from '../../../libs/identity/src/index.js';
-import { TrustModule } from '../../../libs/trust/src/index.js';
-import { EntitlementsModule } from '../../../libs/entitlements/src/index.js';
-import { TelemetryModule } from '../../../libs/telemetry/src/index.js';
-import { RailsModule, StoreNotificationsModule } from '../../../libs/rails/src/index.js';
-import { SourceMapsModule } from '../../../libs/sourcemaps/src/index.js';
-import { MigrationModule } from '../../../libs/migration/src/index.js';
+import { PlatformModule, type PlatformOptions } from '#platform';
+import { KeysModule } from '#keys';
+import { AuditModule } from '#audit';
+import { IdentityModule } from '#identity';
+import { TrustModule } from '#trust';
+import { EntitlementsModule } from '#entitlements';
+import { TelemetryModule } from '#telemetry';
+import { RailsModule, StoreNotificationsModule } from '#rails';
+import { SourceMapsModule } from '#sourcemaps';
+import { MigrationModule } from '#migration';
 
 /** Imports the context modules, nothing else. */
 @Module({})

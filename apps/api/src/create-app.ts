@@ -12,7 +12,7 @@ import {
   setupOpenApi,
   configureHttpServer,
   assertEveryRouteHasPolicy,
-} from '../../../libs/platform/src/index.js';
+} from '#platform';
 import { AppModule } from './app.module.js';
 import { DATABASE_SCHEMA } from './database-schema.js';
 

@@ -1,13 +1,13 @@
-import { type DatabaseSchema, PLATFORM_MIGRATIONS } from '../../../libs/platform/src/index.js';
-import { KEYS_MIGRATIONS } from '../../../libs/keys/src/index.js';
-import { AUDIT_MIGRATIONS } from '../../../libs/audit/src/index.js';
-import { IDENTITY_MIGRATIONS } from '../../../libs/identity/src/index.js';
-import { TRUST_MIGRATIONS } from '../../../libs/trust/src/index.js';
-import { ENTITLEMENTS_MIGRATIONS } from '../../../libs/entitlements/src/index.js';
-import { TELEMETRY_MIGRATIONS } from '../../../libs/telemetry/src/index.js';
-import { RAILS_MIGRATIONS } from '../../../libs/rails/src/index.js';
-import { SOURCEMAPS_MIGRATIONS } from '../../../libs/sourcemaps/src/index.js';
-import { MIGRATION_MIGRATIONS } from '../../../libs/migration/src/index.js';
+import { type DatabaseSchema, PLATFORM_MIGRATIONS } from '#platform';
+import { KEYS_MIGRATIONS } from '#keys';
+import { AUDIT_MIGRATIONS } from '#audit';
+import { IDENTITY_MIGRATIONS } from '#identity';
+import { TRUST_MIGRATIONS } from '#trust';
+import { ENTITLEMENTS_MIGRATIONS } from '#entitlements';
+import { TELEMETRY_MIGRATIONS } from '#telemetry';
+import { RAILS_MIGRATIONS } from '#rails';
+import { SOURCEMAPS_MIGRATIONS } from '#sourcemaps';
+import { MIGRATION_MIGRATIONS } from '#migration';
 
 /** Entities and migrations of every context, in the order the migrations must run. */
 export const DATABASE_SCHEMA: DatabaseSchema = {

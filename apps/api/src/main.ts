@@ -18,8 +18,8 @@ import {
   stopTracing,
   tracingActive,
   tracingRequested,
-} from '../../../libs/platform/src/index.js';
-import { DemoSeeder, formatDemoKeys } from '../../../libs/keys/src/index.js';
+} from '#platform';
+import { DemoSeeder, formatDemoKeys } from '#keys';
 import { createApp } from './create-app.js';
 
 /** In-flight requests get this long after the listener stops accepting (runtime.md). */

@@ -10,7 +10,7 @@ import {
   dataSourceOptions,
   describeDatabaseUrl,
   runMigrationsLocked,
-} from '../../../libs/platform/src/index.js';
+} from '#platform';
 import { DATABASE_SCHEMA } from './database-schema.js';
 
 async function migrate(): Promise<void> {

@@ -13,6 +13,9 @@
  * nothing of the application but the tracing module itself.
  */
 import { createRequire } from 'node:module';
+// The preload must load the tracing module alone: the platform's index would import `pg` and
+// `ioredis` before the instrumentations are registered.
+// eslint-disable-next-line contexts/import-by-index
 import { INSTRUMENTED_PACKAGES, startTracing, tracingRequested } from '../../../libs/platform/src/tracing/tracing.js';
 
 if (tracingRequested()) {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { ADVISORY_LOCKS, type CrossTenant, type TenantScope, Sql } from '../../platform/src/index.js';
+import { ADVISORY_LOCKS, type CrossTenant, type TenantScope, Sql } from '#platform';
 
 /** One entry to store; the journal has chosen its id. */
 export interface AuditEntryWrite {

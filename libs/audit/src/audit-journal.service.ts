@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock, type TenantScope, randomLowerAlnum } from '../../platform/src/index.js';
+import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
 import { AuditEntriesRepository, type AuditEntryWrite } from './audit-entries.repository.js';
 import type { AuditEntryData } from './audit-entry.view.js';
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER, type AppLogger, Clock, OnJob, crossTenant } from '../../platform/src/index.js';
+import { APP_LOGGER, type AppLogger, Clock, OnJob, crossTenant } from '#platform';
 import { AuditEntriesRepository } from './audit-entries.repository.js';
 
 export const AUDIT_RETENTION_MONTHS = 24;

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { KeysModule } from '../../keys/src/index.js';
+import { KeysModule } from '#keys';
 import { AuditController } from './audit.controller.js';
 import { AuditEntriesRepository } from './audit-entries.repository.js';
 import { AuditJournal } from './audit-journal.service.js';

@@ -1,11 +1,10 @@
 import { CatalogRepository } from './catalog/catalog.repository.js';
 import { Module } from '@nestjs/common';
-import { KeysModule } from '../../keys/src/index.js';
-import { AuditModule } from '../../audit/src/index.js';
-import { IdentityModule } from '../../identity/src/index.js';
+import { KeysModule } from '#keys';
+import { AuditModule } from '#audit';
+import { IdentityModule } from '#identity';
 import { EntitlementKeyRegistry } from './catalog/entitlement-key-registry.service.js';
 import { ProductCatalog } from './catalog/product-catalog.service.js';
-import { ProjectLookup } from './catalog/project-lookup.service.js';
 import { EntitlementRepository } from './domain/entitlement.repository.js';
 import { EntitlementWriter } from './grants/entitlement-writer.service.js';
 import { ManualEntitlementService } from './grants/manual-entitlements.service.js';
@@ -29,7 +28,6 @@ import { EntitlementsController } from './reads/entitlements.controller.js';
     MigrationGrants,
     EntitlementKeyRegistry,
     ProductCatalog,
-    ProjectLookup,
     CatalogRepository,
   ],
   exports: [EntitlementReadService, EntitlementWriter, EntitlementKeyRegistry, ProductCatalog, MigrationGrants],

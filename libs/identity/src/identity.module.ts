@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { KeysModule } from '../../keys/src/index.js';
-import { AuditModule } from '../../audit/src/index.js';
+import { KeysModule } from '#keys';
+import { AuditModule } from '#audit';
 import { CustomerDirectory } from './customers/customer-directory.service.js';
 import { RailCustomers } from './customers/rail-customers.service.js';
 import { BulkIdentity } from './customers/bulk-identity.service.js';

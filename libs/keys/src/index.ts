@@ -3,6 +3,7 @@ export * from './auth/auth-context.js';
 export { RequireApiKey, CurrentKey } from './auth/require-api-key.decorator.js';
 export { assertDeclaredEnv } from './auth/declared-env.js';
 export { KEY_CACHE_TTL_MS } from './auth/key-lookup.service.js';
+export { ProjectDirectory, type ProjectCheck } from './domain/project-directory.service.js';
 export { ProjectRateLimits, type RateLimitTable } from './rate-limits/project-rate-limits.service.js';
 export { DemoSeeder, formatDemoKeys } from './operator/demo-seeder.service.js';
 export { originAllowed, originsToLearn, isValidAllowlistEntry } from './domain/origin-allowlist.js';

@@ -1,11 +1,12 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { RoutePolicyHooks } from '../../platform/src/index.js';
+import { RoutePolicyHooks } from '#platform';
 import { ApiKeyAuthenticator } from './auth/api-key.authenticator.js';
 import { KeyLookupService } from './auth/key-lookup.service.js';
 import { AppConfigController } from './config/app-config.controller.js';
 import { AppConfigService } from './config/app-config.service.js';
 import { KeysRepository } from './domain/keys.repository.js';
 import { ProjectsRepository } from './domain/projects.repository.js';
+import { ProjectDirectory } from './domain/project-directory.service.js';
 import { HeartbeatController } from './heartbeat/heartbeat.controller.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';
 import { SdkLivenessRepository } from './heartbeat/sdk-liveness.repository.js';
@@ -25,6 +26,7 @@ import { ProjectRateLimits } from './rate-limits/project-rate-limits.service.js'
   providers: [
     KeysRepository,
     ProjectsRepository,
+    ProjectDirectory,
     KeyLookupService,
     OriginLearningService,
     ApiKeyAuthenticator,
@@ -39,7 +41,7 @@ import { ProjectRateLimits } from './rate-limits/project-rate-limits.service.js'
     DemoSeeder,
     DemoSeedRepository,
   ],
-  exports: [KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder],
+  exports: [KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder, ProjectDirectory],
 })
 export class KeysModule implements OnModuleInit {
   constructor(

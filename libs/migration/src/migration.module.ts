@@ -1,8 +1,8 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { KeysModule } from '../../keys/src/index.js';
-import { ErasureHooks, IdentityModule } from '../../identity/src/index.js';
-import { EntitlementsModule } from '../../entitlements/src/index.js';
-import { RailsModule } from '../../rails/src/index.js';
+import { KeysModule } from '#keys';
+import { ErasureHooks, IdentityModule } from '#identity';
+import { EntitlementsModule } from '#entitlements';
+import { RailsModule } from '#rails';
 import { MigratedUsersRepository } from './users/migrated-users.repository.js';
 import { MigrationController } from './users/migration.controller.js';
 import { UserMigrationService } from './users/user-migration.service.js';

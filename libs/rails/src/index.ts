@@ -10,13 +10,9 @@ export {
   type RailApplyResult,
   type RailDecisionRecord,
 } from './model/rail-state-applier.service.js';
-export {
-  RailSubscriptionsRepository,
-  type RailSubscriptionWrite,
-  type RailTransactionRecord,
-  type RailNotificationRecord,
-} from './model/rail-subscriptions.repository.js';
-export { RailSettingsRepository, type RailSettingsRecord } from './model/rail-settings.repository.js';
+export { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
+export { type RailSubscriptionWrite, type RailTransactionRecord, type RailNotificationRecord } from './model/rail-subscriptions.repository.js';
+export type { RailSettingsRecord } from './model/rail-settings.repository.js';
 export {
   RAIL_STATES,
   RAIL_DECISIONS,
@@ -49,7 +45,6 @@ export {
 } from './ios/ios-store-rules.js';
 export { APPLE_ROOT_CERTIFICATES, appleRootCertificates } from './ios/apple-root-certificates.js';
 export { RailSecretsStatus } from './operator/rail-secrets-status.js';
-export { assertProjectExists } from './model/project-exists.repository.js';
 
 /** Migrations of the rails context, in order. */
 export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignKey1790000000923];

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
-import { KeysModule } from '../../keys/src/index.js';
-import { AuditModule } from '../../audit/src/index.js';
-import { IdentityModule } from '../../identity/src/index.js';
-import { EntitlementsModule } from '../../entitlements/src/index.js';
+import { KeysModule } from '#keys';
+import { AuditModule } from '#audit';
+import { IdentityModule } from '#identity';
+import { EntitlementsModule } from '#entitlements';
 import { IosStoreVerifier } from './ios/ios-store-verifier.service.js';
 import { RailSecretsStatus } from './operator/rail-secrets-status.js';
 import { RailSecrets } from './secrets/rail-secrets.service.js';
@@ -10,6 +10,7 @@ import { RailsOperatorController } from './operator/rails-operator.controller.js
 import { RailsOperatorService } from './operator/rails-operator.service.js';
 import { PurchaseSyncController } from './purchases/purchase-sync.controller.js';
 import { PurchaseSyncService } from './purchases/purchase-sync.service.js';
+import { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
 import { RailSettingsRepository } from './model/rail-settings.repository.js';
 import { RailStateApplier } from './model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from './model/rail-subscriptions.repository.js';
@@ -22,6 +23,7 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     RailSettingsRepository,
     RailSubscriptionsRepository,
     RailStateApplier,
+    CustomerRailStatuses,
     IosStoreVerifier,
     RailSecrets,
     // The rails listing's secretsConfigured comes from the secrets file.
@@ -29,6 +31,7 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     RailsOperatorService,
     PurchaseSyncService,
   ],
-  exports: [RailSubscriptionsRepository, RailStateApplier, RailSettingsRepository, IosStoreVerifier, RailSecrets],
+  // The repositories serve the store notifications module of this context; other contexts use the services.
+  exports: [RailSubscriptionsRepository, RailStateApplier, CustomerRailStatuses, RailSettingsRepository, IosStoreVerifier, RailSecrets],
 })
 export class RailsModule {}

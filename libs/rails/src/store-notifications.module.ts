@@ -1,8 +1,9 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { RoutePolicyHooks } from '../../platform/src/index.js';
-import { AuditModule } from '../../audit/src/index.js';
-import { EntitlementsModule } from '../../entitlements/src/index.js';
-import { IdentityModule } from '../../identity/src/index.js';
+import { RoutePolicyHooks } from '#platform';
+import { AuditModule } from '#audit';
+import { KeysModule } from '#keys';
+import { EntitlementsModule } from '#entitlements';
+import { IdentityModule } from '#identity';
 import { AndroidPublisherClient } from './android/android-publisher.client.js';
 import { AndroidWebhookService } from './android/android-webhook.service.js';
 import { CardWebhookService } from './card/card-webhook.service.js';
@@ -17,7 +18,7 @@ import { WebhookGate } from './webhooks/webhook-gate.service.js';
 
 /** Store notifications of the card-payment, iOS and Android rails, rail secrets and the rails' operator settings. */
 @Module({
-  imports: [RailsModule, EntitlementsModule, IdentityModule, AuditModule],
+  imports: [RailsModule, KeysModule, EntitlementsModule, IdentityModule, AuditModule],
   controllers: [StoreWebhooksController, RailsAdminController],
   providers: [
     WebhookGate,

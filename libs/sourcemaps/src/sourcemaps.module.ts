@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { KeysModule } from '../../keys/src/index.js';
+import { KeysModule } from '#keys';
 import { SOURCE_MAP_STORE } from './storage/source-map-store.js';
 import { SourceMapsRepository } from './storage/source-maps.repository.js';
 import { SourceMapSymbolicator } from './symbolication/source-map-symbolicator.service.js';

@@ -1,7 +1,7 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { KeysModule } from '../../keys/src/index.js';
-import { CustomerDirectory, ErasureHooks, IdentityModule } from '../../identity/src/index.js';
-import { SourceMapSymbolicator, SourceMapsModule } from '../../sourcemaps/src/index.js';
+import { KeysModule } from '#keys';
+import { CustomerDirectory, ErasureHooks, IdentityModule } from '#identity';
+import { SourceMapSymbolicator, SourceMapsModule } from '#sourcemaps';
 import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/event-erasure.repository.js';
 import { EVENT_CUSTOMER_LOOKUP } from './identity/customer-lookup.js';
 import { EventIdentityHintsRepository } from './identity/event-identity-hints.repository.js';

@@ -1,7 +1,7 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { KeysModule } from '../../keys/src/index.js';
-import { ErasureHooks, IdentityModule } from '../../identity/src/index.js';
-import { EntitlementsModule } from '../../entitlements/src/index.js';
+import { KeysModule } from '#keys';
+import { ErasureHooks, IdentityModule } from '#identity';
+import { EntitlementsModule } from '#entitlements';
 import { DeviceBindingRepository } from './bindings/device-binding.repository.js';
 import { ResolveController } from './resolve/resolve.controller.js';
 import { ResolveService } from './resolve/resolve.service.js';

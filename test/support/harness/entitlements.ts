@@ -1,4 +1,4 @@
-import { EntitlementWriter } from '../../../libs/entitlements/src/index.js';
+import { EntitlementWriter } from '#entitlements';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../fixtures.js';
 import { createTestApp, type TestApp } from '../test-app.js';
 import { testScope } from '../scopes.js';

@@ -1,4 +1,4 @@
-import type { TenantScope } from '../../../libs/platform/src/index.js';
+import type { TenantScope } from '#platform';
 import { createProjectWithApp, keyHeaders, type ProjectFixture, setRateLimits } from '../fixtures.js';
 import { type IdentityProviderKit, type TokenOptions, identityProviderKit } from '../id-tokens.js';
 import { createTestApp, operatorAuth, type TestApp } from '../test-app.js';

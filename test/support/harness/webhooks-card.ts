@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import { RailSecrets } from '../../../libs/rails/src/index.js';
+import { RailSecrets } from '#rails';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../fixtures.js';
 import { RailSecretsFile } from '../rail-secrets-file.js';
 import { createTestApp, operatorAuth, type TestApp } from '../test-app.js';

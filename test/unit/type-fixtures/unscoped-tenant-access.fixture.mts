@@ -5,7 +5,7 @@
  * a broken import or a renamed method fails the test instead of passing it vacuously.
  */
 import type { EntityManager } from 'typeorm';
-import { type TenantScope, TenantScopes, crossTenant } from '../../../libs/platform/src/index.js';
+import { type TenantScope, TenantScopes, crossTenant } from '#platform';
 // The repository's own file, not the context's index: fewer declarations to load, a faster check.
 import type { RailSubscriptionsRepository } from '../../../libs/rails/src/model/rail-subscriptions.repository.js';
 

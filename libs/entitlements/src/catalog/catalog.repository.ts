@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Sql } from '../../../platform/src/index.js';
+import { Sql } from '#platform';
 import type { PurchaseRail } from '../domain/entitlement-rules.js';
 
 export type KeyRegistrar = 'grant' | 'migration' | 'catalog';
@@ -25,12 +25,6 @@ export interface RegisteredKeyRow {
 @Injectable()
 export class CatalogRepository {
   constructor(private readonly sql: Sql) {}
-
-  /** Whether the project exists (`projects` belongs to the keys context; read-only here). With `lock`, serialises writers of the project's catalogue. */
-  async projectExists(projectId: string, lock = false, manager?: EntityManager): Promise<boolean> {
-    const row = await this.sql.one(`SELECT id FROM projects WHERE id = $1${lock ? ' FOR NO KEY UPDATE' : ''}`, [projectId], manager);
-    return row !== null;
-  }
 
   /** Replaces the whole catalogue, products stored in the order given. */
   async replaceProducts(projectId: string, products: readonly CatalogProductRow[], at: Date, manager?: EntityManager): Promise<void> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock } from '../../../platform/src/index.js';
+import { Clock } from '#platform';
 import { CatalogRepository, type KeyRegistrar } from './catalog.repository.js';
 
 export type { KeyRegistrar } from './catalog.repository.js';

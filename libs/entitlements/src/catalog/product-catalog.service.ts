@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { ApiError, Clock, Sql } from '../../../platform/src/index.js';
+import { ApiError, Clock, Sql } from '#platform';
+import { ProjectDirectory } from '#keys';
 import type { PurchaseRail } from '../domain/entitlement-rules.js';
 import { CatalogRepository } from './catalog.repository.js';
 import { EntitlementKeyRegistry } from './entitlement-key-registry.service.js';
-import { ProjectLookup } from './project-lookup.service.js';
 
 export interface CatalogProduct {
   rail: PurchaseRail;
@@ -20,7 +20,7 @@ export interface CatalogProduct {
 export class ProductCatalog {
   constructor(
     private readonly clock: Clock,
-    private readonly projects: ProjectLookup,
+    private readonly projects: ProjectDirectory,
     private readonly registry: EntitlementKeyRegistry,
     private readonly catalog: CatalogRepository,
     private readonly sql: Sql,
@@ -35,7 +35,8 @@ export class ProductCatalog {
       return { rail: product.rail, productId: product.productId, entitlementKeys: [...new Set(product.entitlementKeys)] };
     });
     await this.sql.transaction(async (manager) => {
-      await this.projects.assertExists(projectId, manager, true);
+      // Holds the project's row: writers of one project's catalogue run one at a time.
+      await this.projects.assertExists(projectId, { manager, lock: true });
       await this.catalog.replaceProducts(projectId, normalised, this.clock.now(), manager);
       await this.registry.register(
         projectId,

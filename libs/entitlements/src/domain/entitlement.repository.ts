@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { type TenantScope, Sql, prepared } from '../../../platform/src/index.js';
+import { type TenantScope, Sql, prepared } from '#platform';
 import { type EntitlementState, MANUAL_PRODUCT_ID, type Rail, isActiveAt } from './entitlement-rules.js';
 import type { PublicEntitlement } from './public-entitlement.js';
 

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsString, Length, Matches, MaxLength } from 'class-validator';
-import { ENVIRONMENTS, type Env } from '../../../platform/src/index.js';
+import { ENVIRONMENTS, type Env } from '#platform';
 import { GRANT_DURATIONS, GRANT_KEY_MAX, GRANT_KEY_MIN, GRANT_KEY_PATTERN, type GrantDuration } from '../domain/entitlement-rules.js';
 
 const SNAKE_CASE_MESSAGE = 'entitlementKey must be snake_case: a lowercase letter, then lowercase letters, digits or underscores';

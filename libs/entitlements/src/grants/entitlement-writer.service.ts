@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock, type TenantScope } from '../../../platform/src/index.js';
+import { Clock, type TenantScope } from '#platform';
 import type { EntitlementState, Rail } from '../domain/entitlement-rules.js';
 import { type EntitlementRecord, EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
 import type { PublicEntitlement } from '../domain/public-entitlement.js';

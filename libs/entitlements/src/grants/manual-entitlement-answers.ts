@@ -1,4 +1,4 @@
-import { ApiError, type TenantScope } from '../../../platform/src/index.js';
+import { ApiError, type TenantScope } from '#platform';
 import { unknownCustomer } from '../reads/entitlement-queries.service.js';
 import { ManualEntitlementRefused } from './manual-entitlements.service.js';
 

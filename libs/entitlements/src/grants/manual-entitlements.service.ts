@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { Clock, type TenantScope, randomLowerAlnum } from '../../../platform/src/index.js';
-import { AuditJournal } from '../../../audit/src/index.js';
-import { CUSTOMER_ID_PREFIX, CustomerDirectory } from '../../../identity/src/index.js';
+import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
+import { AuditJournal } from '#audit';
+import { CUSTOMER_ID_PREFIX, CustomerDirectory } from '#identity';
 import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
 import { type GrantDuration, MANUAL_PRODUCT_ID, grantedValidUntil, isActiveAt, validUntilFor } from '../domain/entitlement-rules.js';
 import { type EntitlementRecord, EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';

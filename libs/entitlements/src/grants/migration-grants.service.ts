@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock, type TenantScope, randomLowerAlnum } from '../../../platform/src/index.js';
-import { AuditJournal } from '../../../audit/src/index.js';
+import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
+import { AuditJournal } from '#audit';
 import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
 import { EntitlementRepository } from '../domain/entitlement.repository.js';
 

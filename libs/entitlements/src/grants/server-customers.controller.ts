@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Header, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, RateLimit } from '../../../platform/src/index.js';
-import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ApiErrors, RateLimit } from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { EntitlementList, EntitlementMutation } from '../domain/public-entitlement.js';
 import { GrantEntitlementDto, RevokeEntitlementDto } from '../dto/entitlement-mutation.dto.js';
 import { EntitlementQueries } from '../reads/entitlement-queries.service.js';

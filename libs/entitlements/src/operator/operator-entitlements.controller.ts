@@ -1,9 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, TenantScopes, requestIdOf, Operator, type HttpRequest } from '../../../platform/src/index.js';
+import { ApiErrors, TenantScopes, requestIdOf, Operator, type HttpRequest } from '#platform';
+import { ProjectDirectory } from '#keys';
 import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
 import { ProductCatalog } from '../catalog/product-catalog.service.js';
-import { ProjectLookup } from '../catalog/project-lookup.service.js';
 import { EntitlementMutation } from '../domain/public-entitlement.js';
 import { EntitlementKeyList, ProductCatalogView, PutProductsDto } from '../dto/catalog.dto.js';
 import { OperatorGrantEntitlementDto } from '../dto/entitlement-mutation.dto.js';
@@ -15,7 +15,7 @@ import { ManualEntitlementService } from '../grants/manual-entitlements.service.
 @Controller('admin/v1/projects/:projectId')
 export class OperatorEntitlementsController {
   constructor(
-    private readonly projects: ProjectLookup,
+    private readonly projects: ProjectDirectory,
     private readonly registry: EntitlementKeyRegistry,
     private readonly catalog: ProductCatalog,
     private readonly manual: ManualEntitlementService,

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError } from '../../../platform/src/index.js';
-import type { AuthContext } from '../../../keys/src/index.js';
-import { CustomerDirectory } from '../../../identity/src/index.js';
-import { CUSTOMER_ID_PREFIX } from '../../../identity/src/index.js';
+import { ApiError } from '#platform';
+import type { AuthContext } from '#keys';
+import { CustomerDirectory } from '#identity';
+import { CUSTOMER_ID_PREFIX } from '#identity';
 import type { EntitlementList } from '../domain/public-entitlement.js';
 import { EntitlementReadService } from './entitlement-read.service.js';
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, type TenantScope } from '../../../platform/src/index.js';
+import { Clock, type TenantScope } from '#platform';
 import { collapseByKey } from '../domain/entitlement-rules.js';
 import { EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
 import type { PublicEntitlement } from '../domain/public-entitlement.js';

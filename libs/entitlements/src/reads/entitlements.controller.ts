@@ -1,7 +1,7 @@
 import { Controller, Get, Header, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, RateLimit } from '../../../platform/src/index.js';
-import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ApiErrors, RateLimit } from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { EntitlementList } from '../domain/public-entitlement.js';
 import { EntitlementsQueryDto } from '../dto/entitlements-query.dto.js';
 import { EntitlementQueries } from './entitlement-queries.service.js';

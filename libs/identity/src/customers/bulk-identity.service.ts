@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { TenantScope } from '../../../platform/src/index.js';
+import type { TenantScope } from '#platform';
 import { newCustomerId } from '../domain/ids.js';
 import type { Traits } from '../domain/traits.js';
 import { type BulkAliasHit, type BulkCustomerRow, BulkIdentityRepository } from './bulk-identity.repository.js';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { TenantScope } from '../../../platform/src/index.js';
+import type { TenantScope } from '#platform';
 import { ALIAS_TYPES } from '../domain/identifier-rules.js';
 import { CUSTOMER_ID_PREFIX } from '../domain/ids.js';
 import { type CustomerProfile, IdentityRepository } from './identity.repository.js';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { type Env, type PreparedSql, type TenantScope, Sql, prepared } from '../../../platform/src/index.js';
+import { type Env, type PreparedSql, type TenantScope, Sql, prepared } from '#platform';
 import { ALIAS_TYPES, PERSONAL_ALIAS_TYPES } from '../domain/identifier-rules.js';
 import type { Traits } from '../domain/traits.js';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock, type TenantScope } from '../../../platform/src/index.js';
+import { Clock, type TenantScope } from '#platform';
 import { ALIAS_TYPES, USER_ID_PATTERN } from '../domain/identifier-rules.js';
 import { newCustomerId, newMergeReviewId } from '../domain/ids.js';
 import { IdentityRepository } from './identity.repository.js';

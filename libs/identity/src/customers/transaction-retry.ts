@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { Sql } from '../../../platform/src/index.js';
+import { Sql } from '#platform';
 
 /** Thrown inside a transaction to start it over (e.g. the customer was forgotten meanwhile). */
 export class RetryTransaction extends Error {

@@ -1,4 +1,4 @@
-import { randomBase62 } from '../../../platform/src/index.js';
+import { randomBase62 } from '#platform';
 
 /** The prefix of every service customer id. */
 export const CUSTOMER_ID_PREFIX = 'cdcust_';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { TenantScope } from '../../../platform/src/index.js';
+import type { TenantScope } from '#platform';
 
 /** The personal identifiers of an erased customer, as they were when it was forgotten. */
 export interface ErasureSubject {

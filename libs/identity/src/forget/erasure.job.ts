@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER, type AppLogger, Clock, type Job, type JobFailure, JobWorker, OnJob, OnJobFailure, Sql } from '../../../platform/src/index.js';
+import { APP_LOGGER, type AppLogger, Clock, type Job, type JobFailure, JobWorker, OnJob, OnJobFailure, Sql } from '#platform';
 import { ErasureHooks, type ErasureSubject } from './erasure-hooks.js';
 import { ErasureRepository } from './erasure.repository.js';
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { type Env, Sql, type TenantScope } from '../../../platform/src/index.js';
+import { type Env, Sql, type TenantScope } from '#platform';
 import { PERSONAL_ALIAS_TYPES } from '../domain/identifier-rules.js';
 
 export interface ErasureRecord {

@@ -1,7 +1,7 @@
 import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, RateLimit } from '../../../platform/src/index.js';
-import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ApiErrors, RateLimit } from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { ForgetDto, ForgotView } from './forget.dto.js';
 import { ForgetService } from './forget.service.js';
 

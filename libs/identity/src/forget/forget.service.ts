@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ApiError, Clock, type TenantScope, JobQueue } from '../../../platform/src/index.js';
-import type { AuthContext } from '../../../keys/src/index.js';
-import { AuditJournal } from '../../../audit/src/index.js';
+import { ApiError, Clock, type TenantScope, JobQueue } from '#platform';
+import type { AuthContext } from '#keys';
+import { AuditJournal } from '#audit';
 import { IdentityRepository } from '../customers/identity.repository.js';
 import { inTransactionWithRetry } from '../customers/transaction-retry.js';
 import { ALIAS_TYPES } from '../domain/identifier-rules.js';

@@ -1,8 +1,8 @@
 import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, BodyLimit, RateLimit } from '../../../platform/src/index.js';
+import { ApiErrors, BodyLimit, RateLimit } from '#platform';
 import { IDENTIFY_BODY_LIMIT_BYTES } from '../domain/traits.js';
-import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { AliasResultView } from './alias-result.view.js';
 import { IdentifyDto } from './identify.dto.js';
 import { IdentifyService } from './identify.service.js';

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsOptional, IsString, Length, Matches } from 'class-validator';
-import { OwnTextRules } from '../../../platform/src/index.js';
+import { OwnTextRules } from '#platform';
 import { ANONYMOUS_ID_PATTERN, APP_ACCOUNT_TOKEN_PATTERN, USER_ID_PATTERN } from '../domain/identifier-rules.js';
 
 export class IdentifyDto {

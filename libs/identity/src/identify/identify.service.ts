@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ApiError, Clock, type TenantScope } from '../../../platform/src/index.js';
-import type { AuthContext } from '../../../keys/src/index.js';
+import { ApiError, Clock, type TenantScope } from '#platform';
+import type { AuthContext } from '#keys';
 import { IdentityRepository, type Assurance } from '../customers/identity.repository.js';
 import { inTransactionWithRetry, RetryTransaction } from '../customers/transaction-retry.js';
 import { ALIAS_TYPES } from '../domain/identifier-rules.js';

@@ -1,16 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import {
-  APP_CONFIG,
-  APP_LOGGER,
-  type AppConfig,
-  type AppLogger,
-  Clock,
-  type RedisLease,
-  leaseRedis,
-  type TenantScope,
-  FailOpenStorage,
-} from '../../../platform/src/index.js';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, type RedisLease, leaseRedis, type TenantScope, FailOpenStorage } from '#platform';
 
 /** Identify velocity cap: more than 30 calls for one userId within 60 s is refused. */
 export const VELOCITY_LIMIT = 30;

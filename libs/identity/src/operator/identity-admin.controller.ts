@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Param, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, Operator } from '../../../platform/src/index.js';
+import { ApiErrors, Operator } from '#platform';
 import { IdentityProviderView, PutIdentityProviderDto } from '../tokens/identity-provider.dto.js';
 import { IdentityProviderService } from '../tokens/identity-provider.service.js';
 import { IdentityAdminService } from './identity-admin.service.js';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, type Env, isEnv } from '../../../platform/src/index.js';
+import { ApiError, type Env, isEnv } from '#platform';
+import { ProjectDirectory } from '#keys';
 import { IdentityRepository } from '../customers/identity.repository.js';
 import { ErasureRepository } from '../forget/erasure.repository.js';
-import { IdentityProviderRepository } from '../tokens/identity-provider.repository.js';
 import type { ErasureList, MergeReviewList } from './identity-admin.views.js';
 
 const LIST_LIMIT = 500;
@@ -11,7 +11,7 @@ const LIST_LIMIT = 500;
 export class IdentityAdminService {
   constructor(
     private readonly identity: IdentityRepository,
-    private readonly providers: IdentityProviderRepository,
+    private readonly projects: ProjectDirectory,
     private readonly erasureStore: ErasureRepository,
   ) {}
 
@@ -44,7 +44,7 @@ export class IdentityAdminService {
 
   private async checked(projectId: string, rawEnv: string | undefined): Promise<Env | undefined> {
     if (rawEnv !== undefined && rawEnv !== '' && !isEnv(rawEnv)) throw ApiError.invalidParam('env must be sandbox or production');
-    if (!(await this.providers.projectExists(projectId))) throw ApiError.resourceMissing(`No such project: ${projectId}`);
+    await this.projects.assertExists(projectId);
     return rawEnv ? (rawEnv as Env) : undefined;
   }
 }

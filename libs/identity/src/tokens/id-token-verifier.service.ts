@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Inject, Injectable } from '@nestjs/common';
 import { createLocalJWKSet, createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock } from '../../../platform/src/index.js';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock } from '#platform';
 import { type IdentityProviderConfig, IdentityProviderRepository } from './identity-provider.repository.js';
 import { jwksFetchOptions } from './jwks-uri-policy.js';
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Sql } from '../../../platform/src/index.js';
+import { Sql } from '#platform';
 
 export interface IdentityProviderConfig {
   projectId: string;
@@ -23,10 +23,6 @@ interface ProviderRow {
 @Injectable()
 export class IdentityProviderRepository {
   constructor(private readonly sql: Sql) {}
-
-  async projectExists(projectId: string): Promise<boolean> {
-    return (await this.sql.one(`SELECT 1 FROM projects WHERE id = $1`, [projectId])) !== null;
-  }
 
   async find(projectId: string): Promise<IdentityProviderConfig | null> {
     const rows = await this.sql.rows<ProviderRow>(

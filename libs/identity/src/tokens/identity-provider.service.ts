@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createLocalJWKSet } from 'jose';
-import { APP_CONFIG, type AppConfig, ApiError, Clock } from '../../../platform/src/index.js';
+import { APP_CONFIG, type AppConfig, ApiError, Clock } from '#platform';
+import { ProjectDirectory } from '#keys';
 import type { IdentityProviderView, PutIdentityProviderDto } from './identity-provider.dto.js';
 import { IdentityProviderRepository } from './identity-provider.repository.js';
 import { IdTokenVerifier } from './id-token-verifier.service.js';
@@ -15,13 +16,14 @@ const MAX_KEYS = 100;
 export class IdentityProviderService {
   constructor(
     private readonly store: IdentityProviderRepository,
+    private readonly projects: ProjectDirectory,
     private readonly verifier: IdTokenVerifier,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async put(projectId: string, dto: PutIdentityProviderDto): Promise<IdentityProviderView> {
-    if (!(await this.store.projectExists(projectId))) throw ApiError.resourceMissing(`No such project: ${projectId}`);
+    await this.projects.assertExists(projectId);
     // Optional fields skip validation when null; a null is neither "absent" nor a value here.
     if (dto.jwks === null) throw ApiError.invalidParam('jwks must be a JSON Web Key Set object { keys: [...] }, not null');
     if (dto.jwksUri === null) throw ApiError.invalidParam('jwksUri must be an https URL, not null');

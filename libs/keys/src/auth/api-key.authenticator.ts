@@ -12,7 +12,7 @@ import {
   requestIdOf,
   type HttpRequest,
   type HttpResponse,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { extractApiKey, sha256Hex } from '../domain/api-key-format.js';
 import type { KeyAuthRecord } from '../domain/keys.repository.js';
 import { originAllowed } from '../domain/origin-allowlist.js';

@@ -1,4 +1,4 @@
-import type { TenantScope } from '../../../platform/src/index.js';
+import type { TenantScope } from '#platform';
 
 export type KeyKind = 'publishable' | 'secret';
 export type AppPlatform = 'ios' | 'android' | 'web';

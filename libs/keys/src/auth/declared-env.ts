@@ -1,4 +1,4 @@
-import { ApiError, type TenantScope } from '../../../platform/src/index.js';
+import { ApiError, type TenantScope } from '#platform';
 
 const MAX_ECHOED_CHARS = 32;
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import { APP_CONFIG, type AppConfig } from '../../../platform/src/index.js';
+import { APP_CONFIG, type AppConfig } from '#platform';
 import { sha256Hex } from '../domain/api-key-format.js';
 import { type KeyAuthRecord, KeysRepository } from '../domain/keys.repository.js';
 import type { KeyKind } from './auth-context.js';

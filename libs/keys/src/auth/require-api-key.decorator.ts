@@ -1,14 +1,6 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ApiSecurity } from '@nestjs/swagger';
-import {
-  API_KEY_BEARER,
-  API_KEY_CLIENT_HEADER,
-  API_KEY_HEADER,
-  DeclarePolicy,
-  type ApiKeyPolicy,
-  requestAuth,
-  type HttpRequest,
-} from '../../../platform/src/index.js';
+import { API_KEY_BEARER, API_KEY_CLIENT_HEADER, API_KEY_HEADER, DeclarePolicy, type ApiKeyPolicy, requestAuth, type HttpRequest } from '#platform';
 import type { AuthContext, KeyRequirement } from './auth-context.js';
 
 /**

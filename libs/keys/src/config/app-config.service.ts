@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, Clock, type SdkSurface, SdkVersionPolicy } from '../../../platform/src/index.js';
+import { ApiError, Clock, type SdkSurface, SdkVersionPolicy } from '#platform';
 import type { AppPlatform, AuthContext } from '../auth/auth-context.js';
 import { ProjectsRepository } from '../domain/projects.repository.js';
 import type { AppConfigView } from './app-config.view.js';

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { type Env, randomBase62 } from '../../../platform/src/index.js';
+import { type Env, randomBase62 } from '#platform';
 import type { KeyKind } from '../auth/auth-context.js';
 
 export const KEY_RANDOM_LENGTH = 32;

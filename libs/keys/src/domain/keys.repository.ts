@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { type Env, Sql } from '../../../platform/src/index.js';
+import { type Env, Sql } from '#platform';
 import type { AppPlatform, KeyKind } from '../auth/auth-context.js';
 
 export type StoredKeyStatus = 'active' | 'rotated_out' | 'revoked';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Sql } from '../../../platform/src/index.js';
+import { Sql } from '#platform';
 import type { AppPlatform } from '../auth/auth-context.js';
 
 export interface ProjectRow {
@@ -54,6 +54,12 @@ export class ProjectsRepository {
       manager,
     );
     return rows[0] ?? null;
+  }
+
+  /** Whether the project exists; with `lock`, holds its row (FOR NO KEY UPDATE) until the transaction ends. */
+  async projectExists(projectId: string, lock: boolean, manager?: EntityManager): Promise<boolean> {
+    const row = await this.sql.one(`SELECT id FROM projects WHERE id = $1${lock ? ' FOR NO KEY UPDATE' : ''}`, [projectId], manager);
+    return row !== null;
   }
 
   async anyProjectExists(manager?: EntityManager): Promise<boolean> {

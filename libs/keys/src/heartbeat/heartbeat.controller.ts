@@ -1,6 +1,6 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiSdkVersionHeaders, RateLimit, SdkVersionHeader } from '../../../platform/src/index.js';
+import { ApiSdkVersionHeaders, RateLimit, SdkVersionHeader } from '#platform';
 import type { AuthContext } from '../auth/auth-context.js';
 import { CurrentKey, RequireApiKey } from '../auth/require-api-key.decorator.js';
 import { HeartbeatService } from './heartbeat.service.js';

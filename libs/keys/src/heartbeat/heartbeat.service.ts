@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER, type AppLogger, Clock, SdkVersionPolicy, parseSdkHeader } from '../../../platform/src/index.js';
+import { APP_LOGGER, type AppLogger, Clock, SdkVersionPolicy, parseSdkHeader } from '#platform';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { HeartbeatView } from './heartbeat.view.js';
 import { SdkLivenessRepository } from './sdk-liveness.repository.js';

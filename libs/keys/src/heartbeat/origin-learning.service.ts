@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER, type AppLogger, Clock } from '../../../platform/src/index.js';
+import { APP_LOGGER, type AppLogger, Clock } from '#platform';
 import { ProjectsRepository } from '../domain/projects.repository.js';
 import { originsToLearn } from '../domain/origin-allowlist.js';
 import { KeyLookupService } from '../auth/key-lookup.service.js';

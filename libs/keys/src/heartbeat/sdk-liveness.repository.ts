@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type TenantScope, Sql } from '../../../platform/src/index.js';
+import { type TenantScope, Sql } from '#platform';
 
 /** What one client install reported about itself. */
 export interface LivenessBeat {

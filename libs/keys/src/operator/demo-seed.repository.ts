@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ADVISORY_LOCKS } from '../../../platform/src/index.js';
+import { ADVISORY_LOCKS } from '#platform';
 
 /** The demo seed's guard: one replica at a time looks at an empty database. */
 @Injectable()

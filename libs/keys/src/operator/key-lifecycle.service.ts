@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { ApiError, Clock, ENVIRONMENTS, type Env, Sql } from '../../../platform/src/index.js';
+import { ApiError, Clock, ENVIRONMENTS, type Env, Sql } from '#platform';
 import { AGGREGATE_SCOPES, type KeyKind } from '../auth/auth-context.js';
 import { KeyLookupService } from '../auth/key-lookup.service.js';
 import { last4, mintApiKey, newId, sha256Hex } from '../domain/api-key-format.js';

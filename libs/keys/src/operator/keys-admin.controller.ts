@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { ApiErrors, RequestId, Operator } from '../../../platform/src/index.js';
+import { ApiErrors, RequestId, Operator } from '#platform';
 import type { RateLimitTable } from '../rate-limits/project-rate-limits.service.js';
 import { KeyLifecycleService } from './key-lifecycle.service.js';
 import { ProjectsAdminService } from './projects-admin.service.js';

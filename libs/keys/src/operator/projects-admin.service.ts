@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, Clock, Sql } from '../../../platform/src/index.js';
+import { ApiError, Clock, Sql } from '#platform';
 import { KeyLookupService } from '../auth/key-lookup.service.js';
 import { newId } from '../domain/api-key-format.js';
 import { KeysRepository } from '../domain/keys.repository.js';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, BUCKET_NAMES, type BucketName, type BucketRule, Clock } from '../../../platform/src/index.js';
+import { ApiError, BUCKET_NAMES, type BucketName, type BucketRule, Clock } from '#platform';
 import { ProjectsRepository } from '../domain/projects.repository.js';
 import { ProjectRateLimits, type RateLimitTable } from '../rate-limits/project-rate-limits.service.js';
 

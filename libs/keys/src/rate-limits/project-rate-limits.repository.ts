@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type BucketName, type BucketRule, Sql } from '../../../platform/src/index.js';
+import { type BucketName, type BucketRule, Sql } from '#platform';
 
 export interface RateLimitOverride extends BucketRule {
   bucket: BucketName;

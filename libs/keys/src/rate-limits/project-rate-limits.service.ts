@@ -1,14 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import {
-  BUCKET_NAMES,
-  type BucketName,
-  type BucketRule,
-  DEFAULT_BUCKET_RULES,
-  RateLimiterService,
-  type RateLimitDecision,
-  type TenantScope,
-} from '../../../platform/src/index.js';
+import { BUCKET_NAMES, type BucketName, type BucketRule, DEFAULT_BUCKET_RULES, RateLimiterService, type RateLimitDecision, type TenantScope } from '#platform';
 import { ProjectRateLimitsRepository, type RateLimitOverride } from './project-rate-limits.repository.js';
 
 const OVERRIDE_CACHE_TTL_MS = 5_000;

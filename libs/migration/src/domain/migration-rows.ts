@@ -2,10 +2,10 @@
  * Pure rules of a migration request: the request-level checks and the validation of each row.
  * No I/O. A bad row never fails the request; it becomes a `details.errors[]` entry.
  */
-import { ApiError } from '../../../platform/src/index.js';
-import { APP_ACCOUNT_TOKEN_PATTERN, sanitizeTraits, type Traits, USER_ID_PATTERN } from '../../../identity/src/index.js';
-import { CATALOG_KEY_MAX, CATALOG_KEY_PATTERN, type PurchaseRail } from '../../../entitlements/src/index.js';
-import { RAIL_ALIAS_TYPES } from '../../../rails/src/index.js';
+import { ApiError } from '#platform';
+import { APP_ACCOUNT_TOKEN_PATTERN, sanitizeTraits, type Traits, USER_ID_PATTERN } from '#identity';
+import { CATALOG_KEY_MAX, CATALOG_KEY_PATTERN, type PurchaseRail } from '#entitlements';
+import { RAIL_ALIAS_TYPES } from '#rails';
 
 export const MAX_MIGRATION_ROWS = 1000;
 export const MAX_DEVELOPER_USER_ID = 256;

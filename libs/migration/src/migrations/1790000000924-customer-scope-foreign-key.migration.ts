@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { addCustomerScopeForeignKey } from '../../../identity/src/index.js';
+import { addCustomerScopeForeignKey } from '#identity';
 
 /**
  * Tenant integrity by the database: `migrated_users.customer_id` points at its customer through the

@@ -1,7 +1,7 @@
 import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, BodyLimit, MIGRATION_BODY_LIMIT_BYTES, MIGRATION_JSON_BOUNDS } from '../../../platform/src/index.js';
-import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ApiErrors, BodyLimit, MIGRATION_BODY_LIMIT_BYTES, MIGRATION_JSON_BOUNDS } from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { MigrationUsersDto } from './migration-users.dto.js';
 import { MigrationResultView } from './migration-result.view.js';
 import { UserMigrationService } from './user-migration.service.js';

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { Clock, type TenantScope } from '../../../platform/src/index.js';
-import type { AuthContext } from '../../../keys/src/index.js';
-import { BulkIdentity, inTransactionWithRetry, mergeTraits, type Traits } from '../../../identity/src/index.js';
-import { MigrationGrants } from '../../../entitlements/src/index.js';
-import { type CustomerRailStatus, RailSubscriptionsRepository } from '../../../rails/src/index.js';
+import { Clock, type TenantScope } from '#platform';
+import type { AuthContext } from '#keys';
+import { BulkIdentity, inTransactionWithRetry, mergeTraits, type Traits } from '#identity';
+import { MigrationGrants } from '#entitlements';
+import { type CustomerRailStatus, CustomerRailStatuses } from '#rails';
 import { DEVELOPER_ALIAS_TYPE, type GraphSnapshot, nodeKey, planMigration, type RowPlan } from '../domain/migration-plan.js';
 import { isRowError, type MigrationRow, PURCHASE_ALIAS_TYPES, type RowError, usersOf, validateRow } from '../domain/migration-rows.js';
 import { MigratedUsersRepository } from './migrated-users.repository.js';
@@ -39,7 +39,7 @@ export class UserMigrationService {
     @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly identity: BulkIdentity,
     private readonly grants: MigrationGrants,
-    private readonly railSubscriptions: RailSubscriptionsRepository,
+    private readonly railStatuses: CustomerRailStatuses,
     private readonly migratedUsers: MigratedUsersRepository,
     private readonly clock: Clock,
   ) {}
@@ -150,7 +150,7 @@ export class UserMigrationService {
     // 4. The gate: what the rails hold for each customer decides who receives the asserted grant.
     const gated = plan.rows.filter((p) => p.customerId !== null && p.row.entitlementKeys.length > 0);
     const existingCustomers = gated.filter((p) => p.outcome !== 'created').map((p) => p.customerId as string);
-    const status = await this.railSubscriptions.statusOfCustomers(scope, existingCustomers, this.clock.nowMs(), manager);
+    const status = await this.railStatuses.of(scope, existingCustomers, this.clock.nowMs(), manager);
     const pairs: { customerId: string; key: string }[] = [];
     for (const p of gated) {
       const customerId = p.customerId as string;

@@ -1,3 +1,5 @@
+import type { ErrorCode, ErrorCodeOf } from '../openapi/error-codes.js';
+
 export type ErrorType = 'authentication_error' | 'permission_error' | 'invalid_request_error' | 'rate_limit_error' | 'version_error' | 'internal_error';
 
 const STATUS_OF_TYPE: Record<ErrorType, number> = {
@@ -17,7 +19,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly type: ErrorType,
-    readonly code: string,
+    /** A code of the error catalogue (openapi/error-codes.ts). */
+    readonly code: ErrorCode,
     message: string,
     /** Additional fields written into the error object (e.g. minVersion and surface on 426). */
     readonly extra?: Record<string, unknown>,
@@ -28,7 +31,7 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 
-  private static of(type: ErrorType, code: string, message: string): ApiError {
+  private static of<T extends ErrorType>(type: T, code: ErrorCodeOf<T>, message: string): ApiError {
     return new ApiError(STATUS_OF_TYPE[type], type, code, message);
   }
 
@@ -38,13 +41,13 @@ export class ApiError extends Error {
   static missingParam(message: string): ApiError {
     return ApiError.of('invalid_request_error', 'missing_required_param', message);
   }
-  static invalidRequest(code: string, message: string): ApiError {
+  static invalidRequest(code: ErrorCodeOf<'invalid_request_error'>, message: string): ApiError {
     return ApiError.of('invalid_request_error', code, message);
   }
-  static authentication(code: string, message: string): ApiError {
+  static authentication(code: ErrorCodeOf<'authentication_error'>, message: string): ApiError {
     return ApiError.of('authentication_error', code, message);
   }
-  static permission(code: string, message: string): ApiError {
+  static permission(code: ErrorCodeOf<'permission_error'>, message: string): ApiError {
     return ApiError.of('permission_error', code, message);
   }
   /** 404 of the operator API: unknown ids, and /admin when it is switched off. */

@@ -1,7 +1,7 @@
 import type { ErrorType } from '../errors/api-error.js';
 
 /** Error codes an endpoint answers, per HTTP status. */
-export type ErrorCodes = Partial<Record<number, readonly string[]>>;
+export type ErrorCodes = Partial<Record<number, readonly ErrorCode[]>>;
 
 interface ErrorCodeDoc {
   type: ErrorType;
@@ -14,7 +14,7 @@ interface ErrorCodeDoc {
  * the OpenAPI error descriptions and examples. A code an endpoint declares that is not here
  * stops the document from being built.
  */
-export const ERROR_CATALOGUE: Record<number, Record<string, ErrorCodeDoc>> = {
+const CATALOGUE = {
   400: {
     missing_required_param: { type: 'invalid_request_error', example: 'userId is required' },
     invalid_param_value: { type: 'invalid_request_error', example: 'events[3].name must be shorter than or equal to 128 characters' },
@@ -41,6 +41,9 @@ export const ERROR_CATALOGUE: Record<number, Record<string, ErrorCodeDoc>> = {
   404: {
     resource_missing: { type: 'invalid_request_error', example: 'No such resource: GET /admin/v1/projects/prj_0000000000000000' },
   },
+  408: {
+    request_timeout: { type: 'invalid_request_error', example: 'The request was not received in time' },
+  },
   426: {
     sdk_version_unsupported: {
       type: 'version_error',
@@ -57,7 +60,19 @@ export const ERROR_CATALOGUE: Record<number, Record<string, ErrorCodeDoc>> = {
     internal_error: { type: 'internal_error', example: 'The service is temporarily unavailable; retry later' },
     rail_unavailable: { type: 'internal_error', example: 'The android API could not be read; retry later' },
   },
-};
+} as const satisfies Record<number, Record<string, ErrorCodeDoc>>;
+export const ERROR_CATALOGUE: Record<number, Record<string, ErrorCodeDoc>> = CATALOGUE;
+
+type Catalogue = typeof CATALOGUE;
+type CatalogueEntries = {
+  [S in keyof Catalogue]: {
+    [C in keyof Catalogue[S]]: { code: C; type: Catalogue[S][C] extends ErrorCodeDoc ? Catalogue[S][C]['type'] : never };
+  }[keyof Catalogue[S]];
+}[keyof Catalogue];
+/** Every error code of the catalogue: `new ApiError(..., 'no_such_code', ...)` does not compile. */
+export type ErrorCode = CatalogueEntries['code'] & string;
+/** The catalogue's codes of one error type (e.g. the codes an authentication error may carry). */
+export type ErrorCodeOf<T extends ErrorType> = Extract<CatalogueEntries, { type: T }>['code'] & string;
 
 export const ROUTE_ERROR_CODES = 'platform:error-codes';
 
@@ -76,7 +91,7 @@ export function ApiErrors(codes: ErrorCodes = {}): MethodDecorator {
 
 /** The union of several declarations, codes in first-seen order. */
 export function mergeErrorCodes(...declarations: ErrorCodes[]): ErrorCodes {
-  const merged: Record<number, string[]> = {};
+  const merged: Record<number, ErrorCode[]> = {};
   for (const declaration of declarations) {
     for (const [status, codes] of Object.entries(declaration)) {
       const list = (merged[Number(status)] ??= []);

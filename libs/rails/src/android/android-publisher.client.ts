@@ -2,7 +2,7 @@ import { createHash, createSign } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { androidpublisher, type androidpublisher_v3 } from '@googleapis/androidpublisher';
 import { OAuth2Client } from 'google-auth-library';
-import { APP_CONFIG, type AppConfig, Clock } from '../../../platform/src/index.js';
+import { APP_CONFIG, type AppConfig, Clock } from '#platform';
 import type { ServiceAccountKey } from '../secrets/rail-secrets.js';
 import type { AndroidProductRead, AndroidSubscriptionRead } from './android-notifications.js';
 

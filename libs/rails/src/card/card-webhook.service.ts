@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import Stripe from 'stripe';
 import type { EntityManager } from 'typeorm';
-import { ApiError, Clock, type TenantScope, TenantScopes } from '../../../platform/src/index.js';
-import { ProductCatalog } from '../../../entitlements/src/index.js';
+import { ApiError, Clock, type TenantScope, TenantScopes } from '#platform';
+import { ProductCatalog } from '#entitlements';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';

@@ -2,7 +2,7 @@
  * Pure rules of the iOS store rail: environment mapping, and the subscription state a
  * decoded transaction stands for. No I/O, no clock.
  */
-import type { Env } from '../../../platform/src/index.js';
+import type { Env } from '#platform';
 import type { RailState } from '../model/rail-model.js';
 
 /** store-rails.md: decoded `environment` `Production` lands in production, anything else in sandbox. */

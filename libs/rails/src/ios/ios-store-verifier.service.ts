@@ -8,7 +8,7 @@ import {
   VerificationException,
   VerificationStatus,
 } from '@apple/app-store-server-library';
-import type { Env } from '../../../platform/src/index.js';
+import type { Env } from '#platform';
 import type { RailSettingsRecord } from '../model/rail-settings.repository.js';
 import { appleRootCertificates } from './apple-root-certificates.js';
 import { type IosStoreSettings, parsePemCertificates } from './ios-store-settings.js';

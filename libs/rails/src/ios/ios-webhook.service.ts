@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { VerificationException, VerificationStatus } from '@apple/app-store-server-library';
 import type { EntityManager } from 'typeorm';
-import { APP_LOGGER, ApiError, type AppLogger, Clock, type Env, type TenantScope, TenantScopes } from '../../../platform/src/index.js';
-import { ProductCatalog } from '../../../entitlements/src/index.js';
-import { RailIdentity } from '../../../identity/src/index.js';
+import { APP_LOGGER, ApiError, type AppLogger, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
+import { ProductCatalog } from '#entitlements';
+import { RailIdentity } from '#identity';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';

@@ -2,7 +2,7 @@
  * Pure types and rules of the rail model shared by every purchase rail (iOS store, card
  * payments, Android store). No I/O.
  */
-import type { PurchaseRail } from '../../../entitlements/src/index.js';
+import type { PurchaseRail } from '#entitlements';
 
 export type { PurchaseRail };
 

@@ -1,4 +1,4 @@
-import { Sql } from '../../../platform/src/index.js';
+import { Sql } from '#platform';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { PurchaseRail } from './rail-model.js';

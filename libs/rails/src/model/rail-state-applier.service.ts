@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock, type TenantScope, randomLowerAlnum } from '../../../platform/src/index.js';
-import { AuditJournal } from '../../../audit/src/index.js';
-import { EntitlementWriter, ProductCatalog, type PublicEntitlement, type RailEntitlementWrite } from '../../../entitlements/src/index.js';
+import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
+import { AuditJournal } from '#audit';
+import { EntitlementWriter, ProductCatalog, type PublicEntitlement, type RailEntitlementWrite } from '#entitlements';
 import {
   type PurchaseRail,
   type RailDecision,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { type TenantScope, Sql } from '../../../platform/src/index.js';
+import { type TenantScope, Sql } from '#platform';
 import {
   type CustomerRailStatus,
   type PurchaseRail,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { Clock, Metrics, type TenantScope } from '../../../platform/src/index.js';
-import { inTransactionWithRetry } from '../../../identity/src/index.js';
+import { Clock, Metrics, type TenantScope } from '#platform';
+import { inTransactionWithRetry } from '#identity';
 import type { PurchaseRail } from '../model/rail-model.js';
 import { type RailNotificationRecord, RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import type { RecordedDecision } from '../model/rail-state-applier.service.js';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock, type TenantScope } from '../../../platform/src/index.js';
-import { EntitlementWriter } from '../../../entitlements/src/index.js';
-import { type AliasNode, RailCustomers, RailIdentity } from '../../../identity/src/index.js';
+import { Clock, type TenantScope } from '#platform';
+import { EntitlementWriter } from '#entitlements';
+import { type AliasNode, RailCustomers, RailIdentity } from '#identity';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 
 export interface NamedCustomerHints {

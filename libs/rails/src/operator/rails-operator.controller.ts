@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Param, Put } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, Operator } from '../../../platform/src/index.js';
+import { ApiErrors, Operator } from '#platform';
 import { PutIosStoreRailDto, RailList, RailView } from './rails-operator.dto.js';
 import { RailsOperatorService } from './rails-operator.service.js';
 

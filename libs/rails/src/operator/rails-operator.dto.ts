@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsPositive, IsString, Length, Matches } from 'class-validator';
-import { PURCHASE_RAILS, type PurchaseRail } from '../../../entitlements/src/index.js';
+import { PURCHASE_RAILS, type PurchaseRail } from '#entitlements';
 
 export class PutIosStoreRailDto {
   @ApiProperty({ example: 'com.example.app', description: "The app's bundle identifier; signed data of another bundle is refused" })

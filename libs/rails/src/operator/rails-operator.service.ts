@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ApiError, Clock } from '../../../platform/src/index.js';
+import { ApiError, Clock } from '#platform';
+import { ProjectDirectory } from '#keys';
 import type { IosStoreSettings } from '../ios/ios-store-settings.js';
 import { parsePemCertificates } from '../ios/ios-store-settings.js';
-import { assertProjectExists } from '../model/project-exists.repository.js';
 import { type RailSettingsRecord, RailSettingsRepository } from '../model/rail-settings.repository.js';
 import type { PutIosStoreRailDto, RailList, RailView } from './rails-operator.dto.js';
 import { RailSecretsStatus } from './rail-secrets-status.js';
@@ -15,6 +15,7 @@ export class RailsOperatorService {
     @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly clock: Clock,
     private readonly settings: RailSettingsRepository,
+    private readonly projects: ProjectDirectory,
     private readonly secrets: RailSecretsStatus,
   ) {}
 
@@ -33,14 +34,14 @@ export class RailsOperatorService {
       ...(roots && roots.length > 0 ? { trustedRootCertificates: roots } : {}),
     };
     const saved = await this.dataSource.transaction(async (manager) => {
-      await assertProjectExists(manager, projectId);
+      await this.projects.assertExists(projectId, { manager });
       return this.settings.put({ projectId }, 'ios_store', settings, this.clock.now(), manager);
     });
     return this.view(projectId, saved);
   }
 
   async list(projectId: string): Promise<RailList> {
-    await assertProjectExists(this.dataSource.manager, projectId);
+    await this.projects.assertExists(projectId, { manager: this.dataSource.manager });
     const rails = await this.settings.list({ projectId });
     return { object: 'list', data: rails.filter((rail) => rail.enabled).map((rail) => this.view(projectId, rail)) };
   }

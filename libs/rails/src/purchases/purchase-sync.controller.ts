@@ -1,7 +1,7 @@
 import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, Idempotent, RateLimit } from '../../../platform/src/index.js';
-import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ApiErrors, Idempotent, RateLimit } from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { PurchaseResultView, PurchaseSyncDto } from './purchase-sync.dto.js';
 import { PurchaseSyncService } from './purchase-sync.service.js';
 

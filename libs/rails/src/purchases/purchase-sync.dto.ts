@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
-import { PublicEntitlement } from '../../../entitlements/src/index.js';
+import { PublicEntitlement } from '#entitlements';
 
 export class PurchaseSyncDto {
   @ApiProperty({

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { APP_LOGGER, type AppLogger, ApiError, Clock, Sql, type TenantScope } from '../../../platform/src/index.js';
-import type { AuthContext } from '../../../keys/src/index.js';
-import { RailIdentity, inTransactionWithRetry } from '../../../identity/src/index.js';
-import { EntitlementReadService } from '../../../entitlements/src/index.js';
+import { APP_LOGGER, type AppLogger, ApiError, Clock, Sql, type TenantScope } from '#platform';
+import type { AuthContext } from '#keys';
+import { RailIdentity, inTransactionWithRetry } from '#identity';
+import { EntitlementReadService } from '#entitlements';
 import { type StoreTransaction, isFamilyShared, normaliseAppAccountToken, stateOfTransaction } from '../ios/ios-store-rules.js';
 import type { IosStoreSettings } from '../ios/ios-store-settings.js';
 import { IosStoreVerifier, StoreVerificationError } from '../ios/ios-store-verifier.service.js';

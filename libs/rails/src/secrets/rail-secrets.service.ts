@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, ConfigError } from '../../../platform/src/index.js';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, ConfigError } from '#platform';
 import {
   type AndroidStoreSecrets,
   type CardPaymentsSecrets,

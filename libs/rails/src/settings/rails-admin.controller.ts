@@ -1,6 +1,6 @@
 import { Body, Controller, Param, Put } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, Operator } from '../../../platform/src/index.js';
+import { ApiErrors, Operator } from '#platform';
 import { RailView } from '../operator/rails-operator.dto.js';
 import { PutAndroidStoreRailDto, PutCardPaymentsRailDto } from './rails-admin.dto.js';
 import { StoreRailSettings } from './store-rail-settings.service.js';

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Clock } from '../../../platform/src/index.js';
+import { Clock } from '#platform';
+import { ProjectDirectory } from '#keys';
 import type { PurchaseRail } from '../model/rail-model.js';
 import { RailSettingsRepository } from '../model/rail-settings.repository.js';
-import { assertProjectExists } from '../model/project-exists.repository.js';
 import type { RailView } from '../operator/rails-operator.dto.js';
 import { RailSecrets } from '../secrets/rail-secrets.service.js';
 
@@ -13,13 +13,14 @@ export class StoreRailSettings {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly settings: RailSettingsRepository,
+    private readonly projects: ProjectDirectory,
     private readonly secrets: RailSecrets,
     private readonly clock: Clock,
   ) {}
 
   async put(projectId: string, rail: Exclude<PurchaseRail, 'ios_store'>, settings: Record<string, unknown>): Promise<RailView> {
     const record = await this.dataSource.transaction(async (manager) => {
-      await assertProjectExists(manager, projectId);
+      await this.projects.assertExists(projectId, { manager });
       return this.settings.put({ projectId }, rail, settings, this.clock.now(), manager);
     });
     return { rail: record.rail, enabled: record.enabled, ...record.settings, secretsConfigured: this.secrets.isConfigured(projectId, record.rail) };

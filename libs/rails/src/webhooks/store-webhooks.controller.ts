@@ -1,6 +1,6 @@
 import { Controller, Header, Headers, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, RequestId, StoreWebhook, rawBodyOf, type HttpRequest } from '../../../platform/src/index.js';
+import { ApiErrors, RequestId, StoreWebhook, rawBodyOf, type HttpRequest } from '#platform';
 import { AndroidWebhookService } from '../android/android-webhook.service.js';
 import { CardWebhookService } from '../card/card-webhook.service.js';
 import { IosWebhookService } from '../ios/ios-webhook.service.js';

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER, ApiError, type AppLogger, type HttpRequest } from '../../../platform/src/index.js';
+import { APP_LOGGER, ApiError, type AppLogger, type HttpRequest } from '#platform';
 import type { PurchaseRail } from '../model/rail-model.js';
 import { RailSettingsRepository, type RailSettingsRecord } from '../model/rail-settings.repository.js';
 

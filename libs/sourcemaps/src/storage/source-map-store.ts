@@ -1,4 +1,4 @@
-import type { TenantScope } from '../../../platform/src/index.js';
+import type { TenantScope } from '#platform';
 
 /** Where a map's identity is: (project, environment) from the scope, plus these two. */
 export interface SourceMapKey {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { TenantScope } from '../../../platform/src/index.js';
+import type { TenantScope } from '#platform';
 import type { PutOutcome, SourceMapKey, SourceMapStore, StoredSourceMap, StoredSourceMapInput } from './source-map-store.js';
 
 /** The default SourceMapStore: compressed maps in a PostgreSQL `bytea` column. */

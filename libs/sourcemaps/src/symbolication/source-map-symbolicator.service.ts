@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { promisify } from 'node:util';
 import { brotliDecompress } from 'node:zlib';
 import type { TraceMap } from '@jridgewell/trace-mapping';
-import { APP_LOGGER, type AppLogger, type TenantScope } from '../../../platform/src/index.js';
+import { APP_LOGGER, type AppLogger, type TenantScope } from '#platform';
 import { SOURCE_MAP_STORE, type SourceMapStore } from '../storage/source-map-store.js';
 import { MAX_SOURCEMAP_BYTES, fileUrlHash } from '../upload/sourcemap-upload.rules.js';
 import { parseSourceMapText } from './source-map-document.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ApiError, type TenantScope, isEnv } from '../../../platform/src/index.js';
-import { assertDeclaredEnv } from '../../../keys/src/index.js';
+import { ApiError, type TenantScope, isEnv } from '#platform';
+import { assertDeclaredEnv } from '#keys';
 import { parseSourceMapText } from '../symbolication/source-map-document.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, BodyLimit, SOURCEMAPS_BODY_LIMIT_BYTES } from '../../../platform/src/index.js';
-import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ApiErrors, BodyLimit, SOURCEMAPS_BODY_LIMIT_BYTES } from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { SourceMapBatchView, SourceMapUploadDto } from './sourcemap-upload.dto.js';
 import { UploadSourceMapsService } from './upload-sourcemaps.service.js';
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zlib } from 'node:zlib';
-import { APP_LOGGER, ApiError, type AppLogger, Clock, type TenantScope } from '../../../platform/src/index.js';
+import { APP_LOGGER, ApiError, type AppLogger, Clock, type TenantScope } from '#platform';
 import { SOURCE_MAP_STORE, type SourceMapStore } from '../storage/source-map-store.js';
 import type { SourceMapBatchView, SourceMapResultView } from './sourcemap-upload.dto.js';
 import { checkFileUrl, decodeSourceMap, fileUrlHash, fileUrlOf, readUploadRequest } from './sourcemap-upload.rules.js';

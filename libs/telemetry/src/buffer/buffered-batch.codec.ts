@@ -5,8 +5,7 @@
  * commit merges batches by concatenating those arrays: no row is decoded or re-encoded after the
  * request that brought it (docs/performance.md).
  */
-import { arrayParamShape } from '../../../platform/src/database/binary-arrays.js';
-import { type TenantScope, TenantScopes, isEnv } from '../../../platform/src/index.js';
+import { type TenantScope, TenantScopes, arrayParamShape, isEnv } from '#platform';
 import type { BatchWriteMeta } from '../storage/events.repository.js';
 import { EVENT_COLUMN_OIDS, type EncodedRows } from '../storage/event-insert.sql.js';
 

@@ -11,7 +11,7 @@ import {
   jetstreamManager,
 } from '@nats-io/jetstream';
 import { type NatsConnection, connect } from '@nats-io/transport-node';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Metrics, type TenantScope } from '../../../platform/src/index.js';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Metrics, type TenantScope } from '#platform';
 import { type BatchWriteMeta, EventsRepository } from '../storage/events.repository.js';
 import type { EncodedRows } from '../storage/event-insert.sql.js';
 import { type BufferedBatch, MalformedBufferedBatch, decodeBufferedBatch, encodeBufferedBatch } from './buffered-batch.codec.js';

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { type TenantScope, runOn } from '../../../platform/src/index.js';
+import { type TenantScope, runOn } from '#platform';
 
 export interface EventErasureSubject {
   customerId: string;

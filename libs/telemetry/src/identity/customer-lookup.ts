@@ -1,4 +1,4 @@
-import type { TenantScope } from '../../../platform/src/index.js';
+import type { TenantScope } from '#platform';
 
 /** What the resolver needs from the identity context (CustomerDirectory.findCustomerId). */
 export interface CustomerLookup {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type CrossTenant, type Env, type TenantScope, Sql } from '../../../platform/src/index.js';
+import { type CrossTenant, type Env, type TenantScope, Sql } from '#platform';
 
 /** One distinct hint set of stored events (the resolver's queue, `event_identity_hints`). */
 export interface HintSetRow {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER, type AppLogger, Clock, OnJob, crossTenant } from '../../../platform/src/index.js';
+import { APP_LOGGER, type AppLogger, Clock, OnJob, crossTenant } from '#platform';
 import { type CustomerLookup, EVENT_CUSTOMER_LOOKUP } from './customer-lookup.js';
 import { EventIdentityHintsRepository, type HintSetRow, type HintSetUpdate } from './event-identity-hints.repository.js';
 

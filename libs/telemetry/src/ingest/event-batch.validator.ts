@@ -1,13 +1,4 @@
-import {
-  ApiError,
-  type SdkIdentity,
-  charLength,
-  isStorableJson,
-  isStorableText,
-  serializeJson,
-  stringifyParsedJson,
-  utf8BytesOver,
-} from '../../../platform/src/index.js';
+import { ApiError, type SdkIdentity, charLength, isStorableJson, isStorableText, serializeJson, stringifyParsedJson, utf8BytesOver } from '#platform';
 import type { EventRow } from '../storage/event-insert.sql.js';
 
 /**

@@ -10,8 +10,8 @@ import {
   type RateLimitDecision,
   SdkVersionHeader,
   type HttpRequest,
-} from '../../../platform/src/index.js';
-import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+} from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { EventsAcceptedView, EventsBatchDto } from './events-batch.dto.js';
 import { IngestEventsService } from './ingest-events.service.js';
 import { MAX_EVENTS_PER_BATCH } from './event-batch.validator.js';

@@ -11,8 +11,8 @@ import {
   type SdkIdentity,
   SdkVersionPolicy,
   parseSdkHeader,
-} from '../../../platform/src/index.js';
-import { type AuthContext, assertDeclaredEnv } from '../../../keys/src/index.js';
+} from '#platform';
+import { type AuthContext, assertDeclaredEnv } from '#keys';
 import { EventBuffer } from '../buffer/event-buffer.service.js';
 import { type EncodedRows, encodeBatch } from '../storage/event-insert.sql.js';
 import { type BatchWriteMeta, EventsRepository } from '../storage/events.repository.js';

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ApiError, type TenantScope } from '../../../platform/src/index.js';
+import { ApiError, type TenantScope } from '#platform';
 import { ERROR_FRAME_SYMBOLICATOR, type FramePosition, type FrameSymbolicator } from './frame-symbolicator.js';
 import { ErrorIssuesRepository, type LatestErrorEventRow } from './error-issues.repository.js';
 import type { ErrorEventView, ErrorFrameView, ErrorIssueDetailView } from './error-issues.views.js';

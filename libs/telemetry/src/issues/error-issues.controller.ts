@@ -1,7 +1,7 @@
 import { Controller, Get, Header, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiError, ApiErrors } from '../../../platform/src/index.js';
-import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ApiError, ApiErrors } from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { ErrorIssueDetailService } from './error-issue-detail.service.js';
 import { ErrorIssuesRepository } from './error-issues.repository.js';
 import { AffectedCustomerList, ErrorIssueDetailView, ErrorIssueList } from './error-issues.views.js';

@@ -1,4 +1,4 @@
-import type { TenantScope } from '../../../platform/src/index.js';
+import type { TenantScope } from '#platform';
 
 /** A minified stack position: file URL as reported, 1-based line and column. */
 export interface FramePosition {

@@ -5,16 +5,7 @@
  * error events, their issues upserted in the same statement. Pure: shared by the repository
  * and the benchmark's bare baseline, so both run exactly the same SQL.
  */
-import {
-  INT4_OID,
-  INT8_OID,
-  JSON_OID,
-  TEXT_OID,
-  concatArrayParams,
-  int4ArrayParam,
-  int8ArrayParam,
-  textArrayParam,
-} from '../../../platform/src/database/binary-arrays.js';
+import { INT4_OID, INT8_OID, JSON_OID, TEXT_OID, concatArrayParams, int4ArrayParam, int8ArrayParam, textArrayParam } from '#platform';
 
 export interface EventRow {
   eventId: string;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { ADVISORY_LOCKS, type CrossTenant } from '../../../platform/src/index.js';
+import { ADVISORY_LOCKS, type CrossTenant } from '#platform';
 import { isoDay, partitionName } from './event-partitions.js';
 
 const PARTITIONS_SQL = `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass ORDER BY 1`;

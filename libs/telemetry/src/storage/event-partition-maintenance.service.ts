@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER, type AppLogger, Clock, OnJob, crossTenant } from '../../../platform/src/index.js';
+import { APP_LOGGER, type AppLogger, Clock, OnJob, crossTenant } from '#platform';
 import { EventPartitionMaintenanceRepository, type PartitionSession } from './event-partition-maintenance.repository.js';
 import { planPartitions } from './event-partitions.js';
 

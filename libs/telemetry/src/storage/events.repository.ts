@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig, Metrics, type TenantScope, prepared, typeormQuery } from '../../../platform/src/index.js';
+import { APP_CONFIG, type AppConfig, Metrics, type TenantScope, prepared, typeormQuery } from '#platform';
 import {
   type EncodedRows,
   FIRST_DELIVERY_EVENTS_SQL,

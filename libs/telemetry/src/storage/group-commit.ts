@@ -1,4 +1,4 @@
-import type { TenantScope } from '../../../platform/src/index.js';
+import type { TenantScope } from '#platform';
 import { type EncodedRows, concatEncodedRows } from './event-insert.sql.js';
 
 export interface BatchWriteMeta {

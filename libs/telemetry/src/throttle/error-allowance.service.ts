@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, type TenantScope, FailOpenStorage } from '../../../platform/src/index.js';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, type TenantScope, FailOpenStorage } from '#platform';
 import { type ErrorAllowanceStore, InProcessErrorAllowanceStore, RedisErrorAllowanceStore } from './error-allowance.store.js';
 import { ERROR_ALLOWANCE_WINDOW_MS } from './throttle-plan.js';
 

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { type RedisLease, leaseRedis } from '../../../platform/src/index.js';
+import { type RedisLease, leaseRedis } from '#platform';
 
 /**
  * Who may still send one error event per fingerprint per minute while throttled. Claims

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { type TenantScope, Sql, prepared } from '../../../platform/src/index.js';
+import { type TenantScope, Sql, prepared } from '#platform';
 
 export interface DeviceBinding {
   anonymousId: string;
@@ -9,15 +9,18 @@ export interface DeviceBinding {
   verifiedAt: Date;
 }
 
-/** The binding of a device of the scope ($1 project, $2 env, $3 anonymous id); uses device_bindings_pk and customers_pkey. */
-export const FIND_DEVICE_BINDING_SQL = `SELECT b.anonymous_id, b.customer_id, b.user_id, b.verified_at
-     FROM device_bindings b
-     JOIN customers c ON c.id = b.customer_id AND c.forgotten_at IS NULL
-    WHERE b.project_id = $1 AND b.env = $2 AND b.anonymous_id = $3`;
+/** The binding of a device of the scope ($1 project, $2 env, $3 anonymous id); uses device_bindings_pk. */
+export const FIND_DEVICE_BINDING_SQL = `SELECT anonymous_id, customer_id, user_id, verified_at
+     FROM device_bindings
+    WHERE project_id = $1 AND env = $2 AND anonymous_id = $3`;
 
 const FIND_DEVICE_BINDING = prepared(FIND_DEVICE_BINDING_SQL);
 
-/** Device bindings; reads skip forgotten customers. Every method takes the tenant scope first. */
+/**
+ * Device bindings. A binding may name a customer forgotten since: whether the customer is
+ * still active is identity's answer (CustomerDirectory), asked by the caller. Every method
+ * takes the tenant scope first.
+ */
 @Injectable()
 export class DeviceBindingRepository {
   constructor(
@@ -25,7 +28,7 @@ export class DeviceBindingRepository {
     private readonly sql: Sql,
   ) {}
 
-  /** Uses device_bindings_pk and customers_pkey. */
+  /** Uses device_bindings_pk. */
   async find(scope: TenantScope, anonymousId: string): Promise<DeviceBinding | null> {
     const rows: { anonymous_id: string; customer_id: string; user_id: string; verified_at: Date }[] = await this.sql.rows(
       FIND_DEVICE_BINDING,

@@ -1,7 +1,7 @@
 import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors } from '../../../platform/src/index.js';
-import { type AuthContext, CurrentKey, RequireApiKey } from '../../../keys/src/index.js';
+import { ApiErrors } from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { ResolveDto, ResolveResultView } from './resolve.dto.js';
 import { ResolveService } from './resolve.service.js';
 

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, Clock, type TenantScope } from '../../../platform/src/index.js';
-import { CustomerDirectory, IdentifyService, IdTokenVerifier, type VerifiedIdentity } from '../../../identity/src/index.js';
-import { EntitlementReadService } from '../../../entitlements/src/index.js';
-import type { AuthContext } from '../../../keys/src/index.js';
+import { ApiError, Clock, type TenantScope } from '#platform';
+import { CustomerDirectory, IdentifyService, IdTokenVerifier, type VerifiedIdentity } from '#identity';
+import { EntitlementReadService } from '#entitlements';
+import type { AuthContext } from '#keys';
 import { DeviceBindingRepository } from '../bindings/device-binding.repository.js';
 import { trustTier } from '../domain/trust-tier.js';
 import type { ResolveDto, ResolvedUser, ResolveResultView } from './resolve.dto.js';
@@ -79,9 +79,12 @@ export class ResolveService {
 
   /** Recognition by the device: its tier-3 binding first, then the alias graph. */
   private async recognize(scope: TenantScope, anonymousId: string, passkeyAvailable: boolean): Promise<ResolveResultView> {
-    const binding = await this.bindings.find(scope, anonymousId);
+    // A binding counts only while its customer is active: identity reads a forgotten customer's profile as null.
+    const bound = await this.bindings.find(scope, anonymousId);
+    const boundProfile = bound ? await this.directory.profile(scope, bound.customerId) : null;
+    const binding = boundProfile ? bound : null;
     const customerId = binding?.customerId ?? (await this.directory.findCustomerId(scope, { anonymousId }));
-    const profile = customerId ? await this.directory.profile(scope, customerId) : null;
+    const profile = binding ? boundProfile : customerId ? await this.directory.profile(scope, customerId) : null;
     const developerIds = profile?.developerUserIds ?? [];
     const knownUser = developerIds.length > 0;
     const decision = trustTier({
