@@ -33,7 +33,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   private results: AttemptResult[] = [];
   private readonly sender: WebhookSender;
   private readonly userAgent: string;
+  private readonly nodeEnv: string;
   private stopped = false;
+  /** Polling on its own (not under NODE_ENV=test): a finished attempt frees its slot for the next poll at once. */
+  private autoPoll = false;
+  private polling: Promise<number> | null = null;
+  private kickScheduled = false;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -45,10 +50,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     private readonly metrics: WebhookMetrics,
   ) {
     this.sender = new WebhookSender(config.webhooksAllowPrivate);
+    this.nodeEnv = config.nodeEnv;
     this.userAgent = `${config.serviceName}-webhooks/1`;
   }
 
   onApplicationBootstrap(): void {
+    this.autoPoll = this.nodeEnv !== 'test';
     this.periodic.every('webhook dispatcher', DISPATCH_POLL_MS, async () => {
       await this.poll();
     });
@@ -61,8 +68,24 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     this.sender.close();
   }
 
-  /** One poll: records finished attempts, then leases and starts due ones. Returns how many it started. */
+  /** One poll: records finished attempts, then leases and starts due ones. Returns how many it started. Polls never overlap. */
   async poll(): Promise<number> {
+    if (this.polling) return this.polling;
+    this.polling = this.pollOnce().finally(() => (this.polling = null));
+    return this.polling;
+  }
+
+  /** After an attempt finished: poll again soon (slots are free, results wait to be recorded). */
+  private kick(): void {
+    if (!this.autoPoll || this.stopped || this.kickScheduled) return;
+    this.kickScheduled = true;
+    setTimeout(() => {
+      this.kickScheduled = false;
+      this.poll().catch((err: Error) => this.logger.error({ err: { name: err.name, message: err.message } }, 'webhook dispatch failed'));
+    }, 5).unref();
+  }
+
+  private async pollOnce(): Promise<number> {
     await this.flush();
     if (this.stopped) return 0;
     const total = [...this.inFlight.values()].reduce((a, b) => a + b, 0);
@@ -91,6 +114,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
         const left = (this.inFlight.get(delivery.endpointId) ?? 1) - 1;
         if (left <= 0) this.inFlight.delete(delivery.endpointId);
         else this.inFlight.set(delivery.endpointId, left);
+        this.kick();
       });
       this.running.add(run);
     }
