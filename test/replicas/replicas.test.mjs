@@ -14,6 +14,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { Buffer } from 'node:buffer';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -74,9 +76,10 @@ function runNode(args, env) {
 }
 
 /** One replica: the built service on `port`, sharing the database and Redis with the others. */
-async function startReplica(port) {
+async function startReplica(port, extraEnv = {}) {
   const replica = runNode([`${DIST}/apps/api/src/main.js`], {
     NODE_ENV: 'production',
+    WEBHOOK_SIGNING_KEY: 'replicas-test-webhook-signing-key-0123456789',
     HOST: '127.0.0.1',
     PORT: String(port),
     DATABASE_URL: databaseUrl,
@@ -91,6 +94,7 @@ async function startReplica(port) {
     // These tests prove that buckets are global, not that they fail open (the unit and fault
     // tests do): a busy CI machine must not turn a slow Redis answer into an admitted request.
     REDIS_COMMAND_TIMEOUT_MS: '2000',
+    ...extraEnv,
   });
   replica.port = port;
   const deadline = Date.now() + 60_000;
@@ -403,5 +407,71 @@ describe('two replicas over one PostgreSQL and one Redis', () => {
     } finally {
       await client.end();
     }
+  });
+});
+
+describe('outbound webhooks with two replicas', () => {
+  // Local receivers need WEBHOOKS_ALLOW_PRIVATE, which production refuses: two development replicas of their own.
+  const DEV = { NODE_ENV: 'development', WEBHOOKS_ALLOW_PRIVATE: 'true' };
+  let pair = [];
+  let server;
+  const received = [];
+  let hold = false;
+  let base = '';
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        if (hold) return;
+        received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${server.address().port}`;
+    pair = await Promise.all([startReplica(await freePort(), DEV), startReplica(await freePort(), DEV)]);
+  });
+  after(() => {
+    for (const replica of pair) replica.child.kill('SIGKILL');
+    server.closeAllConnections();
+    server.close();
+  });
+
+  const waitFor = async (predicate, timeoutMs) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate()) {
+      assert.ok(Date.now() < deadline, `not met in ${timeoutMs} ms (${received.length} received)`);
+      await sleep(50);
+    }
+  };
+
+  it('each attempt is delivered once while both replicas dispatch', async () => {
+    const p = await project(pair[0].port);
+    const endpoint = await operator(pair[0].port, 'POST', `/projects/${p.projectId}/webhook-endpoints`, { url: `${base}/once`, env: 'sandbox' });
+    const COUNT = 60;
+    const ids = [];
+    for (let i = 0; i < COUNT; i += 6) {
+      const batch = await Promise.all(Array.from({ length: 6 }, (_, j) => operator(pair[(i + j) % 2].port, 'POST', `/webhook-endpoints/${endpoint.id}/test`)));
+      ids.push(...batch.map((d) => d.eventId));
+    }
+    await waitFor(() => ids.every((id) => received.some((e) => e.id === id)), 30_000);
+    await sleep(1_500); // a duplicate would arrive within the replicas' next polls
+    const mine = received.filter((e) => ids.includes(e.id));
+    assert.equal(mine.length, COUNT);
+    assert.equal(new Set(mine.map((e) => e.id)).size, COUNT);
+  });
+
+  it('a delivery in flight when its replica is killed is delivered by the other', async () => {
+    const p = await project(pair[0].port);
+    const endpoint = await operator(pair[0].port, 'POST', `/projects/${p.projectId}/webhook-endpoints`, { url: `${base}/held`, env: 'sandbox' });
+    hold = true;
+    const delivery = await operator(pair[0].port, 'POST', `/webhook-endpoints/${endpoint.id}/test`);
+    await sleep(1_500);
+    pair[0].child.kill('SIGKILL');
+    hold = false;
+    // The killed replica's lease runs out (30 s), or the survivor's held attempt times out (10 s) and is retried 10 s later.
+    await waitFor(() => received.some((e) => e.id === delivery.eventId), 60_000);
   });
 });

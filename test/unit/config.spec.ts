@@ -47,6 +47,8 @@ describe('loadConfig', () => {
       eventsBufferUrl: undefined,
       eventsBufferStream: 'EVENTS',
       eventsBufferReplicas: 1,
+      webhookSigningKey: undefined,
+      webhooksAllowPrivate: false,
     });
   });
 
@@ -117,6 +119,7 @@ describe('loadConfig', () => {
   it('reads every documented variable', () => {
     const config = loadConfig({
       NODE_ENV: 'production',
+      WEBHOOK_SIGNING_KEY: 'k'.repeat(32),
       PORT: '8080',
       HOST: '127.0.0.1',
       DATABASE_URL: 'postgres://app:secret@db:5432/entitlements',
@@ -161,7 +164,9 @@ describe('loadConfig', () => {
     });
 
     it('off is accepted in production', () => {
-      expect(loadConfig({ TEST_CLOCK: 'off', NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x' }).testClockEnabled).toBe(false);
+      expect(
+        loadConfig({ TEST_CLOCK: 'off', NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) }).testClockEnabled,
+      ).toBe(false);
     });
 
     it('rejects unknown values', () => {
@@ -290,6 +295,22 @@ describe('loadConfig', () => {
       else process.env.REGION = saved;
     }
   });
+  describe('outbound webhooks', () => {
+    it('WEBHOOK_SIGNING_KEY: at least 32 bytes; required in production', () => {
+      expect(configError({ WEBHOOK_SIGNING_KEY: 'short' }).message).toBe('WEBHOOK_SIGNING_KEY must be at least 32 bytes');
+      expect(configError({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x' }).message).toBe('WEBHOOK_SIGNING_KEY is required when NODE_ENV=production');
+      expect(loadConfig({ WEBHOOK_SIGNING_KEY: 'k'.repeat(32) }).webhookSigningKey).toBe('k'.repeat(32));
+      expect(loadConfig({}).webhookSigningKey).toBeUndefined();
+    });
+
+    it('WEBHOOKS_ALLOW_PRIVATE=true is refused in production', () => {
+      expect(loadConfig({ WEBHOOKS_ALLOW_PRIVATE: 'true' }).webhooksAllowPrivate).toBe(true);
+      expect(
+        configError({ WEBHOOKS_ALLOW_PRIVATE: 'true', NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) }).message,
+      ).toBe('WEBHOOKS_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
+    });
+  });
+
   describe('production safety', () => {
     it('refuses NODE_ENV=production without DATABASE_URL with one line', () => {
       const error = configError({ NODE_ENV: 'production' });
@@ -306,7 +327,7 @@ describe('loadConfig', () => {
 
   describe('SHUTDOWN_DELAY_MS and METRICS_PORT', () => {
     it('drain delay defaults to 5000 in production and 0 otherwise', () => {
-      expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x' }).shutdownDelayMs).toBe(5000);
+      expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) }).shutdownDelayMs).toBe(5000);
       expect(loadConfig({}).shutdownDelayMs).toBe(0);
       expect(loadConfig({ SHUTDOWN_DELAY_MS: '1500' }).shutdownDelayMs).toBe(1500);
       expect(configError({ SHUTDOWN_DELAY_MS: '-1' }).message).toMatch(/^SHUTDOWN_DELAY_MS /);

@@ -9,6 +9,7 @@ import { TelemetryModule } from '#telemetry';
 import { RailsModule, StoreNotificationsModule } from '#rails';
 import { SourceMapsModule } from '#sourcemaps';
 import { MigrationModule } from '#migration';
+import { WebhooksModule } from '#webhooks';
 
 /** Imports the context modules, nothing else. */
 @Module({})
@@ -28,6 +29,7 @@ export class AppModule {
         StoreNotificationsModule,
         SourceMapsModule,
         MigrationModule,
+        WebhooksModule,
         ...extraModules,
       ],
     };

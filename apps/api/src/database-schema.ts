@@ -8,6 +8,7 @@ import { TELEMETRY_MIGRATIONS } from '#telemetry';
 import { RAILS_MIGRATIONS } from '#rails';
 import { SOURCEMAPS_MIGRATIONS } from '#sourcemaps';
 import { MIGRATION_MIGRATIONS } from '#migration';
+import { WEBHOOKS_MIGRATIONS } from '#webhooks';
 
 /** Entities and migrations of every context, in the order the migrations must run. */
 export const DATABASE_SCHEMA: DatabaseSchema = {
@@ -22,6 +23,7 @@ export const DATABASE_SCHEMA: DatabaseSchema = {
     ...RAILS_MIGRATIONS,
     ...SOURCEMAPS_MIGRATIONS,
     ...MIGRATION_MIGRATIONS,
+    ...WEBHOOKS_MIGRATIONS,
     ...PLATFORM_MIGRATIONS,
   ],
 };

@@ -7,6 +7,7 @@ import { EntitlementKeyRegistry } from './catalog/entitlement-key-registry.servi
 import { ProductCatalog } from './catalog/product-catalog.service.js';
 import { EntitlementRepository } from './domain/entitlement.repository.js';
 import { EntitlementWriter } from './grants/entitlement-writer.service.js';
+import { EntitlementChangeFeed } from './grants/entitlement-change-feed.service.js';
 import { ManualEntitlementService } from './grants/manual-entitlements.service.js';
 import { MigrationGrants } from './grants/migration-grants.service.js';
 import { ServerCustomersController } from './grants/server-customers.controller.js';
@@ -24,12 +25,13 @@ import { EntitlementsController } from './reads/entitlements.controller.js';
     EntitlementReadService,
     EntitlementQueries,
     EntitlementWriter,
+    EntitlementChangeFeed,
     ManualEntitlementService,
     MigrationGrants,
     EntitlementKeyRegistry,
     ProductCatalog,
     CatalogRepository,
   ],
-  exports: [EntitlementReadService, EntitlementWriter, EntitlementKeyRegistry, ProductCatalog, MigrationGrants],
+  exports: [EntitlementReadService, EntitlementWriter, EntitlementChangeFeed, EntitlementKeyRegistry, ProductCatalog, MigrationGrants],
 })
 export class EntitlementsModule {}

@@ -4,6 +4,15 @@ import { CustomerScopeForeignKey1790000000922 } from './migrations/1790000000922
 export { EntitlementsModule } from './entitlements.module.js';
 export { EntitlementReadService } from './reads/entitlement-read.service.js';
 export { EntitlementWriter, type RailEntitlementWrite } from './grants/entitlement-writer.service.js';
+export {
+  EntitlementChangeFeed,
+  type EntitlementChangeSink,
+  type EntitlementChangeTracker,
+  type CustomerEntitlementChange,
+  type EntitlementChangeCause,
+  type EntitlementSideEvent,
+  type PassedEntitlement,
+} from './grants/entitlement-change-feed.service.js';
 export { MigrationGrants, type MigrationGrantContext, type MigrationGrantOutcome } from './grants/migration-grants.service.js';
 export { EntitlementKeyRegistry, type KeyRegistrar, type RegisteredKey } from './catalog/entitlement-key-registry.service.js';
 export { ProductCatalog, type CatalogProduct } from './catalog/product-catalog.service.js';

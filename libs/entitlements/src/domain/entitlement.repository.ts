@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { type TenantScope, Sql, prepared } from '#platform';
+import { type CrossTenant, type TenantScope, Sql, prepared } from '#platform';
 import { type EntitlementState, MANUAL_PRODUCT_ID, type Rail, isActiveAt } from './entitlement-rules.js';
 import type { PublicEntitlement } from './public-entitlement.js';
 
@@ -220,6 +220,30 @@ export class EntitlementRepository {
       manager,
     );
     return toRecord(rows[0]);
+  }
+
+  /**
+   * Cross-tenant (the expiry scan): rows still marked active whose validUntil fell in
+   * (fromMs, toMs] and that were last written before it, oldest end first.
+   */
+  async passedBetween(
+    _queue: CrossTenant,
+    fromMs: number,
+    toMs: number,
+    limit: number,
+    manager: EntityManager,
+  ): Promise<{ projectId: string; env: 'sandbox' | 'production'; customerId: string; key: string; rail: Rail; validUntil: number }[]> {
+    return this.sql.rows(
+      `SELECT project_id AS "projectId", env, customer_id AS "customerId", entitlement_key AS key, rail,
+              floor(extract(epoch FROM valid_until))::float8 AS "validUntil"
+         FROM entitlements
+        WHERE state = 'active' AND valid_until > to_timestamp($1::float8 / 1000) AND valid_until <= to_timestamp($2::float8 / 1000)
+          AND updated_at < valid_until
+        ORDER BY valid_until
+        LIMIT $3`,
+      [fromMs, toMs, limit],
+      manager,
+    );
   }
 
   /**

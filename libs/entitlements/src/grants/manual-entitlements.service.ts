@@ -4,6 +4,7 @@ import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
 import { AuditJournal } from '#audit';
 import { CUSTOMER_ID_PREFIX, CustomerDirectory } from '#identity';
 import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
+import { EntitlementChangeFeed } from './entitlement-change-feed.service.js';
 import { type GrantDuration, MANUAL_PRODUCT_ID, grantedValidUntil, isActiveAt, validUntilFor } from '../domain/entitlement-rules.js';
 import { type EntitlementRecord, EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
 import type { EntitlementMutation } from '../domain/public-entitlement.js';
@@ -63,6 +64,7 @@ export class ManualEntitlementService {
     private readonly registry: EntitlementKeyRegistry,
     private readonly journal: AuditJournal,
     private readonly customers: CustomerDirectory,
+    private readonly changes: EntitlementChangeFeed,
   ) {}
 
   async grant(scope: TenantScope, customerId: string, input: GrantInput, who: MutationActor): Promise<EntitlementMutation> {
@@ -70,6 +72,7 @@ export class ManualEntitlementService {
     const key = input.entitlementKey;
     return this.dataSource.transaction(async (manager) => {
       const eventId = auditEventId('srv_grant_');
+      const tracker = await this.changes.track(manager, scope, [customerId]);
       let current = await this.entitlements.lock(scope, customerId, key, 'manual', manager);
       const nowMs = this.clock.nowMs();
       const now = new Date(nowMs);
@@ -105,6 +108,11 @@ export class ManualEntitlementService {
           version: record.version,
         },
       });
+      await tracker.publish(
+        manager,
+        () => 'grant',
+        () => [manualEvent('entitlement.granted_manually', customerId, key, record.validUntil, input.reason, eventId)],
+      );
       return this.mutation('grant', scope, customerId, record, eventId, nowMs);
     });
   }
@@ -114,6 +122,7 @@ export class ManualEntitlementService {
     const key = input.entitlementKey;
     return this.dataSource.transaction(async (manager) => {
       const eventId = auditEventId('srv_revoke_');
+      const tracker = await this.changes.track(manager, scope, [customerId]);
       const current = await this.entitlements.lock(scope, customerId, key, 'manual', manager);
       const nowMs = this.clock.nowMs();
       if (!current || !isActiveAt(current.state, current.validUntil, nowMs)) {
@@ -136,6 +145,11 @@ export class ManualEntitlementService {
         requestId: who.requestId,
         details: { action: 'revoke', entitlementKey: key, validUntil: record.validUntil, previousState: 'active', version: record.version },
       });
+      await tracker.publish(
+        manager,
+        () => 'revoke',
+        () => [manualEvent('entitlement.revoked_manually', customerId, key, record.validUntil, input.reason, eventId)],
+      );
       return this.mutation('revoke', scope, customerId, record, eventId, nowMs);
     });
   }
@@ -188,6 +202,11 @@ export class ManualEntitlementService {
       auditEventId: eventId,
     };
   }
+}
+
+/** The entitlement.*_manually event (developerUserId is added by the recorder). */
+function manualEvent(type: string, customerId: string, key: string, validUntil: number | null, reason: string, auditEventId: string) {
+  return { type, data: { serviceCustomerId: customerId, entitlementKey: key, validUntil, reason, auditEventId } };
 }
 
 function manualWrite(customerId: string, key: string, grantEventId: string, validUntil: number | null) {

@@ -4,6 +4,7 @@ import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
 import { AuditJournal } from '#audit';
 import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
 import { EntitlementRepository } from '../domain/entitlement.repository.js';
+import { EntitlementChangeFeed } from './entitlement-change-feed.service.js';
 
 /** Who asks and why: written into every audit entry of the grants. */
 export interface MigrationGrantContext {
@@ -38,6 +39,7 @@ export class MigrationGrants {
     private readonly registry: EntitlementKeyRegistry,
     private readonly journal: AuditJournal,
     private readonly clock: Clock,
+    private readonly changes: EntitlementChangeFeed,
   ) {}
 
   /** Registers asserted keys; returns the keys this call registered (first registration wins). */
@@ -57,6 +59,13 @@ export class MigrationGrants {
       if (!unique.has(id)) unique.set(id, { ...pair, eventId: `${EVENT_PREFIX}${randomLowerAlnum(24)}` });
     }
     const grants = [...unique.values()];
+    const tracker = this.changes.attached
+      ? await this.changes.track(
+          manager,
+          scope,
+          grants.map((g) => g.customerId),
+        )
+      : null;
     const granted = await this.entitlements.insertManualLifetimeIfAbsent(scope, grants, this.clock.now(), manager);
     await this.journal.appendMany(
       manager,
@@ -73,6 +82,19 @@ export class MigrationGrants {
         details: { action: 'grant', entitlementKey: grant.key, duration: 'lifetime', validUntil: null, previousState: null, version: 1, source: 'migration' },
       })),
     );
+    if (tracker && granted.length > 0) {
+      await tracker.publish(
+        manager,
+        () => 'migration',
+        (customerId) =>
+          granted
+            .filter((g) => g.customerId === customerId)
+            .map((g) => ({
+              type: 'entitlement.granted_manually',
+              data: { serviceCustomerId: customerId, entitlementKey: g.key, validUntil: null, reason: context.reason, auditEventId: g.eventId },
+            })),
+      );
+    }
     return { granted, alreadyPresent: grants.length - granted.length };
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type { TenantScope } from '#platform';
 import { ALIAS_TYPES } from '../domain/identifier-rules.js';
 import { CUSTOMER_ID_PREFIX } from '../domain/ids.js';
@@ -46,7 +47,7 @@ export class CustomerDirectory {
   }
 
   /** Email, first name and developer user ids of an active customer (null when unknown or forgotten). */
-  profile(scope: TenantScope, customerId: string): Promise<CustomerProfile | null> {
-    return this.repository.profile(scope, customerId);
+  profile(scope: TenantScope, customerId: string, manager?: EntityManager): Promise<CustomerProfile | null> {
+    return this.repository.profile(scope, customerId, manager);
   }
 }

@@ -16,6 +16,14 @@ export class Clock {
     return Date.now() + this.offsetMs;
   }
 
+  /**
+   * The wall clock, without the test clock's offset: only for times an outside party checks
+   * against its own clock (the signature times of outbound webhooks).
+   */
+  wallNowMs(): number {
+    return Date.now();
+  }
+
   nowSeconds(): number {
     return Math.floor(this.nowMs() / 1000);
   }

@@ -57,6 +57,10 @@ export interface AppConfig {
   eventsBufferStream: string;
   /** Replicas of that stream (1 on one server; 3 on a NATS cluster, so an append survives a server's loss). */
   eventsBufferReplicas: number;
+  /** WEBHOOK_SIGNING_KEY: every outbound webhook secret is derived from it (at least 32 bytes; required in production; development keeps one under .data/). */
+  webhookSigningKey: string | undefined;
+  /** WEBHOOKS_ALLOW_PRIVATE: development only, lets webhook endpoints use http and loopback/private addresses. */
+  webhooksAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -155,6 +159,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (eventsWriteSlots > Math.max(1, dbPoolSize - 1)) {
     throw new ConfigError('EVENTS_WRITE_SLOTS must leave at least one connection of DB_POOL_SIZE to the rest of the API');
   }
+  const webhookSigningKey = env.WEBHOOK_SIGNING_KEY || undefined;
+  if (webhookSigningKey !== undefined && Buffer.byteLength(webhookSigningKey) < 32) {
+    throw new ConfigError('WEBHOOK_SIGNING_KEY must be at least 32 bytes');
+  }
+  if (webhookSigningKey === undefined && nodeEnv === 'production') {
+    throw new ConfigError('WEBHOOK_SIGNING_KEY is required when NODE_ENV=production');
+  }
+  const webhooksAllowPrivate = flag(env, 'WEBHOOKS_ALLOW_PRIVATE', ['true', '1'], false);
+  if (webhooksAllowPrivate && nodeEnv === 'production') {
+    throw new ConfigError('WEBHOOKS_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
+  }
   return {
     nodeEnv,
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -186,6 +201,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     eventsBufferUrl: url(env, 'EVENTS_BUFFER_URL', ['nats:', 'tls:']),
     eventsBufferStream: streamName(env, 'EVENTS_BUFFER_STREAM', 'EVENTS'),
     eventsBufferReplicas: integer(env, 'EVENTS_BUFFER_REPLICAS', 1, 1, 5),
+    webhookSigningKey,
+    webhooksAllowPrivate,
   };
 }
 

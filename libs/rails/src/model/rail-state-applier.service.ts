@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
 import { AuditJournal } from '#audit';
-import { EntitlementWriter, ProductCatalog, type PublicEntitlement, type RailEntitlementWrite } from '#entitlements';
+import { EntitlementChangeFeed, EntitlementWriter, ProductCatalog, type PublicEntitlement, type RailEntitlementWrite } from '#entitlements';
 import {
   type PurchaseRail,
   type RailDecision,
@@ -15,6 +15,7 @@ import {
   itemsOf,
 } from './rail-model.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
+import { railChangeCause, subscriptionEventTypes } from './subscription-events.js';
 
 /** The rail's current view of one subscription, already mapped to the shared model. */
 export interface RailStateChange {
@@ -112,6 +113,7 @@ export class RailStateApplier {
     private readonly catalog: ProductCatalog,
     private readonly writer: EntitlementWriter,
     private readonly journal: AuditJournal,
+    private readonly changes: EntitlementChangeFeed,
   ) {}
 
   async apply(manager: EntityManager, scope: TenantScope, change: RailStateChange, event: RailEventContext): Promise<RailApplyResult> {
@@ -151,6 +153,7 @@ export class RailStateApplier {
     for (const customerId of customers) await this.subscriptions.serialize(scope, change.rail, `customer:${customerId}`, manager);
 
     const changed = changesState(stored, { ...change, items });
+    const tracker = await this.changes.track(manager, scope, customers);
     const auditEventId = newRailEventId();
     const now = this.clock.now();
     const subscription = await this.subscriptions.upsert(
@@ -214,6 +217,29 @@ export class RailStateApplier {
       );
     }
 
+    const facts = { stored, next: { ...change } };
+    await tracker.publish(
+      manager,
+      (_key, kind) => railChangeCause(kind, facts.next),
+      (customerId) =>
+        changed && customerId === change.customerId
+          ? subscriptionEventTypes(facts).map((type) => ({
+              type,
+              data: {
+                serviceCustomerId: customerId,
+                rail: change.rail,
+                subscriptionId: change.subscriptionId,
+                productId: change.productId,
+                state: change.state,
+                validUntil: change.validUntil,
+                willRenew: change.state === 'active' && !/cancel/i.test(change.rawStatus ?? ''),
+                priceMicros: null,
+                currency: null,
+                railEventId: auditEventId,
+              },
+            }))
+          : [],
+    );
     const decision: RailDecision = changed ? 'applied' : 'no_op';
     const reason = changed ? describe(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
     await this.audit(manager, scope, { rail: change.rail, customerId: change.customerId, decision, reason }, event, change, auditEventId, keys);

@@ -1,0 +1,204 @@
+// Outbound webhooks' speed goals, a phase script beside bench/run.mjs:
+//
+//   npm run build && DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/webhooks.mjs
+//
+// Starts the compiled API (NODE_ENV=development: local receivers need WEBHOOKS_ALLOW_PRIVATE,
+// which production refuses) on a scratch database, and local HTTP receivers, then:
+//   fan-out    grants at a steady rate to 4 endpoints: deliveries/s and p99 from the grant's
+//              request to the receipt (an upper bound of commit-to-receipt)
+//   isolation  the same with a 5th endpoint that never answers: the 4 endpoints' p99 and the
+//              grant p99 against the fan-out run
+//   outbox     closed-loop grant throughput of a project with 4 endpoints against one without
+// Environment: DATABASE_URL (required), BENCH_WEBHOOKS_SECONDS (8), BENCH_WEBHOOKS_GRANTS_PER_S
+// (125: two events per grant to 4 endpoints = 1,000 deliveries/s), LOG_LEVEL (warn).
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import {
+  API_ENTRY,
+  apiEnv,
+  apiNodeArgs,
+  call,
+  createScratchDatabase,
+  freePort,
+  killChildren,
+  requireDatabaseAndBuild,
+  startNode,
+  stop,
+  waitForHttp,
+} from './lib/common.mjs';
+import { ORIGIN, mintWebApp } from './lib/read-routes.mjs';
+
+const adminUrl = requireDatabaseAndBuild('node bench/webhooks.mjs');
+const SECONDS = Number(process.env.BENCH_WEBHOOKS_SECONDS ?? 8);
+const RATE = Number(process.env.BENCH_WEBHOOKS_GRANTS_PER_S ?? 125);
+const log = (line = '') => process.stdout.write(`${line}\n`);
+const p99 = (values) => {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** `count` customers, identified 8 at a time. */
+async function customersOf(api, count, label) {
+  const out = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < count) {
+        const i = next++;
+        out[i] = await identify(api, `${label}_${i}`);
+      }
+    }),
+  );
+  return out;
+}
+
+/** Receivers on one port: `/ok/<n>` answers 204, `/hang` holds the connection open. */
+async function startReceivers() {
+  const received = [];
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      if (req.url === '/hang') return;
+      const at = Date.now();
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      received.push({ path: req.url, at, customerId: event.data?.serviceCustomerId });
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { received, url: (p) => `http://127.0.0.1:${server.address().port}${p}`, close: () => (server.closeAllConnections(), server.close()) };
+}
+
+async function project(base, token, name, receivers, paths) {
+  const api = await mintWebApp(base, token, name, { withSecret: true });
+  for (const p of paths) await call(base, 'POST', `/admin/v1/projects/${api.project.id}/webhook-endpoints`, token, { url: receivers.url(p), env: 'sandbox' });
+  return { base, ...api };
+}
+
+async function identify(api, i) {
+  const res = await fetch(`${api.base}/v1/identify`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${api.publishable}`, Origin: ORIGIN, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ userId: `wh_user_${i}`, anonymousId: `wh_anon_${i}` }),
+  });
+  const json = await res.json();
+  if (res.status !== 200) throw new Error(`identify: ${res.status} ${JSON.stringify(json)}`);
+  return json.serviceCustomerId;
+}
+
+async function grant(api, customerId, key) {
+  const started = Date.now();
+  const res = await fetch(`${api.base}/v1/server/customers/${customerId}/grant`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${api.secret}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ entitlementKey: key, duration: 'P30D', reason: 'webhooks bench grant' }),
+  });
+  if (res.status === 200) await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`grant: ${res.status} ${Buffer.from(await res.arrayBuffer()).toString()}`);
+  return { started, ms: Date.now() - started };
+}
+
+/** Grants at RATE per second for SECONDS to fresh customers; per-endpoint latencies and grant latencies. */
+async function steadyRun(api, receivers, label) {
+  const customers = await customersOf(api, RATE * SECONDS, label);
+  const sentAt = new Map();
+  const grantMs = [];
+  const from = receivers.received.length;
+  const t0 = Date.now();
+  const inflight = [];
+  let failed = 0;
+  for (let i = 0; i < customers.length; i++) {
+    const due = t0 + (i * 1000) / RATE;
+    if (due > Date.now()) await sleep(due - Date.now());
+    sentAt.set(customers[i], Date.now());
+    inflight.push(
+      grant(api, customers[i], 'pro').then(
+        (g) => grantMs.push(g.ms),
+        () => (failed++, sentAt.delete(customers[i])),
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  const expected = (customers.length - failed) * 2 * 4;
+  const deadline = Date.now() + 30_000;
+  const mine = () => receivers.received.slice(from).filter((r) => sentAt.has(r.customerId) && r.path !== '/hang');
+  while (mine().length < expected && Date.now() < deadline) await sleep(50);
+  const got = mine();
+  const last = Math.max(...got.map((r) => r.at));
+  const latencies = got.map((r) => r.at - sentAt.get(r.customerId));
+  return { failed, deliveries: got.length, expected, perSecond: got.length / ((last - t0) / 1000), p99: p99(latencies), grantP99: p99(grantMs) };
+}
+
+async function closedLoopGrants(api, ms, connections = 8) {
+  const customers = await customersOf(api, 200, `loop_${api.project.id}`);
+  let done = 0;
+  let k = 0;
+  const until = Date.now() + ms;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < until) {
+        const n = k++;
+        if (await grant(api, customers[n % customers.length], `k${n % 7}`).catch(() => null)) done++;
+      }
+    }),
+  );
+  return done / (ms / 1000);
+}
+
+async function main() {
+  const db = await createScratchDatabase(adminUrl, 'webhooks');
+  const token = `op_bench_${randomBytes(16).toString('hex')}`;
+  const port = await freePort();
+  const env = {
+    ...apiEnv(db.url, port, token),
+    NODE_ENV: 'development',
+    WEBHOOKS_ALLOW_PRIVATE: 'true',
+    WEBHOOK_SIGNING_KEY: randomBytes(32).toString('base64'),
+    METRICS_PORT: '0',
+    SEED_DEMO: 'false',
+  };
+  const server = startNode('api', API_ENTRY, env, apiNodeArgs());
+  const receivers = await startReceivers();
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await waitForHttp(server, `${base}/v1/healthz`);
+    const four = ['/ok/1', '/ok/2', '/ok/3', '/ok/4'];
+    const fan = await steadyRun(await project(base, token, 'wh fan-out', receivers, four), receivers, 'fan');
+    log(
+      `bench: webhooks, ${RATE} grants/s for ${SECONDS} s, 2 events per grant, 4 endpoints (${fan.deliveries}/${fan.expected} delivered, ${fan.failed} grants failed)`,
+    );
+    const fanOk = fan.perSecond >= 1000 && fan.p99 < 1000 && fan.deliveries === fan.expected && fan.failed === 0;
+    log(
+      `${fanOk ? 'ok' : 'MISS'} webhooks fan-out: ${Math.round(fan.perSecond)} deliveries/s (goal >= 1000), p99 grant-to-receipt ${fan.p99} ms (goal < 1000)`,
+    );
+    const iso = await steadyRun(await project(base, token, 'wh isolation', receivers, [...four, '/hang']), receivers, 'iso');
+    const moved = iso.p99 / fan.p99 - 1;
+    const grantMoved = iso.grantP99 / fan.grantP99 - 1;
+    const isoOk = moved < 0.2 && grantMoved < 0.1 && iso.deliveries === iso.expected && iso.failed === 0;
+    log(
+      `${isoOk ? 'ok' : 'MISS'} webhooks isolation (5th endpoint hung): others' p99 ${fan.p99} -> ${iso.p99} ms (${(moved * 100).toFixed(1)} %, goal < 20 %), ` +
+        `grant p99 ${fan.grantP99} -> ${iso.grantP99} ms (${(grantMoved * 100).toFixed(1)} %, goal < 10 %)`,
+    );
+    const off = await closedLoopGrants(await project(base, token, 'wh off', receivers, []), SECONDS * 1000);
+    const on = await closedLoopGrants(await project(base, token, 'wh on', receivers, four), SECONDS * 1000);
+    const ratio = on / off;
+    log(
+      `${ratio >= 0.9 ? 'ok' : 'MISS'} webhooks outbox cost (grant path): ${Math.round(on)} grants/s with 4 endpoints vs ${Math.round(off)} without (${ratio.toFixed(2)}x, goal >= 0.9x)`,
+    );
+    log('MISS webhooks outbox cost (card-notification path): not measured by this script');
+  } finally {
+    receivers.close();
+    await stop(server);
+    await db.drop();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err.stack ?? err}\n`);
+  killChildren();
+  process.exit(1);
+});

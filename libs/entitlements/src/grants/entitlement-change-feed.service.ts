@@ -1,0 +1,109 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Clock, type CrossTenant, type TenantScope } from '#platform';
+import { EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
+import type { PublicEntitlement } from '../domain/public-entitlement.js';
+
+/** Why an entitlement changed, as the writer knows it. */
+export type EntitlementChangeCause = 'purchase' | 'renewal' | 'grant' | 'revoke' | 'refund' | 'expiration' | 'migration' | 'billing_issue';
+
+/** An event the writer adds to the entitlement update (subscription.*, entitlement.*_manually). */
+export interface EntitlementSideEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** One customer's entitlement change inside the writer's transaction. */
+export interface CustomerEntitlementChange {
+  customerId: string;
+  /** Active entitlements before and after the change (rows of every rail, not collapsed). */
+  before: PublicEntitlement[];
+  after: PublicEntitlement[];
+  /** Why each changed key changed. */
+  causeOf: (key: string, change: 'activated' | 'extended' | 'deactivated') => EntitlementChangeCause;
+  events: EntitlementSideEvent[];
+}
+
+/**
+ * What another context (outbound webhooks) attaches to hear every entitlement change, inside
+ * the writer's transaction: a failing sink rolls the change back, and a rolled-back change
+ * leaves nothing behind.
+ */
+export interface EntitlementChangeSink {
+  record(manager: EntityManager, scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void>;
+}
+
+/** The writer's handle between reading the state before a change and publishing it after. */
+export interface EntitlementChangeTracker {
+  publish(manager: EntityManager, causeOf: CustomerEntitlementChange['causeOf'], events?: (customerId: string) => EntitlementSideEvent[]): Promise<void>;
+}
+
+const NO_TRACKING: EntitlementChangeTracker = { publish: async () => undefined };
+
+/** A row whose validUntil passed, as the expiry scan reads it. */
+export interface PassedEntitlement {
+  projectId: string;
+  env: 'sandbox' | 'production';
+  customerId: string;
+  key: string;
+  rail: string;
+  validUntil: number;
+}
+
+/**
+ * The one place every entitlement writer (manual grant and revoke, rails, migration, the
+ * expiry scan) reports its change: it snapshots the customers' active entitlements before the
+ * change and hands before, after and the writer's events to the attached sink in the same
+ * transaction. Without a sink it costs nothing.
+ */
+@Injectable()
+export class EntitlementChangeFeed {
+  private sink: EntitlementChangeSink | null = null;
+
+  constructor(
+    private readonly entitlements: EntitlementRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  attach(sink: EntitlementChangeSink): void {
+    this.sink = sink;
+  }
+
+  get attached(): boolean {
+    return this.sink !== null;
+  }
+
+  /** Reads the customers' active entitlements now; `publish` reads them again and reports the change. */
+  async track(manager: EntityManager, scope: TenantScope, customerIds: readonly string[]): Promise<EntitlementChangeTracker> {
+    const sink = this.sink;
+    if (!sink) return NO_TRACKING;
+    const ids = [...new Set(customerIds)].sort();
+    const before = new Map<string, PublicEntitlement[]>();
+    for (const id of ids) before.set(id, await this.active(manager, scope, id));
+    return {
+      publish: async (m, causeOf, events) => {
+        const changes: CustomerEntitlementChange[] = [];
+        for (const id of ids) {
+          changes.push({ customerId: id, before: before.get(id) ?? [], after: await this.active(m, scope, id), causeOf, events: events?.(id) ?? [] });
+        }
+        await sink.record(m, scope, changes);
+      },
+    };
+  }
+
+  /** Reports changes computed by the caller (the expiry scan). */
+  async publish(manager: EntityManager, scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
+    if (this.sink && changes.length > 0) await this.sink.record(manager, scope, changes);
+  }
+
+  /** A customer's active entitlement rows at the service clock's now. */
+  async active(manager: EntityManager, scope: TenantScope, customerId: string): Promise<PublicEntitlement[]> {
+    const nowMs = this.clock.nowMs();
+    return (await this.entitlements.findActive(scope, customerId, new Date(nowMs), manager)).map((record) => toPublicEntitlement(record, nowMs));
+  }
+
+  /** Rows still marked active whose validUntil fell in (fromMs, toMs] and were written before it: time ended them. */
+  passedBetween(queue: CrossTenant, fromMs: number, toMs: number, limit: number, manager: EntityManager): Promise<PassedEntitlement[]> {
+    return this.entitlements.passedBetween(queue, fromMs, toMs, limit, manager);
+  }
+}

@@ -1,0 +1,190 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, PeriodicJobs, crossTenant } from '#platform';
+import { FAILING_DISABLE_AFTER_MS, MAX_IN_FLIGHT_PER_ENDPOINT, nextAttemptAtMs } from '../domain/webhook-rules.js';
+import { serviceSignatureHeader, standardSignatureHeader } from '../domain/webhook-signatures.js';
+import { WebhookSecrets } from '../endpoints/webhook-secrets.service.js';
+import { WebhookMetrics } from '../webhook-metrics.js';
+import { type AttemptResult, type ClaimedDelivery, WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
+import { WebhookSender } from './webhook-sender.js';
+
+const QUEUE = crossTenant('webhook deliveries queue');
+/** How often an idle replica looks for due attempts. */
+export const DISPATCH_POLL_MS = 100;
+/** A lease outlives the 10 s timeout; a replica that dies mid-attempt frees it then. */
+const LEASE_MS = 30_000;
+/** Attempts one replica has in flight at most, over every endpoint. */
+const MAX_IN_FLIGHT = 256;
+
+/**
+ * Sends due deliveries after their transaction committed. Each poll leases due attempts
+ * (at most 8 in flight per endpoint on this replica) and starts them without waiting: a slow
+ * endpoint holds only its own slots, never another endpoint's nor an API request. Finished
+ * attempts are recorded in one statement per poll: success, or the next retry on the service
+ * clock's schedule, or dead. Signature times are the wall clock's (receivers compare them with
+ * their own clocks). Polls every 100 ms, not under NODE_ENV=test (tests call drain()).
+ */
+@Injectable()
+export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
+  readonly workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private readonly inFlight = new Map<string, number>();
+  private readonly running = new Set<Promise<void>>();
+  private results: AttemptResult[] = [];
+  private readonly sender: WebhookSender;
+  private readonly userAgent: string;
+  private readonly nodeEnv: string;
+  private stopped = false;
+  /** Polling on its own (not under NODE_ENV=test): a finished attempt frees its slot for the next poll at once. */
+  private autoPoll = false;
+  private polling: Promise<number> | null = null;
+  private kickScheduled = false;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    private readonly clock: Clock,
+    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly secrets: WebhookSecrets,
+    private readonly periodic: PeriodicJobs,
+    private readonly metrics: WebhookMetrics,
+  ) {
+    this.sender = new WebhookSender(config.webhooksAllowPrivate);
+    this.nodeEnv = config.nodeEnv;
+    this.userAgent = `${config.serviceName}-webhooks/1`;
+  }
+
+  onApplicationBootstrap(): void {
+    this.autoPoll = this.nodeEnv !== 'test';
+    this.periodic.every('webhook dispatcher', DISPATCH_POLL_MS, async () => {
+      await this.poll();
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.running]);
+    await this.flush().catch(() => undefined);
+    this.sender.close();
+  }
+
+  /** One poll: records finished attempts, then leases and starts due ones. Returns how many it started. Polls never overlap. */
+  async poll(): Promise<number> {
+    if (this.polling) return this.polling;
+    this.polling = this.pollOnce().finally(() => (this.polling = null));
+    return this.polling;
+  }
+
+  /** After an attempt finished: poll again soon (slots are free, results wait to be recorded). */
+  private kick(): void {
+    if (!this.autoPoll || this.stopped || this.kickScheduled) return;
+    this.kickScheduled = true;
+    setTimeout(() => {
+      this.kickScheduled = false;
+      this.poll().catch((err: Error) => this.logger.error({ err: { name: err.name, message: err.message } }, 'webhook dispatch failed'));
+    }, 5).unref();
+  }
+
+  private async pollOnce(): Promise<number> {
+    await this.flush();
+    if (this.stopped) return 0;
+    const total = [...this.inFlight.values()].reduce((a, b) => a + b, 0);
+    if (total >= MAX_IN_FLIGHT) return 0;
+    const skip = [...this.inFlight].filter(([, n]) => n >= MAX_IN_FLIGHT_PER_ENDPOINT).map(([id]) => id);
+    const claimed = await this.deliveries.claim(QUEUE, {
+      nowMs: this.clock.nowMs(),
+      leaseMs: LEASE_MS,
+      worker: this.workerId,
+      perEndpoint: MAX_IN_FLIGHT_PER_ENDPOINT,
+      skip,
+      limit: MAX_IN_FLIGHT - total,
+    });
+    const excess: string[] = [];
+    let started = 0;
+    for (const delivery of claimed) {
+      const busy = this.inFlight.get(delivery.endpointId) ?? 0;
+      if (busy >= MAX_IN_FLIGHT_PER_ENDPOINT) {
+        excess.push(delivery.id);
+        continue;
+      }
+      this.inFlight.set(delivery.endpointId, busy + 1);
+      started++;
+      const run: Promise<void> = this.attempt(delivery).finally(() => {
+        this.running.delete(run);
+        const left = (this.inFlight.get(delivery.endpointId) ?? 1) - 1;
+        if (left <= 0) this.inFlight.delete(delivery.endpointId);
+        else this.inFlight.set(delivery.endpointId, left);
+        this.kick();
+      });
+      this.running.add(run);
+    }
+    await this.deliveries.release(QUEUE, excess, this.workerId);
+    return started;
+  }
+
+  /** Tests and the operator's "run now": polls and waits for every attempt until nothing is due. */
+  async drain(): Promise<void> {
+    for (;;) {
+      const started = await this.poll();
+      await Promise.all([...this.running]);
+      await this.flush();
+      if (started === 0) return;
+    }
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const nowMs = this.clock.nowMs();
+    const attempts = delivery.attempts + 1;
+    if (delivery.body === null) {
+      this.record(delivery, attempts, { ok: false, statusCode: null, error: 'payload erased with the customer' }, true);
+      return;
+    }
+    // Wall clock on purpose: receivers check the signature time against their own clocks.
+    const t = Math.floor(this.clock.wallNowMs() / 1000);
+    const secrets = this.secrets.signingSecrets({ ...delivery, id: delivery.endpointId }, nowMs);
+    const signature = serviceSignatureHeader(secrets, t, delivery.body);
+    const outcome = await this.sender.send(
+      delivery.url,
+      {
+        'Content-Type': 'application/json',
+        'User-Agent': this.userAgent,
+        'Service-Signature': signature,
+        'Crossdeck-Signature': signature,
+        'webhook-id': delivery.eventId,
+        'webhook-timestamp': String(t),
+        'webhook-signature': standardSignatureHeader(secrets, delivery.eventId, t, delivery.body),
+      },
+      delivery.body,
+    );
+    if (outcome.ok) this.metrics.commitToDelivery.observe(Math.max(0, this.clock.nowMs() - delivery.eventCreatedAtMs) / 1000);
+    this.record(delivery, attempts, outcome, false);
+  }
+
+  private record(delivery: ClaimedDelivery, attempts: number, outcome: { ok: boolean; statusCode: number | null; error: string | null }, dead: boolean): void {
+    const next = outcome.ok || dead ? null : nextAttemptAtMs(attempts, this.clock.nowMs());
+    const status = outcome.ok ? 'succeeded' : next === null ? 'dead' : 'failed';
+    this.metrics.deliveries.inc({ outcome: status });
+    if (!outcome.ok) this.logger.debug({ deliveryId: delivery.id, attempts, error: outcome.error }, 'webhook attempt failed');
+    this.results.push({
+      id: delivery.id,
+      endpointId: delivery.endpointId,
+      status,
+      nextAttemptAtMs: next,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.results.length === 0) return;
+    const batch = this.results;
+    this.results = [];
+    const nowMs = this.clock.nowMs();
+    try {
+      await this.deliveries.finish(QUEUE, batch, this.workerId, nowMs, nowMs - FAILING_DISABLE_AFTER_MS);
+    } catch (err) {
+      // Not recorded: the leases run out and the attempts are made again (at least once).
+      this.logger.error({ err: { name: (err as Error).name, message: (err as Error).message } }, 'webhook attempts not recorded');
+    }
+  }
+}

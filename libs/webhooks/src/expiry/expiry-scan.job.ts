@@ -1,0 +1,85 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Clock, OnJob, Sql, crossTenant } from '#platform';
+import { type CustomerEntitlementChange, EntitlementChangeFeed, type PassedEntitlement, type PublicEntitlement } from '#entitlements';
+
+const SCAN = crossTenant('webhooks expiry scan');
+/** The scan runs every 15 s of the service clock: an end is reported well within 60 s. */
+export const EXPIRY_SCAN_EVERY_MS = 15_000;
+const BATCH = 5_000;
+
+/** The entitlement as it was just before its end passed. */
+function lapsed(row: PassedEntitlement): PublicEntitlement {
+  return {
+    object: 'entitlement',
+    key: row.key,
+    isActive: true,
+    validUntil: row.validUntil,
+    source: { rail: row.rail as PublicEntitlement['source']['rail'], productId: '', subscriptionId: '' },
+    updatedAt: row.validUntil,
+  };
+}
+
+/**
+ * Reports time passing: entitlements whose validUntil fell since the last scan yield
+ * `customer.entitlements.updated` (cause `expiration`) through the entitlements change feed.
+ * A recurring durable job (one replica at a time) whose watermark moves in the same
+ * transaction as the events it records: each end is reported once, also after a test-clock
+ * advance and with several replicas.
+ */
+@Injectable()
+export class ExpiryScanJob {
+  constructor(
+    private readonly sql: Sql,
+    private readonly clock: Clock,
+    private readonly feed: EntitlementChangeFeed,
+  ) {}
+
+  @OnJob({ type: 'webhooks.report_expirations', everyMs: EXPIRY_SCAN_EVERY_MS, maxAttempts: 5, leaseMs: 120_000, backoff: { baseMs: 5_000, maxMs: 60_000 } })
+  async scan(): Promise<void> {
+    await this.scanOnce(this.sql.manager());
+  }
+
+  /** One scan in the caller's transaction; returns how many ended entitlements it reported. */
+  async scanOnce(manager: EntityManager): Promise<number> {
+    const nowMs = this.clock.nowMs();
+    const watermark = await this.sql.one<{ ms: number }>(
+      `INSERT INTO webhook_expiry_watermark (id, scanned_to_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET scanned_to_ms = webhook_expiry_watermark.scanned_to_ms
+       RETURNING scanned_to_ms::float8 AS ms`,
+      [nowMs],
+      manager,
+    );
+    const fromMs = watermark!.ms;
+    if (fromMs >= nowMs) return 0;
+    let rows = await this.feed.passedBetween(SCAN, fromMs, nowMs, BATCH, manager);
+    let toMs = nowMs;
+    if (rows.length === BATCH) {
+      // A full batch: stop before the last end (its peers come in the next scan), unless every row shares it.
+      const last = rows[rows.length - 1].validUntil * 1000;
+      const before = rows.filter((row) => row.validUntil * 1000 < last);
+      if (before.length > 0) {
+        rows = before;
+        toMs = last - 1;
+      } else toMs = last;
+    }
+    const byCustomer = new Map<string, PassedEntitlement[]>();
+    for (const row of rows) {
+      const id = `${row.projectId}\u0000${row.env}\u0000${row.customerId}`;
+      byCustomer.set(id, [...(byCustomer.get(id) ?? []), row]);
+    }
+    for (const passed of byCustomer.values()) {
+      const scope = SCAN.scopeOf({ projectId: passed[0].projectId, env: passed[0].env });
+      const after = await this.feed.active(manager, scope, passed[0].customerId);
+      const change: CustomerEntitlementChange = {
+        customerId: passed[0].customerId,
+        before: [...after, ...passed.map(lapsed)],
+        after,
+        causeOf: () => 'expiration',
+        events: [],
+      };
+      await this.feed.publish(manager, scope, [change]);
+    }
+    await this.sql.rows(`UPDATE webhook_expiry_watermark SET scanned_to_ms = $1 WHERE id = 1`, [toMs], manager);
+    return rows.length;
+  }
+}

@@ -1,0 +1,13 @@
+import { WebhooksSchema1790000000980 } from './migrations/1790000000980-webhooks-schema.migration.js';
+
+export { WebhooksModule } from './webhooks.module.js';
+export { WebhookOutbox } from './outbox/webhook-outbox.service.js';
+export { WebhookDispatcher } from './delivery/webhook-dispatcher.service.js';
+export { ExpiryScanJob } from './expiry/expiry-scan.job.js';
+export { WebhookOutboxRepository } from './outbox/webhook-outbox.repository.js';
+export * from './domain/webhook-rules.js';
+export * from './domain/webhook-signatures.js';
+export * from './domain/address-policy.js';
+
+/** Migrations of the webhooks context, in order. */
+export const WEBHOOKS_MIGRATIONS = [WebhooksSchema1790000000980];

@@ -1,0 +1,147 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { type CrossTenant, Sql, type TenantScope } from '#platform';
+import type { DeliveryStatus } from '../domain/webhook-rules.js';
+
+export interface OutboxEvent {
+  id: string;
+  type: string;
+  /** The exact JSON body every delivery of the event sends. */
+  body: string;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  projectId: string;
+  env: 'sandbox' | 'production';
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  nextAttemptAtMs: number | null;
+  createdAtMs: number;
+  succeededAtMs: number | null;
+}
+
+const DELIVERY_COLUMNS = `id, project_id AS "projectId", env, endpoint_id AS "endpointId", event_id AS "eventId", event_type AS "eventType",
+  status, attempts, last_status_code AS "lastStatusCode", last_error AS "lastError", next_attempt_at_ms::float8 AS "nextAttemptAtMs",
+  created_at_ms::float8 AS "createdAtMs", succeeded_at_ms::float8 AS "succeededAtMs"`;
+
+/** Random delivery ids made by the database in the fan-out statement. */
+const NEW_DELIVERY_ID = `'wd_' || replace(gen_random_uuid()::text, '-', '')`;
+
+/** The transactional outbox: events, their fan-out to endpoints, the per-customer sequence, erasure purge. */
+@Injectable()
+export class WebhookOutboxRepository {
+  constructor(private readonly sql: Sql) {}
+
+  /** The customer's next `sequence` (locks the customer's counter until the transaction ends). */
+  async nextSequence(scope: TenantScope, customerId: string, manager: EntityManager): Promise<number> {
+    const row = await this.sql.one<{ seq: number }>(
+      `INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence) VALUES ($1, $2, $3, 1)
+       ON CONFLICT (project_id, env, customer_id) DO UPDATE SET last_sequence = webhook_customer_sequences.last_sequence + 1
+       RETURNING last_sequence::float8 AS seq`,
+      [scope.projectId, scope.env, customerId],
+      manager,
+    );
+    return row!.seq;
+  }
+
+  /** Inserts events and one pending delivery per enabled endpoint of the scope that wants each, in one statement. */
+  async record(scope: TenantScope, customerId: string | null, events: readonly OutboxEvent[], nowMs: number, manager: EntityManager): Promise<number> {
+    if (events.length === 0) return 0;
+    return this.sql.affected(
+      `WITH ev AS (
+         INSERT INTO webhook_events (id, project_id, env, customer_id, type, body, created_at_ms)
+         SELECT e.id, $1, $2, $3, e.type, e.body, $7 FROM unnest($4::text[], $5::text[], $6::text[]) AS e(id, type, body)
+         RETURNING id, type)
+       INSERT INTO webhook_deliveries (id, project_id, env, endpoint_id, event_id, event_type, status, attempts, next_attempt_at_ms, created_at_ms)
+       SELECT ${NEW_DELIVERY_ID}, $1, $2, w.id, ev.id, ev.type, 'pending', 0, $7, $7
+         FROM ev JOIN webhook_endpoints w
+           ON w.project_id = $1 AND w.env = $2 AND w.status = 'enabled' AND ('*' = ANY(w.event_types) OR ev.type = ANY(w.event_types))`,
+      [scope.projectId, scope.env, customerId, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.body), nowMs],
+      manager,
+    );
+  }
+
+  /** The `test` event, delivered to one endpoint only. */
+  async recordTest(scope: TenantScope, endpointId: string, event: OutboxEvent, nowMs: number, manager: EntityManager): Promise<DeliveryRecord> {
+    await this.sql.rows(
+      `INSERT INTO webhook_events (id, project_id, env, customer_id, type, body, created_at_ms) VALUES ($1, $2, $3, NULL, $4, $5, $6)`,
+      [event.id, scope.projectId, scope.env, event.type, event.body, nowMs],
+      manager,
+    );
+    const row = await this.sql.one<DeliveryRecord>(
+      `INSERT INTO webhook_deliveries (id, project_id, env, endpoint_id, event_id, event_type, status, attempts, next_attempt_at_ms, created_at_ms)
+       VALUES (${NEW_DELIVERY_ID}, $1, $2, $3, $4, $5, 'pending', 0, $6, $6) RETURNING ${DELIVERY_COLUMNS}`,
+      [scope.projectId, scope.env, endpointId, event.id, event.type, nowMs],
+      manager,
+    );
+    return row!;
+  }
+
+  /** Erasure: drops the bodies of the customer's events; their undelivered deliveries end dead. */
+  async purgeCustomer(scope: TenantScope, customerId: string, nowMs: number, manager: EntityManager): Promise<void> {
+    await this.sql.rows(
+      `UPDATE webhook_deliveries d SET status = 'dead', next_attempt_at_ms = NULL, last_error = 'payload erased with the customer', leased_until_ms = NULL
+         FROM webhook_events e
+        WHERE e.project_id = $1 AND e.env = $2 AND e.customer_id = $3 AND d.event_id = e.id AND d.status IN ('pending', 'failed')`,
+      [scope.projectId, scope.env, customerId],
+      manager,
+    );
+    await this.sql.rows(
+      `UPDATE webhook_events SET body = NULL WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND body IS NOT NULL`,
+      [scope.projectId, scope.env, customerId],
+      manager,
+    );
+    void nowMs;
+  }
+
+  /** Event bodies still stored for a customer (the erasure test reads it). */
+  async storedBodies(scope: TenantScope, customerId: string): Promise<number> {
+    const row = await this.sql.one<{ n: number }>(
+      `SELECT count(*)::int AS n FROM webhook_events WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND body IS NOT NULL`,
+      [scope.projectId, scope.env, customerId],
+    );
+    return row?.n ?? 0;
+  }
+
+  async listForEndpoint(
+    scope: TenantScope,
+    endpointId: string,
+    filter: { status?: DeliveryStatus; limit: number; startingAfter?: { createdAtMs: number; id: string } },
+  ): Promise<DeliveryRecord[]> {
+    return this.sql.rows<DeliveryRecord>(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+        WHERE project_id = $1 AND env = $2 AND endpoint_id = $3 AND ($4::text IS NULL OR status = $4)
+          AND ($5::bigint IS NULL OR (created_at_ms, id) < ($5::bigint, $6::text))
+        ORDER BY created_at_ms DESC, id DESC LIMIT $7`,
+      [
+        scope.projectId,
+        scope.env,
+        endpointId,
+        filter.status ?? null,
+        filter.startingAfter?.createdAtMs ?? null,
+        filter.startingAfter?.id ?? null,
+        filter.limit,
+      ],
+    );
+  }
+
+  find(_lookup: CrossTenant, id: string): Promise<DeliveryRecord | null> {
+    return this.sql.one<DeliveryRecord>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = $1`, [id]);
+  }
+
+  /** Queues a delivery that is not pending again now; null when it is pending (or gone). */
+  retry(scope: TenantScope, id: string, nowMs: number, manager?: EntityManager): Promise<DeliveryRecord | null> {
+    return this.sql.one<DeliveryRecord>(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at_ms = $4
+        WHERE project_id = $1 AND env = $2 AND id = $3 AND status <> 'pending' RETURNING ${DELIVERY_COLUMNS}`,
+      [scope.projectId, scope.env, id, nowMs],
+      manager,
+    );
+  }
+}

@@ -1,0 +1,95 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
+import { type CustomerEntitlementChange, EntitlementChangeFeed, type EntitlementChangeSink, type PublicEntitlement } from '#entitlements';
+import { CustomerDirectory, ErasureHooks } from '#identity';
+import { type ActiveEntitlementView, collapseByKey, diffEntitlements } from '../domain/webhook-rules.js';
+import { type OutboxEvent, WebhookOutboxRepository } from './webhook-outbox.repository.js';
+
+export const WEBHOOKS_ERASURE_HOOK_NAME = 'webhooks';
+
+export const newEventId = (): string => `evt_${randomLowerAlnum(24)}`;
+
+const view = (e: PublicEntitlement): ActiveEntitlementView => ({ key: e.key, validUntil: e.validUntil, rail: e.source.rail });
+
+/**
+ * The outbox recorder: turns every entitlement change (reported by the entitlements
+ * context's change feed) and every erasure into events and pending deliveries, in the
+ * transaction of the change. Nothing is sent here; the dispatcher delivers after commit.
+ */
+@Injectable()
+export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
+  constructor(
+    private readonly repository: WebhookOutboxRepository,
+    private readonly clock: Clock,
+    private readonly feed: EntitlementChangeFeed,
+    private readonly erasureHooks: ErasureHooks,
+    private readonly customers: CustomerDirectory,
+  ) {}
+
+  onModuleInit(): void {
+    this.feed.attach(this);
+    this.erasureHooks.register(WEBHOOKS_ERASURE_HOOK_NAME, async (scope, subject, manager) => {
+      if (subject.deviceOnly) return;
+      await this.customerErased(manager, scope, subject.customerId);
+    });
+  }
+
+  /** The envelope of every event. */
+  envelope(scope: TenantScope, type: string, data: Record<string, unknown>): OutboxEvent {
+    const id = newEventId();
+    const body = JSON.stringify({
+      id,
+      object: 'event',
+      type,
+      apiVersion: 'v1',
+      createdAt: Math.floor(this.clock.nowMs() / 1000),
+      projectId: scope.projectId,
+      env: scope.env,
+      data,
+    });
+    return { id, type, body };
+  }
+
+  async record(manager: EntityManager, scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
+    const nowMs = this.clock.nowMs();
+    for (const change of changes) {
+      const diff = diffEntitlements(change.before.map(view), change.after.map(view), change.causeOf);
+      if (diff.length === 0 && change.events.length === 0) continue;
+      const profile = await this.customers.profile(scope, change.customerId, manager);
+      const developerUserId = profile?.developerUserIds[0] ?? null;
+      const events: OutboxEvent[] = [];
+      if (diff.length > 0) {
+        const sequence = await this.repository.nextSequence(scope, change.customerId, manager);
+        const winners = collapseByKey(change.after.map(view));
+        const entitlements = change.after.filter((e) => {
+          const winner = winners.get(e.key);
+          if (winner?.rail !== e.source.rail) return false;
+          winners.delete(e.key);
+          return true;
+        });
+        events.push(
+          this.envelope(scope, 'customer.entitlements.updated', {
+            serviceCustomerId: change.customerId,
+            developerUserId,
+            sequence,
+            entitlements,
+            changes: diff,
+          }),
+        );
+      }
+      for (const side of change.events) {
+        const { serviceCustomerId, ...rest } = side.data;
+        events.push(this.envelope(scope, side.type, { serviceCustomerId, developerUserId, ...rest }));
+      }
+      await this.repository.record(scope, change.customerId, events, nowMs, manager);
+    }
+  }
+
+  /** Erasure: purges the customer's stored payloads, then records `customer.erased`. */
+  async customerErased(manager: EntityManager, scope: TenantScope, customerId: string): Promise<void> {
+    const nowMs = this.clock.nowMs();
+    await this.repository.purgeCustomer(scope, customerId, nowMs, manager);
+    await this.repository.record(scope, null, [this.envelope(scope, 'customer.erased', { serviceCustomerId: customerId })], nowMs, manager);
+  }
+}

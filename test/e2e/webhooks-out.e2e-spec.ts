@@ -1,0 +1,373 @@
+import { Webhook } from 'standardwebhooks';
+import { JobQueue, JobWorker } from '#platform';
+import { ErasureWorker } from '#identity';
+import { EntitlementChangeFeed, EntitlementWriter } from '#entitlements';
+import { WebhookDispatcher, WebhookOutboxRepository } from '#webhooks';
+import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
+import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+import { expectError } from '../support/expect-error.js';
+import { testScope } from '../support/scopes.js';
+import { type WebhookReceiver, startWebhookReceiver, verifyServiceSignature } from '../support/webhook-receiver.js';
+
+const REASON = 'Goodwill credit after the March outage';
+
+/** The error envelope, and (when given) a message naming the field. */
+function expectErr(res: { status: number; body: any; headers: Record<string, string> }, status: number, code: string, message?: RegExp): void {
+  expectError(res, status, code);
+  if (message) expect(res.body.error.message).toMatch(message);
+}
+
+describe('outbound webhooks', () => {
+  let t: TestApp;
+  let receiver: WebhookReceiver;
+  let counter = 0;
+
+  beforeAll(async () => {
+    t = await createTestApp({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' });
+    receiver = await startWebhookReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  const drain = () => t.app.get(WebhookDispatcher).drain();
+  const advance = (seconds: number) => t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds });
+  const path = () => `/hook/${++counter}`;
+
+  async function newCustomer(fx: ProjectFixture, key = fx.keys.skTest): Promise<{ customerId: string; userId: string }> {
+    const userId = `user_${++counter}`;
+    const res = await t.http
+      .post('/v1/identify')
+      .set(keyHeaders(fx, key))
+      .send({ userId, anonymousId: `anon_${counter}` });
+    expect(res.status).toBe(200);
+    return { customerId: res.body.serviceCustomerId, userId };
+  }
+
+  async function endpoint(fx: ProjectFixture, hookPath: string, extra: Record<string, unknown> = {}) {
+    const res = await t.http
+      .post(`/admin/v1/projects/${fx.projectId}/webhook-endpoints`)
+      .set(operatorAuth())
+      .send({ url: receiver.url(hookPath), env: 'sandbox', ...extra });
+    expect(res.status).toBe(201);
+    return res.body as { id: string; secret: string };
+  }
+
+  const grant = (fx: ProjectFixture, customerId: string, entitlementKey = 'pro_access', duration = 'P30D') =>
+    t.http.post(`/v1/server/customers/${customerId}/grant`).set(keyHeaders(fx, fx.keys.skTest)).send({ entitlementKey, duration, reason: REASON });
+
+  describe('operator endpoints', () => {
+    it('create shows the secret once; list, read, patch, delete; every write audited', async () => {
+      const fx = await createProjectWithApp(t);
+      const created = await endpoint(fx, path(), { eventTypes: ['customer.entitlements.updated'], description: 'Back-end' });
+      expect(created).toEqual(
+        expect.objectContaining({
+          object: 'webhook_endpoint',
+          id: expect.stringMatching(/^we_/),
+          projectId: fx.projectId,
+          env: 'sandbox',
+          eventTypes: ['customer.entitlements.updated'],
+          status: 'enabled',
+          secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+        }),
+      );
+      expect(Buffer.from(created.secret.slice(6), 'base64')).toHaveLength(32);
+      const list = await t.http.get(`/admin/v1/projects/${fx.projectId}/webhook-endpoints`).set(operatorAuth());
+      expect(list.status).toBe(200);
+      expect(list.body.data).toHaveLength(1);
+      expect(list.body.data[0].secret).toBeUndefined();
+      const read = await t.http.get(`/admin/v1/webhook-endpoints/${created.id}`).set(operatorAuth());
+      expect(read.body.secret).toBeUndefined();
+      const patched = await t.http
+        .patch(`/admin/v1/webhook-endpoints/${created.id}`)
+        .set(operatorAuth())
+        .send({ status: 'disabled', eventTypes: ['*'] });
+      expect(patched.status).toBe(200);
+      expect(patched.body).toEqual(expect.objectContaining({ status: 'disabled', eventTypes: ['*'] }));
+      const deleted = await t.http.delete(`/admin/v1/webhook-endpoints/${created.id}`).set(operatorAuth());
+      expect(deleted.body).toEqual({ object: 'webhook_endpoint', id: created.id, deleted: true });
+      expectErr(await t.http.get(`/admin/v1/webhook-endpoints/${created.id}`).set(operatorAuth()), 404, 'resource_missing');
+      const audit = await t.dataSource.query(`SELECT event_type, request_id FROM audit_entries WHERE project_id = $1 AND rail = 'webhooks' ORDER BY id`, [
+        fx.projectId,
+      ]);
+      expect(audit.map((a: { event_type: string }) => a.event_type)).toEqual([
+        'webhook_endpoint.created',
+        'webhook_endpoint.updated',
+        'webhook_endpoint.deleted',
+      ]);
+      expect(audit.every((a: { request_id: string | null }) => a.request_id)).toBe(true);
+    });
+
+    it('validation names the field; at most 16 endpoints per project and environment; unknown ids 404', async () => {
+      const fx = await createProjectWithApp(t);
+      const url = `/admin/v1/projects/${fx.projectId}/webhook-endpoints`;
+      expectErr(await t.http.post(url).set(operatorAuth()).send({ env: 'sandbox' }), 400, 'missing_required_param', /url/);
+      expectErr(
+        await t.http
+          .post(url)
+          .set(operatorAuth())
+          .send({ url: receiver.url('/x'), env: 'staging' }),
+        400,
+        'invalid_param_value',
+        /env/,
+      );
+      expectErr(await t.http.post(url).set(operatorAuth()).send({ url: 'ftp://example.com/x', env: 'sandbox' }), 400, 'invalid_param_value', /url/);
+      expectErr(
+        await t.http
+          .post(url)
+          .set(operatorAuth())
+          .send({ url: receiver.url('/x'), env: 'sandbox', eventTypes: ['customer.unknown'] }),
+        400,
+        'invalid_param_value',
+        /eventTypes/,
+      );
+      for (let i = 0; i < 16; i++) await endpoint(fx, `/full/${i}`);
+      expectErr(
+        await t.http
+          .post(url)
+          .set(operatorAuth())
+          .send({ url: receiver.url('/x'), env: 'sandbox' }),
+        400,
+        'invalid_param_value',
+        /16/,
+      );
+      // the other environment has its own 16
+      expect(
+        (
+          await t.http
+            .post(url)
+            .set(operatorAuth())
+            .send({ url: receiver.url('/x'), env: 'production' })
+        ).status,
+      ).toBe(201);
+      expectErr(
+        await t.http
+          .post('/admin/v1/projects/proj_missing/webhook-endpoints')
+          .set(operatorAuth())
+          .send({ url: receiver.url('/x'), env: 'sandbox' }),
+        404,
+        'resource_missing',
+      );
+      expectErr(await t.http.post('/admin/v1/webhook-deliveries/wd_missing/retry').set(operatorAuth()), 404, 'resource_missing');
+    });
+  });
+
+  it('a grant is delivered, signed for the public client check and for Standard Webhooks', async () => {
+    const fx = await createProjectWithApp(t);
+    const p = path();
+    const hook = await endpoint(fx, p);
+    const { customerId, userId } = await newCustomer(fx);
+    expect((await grant(fx, customerId)).status).toBe(200);
+    await drain();
+    const got = receiver.of(p);
+    expect(got.map((r) => r.json.type).sort()).toEqual(['customer.entitlements.updated', 'entitlement.granted_manually']);
+    for (const r of got) {
+      expect(r.headers['user-agent']).toBe('entitlements-webhooks/1');
+      expect(r.headers['service-signature']).toBe(r.headers['crossdeck-signature']);
+      expect(verifyServiceSignature(r.body, String(r.headers['service-signature']), hook.secret)).toBe(true);
+      expect(verifyServiceSignature(r.body, String(r.headers['service-signature']), 'whsec_other')).toBe(false);
+      expect(new Webhook(hook.secret).verify(r.body, r.headers as Record<string, string>)).toEqual(r.json);
+      expect(r.headers['webhook-id']).toBe(r.json.id);
+      expect(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+    }
+    const updated = got.find((r) => r.json.type === 'customer.entitlements.updated')!.json;
+    expect(updated).toEqual(
+      expect.objectContaining({ object: 'event', apiVersion: 'v1', projectId: fx.projectId, env: 'sandbox', id: expect.stringMatching(/^evt_/) }),
+    );
+    expect(updated.data).toEqual(
+      expect.objectContaining({
+        serviceCustomerId: customerId,
+        developerUserId: userId,
+        sequence: 1,
+        changes: [expect.objectContaining({ key: 'pro_access', change: 'activated', cause: 'grant', rail: 'manual' })],
+      }),
+    );
+    expect(updated.data.entitlements.map((e: { key: string }) => e.key)).toEqual(['pro_access']);
+    // a second change: the sequence grows
+    await grant(fx, customerId, 'pro_access', 'P90D');
+    await drain();
+    const second = receiver.of(p).filter((r) => r.json.type === 'customer.entitlements.updated');
+    expect(second.map((r) => r.json.data.sequence)).toEqual([1, 2]);
+    expect(second[1].json.data.changes[0]).toEqual(expect.objectContaining({ change: 'extended', cause: 'grant' }));
+    const deliveries = await t.http.get(`/admin/v1/webhook-endpoints/${hook.id}/deliveries?status=succeeded&limit=2`).set(operatorAuth());
+    expect(deliveries.body).toEqual(expect.objectContaining({ object: 'list', hasMore: true }));
+    expect(deliveries.body.data[0]).toEqual(expect.objectContaining({ object: 'webhook_delivery', status: 'succeeded', attempts: 1, lastStatusCode: 200 }));
+  });
+
+  it('after a rotation both secrets sign for 24 h, the previous one last', async () => {
+    const fx = await createProjectWithApp(t);
+    const p = path();
+    const hook = await endpoint(fx, p, { eventTypes: ['customer.entitlements.updated'] });
+    const rotated = await t.http.post(`/admin/v1/webhook-endpoints/${hook.id}/rotate-secret`).set(operatorAuth());
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(hook.secret);
+    expect(rotated.body.previousSecretExpiresAt).toBe(t.clock.nowSeconds() + 86_400);
+    const { customerId } = await newCustomer(fx);
+    await grant(fx, customerId);
+    await drain();
+    const [r] = receiver.of(p);
+    const header = String(r.headers['service-signature']);
+    expect(header.match(/v1=/g)).toHaveLength(2);
+    expect(verifyServiceSignature(r.body, header, hook.secret)).toBe(true); // the old secret's is last
+    expect(verifyServiceSignature(r.body, header.replace(/,v1=[0-9a-f]+$/, ''), rotated.body.secret)).toBe(true);
+    expect(new Webhook(rotated.body.secret).verify(r.body, r.headers as Record<string, string>)).toEqual(r.json);
+    expect(new Webhook(hook.secret).verify(r.body, r.headers as Record<string, string>)).toEqual(r.json);
+    await advance(86_401);
+    await grant(fx, customerId, 'other_key');
+    await drain();
+    expect(String(receiver.of(p)[1].headers['service-signature']).match(/v1=/g)).toHaveLength(1);
+  });
+
+  it('retries on the service clock, dead after 9 attempts, manual retry delivers again', async () => {
+    const fx = await createProjectWithApp(t);
+    const p = path();
+    receiver.on(p, 500);
+    const hook = await endpoint(fx, p, { eventTypes: ['entitlement.granted_manually'] });
+    const { customerId } = await newCustomer(fx);
+    await grant(fx, customerId);
+    await drain();
+    const deliveries = async () => (await t.http.get(`/admin/v1/webhook-endpoints/${hook.id}/deliveries`).set(operatorAuth())).body.data[0];
+    let d = await deliveries();
+    expect(d).toEqual(expect.objectContaining({ status: 'failed', attempts: 1, lastStatusCode: 500, lastError: 'HTTP 500' }));
+    expect(d.nextAttemptAt - t.clock.nowSeconds()).toBeGreaterThanOrEqual(9);
+    expect(d.nextAttemptAt - t.clock.nowSeconds()).toBeLessThanOrEqual(10);
+    await drain();
+    expect(receiver.of(p)).toHaveLength(1); // not due yet
+    for (const seconds of [10, 60, 300, 1800, 7200, 21600, 43200, 86400]) {
+      await advance(seconds);
+      await drain();
+    }
+    expect(receiver.of(p)).toHaveLength(9);
+    d = await deliveries();
+    expect(d).toEqual(expect.objectContaining({ status: 'dead', attempts: 9, nextAttemptAt: null }));
+    receiver.on(p, 204);
+    const retried = await t.http.post(`/admin/v1/webhook-deliveries/${d.id}/retry`).set(operatorAuth());
+    expect(retried.status).toBe(202);
+    expect(retried.body.status).toBe('pending');
+    expectErr(await t.http.post(`/admin/v1/webhook-deliveries/${d.id}/retry`).set(operatorAuth()), 400, 'invalid_param_value');
+    await drain();
+    expect(await deliveries()).toEqual(expect.objectContaining({ status: 'succeeded', attempts: 10, lastStatusCode: 204 }));
+    const ids = new Set(receiver.of(p).map((r) => r.json.id));
+    expect(ids.size).toBe(1); // the same event id in every attempt
+  });
+
+  it('a rolled-back change yields no event', async () => {
+    const fx = await createProjectWithApp(t);
+    const p = path();
+    await endpoint(fx, p);
+    const { customerId } = await newCustomer(fx);
+    const scope = testScope(fx.projectId, 'sandbox');
+    await expect(
+      t.dataSource.transaction(async (manager) => {
+        const tracker = await t.app.get(EntitlementChangeFeed).track(manager, scope, [customerId]);
+        await t.app.get(EntitlementWriter).write(manager, scope, {
+          customerId,
+          entitlementKey: 'pro_access',
+          rail: 'card_payments',
+          productId: 'prod_pro',
+          subscriptionId: 'sub_1',
+          state: 'active',
+          validUntil: t.clock.nowSeconds() + 3600,
+        });
+        await tracker.publish(manager, () => 'purchase');
+        const [{ n }] = await manager.query(`SELECT count(*)::int AS n FROM webhook_events WHERE customer_id = $1`, [customerId]);
+        expect(n).toBe(1);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    const [{ n }] = await t.dataSource.query(`SELECT count(*)::int AS n FROM webhook_events WHERE customer_id = $1`, [customerId]);
+    expect(n).toBe(0);
+    await drain();
+    expect(receiver.of(p)).toHaveLength(0);
+  });
+
+  it('time passing: an entitlement whose validUntil passed is reported once, cause expiration', async () => {
+    const fx = await createProjectWithApp(t);
+    const p = path();
+    await endpoint(fx, p, { eventTypes: ['customer.entitlements.updated'] });
+    const { customerId } = await newCustomer(fx);
+    await grant(fx, customerId, 'pro_access', 'P30D');
+    await drain();
+    await advance(31 * 86_400);
+    // What the worker's poll does (it does not poll under NODE_ENV=test): keep the recurring job queued, run what is due.
+    const worker = t.app.get(JobWorker);
+    const scan = async () => {
+      await t.app.get(JobQueue).enqueue('webhooks.report_expirations', {}, { dedupeKey: 'recurring' });
+      await worker.runDue({ types: ['webhooks.report_expirations'] });
+    };
+    await scan();
+    await scan();
+    await drain();
+    const updates = receiver.of(p).map((r) => r.json.data);
+    expect(updates).toHaveLength(2);
+    expect(updates[1]).toEqual(
+      expect.objectContaining({
+        sequence: 2,
+        entitlements: [],
+        changes: [expect.objectContaining({ key: 'pro_access', change: 'deactivated', cause: 'expiration' })],
+      }),
+    );
+  });
+
+  it('erasure purges the stored payloads and sends customer.erased', async () => {
+    const fx = await createProjectWithApp(t);
+    const p = path();
+    receiver.on(p, 500);
+    await endpoint(fx, p);
+    const { customerId } = await newCustomer(fx);
+    await grant(fx, customerId);
+    await drain();
+    const scope = testScope(fx.projectId, 'sandbox');
+    expect(await t.app.get(WebhookOutboxRepository).storedBodies(scope, customerId)).toBe(2);
+    expect((await t.http.post('/v1/identity/forget').set(keyHeaders(fx, fx.keys.skTest)).send({ customerId })).status).toBe(200);
+    await advance(86_400);
+    await t.app.get(ErasureWorker).runOnce({ projectId: fx.projectId });
+    expect(await t.app.get(WebhookOutboxRepository).storedBodies(scope, customerId)).toBe(0);
+    receiver.on(p, 200);
+    await drain();
+    const erased = receiver.of(p).filter((r) => r.json.type === 'customer.erased');
+    expect(erased.map((r) => r.json.data)).toEqual([{ serviceCustomerId: customerId }]);
+  });
+
+  it('environments never cross', async () => {
+    const fx = await createProjectWithApp(t);
+    const sandbox = path();
+    const production = path();
+    await endpoint(fx, sandbox);
+    await endpoint(fx, production, { env: 'production' });
+    const { customerId } = await newCustomer(fx);
+    await grant(fx, customerId);
+    const live = await newCustomer(fx, fx.keys.skLive);
+    await t.http
+      .post(`/v1/server/customers/${live.customerId}/grant`)
+      .set(keyHeaders(fx, fx.keys.skLive))
+      .send({ entitlementKey: 'pro_access', duration: 'P30D', reason: REASON });
+    await drain();
+    expect(new Set(receiver.of(sandbox).map((r) => r.json.env))).toEqual(new Set(['sandbox']));
+    expect(new Set(receiver.of(production).map((r) => r.json.env))).toEqual(new Set(['production']));
+    expect(receiver.of(production).every((r) => r.json.data.serviceCustomerId === live.customerId)).toBe(true);
+  });
+
+  it('a hung endpoint delays neither another endpoint nor the API', async () => {
+    const fx = await createProjectWithApp(t);
+    const hung = path();
+    const fine = path();
+    receiver.on(hung, 'hang');
+    await endpoint(fx, hung);
+    await endpoint(fx, fine);
+    const dispatcher = t.app.get(WebhookDispatcher);
+    const { customerId } = await newCustomer(fx);
+    for (let i = 0; i < 12; i++) expect((await grant(fx, customerId, `key_${i}`)).status).toBe(200);
+    const started = Date.now();
+    while (receiver.of(fine).length < 24 && Date.now() - started < 5_000) {
+      await dispatcher.poll();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(receiver.of(fine)).toHaveLength(24);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    const granted = Date.now();
+    expect((await grant(fx, customerId, 'key_last')).status).toBe(200);
+    expect(Date.now() - granted).toBeLessThan(1_000);
+  });
+});
