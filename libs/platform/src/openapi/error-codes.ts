@@ -56,6 +56,7 @@ export const ERROR_CATALOGUE: Record<number, Record<string, ErrorCodeDoc>> = {
   503: {
     internal_error: { type: 'internal_error', example: 'The service is temporarily unavailable; retry later' },
     rail_unavailable: { type: 'internal_error', example: 'The android API could not be read; retry later' },
+    upload_capacity: { type: 'internal_error', example: 'Too many source-map uploads on this server; retry later' },
   },
 };
 

@@ -65,9 +65,19 @@ export class RoutePolicyGuard implements CanActivate {
         this.logger.error({ requestId: requestIdOf(req, res), handler: describeHandler(context) }, 'route without a declared policy refused');
         throw ApiError.internal();
     }
-    await readJsonBody(req, limit, { raw: policy.kind === 'store_webhook', jsonBounds: body?.jsonBounds });
     const rate = this.reflector.getAllAndOverride<RateLimitDeclaration | undefined>(ROUTE_RATE_LIMIT, targets);
-    if (rate && !this.reflector.getAllAndOverride<boolean>(ROUTE_IDEMPOTENT, targets)) await this.rateLimits.charge(rate, req, requestTenant(req));
+    const charge = rate && !this.reflector.getAllAndOverride<boolean>(ROUTE_IDEMPOTENT, targets);
+    if (body?.admission) {
+      // A route with an admission (large uploads): its bucket is charged before the body is
+      // admitted and read, so a refused request costs neither memory nor a place.
+      if (charge) await this.rateLimits.charge(rate, req, requestTenant(req));
+      const release = await this.hooks.bodyAdmission(body.admission)(req, requestTenant(req));
+      res.raw.once('close', release);
+      await readJsonBody(req, limit, { raw: true });
+      return true;
+    }
+    await readJsonBody(req, limit, { raw: policy.kind === 'store_webhook' || body?.raw === true, jsonBounds: body?.jsonBounds });
+    if (charge) await this.rateLimits.charge(rate, req, requestTenant(req));
     return true;
   }
 }
