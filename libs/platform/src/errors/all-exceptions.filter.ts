@@ -47,7 +47,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     const error = this.toApiError(exception, req, res);
-    if (error.status >= 500) {
+    // A deliberate 503 (rail_unavailable, upload_capacity) is an answer, not a failure: its code logs what it needs.
+    if (error.status >= 500 && !(exception instanceof ApiError && error.status === 503)) {
       const err = exception instanceof Error ? exception : new Error(String(exception));
       this.logger.error(
         {
