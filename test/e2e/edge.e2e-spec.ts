@@ -319,6 +319,54 @@ describe('the edge under attack', () => {
   });
 
   describe("responses written by Node's HTTP parser carry the envelope and a request id", () => {
+    it('a declared Content-Length over the route limit: 413 at once, before the body is read, connection closed', async () => {
+      const port = await listen(t);
+      const started = Date.now();
+      const cases = [
+        `POST /v1/identify HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${fx.keys.skTest}\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n{"userId":`,
+        // No key: the size is refused before authentication reads anything.
+        `POST /v1/identify HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n`,
+        `POST /v1/webhooks/card_payments/proj_nope HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n`,
+      ];
+      for (const request of cases) {
+        const res = await rawExchange(port, [request], 5_000);
+        expectError(res, 413, 'invalid_param_value');
+        expect(res.headers.connection).toBe('close');
+      }
+      // Any refusal before the body is read closes the connection too (here 401, no key).
+      const unauthenticated = await rawExchange(
+        port,
+        ['POST /v1/identify HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n'],
+        5_000,
+      );
+      expectError(unauthenticated, 401, 'missing_api_key');
+      expect(unauthenticated.headers.connection).toBe('close');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      // Within the limit, the same route reads the body as before.
+      const fine = await rawExchange(port, [
+        `POST /v1/identify HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${fx.keys.skTest}\r\nContent-Type: application/json\r\nContent-Length: 42\r\nConnection: close\r\n\r\n{"userId":"edge_user","anonymousId":"e_a"}`,
+      ]);
+      expect(fine.status).toBe(200);
+    });
+
+    it('a request without Host: 400 with the envelope, connection closed', async () => {
+      const port = await listen(t);
+      const res = await rawExchange(port, ['GET /v1/healthz HTTP/1.1\r\n\r\n'], 5_000);
+      expectError(res, 400, 'invalid_param_value');
+      expect(res.body.error.message).toMatch(/Host/);
+    });
+
+    it('Expect other than 100-continue: 417 with the envelope, connection closed; 100-continue goes on', async () => {
+      const port = await listen(t);
+      const res = await rawExchange(port, ['POST /v1/identify HTTP/1.1\r\nHost: localhost\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}'], 5_000);
+      expectError(res, 417, 'invalid_param_value');
+      expect(res.body.error.message).toMatch(/Expect/);
+      const cont = await rawExchange(port, [
+        `POST /v1/identify HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${fx.keys.skTest}\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 42\r\nConnection: close\r\n\r\n{"userId":"edge_user","anonymousId":"e_a"}`,
+      ]);
+      expect(cont.text).toMatch(/HTTP\/1\.1 200 OK/);
+    });
+
     it('a 20 KB URL: 431', async () => {
       const port = await listen(t);
       const res = await rawExchange(port, [`GET /v1/entitlements?x=${'a'.repeat(20 * 1024)} HTTP/1.1\r\nHost: localhost\r\n\r\n`]);

@@ -261,10 +261,20 @@ describe('identity: POST /v1/identify (request rules, alias graph, traits, hot q
       expect(Object.keys(row.traits)).toHaveLength(32);
     });
 
-    it('text PostgreSQL cannot store: a NUL or unpaired surrogate in traits is dropped, in email it is 400 (never a 500)', async () => {
-      const ok = await identify({ userId: uid(), anonymousId: aid(), traits: { keep: 'yes', nul: 'a\u0000b', 'k\u0000': 1, lone: 'x\uD800' } });
-      expect(ok.status).toBe(200);
-      expect((await customerRow(ok.body.serviceCustomerId)).traits).toEqual({ keep: 'yes' });
+    it('text PostgreSQL cannot store: a NUL or unpaired surrogate in traits or email is 400 naming the field (never a 500, never dropped silently)', async () => {
+      const userId = uid();
+      for (const [traits, field] of [
+        [{ keep: 'yes', plan: 'a\u0000b' }, 'traits.plan'],
+        [{ keep: 'yes', plan: 'x\uD800' }, 'traits.plan'],
+        [{ keep: 'yes', 'k\u0000': 1 }, 'traits (a key)'],
+      ] as const) {
+        const res = await identify({ userId, anonymousId: aid(), traits });
+        expect(res.status).toBe(400);
+        expect(res.body.error).toEqual(
+          expect.objectContaining({ code: 'invalid_param_value', message: `${field}: must not contain NUL characters or unpaired surrogates` }),
+        );
+      }
+      expect((await t.dataSource.query(`SELECT 1 FROM customer_aliases WHERE project_id = $1 AND value = $2`, [p.projectId, userId])).length).toBe(0);
       const bad = await identify({ userId: uid(), anonymousId: aid(), email: 'a\u0000@example.com' });
       expect(bad.status).toBe(400);
       expect(bad.body.error.code).toBe('invalid_param_value');

@@ -127,6 +127,27 @@ describe('bulk user migration (POST /v1/migration/users)', () => {
       // Nothing of the refused requests was written.
       expect(await customerOf('developer', 'over_0')).toBeNull();
     });
+    it('text PostgreSQL cannot store (an unpaired surrogate, NUL) in any row: 400 invalid_param_value naming the field, nothing written', async () => {
+      const rows = (bad: Record<string, unknown>) => [
+        { developerUserId: 'unstorable_0' },
+        { developerUserId: 'unstorable_1' },
+        { developerUserId: 'unstorable_2' },
+        { developerUserId: 'unstorable_3', ...bad },
+      ];
+      const cases: [Record<string, unknown>, string][] = [
+        [{ email: 'a\ud800@example.com' }, 'users[3].email'],
+        [{ displayName: 'x\udfff' }, 'users[3].displayName'],
+        [{ cardCustomerId: 'cus_\ud83d' }, 'users[3].cardCustomerId'],
+        [{ traits: { plan: 'pro\ud800' } }, 'users[3].traits.plan'],
+        [{ traits: { plan: 'a\u0000' } }, 'users[3].traits.plan'],
+      ];
+      for (const [bad, field] of cases) {
+        const res = await migrate({ users: rows(bad) });
+        expectError(res, 400, 'invalid_param_value');
+        expect(res.body.error.message).toBe(`${field}: must not contain NUL characters or unpaired surrogates`);
+      }
+      expect(await customerOf('developer', 'unstorable_0')).toBeNull();
+    });
   });
 
   describe('rows', () => {

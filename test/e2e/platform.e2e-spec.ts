@@ -96,10 +96,10 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
       expect(res.body.error.message).toMatch(/JSON object/);
     });
 
-    it('a body over the 1 MB events limit: 400 invalid_param_value', async () => {
+    it('a body declared over the 1 MB events limit: 413 invalid_param_value', async () => {
       const big = JSON.stringify({ events: [{ name: 'x', properties: { blob: 'a'.repeat(1024 * 1024) } }] });
       const res = await t.http.post('/v1/events').set(withKey()).set('Content-Type', 'application/json').send(big);
-      expectTypedError(res, 400, 'invalid_request_error', 'invalid_param_value');
+      expectTypedError(res, 413, 'invalid_request_error', 'invalid_param_value');
       expect(res.body.error.message).toMatch(/1 MB/);
     });
 
@@ -112,7 +112,7 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
     it('other endpoints keep a smaller default limit', async () => {
       const body = JSON.stringify({ seconds: 1, pad: 'a'.repeat(200 * 1024) });
       const res = await t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).set('Content-Type', 'application/json').send(body);
-      expectTypedError(res, 400, 'invalid_request_error', 'invalid_param_value');
+      expectTypedError(res, 413, 'invalid_request_error', 'invalid_param_value');
       expect(res.body.error.message).toMatch(/100 KB/);
     });
 

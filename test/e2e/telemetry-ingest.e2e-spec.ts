@@ -141,11 +141,11 @@ describe('telemetry: POST /v1/events (keys, request rules, de-duplication, error
       expect(ts.body.error.message).toBe('events[1].timestamp: must be an integer (Unix milliseconds)');
     });
 
-    it('the body is at most 1 MB: 100 events of almost 8 KB pass, a larger body is 400', async () => {
+    it('the body is at most 1 MB: 100 events of almost 8 KB pass, a larger declared body is 413', async () => {
       const full = Array.from({ length: 100 }, () => ev({ properties: { k: 'x'.repeat(8000) } }));
       expect((await send({ events: full })).body.received).toBe(100);
       const res = await send({ events: [ev()], padding: 'x'.repeat(1024 * 1024) });
-      expectTypedError(res, 400, 'invalid_request_error', 'invalid_param_value');
+      expectTypedError(res, 413, 'invalid_request_error', 'invalid_param_value');
       expect(res.body.error.message).toContain('limit');
     });
 

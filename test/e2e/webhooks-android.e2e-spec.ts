@@ -174,6 +174,25 @@ describe('webhooks: Android store (POST /v1/webhooks/android_store/{projectId}?t
       expectError(await push({ version: '1.0', packageName: PACKAGE, eventTimeMillis: '1' }), 400, 'invalid_param_value');
     });
 
+    it('authenticated with an id over 512 characters or a time out of range: 400 invalid_param_value naming the field, nothing stored', async () => {
+      const before = await notificationsStored();
+      const long = 'x'.repeat(600);
+      const cases: [string, Awaited<ReturnType<typeof push>>][] = [
+        ['message.messageId', await push(subNotification(4, uid('tok')), { messageId: long })],
+        ['message.data.subscriptionNotification.purchaseToken', await push(subNotification(4, long))],
+        ['message.data.eventTimeMillis', await push(subNotification(4, uid('tok'), { eventTimeMillis: 2 ** 63 }))],
+      ];
+      const token = uid('tok');
+      subscription(token, { account: long });
+      cases.push(['purchase.externalAccountIdentifiers.obfuscatedExternalAccountId', await push(subNotification(4, token))]);
+      for (const [field, res] of cases) {
+        expectError(res, 400, 'invalid_param_value');
+        expect(res.body.error.message.startsWith(`${field}: `)).toBe(true);
+      }
+      expect(google.acknowledged).not.toContain(`subscription:pro_monthly:${token}`);
+      expect(await notificationsStored()).toBe(before);
+    });
+
     it('a test notification is no_op; another package is rejected without reading anything', async () => {
       const calls = google.calls.length;
       const test = await push({ version: '1.0', packageName: PACKAGE, eventTimeMillis: String(t.clock.nowMs()), testNotification: { version: '1.0' } });

@@ -121,6 +121,20 @@ describe('webhooks: iOS store (POST /v1/webhooks/ios_store/{projectId})', () => 
       );
     });
 
+    it('authentic with an id over 512 characters: 400 invalid_param_value naming the field, nothing stored', async () => {
+      const before = await stored();
+      const uuid = await notify({ type: 'SUBSCRIBED', tx: transaction(), uuid: 'u'.repeat(600) });
+      expectError(uuid, 400, 'invalid_param_value');
+      expect(uuid.body.error.message).toMatch(/^signedPayload\.notificationUUID: /);
+      const original = await notify({ type: 'SUBSCRIBED', tx: transaction({ originalTransactionId: '9'.repeat(600) }) });
+      expectError(original, 400, 'invalid_param_value');
+      expect(original.body.error.message).toMatch(/^signedTransactionInfo\.originalTransactionId: /);
+      const expires = await notify({ type: 'SUBSCRIBED', tx: transaction({ expiresDate: 2 ** 63 }) });
+      expectError(expires, 400, 'invalid_param_value');
+      expect(expires.body.error.message).toMatch(/^signedTransactionInfo\.expiresDate: /);
+      expect(await stored()).toBe(before);
+    });
+
     it('TEST is no_op', async () => {
       const res = await notify({ type: 'TEST' });
       expect(res.body).toEqual(expect.objectContaining({ decision: 'no_op', serviceCustomerId: null }));

@@ -9,5 +9,6 @@ export { DemoSeeder, formatDemoKeys } from './operator/demo-seeder.service.js';
 export { originAllowed, originsToLearn, isValidAllowlistEntry } from './domain/origin-allowlist.js';
 export { parseApiKey, extractApiKey, sha256Hex } from './domain/api-key-format.js';
 import { KeysSchema1790000000100 } from './migrations/1790000000100-keys-schema.migration.js';
+import { KeysSourcemapsBucket1790000000980 } from './migrations/1790000000980-keys-sourcemaps-bucket.migration.js';
 
-export const KEYS_MIGRATIONS = [KeysSchema1790000000100];
+export const KEYS_MIGRATIONS = [KeysSchema1790000000100, KeysSourcemapsBucket1790000000980];

@@ -7,10 +7,13 @@
  * - Keys are kept in the order the client sent them; the first 32 valid keys win.
  * - Keys must be 1 to 128 chars; `__proto__`, `constructor` and `prototype` are dropped.
  * - A key or string value PostgreSQL cannot store in jsonb (U+0000, an unpaired UTF-16
- *   surrogate) is dropped like any other invalid trait, instead of failing the call.
+ *   surrogate) is refused by the validation layer before these rules run (400 naming it,
+ *   like every other field); sanitizeTraits still drops one, should it get that far.
  * - Merging is additive per key (a later value replaces an earlier one, null is stored as
  *   null); a new key is added only while the stored map holds fewer than 32 keys.
  */
+import { isStorableText } from '#platform';
+
 export const MAX_TRAIT_KEYS = 32;
 export const MAX_TRAIT_STRING = 1024;
 export const MAX_TRAIT_KEY_LENGTH = 128;
@@ -26,17 +29,10 @@ export type Traits = Record<string, TraitValue>;
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-/** U+0000, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-function storable(text: string): boolean {
-  return !UNSTORABLE.test(text);
-}
-
 function isTraitValue(value: unknown): value is TraitValue {
   if (value === null || typeof value === 'boolean') return true;
   if (typeof value === 'number') return Number.isFinite(value);
-  if (typeof value === 'string') return value.length <= MAX_TRAIT_STRING && storable(value);
+  if (typeof value === 'string') return value.length <= MAX_TRAIT_STRING && isStorableText(value);
   return false;
 }
 
@@ -51,7 +47,7 @@ export function sanitizeTraits(input: unknown): Traits {
   let count = 0;
   for (const key of Object.keys(input)) {
     if (count >= MAX_TRAIT_KEYS) break;
-    if (key.length === 0 || key.length > MAX_TRAIT_KEY_LENGTH || FORBIDDEN_KEYS.has(key) || !storable(key)) continue;
+    if (key.length === 0 || key.length > MAX_TRAIT_KEY_LENGTH || FORBIDDEN_KEYS.has(key) || !isStorableText(key)) continue;
     const value = input[key];
     if (!isTraitValue(value)) continue;
     out[key] = value;

@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsOptional, IsString, Length, Matches } from 'class-validator';
-import { OwnTextRules } from '#platform';
 import { ANONYMOUS_ID_PATTERN, APP_ACCOUNT_TOKEN_PATTERN, USER_ID_PATTERN } from '../domain/identifier-rules.js';
 
 export class IdentifyDto {
@@ -36,9 +35,9 @@ export class IdentifyDto {
 
   @ApiPropertyOptional({
     type: Object,
-    description: 'At most 32 keys; strings up to 1,024 chars, finite numbers, booleans or null. Anything else is dropped, never rejected.',
+    description:
+      'At most 32 keys; strings up to 1,024 chars, finite numbers, booleans or null. Anything else is dropped, never rejected, except text that cannot be stored (a NUL or an unpaired surrogate in a key or value): 400 invalid_param_value naming it (`traits.plan`).',
   })
   @Allow()
-  @OwnTextRules()
   traits?: unknown;
 }

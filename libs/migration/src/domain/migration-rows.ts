@@ -2,7 +2,7 @@
  * Pure rules of a migration request: the request-level checks and the validation of each row.
  * No I/O. A bad row never fails the request; it becomes a `details.errors[]` entry.
  */
-import { ApiError } from '#platform';
+import { ApiError, findUnstorableText } from '#platform';
 import { APP_ACCOUNT_TOKEN_PATTERN, sanitizeTraits, type Traits, USER_ID_PATTERN } from '#identity';
 import { CATALOG_KEY_MAX, CATALOG_KEY_PATTERN, type PurchaseRail } from '#entitlements';
 import { RAIL_ALIAS_TYPES } from '#rails';
@@ -61,13 +61,20 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Request-level checks: `users` missing or empty 400 missing_required_param; not an array or over 1,000 rows 400 invalid_param_value. */
+/**
+ * Request-level checks: `users` missing or empty 400 missing_required_param; not an array or
+ * over 1,000 rows 400 invalid_param_value; a string or key anywhere in the rows that
+ * PostgreSQL cannot store as sent (NUL, an unpaired surrogate) 400 invalid_param_value naming
+ * its path (`users[3].email`), the validation layer's rule for every other body.
+ */
 export function usersOf(body: unknown): unknown[] {
   const users = isPlainObject(body) ? body.users : undefined;
   if (users === undefined || users === null) throw ApiError.missingParam('users is required');
   if (!Array.isArray(users)) throw ApiError.invalidParam('users must be an array of rows');
   if (users.length === 0) throw ApiError.missingParam('users must hold at least 1 row');
   if (users.length > MAX_MIGRATION_ROWS) throw ApiError.invalidParam(`users holds ${users.length} rows; at most ${MAX_MIGRATION_ROWS} per request`);
+  const unstorable = findUnstorableText(users, 'users');
+  if (unstorable !== null) throw ApiError.invalidParam(`${unstorable}: must not contain NUL characters or unpaired surrogates`);
   return users;
 }
 

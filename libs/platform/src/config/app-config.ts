@@ -61,6 +61,14 @@ export interface AppConfig {
   webhookSigningKey: string | undefined;
   /** WEBHOOKS_ALLOW_PRIVATE: development only, lets webhook endpoints use http and loopback/private addresses. */
   webhooksAllowPrivate: boolean;
+  /** Source-map uploads decoded at once on this replica; more wait (SOURCEMAP_UPLOAD_QUEUE_MS), then 503. */
+  sourcemapUploadConcurrency: number;
+  /** Declared body bytes of source-map uploads admitted at once on this replica. */
+  sourcemapUploadBytesInFlight: number;
+  /** How long an upload waits for room before 503 with Retry-After. */
+  sourcemapUploadQueueMs: number;
+  /** Worker threads that decode source-map uploads off the event loop. */
+  sourcemapDecodeWorkers: number;
 }
 
 export class ConfigError extends Error {}
@@ -203,6 +211,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     eventsBufferReplicas: integer(env, 'EVENTS_BUFFER_REPLICAS', 1, 1, 5),
     webhookSigningKey,
     webhooksAllowPrivate,
+    sourcemapUploadConcurrency: integer(env, 'SOURCEMAP_UPLOAD_CONCURRENCY', 2, 1, 64),
+    sourcemapUploadBytesInFlight: integer(env, 'SOURCEMAP_UPLOAD_BYTES_IN_FLIGHT', 100 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
+    sourcemapUploadQueueMs: integer(env, 'SOURCEMAP_UPLOAD_QUEUE_MS', 10_000, 0, 60_000),
+    sourcemapDecodeWorkers: integer(env, 'SOURCEMAP_DECODE_WORKERS', 1, 1, 16),
   };
 }
 

@@ -5,6 +5,7 @@ import { ApiError } from './api-error.js';
 import { writeErrorResponse } from './error-response.js';
 import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
 import { requestIdOf } from '../http/request-id.js';
+import { formatBodyLimit } from '../http/body-parsing.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { checkOperatorToken } from '../policy/operator-token.js';
 import { type HttpRequest, type HttpResponse, originalPathOf, pathOf } from '../http/http-types.js';
@@ -46,7 +47,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     const error = this.toApiError(exception, req, res);
-    if (error.status >= 500) {
+    // A deliberate 503 (rail_unavailable, upload_capacity) is an answer, not a failure: its code logs what it needs.
+    if (error.status >= 500 && !(exception instanceof ApiError && error.status === 503)) {
       const err = exception instanceof Error ? exception : new Error(String(exception));
       this.logger.error(
         {
@@ -88,7 +90,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       case 'entity.parse.failed':
         return ApiError.invalidParam('Malformed JSON in request body');
       case 'entity.too.large':
-        return ApiError.invalidParam(`Request body exceeds the ${formatBytes(parserError.limit)} limit of this endpoint`);
+        return ApiError.invalidParam(`Request body exceeds the ${formatBodyLimit(parserError.limit)} limit of this endpoint`);
       case 'encoding.unsupported':
       case 'charset.unsupported':
         return ApiError.invalidParam('Unsupported request body encoding or charset');
@@ -184,10 +186,4 @@ function isErrorLike(value: unknown): value is Error {
 
 function databaseUnavailable(): ApiError {
   return new ApiError(503, 'internal_error', 'internal_error', 'The service is temporarily unavailable; retry later', undefined, { 'Retry-After': '1' });
-}
-
-function formatBytes(limit: number | undefined): string {
-  if (!limit) return 'size';
-  if (limit >= 1024 * 1024) return `${Math.round((limit / (1024 * 1024)) * 10) / 10} MB`;
-  return `${Math.round(limit / 1024)} KB`;
 }

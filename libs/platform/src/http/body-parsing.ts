@@ -31,6 +31,33 @@ function parserFor(limit: number, raw: boolean): BodyReader {
   return parser;
 }
 
+/** A body limit as the error messages name it (`1 MB`, `100 KB`). */
+export function formatBodyLimit(limit: number | undefined): string {
+  if (!limit) return 'size';
+  if (limit >= 1024 * 1024) return `${Math.round((limit / (1024 * 1024)) * 10) / 10} MB`;
+  return `${Math.round(limit / 1024)} KB`;
+}
+
+/**
+ * `413` when the declared `Content-Length` is over the route's limit: answered at once, before
+ * authentication and before any byte of the body is read, and the connection is closed
+ * (`Connection: close`) so the unread body is never waited for. The declared length counts
+ * the bytes on the wire, whatever the content encoding (a compressed body inflates to more).
+ */
+export function assertDeclaredLength(req: HttpRequest, limit: number): void {
+  const header = req.raw.headers['content-length'];
+  if (header === undefined || !/^\d+$/.test(header)) return;
+  if (Number(header) <= limit) return;
+  throw new ApiError(
+    413,
+    'invalid_request_error',
+    'invalid_param_value',
+    `Request body exceeds the ${formatBodyLimit(limit)} limit of this endpoint`,
+    undefined,
+    { Connection: 'close' },
+  );
+}
+
 /**
  * Reads and parses the JSON body of a request whose route and caller are already known (the
  * route-policy guard calls it after authentication, so nothing a stranger sends to an unknown

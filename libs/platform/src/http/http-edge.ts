@@ -1,3 +1,4 @@
+import type { ServerOptions } from 'node:http';
 import { NotFoundException } from '@nestjs/common';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -43,14 +44,17 @@ export class HttpEdge {
 
   /** Options of the Fastify server, given to the adapter before the application exists. */
   serverOptions(): FastifyServerOptions {
-    return {
+    const options: FastifyServerOptions & { http: ServerOptions } = {
       rewriteUrl: withV1Prefix,
       clientErrorHandler: answerClientError,
+      // Node would answer a request without Host with a bare 400; the edge answers it (beforeRouting).
+      http: { requireHostHeader: false },
       frameworkErrors: (error, req, res) => this.answerFrameworkError(error, req, res),
       // Requests on kept-alive connections during the shutdown's drain are served (main.ts), not refused.
       return503OnClosing: false,
       routerOptions: { ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: MAX_PARAM_LENGTH, querystringParser: parseQueryString },
     };
+    return options;
   }
 
   /** Installs the parser and hooks once the application exists. */
@@ -70,10 +74,18 @@ export class HttpEdge {
     });
   }
 
-  /** True when it answered the request (a preflight). */
+  /** True when it answered the request (a preflight, or an HTTP/1.1 request without Host). */
   private beforeRouting(req: HttpRequest, res: HttpResponse): boolean {
     (res as unknown as Timed)[HTTP_TIMER] = this.metrics!.startHttpTimer();
     assignRequestId(req, res);
+    if (req.raw.headers.host === undefined && req.raw.httpVersionMajor === 1 && req.raw.httpVersionMinor >= 1) {
+      // RFC 9112 §3.2: a server answers 400 to an HTTP/1.1 request without Host.
+      this.filter!.catch(
+        new ApiError(400, 'invalid_request_error', 'invalid_param_value', 'The Host header is required in HTTP/1.1', undefined, { Connection: 'close' }),
+        new ExecutionContextHost([req, res]),
+      );
+      return true;
+    }
     dropMalformedContentType(req);
     return applyCors(req, res);
   }

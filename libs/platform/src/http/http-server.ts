@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AppConfig } from '../config/app-config.js';
 import { ApiError } from '../errors/api-error.js';
@@ -21,6 +21,24 @@ export function configureHttpServer(server: Server, config: AppConfig): void {
     50,
     Math.min(5_000, Math.floor(Math.min(config.httpHeadersTimeoutMs, config.httpRequestTimeoutMs) / 4)),
   );
+  // An Expect other than 100-continue: Node would answer a bare 417 and keep the connection.
+  server.on('checkExpectation', answerUnmetExpectation);
+}
+
+/** `417` with the envelope and an `X-Request-Id` for an `Expect` the service cannot meet; the connection is closed. */
+export function answerUnmetExpectation(_req: IncomingMessage, res: ServerResponse): void {
+  const requestId = newRequestId();
+  const body = JSON.stringify({
+    error: { type: 'invalid_request_error', code: 'invalid_param_value', message: 'Expect: only 100-continue is supported', request_id: requestId },
+  });
+  res.writeHead(417, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'X-Request-Id': requestId,
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  });
+  res.end(body);
 }
 
 /** The envelope and status for an error Node's parser (or its timeouts) raised on a connection. */

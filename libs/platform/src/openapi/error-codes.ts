@@ -59,6 +59,7 @@ const CATALOGUE = {
   503: {
     internal_error: { type: 'internal_error', example: 'The service is temporarily unavailable; retry later' },
     rail_unavailable: { type: 'internal_error', example: 'The android API could not be read; retry later' },
+    upload_capacity: { type: 'internal_error', example: 'Too many source-map uploads on this server; retry later' },
   },
 } as const satisfies Record<number, Record<string, ErrorCodeDoc>>;
 export const ERROR_CATALOGUE: Record<number, Record<string, ErrorCodeDoc>> = CATALOGUE;

@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import { Reflector } from '@nestjs/core';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ApiError } from '../errors/api-error.js';
-import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody } from '../http/body-parsing.js';
+import { DEFAULT_BODY_LIMIT_BYTES, assertDeclaredLength, readJsonBody } from '../http/body-parsing.js';
 import { requestIdOf } from '../http/request-id.js';
 import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
 import { checkOperatorToken } from './operator-token.js';
@@ -43,6 +43,10 @@ export class RoutePolicyGuard implements CanActivate {
     const policy = this.reflector.getAllAndOverride<RoutePolicy | undefined>(ROUTE_POLICY, targets);
     const req = context.switchToHttp().getRequest<HttpRequest>();
     const res = context.switchToHttp().getResponse<HttpResponse>();
+    const body = this.reflector.getAllAndOverride<BodyLimitDeclaration | undefined>(ROUTE_BODY_LIMIT, targets);
+    const limit = body?.bytes ?? DEFAULT_BODY_LIMIT_BYTES;
+    // A declared length over the limit is refused before anything else (authentication included): nothing is read.
+    if (policy) assertDeclaredLength(req, limit);
     switch (policy?.kind) {
       case 'public':
         break;
@@ -61,10 +65,19 @@ export class RoutePolicyGuard implements CanActivate {
         this.logger.error({ requestId: requestIdOf(req, res), handler: describeHandler(context) }, 'route without a declared policy refused');
         throw ApiError.internal();
     }
-    const body = this.reflector.getAllAndOverride<BodyLimitDeclaration | undefined>(ROUTE_BODY_LIMIT, targets);
-    await readJsonBody(req, body?.bytes ?? DEFAULT_BODY_LIMIT_BYTES, { raw: policy.kind === 'store_webhook', jsonBounds: body?.jsonBounds });
     const rate = this.reflector.getAllAndOverride<RateLimitDeclaration | undefined>(ROUTE_RATE_LIMIT, targets);
-    if (rate && !this.reflector.getAllAndOverride<boolean>(ROUTE_IDEMPOTENT, targets)) await this.rateLimits.charge(rate, req, requestTenant(req));
+    const charge = rate && !this.reflector.getAllAndOverride<boolean>(ROUTE_IDEMPOTENT, targets);
+    if (body?.admission) {
+      // A route with an admission (large uploads): its bucket is charged before the body is
+      // admitted and read, so a refused request costs neither memory nor a place.
+      if (charge) await this.rateLimits.charge(rate, req, requestTenant(req));
+      const release = await this.hooks.bodyAdmission(body.admission)(req, requestTenant(req));
+      res.raw.once('close', release);
+      await readJsonBody(req, limit, { raw: true });
+      return true;
+    }
+    await readJsonBody(req, limit, { raw: policy.kind === 'store_webhook' || body?.raw === true, jsonBounds: body?.jsonBounds });
+    if (charge) await this.rateLimits.charge(rate, req, requestTenant(req));
     return true;
   }
 }

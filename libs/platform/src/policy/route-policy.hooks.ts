@@ -13,6 +13,12 @@ export type ApiKeyAuthenticator = (policy: ApiKeyPolicy, req: HttpRequest, res: 
  */
 export type StoreWebhookGate = (req: HttpRequest) => Promise<void>;
 
+/**
+ * Admits a request's body before it is read (a per-replica cap on concurrent bodies and bytes
+ * in flight): waits for room or throws ApiError; returns the release, called once the response is done.
+ */
+export type BodyAdmission = (req: HttpRequest, scope: TenantScope | undefined) => Promise<() => void>;
+
 /** The project's bucket table (the spec's defaults with its overrides). */
 export type BucketRules = (projectId: string) => Promise<Record<string, BucketRule>>;
 
@@ -25,6 +31,17 @@ export class RoutePolicyHooks {
   private apiKey?: ApiKeyAuthenticator;
   private readonly webhookGates = new Map<string, StoreWebhookGate>();
   private bucketRules?: BucketRules;
+  private readonly admissions = new Map<string, BodyAdmission>();
+
+  registerBodyAdmission(name: string, admission: BodyAdmission): void {
+    this.admissions.set(name, admission);
+  }
+
+  bodyAdmission(name: string): BodyAdmission {
+    const admission = this.admissions.get(name);
+    if (!admission) throw new Error(`no body admission registered as ${name}`);
+    return admission;
+  }
 
   registerApiKeyAuthenticator(authenticator: ApiKeyAuthenticator): void {
     this.apiKey = authenticator;

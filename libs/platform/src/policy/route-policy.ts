@@ -75,8 +75,16 @@ export interface BodyLimitDeclaration {
   bytes: number;
   /** Depth and key-count bounds of the parsed body (default DEFAULT_JSON_BOUNDS); null leaves them to the route. */
   jsonBounds?: JsonBounds | null;
+  /** The body reaches the handler as bytes, unparsed (rawBodyOf): the route parses it itself (off the event loop). */
+  raw?: boolean;
+  /**
+   * The name of a body admission registered by a context (RoutePolicyHooks): called after
+   * authentication and before any byte is read, it waits for room or throws; what it returns
+   * is called once the response is done.
+   */
+  admission?: string;
 }
 
 /** The most a route reads of a request body (after decompression); the default is DEFAULT_BODY_LIMIT_BYTES. */
-export const BodyLimit = (bytes: number, options: { jsonBounds?: JsonBounds | null } = {}) =>
+export const BodyLimit = (bytes: number, options: { jsonBounds?: JsonBounds | null; raw?: boolean; admission?: string } = {}) =>
   SetMetadata(ROUTE_BODY_LIMIT, { bytes, ...options } satisfies BodyLimitDeclaration);

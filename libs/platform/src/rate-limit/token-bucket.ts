@@ -17,7 +17,7 @@ export interface TakeOutcome {
   granted: number;
 }
 
-export const BUCKET_NAMES = ['events', 'purchases', 'entitlements', 'heartbeat', 'forget', 'alias'] as const;
+export const BUCKET_NAMES = ['events', 'purchases', 'entitlements', 'heartbeat', 'forget', 'alias', 'sourcemaps'] as const;
 export type BucketName = (typeof BUCKET_NAMES)[number];
 
 export const DEFAULT_BUCKET_RULES: Readonly<Record<BucketName, BucketRule>> = Object.freeze({
@@ -27,6 +27,8 @@ export const DEFAULT_BUCKET_RULES: Readonly<Record<BucketName, BucketRule>> = Ob
   heartbeat: { sustained: 1, burst: 10 },
   forget: { sustained: 1, burst: 10 },
   alias: { sustained: 10, burst: 100 },
+  // Source-map uploads (up to 50 MB each): a release's CI burst of batches, then one every 2 s.
+  sourcemaps: { sustained: 0.5, burst: 60 },
 });
 
 /** Tokens available at nowMs. A bucket never seen before starts full. */

@@ -2,6 +2,7 @@
  * Google Play real-time developer notifications (a Pub/Sub push) and the purchases read
  * from the Android Publisher API, reduced to what the rail needs. Pure.
  */
+import { checkRailMillis, checkRailSeconds, checkRailText } from '../model/rail-bounds.js';
 
 export const SUBSCRIPTION_NOTIFICATION_TYPES: Record<number, string> = {
   1: 'SUBSCRIPTION_RECOVERED',
@@ -66,7 +67,15 @@ export function readPushEnvelope(body: Json): PushEnvelope | null {
   return { data: message.data, messageId: str(message.messageId) ?? str(message.message_id) };
 }
 
-/** Decodes `message.data`. Throws AndroidFormatError when it is not a developer notification. */
+/** Throws RailFieldError when the envelope's message id is out of bounds (checked once the push is authenticated). */
+export function checkEnvelopeBounds(envelope: PushEnvelope): void {
+  checkRailText(envelope.messageId, 'message.messageId');
+}
+
+/**
+ * Decodes `message.data`. Throws AndroidFormatError when it is not a developer notification,
+ * RailFieldError (`message.data.<path>`) when a field the rail stores is out of bounds.
+ */
 export function parseDeveloperNotification(data: string): AndroidNotification {
   let decoded: unknown;
   try {
@@ -78,6 +87,8 @@ export function parseDeveloperNotification(data: string): AndroidNotification {
   const packageName = str(decoded.packageName);
   const eventTimeMillis = num(decoded.eventTimeMillis);
   if (!packageName || eventTimeMillis === null) throw new AndroidFormatError('the developer notification lacks packageName or eventTimeMillis');
+  checkRailText(packageName, 'message.data.packageName');
+  checkRailMillis(eventTimeMillis, 'message.data.eventTimeMillis');
   const base = { packageName, eventTimeMillis };
   if (isObject(decoded.subscriptionNotification)) {
     const n = decoded.subscriptionNotification;
@@ -85,6 +96,8 @@ export function parseDeveloperNotification(data: string): AndroidNotification {
     const purchaseToken = str(n.purchaseToken);
     if (type === null || !SUBSCRIPTION_NOTIFICATION_TYPES[type] || !purchaseToken)
       throw new AndroidFormatError('subscriptionNotification lacks a known notificationType or purchaseToken');
+    checkRailText(purchaseToken, 'message.data.subscriptionNotification.purchaseToken');
+    checkRailText(str(n.subscriptionId), 'message.data.subscriptionNotification.subscriptionId');
     return {
       ...base,
       kind: 'subscription',
@@ -101,12 +114,15 @@ export function parseDeveloperNotification(data: string): AndroidNotification {
     const sku = str(n.sku);
     if (type === null || !ONE_TIME_NOTIFICATION_TYPES[type] || !purchaseToken || !sku)
       throw new AndroidFormatError('oneTimeProductNotification lacks a known notificationType, purchaseToken or sku');
+    checkRailText(purchaseToken, 'message.data.oneTimeProductNotification.purchaseToken');
+    checkRailText(sku, 'message.data.oneTimeProductNotification.sku');
     return { ...base, kind: 'one_time', eventType: ONE_TIME_NOTIFICATION_TYPES[type], purchaseToken, sku };
   }
   if (isObject(decoded.voidedPurchaseNotification)) {
     const n = decoded.voidedPurchaseNotification;
     const purchaseToken = str(n.purchaseToken);
     if (!purchaseToken) throw new AndroidFormatError('voidedPurchaseNotification lacks purchaseToken');
+    checkRailText(purchaseToken, 'message.data.voidedPurchaseNotification.purchaseToken');
     return { ...base, kind: 'voided', eventType: 'VOIDED_PURCHASE', purchaseToken, productType: num(n.productType) };
   }
   if (isObject(decoded.testNotification)) return { ...base, kind: 'test', eventType: 'TEST_NOTIFICATION' };
@@ -144,10 +160,22 @@ export interface AndroidPurchaseState {
   linkedPurchaseToken: string | null;
 }
 
+/** Field names of a Publisher API read in RailFieldError. */
+const READ = 'purchase';
+
+/** The state of a `subscriptionsv2.get` read; RailFieldError (`purchase.<path>`) when a field the rail stores is out of bounds. */
 export function subscriptionState(read: AndroidSubscriptionRead, fallbackProductId: string | null): AndroidPurchaseState {
   const items = read.lineItems ?? [];
   const expiries = items.map((item) => (item.expiryTime ? Date.parse(item.expiryTime) : NaN)).filter((ms) => Number.isFinite(ms));
   const state = read.subscriptionState ?? 'SUBSCRIPTION_STATE_UNSPECIFIED';
+  items.forEach((item, index) => {
+    checkRailText(item.productId, `${READ}.lineItems[${index}].productId`);
+    const ms = item.expiryTime ? Date.parse(item.expiryTime) : NaN;
+    if (Number.isFinite(ms)) checkRailSeconds(Math.floor(ms / 1000), `${READ}.lineItems[${index}].expiryTime`);
+  });
+  checkRailText(state, `${READ}.subscriptionState`);
+  checkRailText(read.linkedPurchaseToken, `${READ}.linkedPurchaseToken`);
+  checkRailText(read.externalAccountIdentifiers?.obfuscatedExternalAccountId, `${READ}.externalAccountIdentifiers.obfuscatedExternalAccountId`);
   return {
     productId: items.find((item) => item.productId)?.productId ?? fallbackProductId,
     active: ANDROID_ACTIVE_STATES.includes(state),
@@ -162,8 +190,11 @@ export function subscriptionState(read: AndroidSubscriptionRead, fallbackProduct
 
 const PURCHASE_STATES: Record<number, string> = { 0: 'PURCHASED', 1: 'CANCELED', 2: 'PENDING' };
 
+/** The state of a `products.get` read; RailFieldError (`purchase.<name>`) when a field the rail stores is out of bounds. */
 export function productState(read: AndroidProductRead, sku: string): AndroidPurchaseState {
   const purchaseState = read.purchaseState ?? 0;
+  checkRailText(read.productId, `${READ}.productId`);
+  checkRailText(read.obfuscatedExternalAccountId, `${READ}.obfuscatedExternalAccountId`);
   return {
     productId: read.productId ?? sku,
     active: purchaseState === 0,

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { ApiError, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
+import { RailFieldError } from '../model/rail-bounds.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
@@ -15,6 +16,7 @@ import { WebhookGate } from '../webhooks/webhook-gate.service.js';
 import {
   AndroidFormatError,
   type AndroidNotification,
+  checkEnvelopeBounds,
   type AndroidPurchaseState,
   parseDeveloperNotification,
   productState,
@@ -78,9 +80,11 @@ export class AndroidWebhookService {
     let notification: AndroidNotification;
     try {
       if (!envelope.messageId) throw new AndroidFormatError('message.messageId is missing');
+      checkEnvelopeBounds(envelope);
       notification = parseDeveloperNotification(envelope.data);
     } catch (err) {
       if (err instanceof AndroidFormatError) throw ApiError.invalidParam(`Not a developer notification: ${err.message}`);
+      if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
       throw err;
     }
     const messageId = envelope.messageId;
@@ -92,6 +96,7 @@ export class AndroidWebhookService {
       reading = await this.read(projectId, settings.settings.packageName ?? null, secrets, notification);
     } catch (err) {
       if (err instanceof AndroidPublisherUnavailable) throw this.gate.railUnavailable(RAIL, projectId, err.message, requestId);
+      if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
       throw err;
     }
     const scope: TenantScope = TenantScopes.ofVerifiedRailPayload(projectId, reading.env);

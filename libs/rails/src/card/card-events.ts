@@ -2,6 +2,7 @@
  * The card processor's webhook events (Stripe's event and object shapes), reduced to what
  * the rail reads. Pure: parsing and the state table of store-rails.md ("card").
  */
+import { checkRailSeconds, checkRailText } from '../model/rail-bounds.js';
 
 export const CARD_SUBSCRIPTION_EVENTS = ['customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted'] as const;
 export const CARD_CHECKOUT_COMPLETED = 'checkout.session.completed';
@@ -54,6 +55,9 @@ export type CardEvent =
 /** The event is authentic but not the processor's format: 400 invalid_param_value. */
 export class CardEventFormatError extends Error {}
 
+/** Where a parsed event's object sits in the event (field names of RailFieldError). */
+const OBJECT = 'data.object';
+
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const str = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
@@ -67,10 +71,13 @@ function ref(value: unknown): string | null {
 
 function hints(object: Json, clientReferenceId: unknown = undefined): CardCustomerHints {
   const metadata = isObject(object.metadata) ? object.metadata : {};
-  return {
-    serviceCustomerId: str(metadata.serviceCustomerId),
-    developerUserId: str(metadata.developerUserId) ?? str(clientReferenceId),
-  };
+  const serviceCustomerId = str(metadata.serviceCustomerId);
+  const developerUserId = str(metadata.developerUserId);
+  const reference = str(clientReferenceId);
+  checkRailText(serviceCustomerId, `${OBJECT}.metadata.serviceCustomerId`);
+  checkRailText(developerUserId, `${OBJECT}.metadata.developerUserId`);
+  checkRailText(reference, `${OBJECT}.client_reference_id`);
+  return { serviceCustomerId, developerUserId: developerUserId ?? reference };
 }
 
 function subscription(object: Json): CardSubscription {
@@ -79,7 +86,17 @@ function subscription(object: Json): CardSubscription {
   const customer = ref(object.customer);
   if (object.object !== 'subscription' || !id || !status || !customer)
     throw new CardEventFormatError('data.object is not a subscription (object, id, status, customer)');
-  const items = isObject(object.items) && Array.isArray(object.items.data) ? object.items.data.filter(isObject) : [];
+  checkRailText(id, `${OBJECT}.id`);
+  checkRailText(status, `${OBJECT}.status`);
+  checkRailText(customer, `${OBJECT}.customer`);
+  checkRailSeconds(int(object.current_period_end), `${OBJECT}.current_period_end`);
+  const listed: unknown[] = isObject(object.items) && Array.isArray(object.items.data) ? object.items.data : [];
+  listed.forEach((item, index) => {
+    if (!isObject(item)) return;
+    checkRailSeconds(int(item.current_period_end), `${OBJECT}.items.data[${index}].current_period_end`);
+    if (isObject(item.price)) checkRailText(ref(item.price.product), `${OBJECT}.items.data[${index}].price.product`);
+  });
+  const items = listed.filter(isObject);
   const productId = items.length > 0 && isObject(items[0].price) ? ref(items[0].price.product) : null;
   const itemEnds = items.map((item) => int(item.current_period_end)).filter((end): end is number => end !== null);
   const currentPeriodEnd = itemEnds.length > 0 ? Math.max(...itemEnds) : int(object.current_period_end);
@@ -102,10 +119,16 @@ function subscription(object: Json): CardSubscription {
 function checkoutSession(object: Json): CardCheckoutSession {
   const id = str(object.id);
   if (object.object !== 'checkout.session' || !id) throw new CardEventFormatError('data.object is not a checkout session (object, id)');
+  checkRailText(id, `${OBJECT}.id`);
+  checkRailText(ref(object.customer), `${OBJECT}.customer`);
+  checkRailText(ref(object.subscription), `${OBJECT}.subscription`);
   return { id, customer: ref(object.customer), subscription: ref(object.subscription), hints: hints(object, object.client_reference_id) };
 }
 
-/** Reads a verified event. Throws CardEventFormatError when it is not the processor's event format. */
+/**
+ * Reads a verified event. Throws CardEventFormatError when it is not the processor's event
+ * format, RailFieldError (model/rail-bounds.ts) when a field it stores is out of bounds.
+ */
 export function parseCardEvent(body: unknown): CardEvent {
   if (!isObject(body)) throw new CardEventFormatError('the event is not a JSON object');
   const id = str(body.id);
@@ -122,6 +145,9 @@ export function parseCardEvent(body: unknown): CardEvent {
   ) {
     throw new CardEventFormatError('not an event (object "event", id, type, created, livemode, data.object)');
   }
+  checkRailText(id, 'id');
+  checkRailText(type, 'type');
+  checkRailSeconds(created, 'created');
   const base = { id, type, created, livemode: body.livemode };
   if ((CARD_SUBSCRIPTION_EVENTS as readonly string[]).includes(type)) return { ...base, kind: 'subscription', subscription: subscription(body.data.object) };
   if (type === CARD_CHECKOUT_COMPLETED) return { ...base, kind: 'checkout', session: checkoutSession(body.data.object) };

@@ -3,6 +3,7 @@ import Stripe from 'stripe';
 import type { EntityManager } from 'typeorm';
 import { ApiError, Clock, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
+import { RailFieldError } from '../model/rail-bounds.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
@@ -53,6 +54,7 @@ export class CardWebhookService {
       event = parseCardEvent(body);
     } catch (err) {
       if (err instanceof CardEventFormatError) throw ApiError.invalidParam(`Not a card-payment event: ${err.message}`);
+      if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
       throw err;
     }
     const scope: TenantScope = TenantScopes.ofVerifiedRailPayload(projectId, event.livemode ? 'production' : 'sandbox');

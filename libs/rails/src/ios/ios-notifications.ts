@@ -2,6 +2,7 @@
  * App Store Server Notifications V2: which notification types change entitlements and how
  * (store-rails.md "Effects", iOS row). Pure.
  */
+import { checkRailMillis, checkRailText } from '../model/rail-bounds.js';
 import type { RailState } from '../model/rail-model.js';
 import { type StoreTransaction, stateOfTransaction } from './ios-store-rules.js';
 
@@ -27,6 +28,29 @@ export interface IosNotificationState {
 }
 
 const toSeconds = (ms: number): number => Math.floor(ms / 1000);
+
+/**
+ * Throws RailFieldError (`signedPayload.<name>`) when a decoded notification carries an id or
+ * word over 512 characters or unstorable, or a signedDate (Unix ms) out of range.
+ */
+export function checkNotificationBounds(notification: {
+  notificationType: string;
+  subtype?: string;
+  notificationUUID: string;
+  signedDate: number;
+  data?: { bundleId?: string };
+}): void {
+  checkRailText(notification.notificationType, 'signedPayload.notificationType');
+  if (typeof notification.subtype === 'string') checkRailText(notification.subtype, 'signedPayload.subtype');
+  checkRailText(notification.notificationUUID, 'signedPayload.notificationUUID');
+  checkRailMillis(notification.signedDate, 'signedPayload.signedDate');
+  if (typeof notification.data?.bundleId === 'string') checkRailText(notification.data.bundleId, 'signedPayload.data.bundleId');
+}
+
+/** Throws RailFieldError when a decoded renewal info's grace period end (Unix ms) is out of range. */
+export function checkRenewalBounds(renewal: { gracePeriodExpiresDate?: unknown }): void {
+  if (typeof renewal.gracePeriodExpiresDate === 'number') checkRailMillis(renewal.gracePeriodExpiresDate, 'signedRenewalInfo.gracePeriodExpiresDate');
+}
 
 /**
  * The state a notification stands for, or null when its type changes no entitlement (TEST,

@@ -3,6 +3,7 @@
  * decoded transaction stands for. No I/O, no clock.
  */
 import type { Env } from '#platform';
+import { checkRailMillis, checkRailText } from '../model/rail-bounds.js';
 import type { RailState } from '../model/rail-model.js';
 
 /** store-rails.md: decoded `environment` `Production` lands in production, anything else in sandbox. */
@@ -23,6 +24,21 @@ export interface StoreTransaction {
   revocationDate?: number;
   inAppOwnershipType?: string;
   appAccountToken?: string;
+}
+
+/**
+ * Throws RailFieldError (`<field>.<name>`) when a decoded transaction carries an id over 512
+ * characters or unstorable, or a time (Unix ms) out of range.
+ */
+export function checkTransactionBounds(transaction: StoreTransaction, field: string): void {
+  for (const name of ['transactionId', 'originalTransactionId', 'productId', 'type'] as const) {
+    const value = transaction[name];
+    if (typeof value === 'string') checkRailText(value, `${field}.${name}`);
+  }
+  for (const name of ['signedDate', 'expiresDate', 'revocationDate'] as const) {
+    const value = transaction[name];
+    if (typeof value === 'number') checkRailMillis(value, `${field}.${name}`);
+  }
 }
 
 export interface StoreTransactionState {

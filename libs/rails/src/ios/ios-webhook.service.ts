@@ -10,8 +10,9 @@ import { NotificationProcessor, type NotificationOutcome } from '../notification
 import type { RailNotificationView } from '../notifications/rail-notification.view.js';
 import type { RailSettingsRecord } from '../model/rail-settings.repository.js';
 import { WebhookGate } from '../webhooks/webhook-gate.service.js';
-import { stateOfNotification } from './ios-notifications.js';
-import { type StoreTransaction, envOfStoreEnvironment, isFamilyShared, normaliseAppAccountToken } from './ios-store-rules.js';
+import { RailFieldError } from '../model/rail-bounds.js';
+import { checkNotificationBounds, checkRenewalBounds, stateOfNotification } from './ios-notifications.js';
+import { type StoreTransaction, checkTransactionBounds, envOfStoreEnvironment, isFamilyShared, normaliseAppAccountToken } from './ios-store-rules.js';
 import type { IosStoreSettings } from './ios-store-settings.js';
 import { IosStoreVerifier, StoreVerificationError, describeVerificationFailure } from './ios-store-verifier.service.js';
 
@@ -48,6 +49,16 @@ function asNotification(payload: unknown): DecodedNotification | null {
     return null;
   }
   return p as DecodedNotification;
+}
+
+/** Runs a bounds check of rail-bounds.ts; a field out of bounds is 400 invalid_param_value naming it. */
+function bounded(check: () => void): void {
+  try {
+    check();
+  } catch (err) {
+    if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
+    throw err;
+  }
 }
 
 /**
@@ -95,6 +106,7 @@ export class IosWebhookService {
     }
     const notification = asNotification(payload);
     if (!notification) throw ApiError.invalidParam('signedPayload is not an App Store Server Notification V2 (notificationType, notificationUUID, signedDate)');
+    bounded(() => checkNotificationBounds(notification));
     const scope: TenantScope = TenantScopes.ofVerifiedRailPayload(projectId, env);
     const previous = await this.processor.previousAnswer(projectId, RAIL, notification.notificationUUID);
     if (previous) return previous;
@@ -141,6 +153,7 @@ export class IosWebhookService {
         throw ApiError.invalidParam(`signedTransactionInfo: the decoded transaction has no usable ${field}`);
       }
     }
+    bounded(() => checkTransactionBounds(transaction, 'signedTransactionInfo'));
     return transaction;
   }
 
@@ -154,8 +167,9 @@ export class IosWebhookService {
   ): Promise<{ gracePeriodExpiresDate?: number } | null> {
     const jws = notification.data?.signedRenewalInfo;
     if (!jws) return null;
+    let renewal: { gracePeriodExpiresDate?: number };
     try {
-      return await this.verifier.verifyRenewalInfo(projectId, settings, env, jws);
+      renewal = await this.verifier.verifyRenewalInfo(projectId, settings, env, jws);
     } catch (err) {
       this.logger.warn(
         { requestId, projectId, rail: RAIL, reason: describeVerificationFailure(err) },
@@ -163,6 +177,8 @@ export class IosWebhookService {
       );
       return null;
     }
+    bounded(() => checkRenewalBounds(renewal));
+    return renewal;
   }
 
   private async apply(

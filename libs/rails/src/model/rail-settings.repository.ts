@@ -46,6 +46,24 @@ export class RailSettingsRepository {
     return rows[0] ? toRecord<T>(rows[0]) : null;
   }
 
+  /**
+   * The rail's settings when the project exists and is not archived (store webhooks: an
+   * archived project is answered as an unknown one).
+   */
+  async findOfLiveProject<T extends object = Record<string, unknown>>(
+    project: { projectId: string },
+    rail: PurchaseRail,
+    manager: EntityManager = this.sql.manager(),
+  ): Promise<RailSettingsRecord<T> | null> {
+    const rows: SettingsRow[] = await manager.query(
+      `SELECT s.rail, s.settings, s.enabled, s.version, s.updated_at
+         FROM rail_settings s JOIN projects p ON p.id = s.project_id
+        WHERE s.project_id = $1 AND s.rail = $2 AND p.archived_at IS NULL`,
+      [project.projectId, rail],
+    );
+    return rows[0] ? toRecord<T>(rows[0]) : null;
+  }
+
   async list(project: { projectId: string }, manager: EntityManager = this.sql.manager()): Promise<RailSettingsRecord[]> {
     const rows: SettingsRow[] = await manager.query(
       `SELECT rail, settings, enabled, version, updated_at FROM rail_settings WHERE project_id = $1 ORDER BY rail`,

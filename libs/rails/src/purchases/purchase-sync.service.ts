@@ -4,7 +4,8 @@ import { APP_LOGGER, type AppLogger, ApiError, Clock, Sql, type TenantScope } fr
 import type { AuthContext } from '#keys';
 import { RailIdentity, inTransactionWithRetry } from '#identity';
 import { EntitlementReadService } from '#entitlements';
-import { type StoreTransaction, isFamilyShared, normaliseAppAccountToken, stateOfTransaction } from '../ios/ios-store-rules.js';
+import { RailFieldError } from '../model/rail-bounds.js';
+import { type StoreTransaction, checkTransactionBounds, isFamilyShared, normaliseAppAccountToken, stateOfTransaction } from '../ios/ios-store-rules.js';
 import type { IosStoreSettings } from '../ios/ios-store-settings.js';
 import { IosStoreVerifier, StoreVerificationError } from '../ios/ios-store-verifier.service.js';
 import { RAIL_ALIAS_TYPES, type PurchaseRail } from '../model/rail-model.js';
@@ -49,6 +50,12 @@ function usable(transaction: StoreTransaction): UsableTransaction {
     }
   }
   if (typeof transaction.signedDate !== 'number') throw ApiError.invalidParam('signedTransactionInfo: the decoded transaction has no signedDate');
+  try {
+    checkTransactionBounds(transaction, 'signedTransactionInfo');
+  } catch (err) {
+    if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
+    throw err;
+  }
   return transaction as UsableTransaction;
 }
 

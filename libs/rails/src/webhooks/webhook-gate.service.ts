@@ -13,10 +13,10 @@ export class WebhookGate {
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
-  /** 404 resource_missing unless the project exists and has the rail enabled. */
+  /** 404 resource_missing unless the project exists, is not archived and has the rail enabled. */
   async requireRail<T extends object>(projectId: string, rail: PurchaseRail): Promise<RailSettingsRecord<T>> {
-    const record = await this.settings.find<T>({ projectId }, rail);
-    // rail_settings references projects: a row means the project exists.
+    const record = await this.settings.findOfLiveProject<T>({ projectId }, rail);
+    // rail_settings references projects: a row means the project exists (and is not archived).
     if (!record || !record.enabled) throw ApiError.resourceMissing(`No project ${projectId} with the ${rail} rail enabled`);
     return record;
   }

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError, type TenantScope, isEnv } from '#platform';
 import { assertDeclaredEnv } from '#keys';
-import { parseSourceMapText } from '../symbolication/source-map-document.js';
 
 /**
  * The request rules of POST /v1/releases/sourcemaps as pure functions. Request-level
@@ -11,23 +10,15 @@ import { parseSourceMapText } from '../symbolication/source-map-document.js';
 
 export const RELEASE_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 export const MAX_FILES_PER_BATCH = 100;
-/** Decoded size of one map (the spec leaves it open); see docs/decisions.md, "Source maps". */
-export const MAX_SOURCEMAP_BYTES = 16 * 1024 * 1024;
 export const MAX_FILE_URL_CHARS = 2048;
 
 /** `scheme://` then at least one character; no whitespace or control characters anywhere. */
 const FILE_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s\u0000-\u001f\u007f]+$/;
-/** Standard or URL-safe base64; line breaks and spaces (wrapped output of `base64`) are ignored. */
-const BASE64 = /^[A-Za-z0-9+/_\-\s]*(?:=\s*){0,2}$/;
 // PostgreSQL text cannot hold NUL, nor unpaired UTF-16 surrogates.
 const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-export type PerFileCode = 'invalid_runtime_url' | 'missing_sourcemap' | 'invalid_sourcemap' | 'sourcemap_too_large';
-
-export interface FileFailure {
-  code: PerFileCode;
-  message: string;
-}
+export { MAX_SOURCEMAP_BYTES, type PerFileCode, type FileFailure, type DecodedSourceMap, decodeSourceMap } from './sourcemap-decode.js';
+import type { FileFailure } from './sourcemap-decode.js';
 
 export interface UploadRequest {
   release: string;
@@ -85,49 +76,4 @@ export function checkFileUrl(index: number, entry: unknown): FileFailure | null 
     };
   }
   return null;
-}
-
-function countWhitespace(text: string): number {
-  let count = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) count++;
-  }
-  return count;
-}
-
-/** Upper bound of the decoded size of a base64 text (whitespace counted, so never below). */
-function decodedSizeBound(base64: string): number {
-  return Math.floor((base64.length * 3) / 4);
-}
-
-/** The decoded bytes only: the parsed document is dropped at once (it is only needed to check the map). */
-export type DecodedSourceMap = { ok: true; bytes: Buffer } | ({ ok: false } & FileFailure);
-
-/**
- * `sourceMap`: `missing_sourcemap` when absent or empty; `sourcemap_too_large` over the limit
- * (checked on the encoded length first, so an oversized map is never decoded);
- * `invalid_sourcemap` when it is not base64, not JSON, or not a version-3 map.
- */
-export function decodeSourceMap(index: number, raw: unknown, maxBytes = MAX_SOURCEMAP_BYTES): DecodedSourceMap {
-  const path = `files[${index}].sourceMap`;
-  if (raw === undefined || raw === null || raw === '') return { ok: false, code: 'missing_sourcemap', message: `${path} is required` };
-  if (typeof raw !== 'string') return { ok: false, code: 'invalid_sourcemap', message: `${path} must be a base64 string` };
-  const tooLarge = (): DecodedSourceMap => ({
-    ok: false,
-    code: 'sourcemap_too_large',
-    message: `${path} is larger than ${maxBytes} bytes decoded`,
-  });
-  if (decodedSizeBound(raw) > maxBytes) {
-    // Whitespace may inflate the encoded length: count only base64 characters before refusing.
-    const significant = raw.length - countWhitespace(raw);
-    if (Math.floor((significant * 3) / 4) - 2 > maxBytes) return tooLarge();
-  }
-  if (!BASE64.test(raw)) return { ok: false, code: 'invalid_sourcemap', message: `${path} is not base64` };
-  const bytes = Buffer.from(raw, 'base64');
-  if (bytes.length > maxBytes) return tooLarge();
-  if (bytes.length === 0) return { ok: false, code: 'missing_sourcemap', message: `${path} is empty` };
-  const parsed = parseSourceMapText(bytes.toString('utf8'));
-  if (!parsed.ok) return { ok: false, code: 'invalid_sourcemap', message: `${path} ${parsed.reason}` };
-  return { ok: true, bytes };
 }

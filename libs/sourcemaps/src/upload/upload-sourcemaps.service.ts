@@ -1,36 +1,34 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createHash } from 'node:crypto';
-import { promisify } from 'node:util';
-import { brotliCompress, constants as zlib } from 'node:zlib';
 import { APP_LOGGER, ApiError, type AppLogger, Clock, type TenantScope } from '#platform';
 import { SOURCE_MAP_STORE, type SourceMapStore } from '../storage/source-map-store.js';
+import { DecodePool } from './decode-pool.js';
+import type { DecodedUploadFile } from './sourcemap-decode.js';
 import type { SourceMapBatchView, SourceMapResultView } from './sourcemap-upload.dto.js';
-import { checkFileUrl, decodeSourceMap, fileUrlHash, fileUrlOf, readUploadRequest } from './sourcemap-upload.rules.js';
-
-const compress = promisify(brotliCompress);
-/** Brotli quality 5: most of the ratio of 11 at a small fraction of its CPU (maps are JSON text). */
-const BROTLI_QUALITY = 5;
+import { MAX_FILES_PER_BATCH, checkFileUrl, fileUrlHash, fileUrlOf, readUploadRequest } from './sourcemap-upload.rules.js';
 
 /**
- * POST /v1/releases/sourcemaps. Request-level rules first (the batch is refused as a
- * whole), then the files one at a time: decode, check, hash, compress and store one map
- * before touching the next, dropping each entry's base64 from the parsed body once read, so
- * the memory of a large batch is the body plus one map. Per-file failures become rows.
+ * POST /v1/releases/sourcemaps. The body arrives as bytes: a worker thread (DecodePool) parses
+ * it and decodes, checks, hashes and compresses every map, off the event loop. Then the
+ * request-level rules on what it returned (the batch is refused as a whole), and the files in
+ * order: per-file failures become rows, the same map again is skipped, the others are stored.
  */
 @Injectable()
 export class UploadSourceMapsService {
   constructor(
     private readonly clock: Clock,
+    private readonly pool: DecodePool,
     @Inject(SOURCE_MAP_STORE) private readonly store: SourceMapStore,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
-  async upload(scope: TenantScope, body: unknown): Promise<SourceMapBatchView> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.invalidParam('Request body must be a JSON object');
-    const { release, environment, files } = readUploadRequest(scope, body as Record<string, unknown>);
+  async upload(scope: TenantScope, rawBody: Buffer): Promise<SourceMapBatchView> {
+    const decoded = await this.pool.decode(rawBody, MAX_FILES_PER_BATCH);
+    if (!decoded.ok) throw ApiError.invalidParam(decoded.reason === 'not_json' ? 'Malformed JSON in request body' : 'Request body must be a JSON object');
+    const { release, environment } = readUploadRequest(scope, { release: decoded.release, environment: decoded.environment, files: decoded.files });
+    const files = decoded.decoded!;
 
     // Digests of the maps already stored for the batch's valid URLs, in one query.
-    const hashes = files.map((entry, i) => (checkFileUrl(i, entry) === null ? fileUrlHash(fileUrlOf(entry)!) : null));
+    const hashes = files.map((file, i) => (checkFileUrl(i, file.entry) === null ? fileUrlHash(fileUrlOf(file.entry)!) : null));
     const stored = await this.store.digests(
       scope,
       release,
@@ -39,9 +37,7 @@ export class UploadSourceMapsService {
 
     const results: SourceMapResultView[] = [];
     for (let i = 0; i < files.length; i++) {
-      const entry = files[i];
-      files[i] = undefined; // the base64 text can be collected as soon as this file is done
-      results.push(await this.uploadOne(scope, release, i, entry, hashes[i], stored));
+      results.push(await this.uploadOne(scope, release, i, files[i], hashes[i], stored));
     }
     const uploaded = results.filter((r) => r.status === 'uploaded').length;
     const skipped = results.filter((r) => r.status === 'skipped').length;
@@ -61,39 +57,37 @@ export class UploadSourceMapsService {
     scope: TenantScope,
     release: string,
     index: number,
-    entry: unknown,
+    file: DecodedUploadFile,
     hash: string | null,
     stored: Map<string, string>,
   ): Promise<SourceMapResultView> {
-    const fileUrl = fileUrlOf(entry);
-    const urlFailure = checkFileUrl(index, entry);
+    const fileUrl = fileUrlOf(file.entry);
+    const urlFailure = checkFileUrl(index, file.entry);
     if (urlFailure !== null || hash === null || fileUrl === null) {
       const failure = urlFailure ?? { code: 'invalid_runtime_url', message: `files[${index}].fileUrl is invalid` };
       return { index, fileUrl, status: 'error', error: failure, fileUrlHash: null, size: null, replaced: false };
     }
-    const decoded = decodeSourceMap(index, (entry as Record<string, unknown>).sourceMap);
-    if (!decoded.ok) {
-      return { index, fileUrl, status: 'error', error: { code: decoded.code, message: decoded.message }, fileUrlHash: hash, size: null, replaced: false };
+    const map = file.map;
+    if (!map.ok) {
+      return { index, fileUrl, status: 'error', error: { code: map.code, message: map.message }, fileUrlHash: hash, size: null, replaced: false };
     }
-    const size = decoded.bytes.length;
-    const contentSha256 = createHash('sha256').update(decoded.bytes).digest('hex');
-    const row = { index, fileUrl, error: null, fileUrlHash: hash, size };
+    const row = { index, fileUrl, error: null, fileUrlHash: hash, size: map.size };
     const previous = stored.get(hash);
-    if (previous === contentSha256) return { ...row, status: 'skipped', replaced: false };
-
-    const compressed = await compress(decoded.bytes, {
-      params: {
-        [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
-        [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
-        [zlib.BROTLI_PARAM_SIZE_HINT]: size,
-      },
-    });
+    if (previous === map.contentSha256) return { ...row, status: 'skipped', replaced: false };
     const outcome = await this.store.put(
       scope,
-      { release, fileUrl, fileUrlHash: hash, contentSha256, sizeBytes: size, encoding: 'br', body: compressed },
+      {
+        release,
+        fileUrl,
+        fileUrlHash: hash,
+        contentSha256: map.contentSha256,
+        sizeBytes: map.size,
+        encoding: 'br',
+        body: Buffer.from(map.compressed.buffer, map.compressed.byteOffset, map.compressed.byteLength),
+      },
       this.clock.nowMs(),
     );
-    stored.set(hash, contentSha256);
+    stored.set(hash, map.contentSha256);
     if (outcome === 'unchanged') return { ...row, status: 'skipped', replaced: false };
     return { ...row, status: 'uploaded', replaced: outcome === 'replaced' };
   }
