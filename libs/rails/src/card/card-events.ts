@@ -10,7 +10,7 @@ export const CARD_CHECKOUT_COMPLETED = 'checkout.session.completed';
 export const CARD_ACTIVE_STATUSES: readonly string[] = ['active', 'trialing', 'past_due'];
 
 export interface CardCustomerHints {
-  /** `metadata.serviceCustomerId`: a `cdcust_` id of the project and environment. */
+  /** `metadata.serviceCustomerId` (or `crossdeckCustomerId`): a `cdcust_` id of the project and environment. */
   serviceCustomerId: string | null;
   /** `metadata.developerUserId` (or a checkout session's `client_reference_id`). */
   developerUserId: string | null;
@@ -68,7 +68,7 @@ function ref(value: unknown): string | null {
 function hints(object: Json, clientReferenceId: unknown = undefined): CardCustomerHints {
   const metadata = isObject(object.metadata) ? object.metadata : {};
   return {
-    serviceCustomerId: str(metadata.serviceCustomerId),
+    serviceCustomerId: str(metadata.serviceCustomerId) ?? str(metadata.crossdeckCustomerId),
     developerUserId: str(metadata.developerUserId) ?? str(clientReferenceId),
   };
 }
