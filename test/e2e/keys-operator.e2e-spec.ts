@@ -123,6 +123,7 @@ describe('keys: operator API (projects, apps, keys, rate-limit overrides, OpenAP
         heartbeat: { sustained: 1, burst: 10 },
         forget: { sustained: 1, burst: 10 },
         alias: { sustained: 10, burst: 100 },
+        reads: { sustained: 20, burst: 100 },
       });
       expectError(
         await t.http

@@ -9,6 +9,7 @@ import { TelemetryModule } from '../../../libs/telemetry/src/index.js';
 import { RailsModule, StoreNotificationsModule } from '../../../libs/rails/src/index.js';
 import { SourceMapsModule } from '../../../libs/sourcemaps/src/index.js';
 import { MigrationModule } from '../../../libs/migration/src/index.js';
+import { ReportingModule } from '../../../libs/reporting/src/index.js';
 
 /** Imports the context modules, nothing else. */
 @Module({})
@@ -28,6 +29,7 @@ export class AppModule {
         StoreNotificationsModule,
         SourceMapsModule,
         MigrationModule,
+        ReportingModule,
         ...extraModules,
       ],
     };

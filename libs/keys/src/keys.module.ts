@@ -20,9 +20,16 @@ import { ProjectRateLimitsRepository } from './rate-limits/project-rate-limits.r
 import { ProjectRateLimits } from './rate-limits/project-rate-limits.service.js';
 
 /** Projects, apps and API keys; the API-key policy of the route guard; app config and heartbeat. */
+import { WorkspacesAdminController } from './workspaces/workspaces-admin.controller.js';
+import { WorkspacesAdminService } from './workspaces/workspaces-admin.service.js';
+import { WorkspaceDirectory } from './workspaces/workspace-directory.service.js';
+import { WorkspacesRepository } from './workspaces/workspaces.repository.js';
 @Module({
-  controllers: [KeysAdminController, AppConfigController, HeartbeatController],
+  controllers: [KeysAdminController, AppConfigController, HeartbeatController, WorkspacesAdminController],
   providers: [
+    WorkspacesRepository,
+    WorkspacesAdminService,
+    WorkspaceDirectory,
     KeysRepository,
     ProjectsRepository,
     KeyLookupService,
@@ -39,7 +46,7 @@ import { ProjectRateLimits } from './rate-limits/project-rate-limits.service.js'
     DemoSeeder,
     DemoSeedRepository,
   ],
-  exports: [KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder],
+  exports: [KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder, WorkspaceDirectory],
 })
 export class KeysModule implements OnModuleInit {
   constructor(
@@ -51,5 +58,6 @@ export class KeysModule implements OnModuleInit {
   onModuleInit(): void {
     this.hooks.registerApiKeyAuthenticator((policy, req, res) => this.authenticator.authenticate(policy, req, res));
     this.hooks.registerBucketRules((projectId) => this.rateLimits.table(projectId));
+    this.hooks.registerUnknownRouteOriginCheck((req) => this.authenticator.originAllowedByPresentedKey(req));
   }
 }

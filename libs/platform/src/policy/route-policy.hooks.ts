@@ -13,6 +13,12 @@ export type ApiKeyAuthenticator = (policy: ApiKeyPolicy, req: HttpRequest, res: 
  */
 export type StoreWebhookGate = (req: HttpRequest) => Promise<void>;
 
+/**
+ * Whether the request's Origin may read an unknown route's error (the keys context: the
+ * origin is in the allowed origins of the app whose publishable key the request carries).
+ */
+export type UnknownRouteOriginCheck = (req: HttpRequest) => Promise<boolean>;
+
 /** The project's bucket table (the spec's defaults with its overrides). */
 export type BucketRules = (projectId: string) => Promise<Record<string, BucketRule>>;
 
@@ -25,6 +31,7 @@ export class RoutePolicyHooks {
   private apiKey?: ApiKeyAuthenticator;
   private readonly webhookGates = new Map<string, StoreWebhookGate>();
   private bucketRules?: BucketRules;
+  private unknownRouteOrigin?: UnknownRouteOriginCheck;
 
   registerApiKeyAuthenticator(authenticator: ApiKeyAuthenticator): void {
     this.apiKey = authenticator;
@@ -36,6 +43,20 @@ export class RoutePolicyHooks {
 
   registerBucketRules(rules: BucketRules): void {
     this.bucketRules = rules;
+  }
+
+  registerUnknownRouteOriginCheck(check: UnknownRouteOriginCheck): void {
+    this.unknownRouteOrigin = check;
+  }
+
+  /** False when no check is registered or it fails: the browser then sees a CORS failure, never another tenant's data. */
+  async unknownRouteOriginAllowed(req: HttpRequest): Promise<boolean> {
+    if (!this.unknownRouteOrigin) return false;
+    try {
+      return await this.unknownRouteOrigin(req);
+    } catch {
+      return false;
+    }
   }
 
   authenticateApiKey(policy: ApiKeyPolicy, req: HttpRequest, res: HttpResponse): Promise<{ scope: TenantScope; auth: unknown }> {

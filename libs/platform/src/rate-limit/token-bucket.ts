@@ -17,7 +17,7 @@ export interface TakeOutcome {
   granted: number;
 }
 
-export const BUCKET_NAMES = ['events', 'purchases', 'entitlements', 'heartbeat', 'forget', 'alias'] as const;
+export const BUCKET_NAMES = ['events', 'purchases', 'entitlements', 'heartbeat', 'forget', 'alias', 'reads'] as const;
 export type BucketName = (typeof BUCKET_NAMES)[number];
 
 export const DEFAULT_BUCKET_RULES: Readonly<Record<BucketName, BucketRule>> = Object.freeze({
@@ -27,6 +27,8 @@ export const DEFAULT_BUCKET_RULES: Readonly<Record<BucketName, BucketRule>> = Ob
   heartbeat: { sustained: 1, burst: 10 },
   forget: { sustained: 1, burst: 10 },
   alias: { sustained: 10, burst: 100 },
+  /** The read API (read-api.md), charged per project and key. */
+  reads: { sustained: 20, burst: 100 },
 });
 
 /** Tokens available at nowMs. A bucket never seen before starts full. */
