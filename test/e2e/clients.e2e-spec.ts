@@ -224,6 +224,7 @@ describe('clients: the published web and Node clients against this server', () =
           },
         ],
         serviceCustomerId: c.customerId,
+        crossdeckCustomerId: c.customerId,
         env: 'sandbox',
       });
     });
@@ -234,13 +235,13 @@ describe('clients: the published web and Node clients against this server', () =
         .query({ customerId: `cdcust_${'0'.repeat(24)}` })
         .set(webClient(p));
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ object: 'list', data: [], serviceCustomerId: '', env: 'sandbox' });
+      expect(res.body).toEqual({ object: 'list', data: [], serviceCustomerId: '', crossdeckCustomerId: '', env: 'sandbox' });
     });
 
     it("another project's customer, or the other environment's, reads as unknown", async () => {
       const theirs = await newCustomer(other);
       expect((await grant(theirs.customerId, 'pro_access', other)).status).toBe(200);
-      const empty = { object: 'list', data: [], serviceCustomerId: '', env: 'sandbox' };
+      const empty = { object: 'list', data: [], serviceCustomerId: '', crossdeckCustomerId: '', env: 'sandbox' };
       expect((await t.http.get('/v1/entitlements').query({ customerId: theirs.customerId }).set(webClient(p))).body).toEqual(empty);
       const mine = await newCustomer();
       await grant(mine.customerId, 'pro_access');
@@ -271,6 +272,14 @@ describe('clients: the published web and Node clients against this server', () =
         entitlements: null,
         recommendedAction: 'welcome_back',
         anonymousId: '',
+        serviceCustomerId: c.customerId,
+        crossdeckCustomerId: c.customerId,
+        blocked: false,
+        blockReason: null,
+        blockedKey: null,
+        reference: null,
+        supportEmail: null,
+        blockEventId: null,
       });
     });
 
@@ -283,6 +292,14 @@ describe('clients: the published web and Node clients against this server', () =
         entitlements: null,
         recommendedAction: 'onboard',
         anonymousId: '',
+        serviceCustomerId: null,
+        crossdeckCustomerId: null,
+        blocked: false,
+        blockReason: null,
+        blockedKey: null,
+        reference: null,
+        supportEmail: null,
+        blockEventId: null,
       };
       expect((await resolve({ userId: uid('stranger') }, nodeClient(p.keys.skTest))).body).toEqual(tier0);
       const c = await newCustomer();
@@ -351,7 +368,14 @@ describe('clients: the published web and Node clients against this server', () =
       const c = await newCustomer();
       const res = await forget({ anonymousId: c.anonymousId }, nodeClient(p.keys.skTest));
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ object: 'forgot', serviceCustomerId: c.customerId, queuedAt: expect.any(Number), env: 'sandbox', scope: 'customer' });
+      expect(res.body).toEqual({
+        object: 'forgot',
+        serviceCustomerId: c.customerId,
+        crossdeckCustomerId: c.customerId,
+        queuedAt: expect.any(Number),
+        env: 'sandbox',
+        scope: 'customer',
+      });
       const directory = t.app.get(CustomerDirectory);
       expect(await directory.isActiveCustomer(sandbox(), c.customerId)).toBe(false);
       expect(await directory.findCustomerId(sandbox(), { userId: c.userId })).toBeNull();
@@ -370,7 +394,14 @@ describe('clients: the published web and Node clients against this server', () =
       const before = t.clock.nowMs();
       const res = await forget({ anonymousId: c.anonymousId }, webClient(p));
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ object: 'forgot', serviceCustomerId: c.customerId, queuedAt: expect.any(Number), env: 'sandbox', scope: 'device' });
+      expect(res.body).toEqual({
+        object: 'forgot',
+        serviceCustomerId: c.customerId,
+        crossdeckCustomerId: c.customerId,
+        queuedAt: expect.any(Number),
+        env: 'sandbox',
+        scope: 'device',
+      });
       expect(res.body.queuedAt).toBeGreaterThanOrEqual(before);
       const directory = t.app.get(CustomerDirectory);
       expect(await directory.isActiveCustomer(sandbox(), c.customerId)).toBe(true);
@@ -384,7 +415,14 @@ describe('clients: the published web and Node clients against this server', () =
       for (const headers of [webClient(p), nodeClient(p.keys.skTest)]) {
         const res = await forget({ anonymousId }, headers);
         expect(res.status).toBe(200);
-        expect(res.body).toEqual({ object: 'forgot', serviceCustomerId: null, queuedAt: expect.any(Number), env: 'sandbox', scope: 'device' });
+        expect(res.body).toEqual({
+          object: 'forgot',
+          serviceCustomerId: null,
+          crossdeckCustomerId: null,
+          queuedAt: expect.any(Number),
+          env: 'sandbox',
+          scope: 'device',
+        });
       }
     });
 
@@ -392,7 +430,7 @@ describe('clients: the published web and Node clients against this server', () =
       const theirs = await newCustomer(other);
       for (const headers of [webClient(p), nodeClient(p.keys.skTest)]) {
         const res = await forget({ anonymousId: theirs.anonymousId }, headers);
-        expect(res.body).toMatchObject({ serviceCustomerId: null, scope: 'device' });
+        expect(res.body).toMatchObject({ serviceCustomerId: null, crossdeckCustomerId: null, scope: 'device' });
       }
       const directory = t.app.get(CustomerDirectory);
       expect(await directory.isActiveCustomer(sandbox(other), theirs.customerId)).toBe(true);

@@ -23,6 +23,7 @@ describe('entitlements: manual grant and revoke (POST /v1/server/customers/{cust
         object: 'entitlement_mutation',
         action: 'grant',
         serviceCustomerId: customerId,
+        crossdeckCustomerId: customerId,
         entitlement: {
           object: 'entitlement',
           key: 'pro_access',
@@ -148,6 +149,7 @@ describe('entitlements: manual grant and revoke (POST /v1/server/customers/{cust
         object: 'entitlement_mutation',
         action: 'revoke',
         serviceCustomerId: customerId,
+        crossdeckCustomerId: customerId,
         entitlement: {
           object: 'entitlement',
           key: 'pro_access',

@@ -33,6 +33,7 @@ describe('entitlements: reads (GET /v1/entitlements, GET /v1/server/customers/{c
             },
           ],
           serviceCustomerId: customerId,
+          crossdeckCustomerId: customerId,
           env: 'sandbox',
         });
       }
@@ -62,14 +63,18 @@ describe('entitlements: reads (GET /v1/entitlements, GET /v1/server/customers/{c
       expect(res.body.data.map((e: any) => e.key)).toEqual(['kept']);
     });
 
-    it('no hint: 400 missing_customer; several hints: 400 invalid_param_value', async () => {
+    it('no hint: 400 missing_customer; several hints read the customer they resolve to; a repeated hint: 400 invalid_param_value', async () => {
       expectError(await publicRead({}), 400, 'missing_customer');
       expectError(await publicRead({ userId: '' }), 400, 'missing_customer');
       expectError(await publicRead({}, sk()), 400, 'missing_customer');
+      // userId with anonymousId (the public Node client sends both): the customer they resolve to.
       const two = await publicRead({ userId: 'u1', anonymousId: 'a1' });
-      expectError(two, 400, 'invalid_param_value');
-      expect(two.body.error.message).toMatch(/userId, anonymousId/);
-      expectError(await publicRead({ customerId: 'cdcust_x', userId: 'u1' }, sk()), 400, 'invalid_param_value');
+      expect(two.status).toBe(200);
+      expect(two.body).toMatchObject({ data: [], serviceCustomerId: '', crossdeckCustomerId: '' });
+      // A customer id beside them wins (unknown here: an empty list, not the user's).
+      const named = await publicRead({ customerId: 'cdcust_x', userId: 'u1' }, sk());
+      expect(named.status).toBe(200);
+      expect(named.body.serviceCustomerId).toBe('');
       const repeated = await t.http.get('/v1/entitlements?userId=a&userId=b').set(pub());
       expectError(repeated, 400, 'invalid_param_value');
       expect(repeated.body.error.message).toBe('userId must be a string');
@@ -100,12 +105,13 @@ describe('entitlements: reads (GET /v1/entitlements, GET /v1/server/customers/{c
         object: 'list',
         data: [expect.objectContaining({ object: 'entitlement', key: 'pro_access', isActive: true })],
         serviceCustomerId: customerId,
+        crossdeckCustomerId: customerId,
         env: 'sandbox',
       });
     });
 
     it('unknown customer: 200 with data [] and serviceCustomerId ""', async () => {
-      const empty = { object: 'list', data: [], serviceCustomerId: '', env: 'sandbox' };
+      const empty = { object: 'list', data: [], serviceCustomerId: '', crossdeckCustomerId: '', env: 'sandbox' };
       for (const [query, headers] of [
         [{ userId: 'nobody_here' }, pub()],
         [{ anonymousId: 'no_device' }, pub()],
@@ -125,7 +131,7 @@ describe('entitlements: reads (GET /v1/entitlements, GET /v1/server/customers/{c
       await grant(customerId, { entitlementKey: 'pro_access', duration: 'lifetime', reason: REASON });
       const forget = await t.http.post('/v1/identity/forget').set(sk()).send({ customerId });
       expect(forget.status).toBe(200);
-      expect((await publicRead({ userId })).body).toEqual({ object: 'list', data: [], serviceCustomerId: '', env: 'sandbox' });
+      expect((await publicRead({ userId })).body).toEqual({ object: 'list', data: [], serviceCustomerId: '', crossdeckCustomerId: '', env: 'sandbox' });
       expect((await publicRead({ customerId }, sk())).body.serviceCustomerId).toBe('');
       expectError(await serverRead(customerId), 400, 'invalid_customer');
       expectError(await grant(customerId, { entitlementKey: 'pro_access', duration: 'P30D', reason: REASON }), 400, 'invalid_customer');
@@ -167,10 +173,17 @@ describe('entitlements: reads (GET /v1/entitlements, GET /v1/server/customers/{c
         object: 'list',
         data: [expect.objectContaining({ object: 'entitlement', key: 'pro_access', isActive: true })],
         serviceCustomerId: customerId,
+        crossdeckCustomerId: customerId,
         env: 'sandbox',
       });
       const noGrants = await newCustomer();
-      expect((await serverRead(noGrants.customerId)).body).toEqual({ object: 'list', data: [], serviceCustomerId: noGrants.customerId, env: 'sandbox' });
+      expect((await serverRead(noGrants.customerId)).body).toEqual({
+        object: 'list',
+        data: [],
+        serviceCustomerId: noGrants.customerId,
+        crossdeckCustomerId: noGrants.customerId,
+        env: 'sandbox',
+      });
     });
 
     it('unknown customer or bad prefix: 400 invalid_customer', async () => {
@@ -201,8 +214,20 @@ describe('entitlements: reads (GET /v1/entitlements, GET /v1/server/customers/{c
       expect(live.status).toBe(200);
       expect(live.body.serviceCustomerId).not.toBe(customerId);
       const liveRead = await publicRead({ userId }, pub(fx.keys.pubLive));
-      expect(liveRead.body).toEqual({ object: 'list', data: [], serviceCustomerId: live.body.serviceCustomerId, env: 'production' });
-      expect((await publicRead({ customerId }, sk(fx.keys.skLive))).body).toEqual({ object: 'list', data: [], serviceCustomerId: '', env: 'production' });
+      expect(liveRead.body).toEqual({
+        object: 'list',
+        data: [],
+        serviceCustomerId: live.body.serviceCustomerId,
+        crossdeckCustomerId: live.body.serviceCustomerId,
+        env: 'production',
+      });
+      expect((await publicRead({ customerId }, sk(fx.keys.skLive))).body).toEqual({
+        object: 'list',
+        data: [],
+        serviceCustomerId: '',
+        crossdeckCustomerId: '',
+        env: 'production',
+      });
       expectError(await serverRead(customerId, sk(fx.keys.skLive)), 400, 'invalid_customer');
       expectError(await grant(customerId, { entitlementKey: 'x_live', duration: 'P30D', reason: REASON }, sk(fx.keys.skLive)), 400, 'invalid_customer');
       expectError(await revoke(customerId, { entitlementKey: 'sandbox_only', reason: 'x' }, sk(fx.keys.skLive)), 400, 'invalid_customer');

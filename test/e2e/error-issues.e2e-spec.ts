@@ -75,7 +75,7 @@ describe('error issues: aggregate and identity scopes on server reads', () => {
       object: 'list',
       fingerprint,
       env: 'sandbox',
-      data: [{ serviceCustomerId: customerId, count: 3, lastSeenAt: expect.any(Number) }],
+      data: [{ serviceCustomerId: customerId, crossdeckCustomerId: customerId, count: 3, lastSeenAt: expect.any(Number) }],
     });
     expect((await affected(p.keys.skTest)).status).toBe(403);
     expect((await affected(identityKey, fingerprint.toUpperCase())).body.data).toHaveLength(1);

@@ -40,7 +40,14 @@ describe('identity: POST /v1/identity/forget and erasure', () => {
       const c = await newCustomer();
       const res = await forget({ customerId: c.customerId });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ object: 'forgot', serviceCustomerId: c.customerId, queuedAt: expect.any(Number), env: 'sandbox', scope: 'customer' });
+      expect(res.body).toEqual({
+        object: 'forgot',
+        serviceCustomerId: c.customerId,
+        crossdeckCustomerId: c.customerId,
+        queuedAt: expect.any(Number),
+        env: 'sandbox',
+        scope: 'customer',
+      });
       expect(Math.abs(res.body.queuedAt - t.clock.nowMs())).toBeLessThan(5000);
       const directory = t.app.get(CustomerDirectory);
       expect(await directory.findCustomerId(sandbox(), { customerId: c.customerId })).toBeNull();
@@ -63,7 +70,13 @@ describe('identity: POST /v1/identity/forget and erasure', () => {
       expect(entry.body.data.actor).toMatch(/^api_key:key_/);
 
       const queue = await erasures();
-      expect(queue.body.data).toContainEqual({ serviceCustomerId: c.customerId, env: 'sandbox', queuedAt: res.body.queuedAt, status: 'queued' });
+      expect(queue.body.data).toContainEqual({
+        serviceCustomerId: c.customerId,
+        crossdeckCustomerId: c.customerId,
+        env: 'sandbox',
+        queuedAt: res.body.queuedAt,
+        status: 'queued',
+      });
     });
 
     it('is idempotent: repeating (by any hint, even in parallel) returns the same answer and audits one decision', async () => {
@@ -97,7 +110,7 @@ describe('identity: POST /v1/identity/forget and erasure', () => {
       ] as const) {
         const res = await forget(body);
         expect(res.status).toBe(200);
-        expect(res.body).toEqual({ object: 'forgot', serviceCustomerId: null, queuedAt: expect.any(Number), env: 'sandbox', scope });
+        expect(res.body).toEqual({ object: 'forgot', serviceCustomerId: null, crossdeckCustomerId: null, queuedAt: expect.any(Number), env: 'sandbox', scope });
       }
     });
 
@@ -156,7 +169,14 @@ describe('identity: POST /v1/identity/forget and erasure', () => {
         await identify({ userId: c.userId, anonymousId: secondDevice });
         const res = await forget({ anonymousId: c.anonymousId }, p.keys.pubTest);
         expect(res.status).toBe(200);
-        expect(res.body).toEqual({ object: 'forgot', serviceCustomerId: c.customerId, queuedAt: expect.any(Number), env: 'sandbox', scope: 'device' });
+        expect(res.body).toEqual({
+          object: 'forgot',
+          serviceCustomerId: c.customerId,
+          crossdeckCustomerId: c.customerId,
+          queuedAt: expect.any(Number),
+          env: 'sandbox',
+          scope: 'device',
+        });
         const directory = t.app.get(CustomerDirectory);
         expect(await directory.isActiveCustomer(sandbox(), c.customerId)).toBe(true);
         expect(await directory.findCustomerId(sandbox(), { anonymousId: c.anonymousId })).toBeNull();
@@ -219,7 +239,13 @@ describe('identity: POST /v1/identity/forget and erasure', () => {
       const subject = await t.dataSource.query(`SELECT subject, status FROM erasures WHERE customer_id = $1`, [c.customerId]);
       expect(subject[0]).toEqual({ subject: null, status: 'deleted' });
       const queue = await erasures();
-      expect(queue.body.data).toContainEqual({ serviceCustomerId: c.customerId, env: 'sandbox', queuedAt: res.body.queuedAt, status: 'deleted' });
+      expect(queue.body.data).toContainEqual({
+        serviceCustomerId: c.customerId,
+        crossdeckCustomerId: c.customerId,
+        env: 'sandbox',
+        queuedAt: res.body.queuedAt,
+        status: 'deleted',
+      });
       expect(await forgetAudits(c.customerId)).toHaveLength(1);
       // Other customers are untouched.
       expect((await aliasRows(d.customerId)).length).toBe(3);

@@ -57,6 +57,7 @@ describe('identity: POST /v1/identify (request rules, alias graph, traits, hot q
       expect(res.body).toEqual({
         object: 'alias_result',
         serviceCustomerId: expect.stringMatching(/^cdcust_[A-Za-z0-9]{24}$/),
+        crossdeckCustomerId: expect.stringMatching(/^cdcust_[A-Za-z0-9]{24}$/),
         linked: [
           { type: 'developer', id: userId },
           { type: 'anonymous', id: anonymousId },
@@ -125,6 +126,7 @@ describe('identity: POST /v1/identify (request rules, alias graph, traits, hot q
       expect(conflict.body).toEqual({
         object: 'alias_result',
         serviceCustomerId: c1,
+        crossdeckCustomerId: c1,
         linked: [{ type: 'developer', id: uA }],
         mergePending: true,
         env: 'sandbox',
@@ -133,7 +135,7 @@ describe('identity: POST /v1/identify (request rules, alias graph, traits, hot q
       expect(again.body).toEqual(conflict.body);
       // The same two customers conflicting the other way round is the same review.
       const reverse = await identify({ userId: uB, anonymousId: aA });
-      expect(reverse.body).toMatchObject({ serviceCustomerId: c2, mergePending: true });
+      expect(reverse.body).toMatchObject({ serviceCustomerId: c2, crossdeckCustomerId: c2, mergePending: true });
 
       // Nothing merged: each id still resolves to its own customer.
       const directory = t.app.get(CustomerDirectory);

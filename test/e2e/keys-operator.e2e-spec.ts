@@ -124,6 +124,7 @@ describe('keys: operator API (projects, apps, keys, rate-limit overrides, OpenAP
         forget: { sustained: 1, burst: 10 },
         alias: { sustained: 10, burst: 100 },
         sourcemaps: { sustained: 0.5, burst: 60 },
+        reads: { sustained: 20, burst: 100 },
       });
       expectError(
         await t.http

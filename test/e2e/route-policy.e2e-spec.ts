@@ -18,7 +18,7 @@ describe('route policy snapshot', () => {
       const [policy] = route.policies;
       const detail =
         policy.kind === 'api_key'
-          ? `api_key(${policy.kinds.join('|')}${policy.scopes?.length ? `; scopes ${policy.scopes.join('|')}` : ''})`
+          ? `api_key(${[...policy.kinds, ...(policy.workspace ? [`workspace:${policy.workspace}`] : [])].join('|')}${policy.scopes?.length ? `; scopes ${policy.scopes.join('|')}` : ''})`
           : policy.kind === 'store_webhook'
             ? `store_webhook(${policy.rail})`
             : policy.kind;

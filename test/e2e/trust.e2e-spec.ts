@@ -70,6 +70,14 @@ describe('trust: POST /v1/resolve', () => {
       entitlements: null,
       recommendedAction: 'onboard',
       anonymousId,
+      serviceCustomerId: null,
+      crossdeckCustomerId: null,
+      blocked: false,
+      blockReason: null,
+      blockedKey: null,
+      reference: null,
+      supportEmail: null,
+      blockEventId: null,
     });
   });
 
@@ -86,6 +94,14 @@ describe('trust: POST /v1/resolve', () => {
       entitlements: null,
       recommendedAction: 'welcome_back',
       anonymousId,
+      serviceCustomerId: expect.stringMatching(/^cdcust_/),
+      crossdeckCustomerId: expect.stringMatching(/^cdcust_/),
+      blocked: false,
+      blockReason: null,
+      blockedKey: null,
+      reference: null,
+      supportEmail: null,
+      blockEventId: null,
     });
   });
 
@@ -103,6 +119,14 @@ describe('trust: POST /v1/resolve', () => {
       entitlements: [],
       recommendedAction: 'enter',
       anonymousId,
+      serviceCustomerId: expect.stringMatching(/^cdcust_/),
+      crossdeckCustomerId: expect.stringMatching(/^cdcust_/),
+      blocked: false,
+      blockReason: null,
+      blockedKey: null,
+      reference: null,
+      supportEmail: null,
+      blockEventId: null,
     });
     const customerId = await t.app.get(CustomerDirectory).findCustomerId(testScope(p.projectId, 'sandbox'), { userId });
     expect(customerId).toMatch(/^cdcust_/);
@@ -185,6 +209,14 @@ describe('trust: POST /v1/resolve', () => {
       entitlements: null,
       recommendedAction: 'onboard',
       anonymousId: '',
+      serviceCustomerId: null,
+      crossdeckCustomerId: null,
+      blocked: false,
+      blockReason: null,
+      blockedKey: null,
+      reference: null,
+      supportEmail: null,
+      blockEventId: null,
     });
     // None of them recorded a binding.
     expect(await t.dataSource.query(`SELECT 1 FROM device_bindings WHERE anonymous_id = $1`, [anonymousId])).toEqual([]);

@@ -21,7 +21,7 @@ describe('API key format', () => {
     expect(parseApiKey(`cd_sk_test_${'a'.repeat(32)}`)).toEqual(expect.objectContaining({ status: 'ok', kind: 'secret', env: 'sandbox' }));
     expect(parseApiKey(undefined)).toEqual({ status: 'missing' });
     expect(parseApiKey('cd_sk_prod_abc')).toEqual({ status: 'malformed' });
-    expect(parseApiKey('cd_wk_abcdefghij')).toEqual({ status: 'unsupported' });
+    expect(parseApiKey('cd_wk_abcdefghij')).toEqual({ status: 'workspace', key: 'cd_wk_abcdefghij' });
   });
 
   it('takes Authorization first, then Service-Api-Key', () => {

@@ -9,6 +9,7 @@ import { TelemetryModule } from '#telemetry';
 import { RailsModule, StoreNotificationsModule } from '#rails';
 import { SourceMapsModule } from '#sourcemaps';
 import { MigrationModule } from '#migration';
+import { ReportingModule } from '#reporting';
 import { WebhooksModule } from '#webhooks';
 
 /** Imports the context modules, nothing else. */
@@ -30,6 +31,7 @@ export class AppModule {
         SourceMapsModule,
         MigrationModule,
         WebhooksModule,
+        ReportingModule,
         ...extraModules,
       ],
     };

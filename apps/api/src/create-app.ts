@@ -6,6 +6,7 @@ import {
   type AppLogger,
   HttpEdge,
   Metrics,
+  RoutePolicyHooks,
   NestPinoLogger,
   ServiceHttpAdapter,
   loadSdkVersionsManifest,
@@ -30,7 +31,7 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: C
     { bodyParser: false, logger: new NestPinoLogger(logger), abortOnError: false },
   );
   assertEveryRouteHasPolicy(app);
-  edge.attach(app.getHttpAdapter().getInstance(), app.get(Metrics), logger, config);
+  edge.attach(app.getHttpAdapter().getInstance(), app.get(Metrics), logger, config, app.get(RoutePolicyHooks));
   configureHttpServer(app.getHttpServer(), config);
   setupOpenApi(app, { operatorApi: config.operatorToken !== undefined });
   await app.init();

@@ -8,7 +8,10 @@ export { ProjectRateLimits, type RateLimitTable } from './rate-limits/project-ra
 export { DemoSeeder, formatDemoKeys } from './operator/demo-seeder.service.js';
 export { originAllowed, originsToLearn, isValidAllowlistEntry } from './domain/origin-allowlist.js';
 export { parseApiKey, extractApiKey, sha256Hex } from './domain/api-key-format.js';
+export { WorkspaceDirectory, type WorkspaceAppRow, type WorkspaceProjectRow } from './workspaces/workspace-directory.service.js';
+export { CreateAppDto } from './operator/operator.dto.js';
 import { KeysSchema1790000000100 } from './migrations/1790000000100-keys-schema.migration.js';
-import { KeysSourcemapsBucket1790000000980 } from './migrations/1790000000980-keys-sourcemaps-bucket.migration.js';
+import { KeysSourcemapsBucket1790000000990 } from './migrations/1790000000990-keys-sourcemaps-bucket.migration.js';
+import { KeysWorkspaces1790000002200 } from './migrations/1790000002200-keys-workspaces.migration.js';
 
-export const KEYS_MIGRATIONS = [KeysSchema1790000000100, KeysSourcemapsBucket1790000000980];
+export const KEYS_MIGRATIONS = [KeysSchema1790000000100, KeysSourcemapsBucket1790000000990, KeysWorkspaces1790000002200];

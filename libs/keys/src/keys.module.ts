@@ -21,9 +21,16 @@ import { ProjectRateLimitsRepository } from './rate-limits/project-rate-limits.r
 import { ProjectRateLimits } from './rate-limits/project-rate-limits.service.js';
 
 /** Projects, apps and API keys; the API-key policy of the route guard; app config and heartbeat. */
+import { WorkspacesAdminController } from './workspaces/workspaces-admin.controller.js';
+import { WorkspacesAdminService } from './workspaces/workspaces-admin.service.js';
+import { WorkspaceDirectory } from './workspaces/workspace-directory.service.js';
+import { WorkspacesRepository } from './workspaces/workspaces.repository.js';
 @Module({
-  controllers: [KeysAdminController, AppConfigController, HeartbeatController],
+  controllers: [KeysAdminController, AppConfigController, HeartbeatController, WorkspacesAdminController],
   providers: [
+    WorkspacesRepository,
+    WorkspacesAdminService,
+    WorkspaceDirectory,
     KeysRepository,
     ProjectsRepository,
     ProjectDirectory,
@@ -41,7 +48,7 @@ import { ProjectRateLimits } from './rate-limits/project-rate-limits.service.js'
     DemoSeeder,
     DemoSeedRepository,
   ],
-  exports: [KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder, ProjectDirectory],
+  exports: [KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder, ProjectDirectory, WorkspaceDirectory],
 })
 export class KeysModule implements OnModuleInit {
   constructor(
@@ -53,5 +60,6 @@ export class KeysModule implements OnModuleInit {
   onModuleInit(): void {
     this.hooks.registerApiKeyAuthenticator((policy, req, res) => this.authenticator.authenticate(policy, req, res));
     this.hooks.registerBucketRules((projectId) => this.rateLimits.table(projectId));
+    this.hooks.registerUnknownRouteOriginCheck((req) => this.authenticator.originAllowedByPresentedKey(req));
   }
 }

@@ -28,6 +28,8 @@ export class EntitlementList {
   @ApiProperty({ type: [PublicEntitlement] }) data: PublicEntitlement[];
   @ApiProperty({ description: 'Starts with cdcust_; empty string when the customer is unknown (public read only)', example: 'cdcust_3f9a0c1d2e4b' })
   serviceCustomerId: string;
+  @ApiProperty({ description: 'The same value as serviceCustomerId (the public clients read this name)', example: 'cdcust_3f9a0c1d2e4b' })
+  crossdeckCustomerId: string;
   @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
 }
 
@@ -36,6 +38,8 @@ export class EntitlementMutation {
   @ApiProperty({ example: 'entitlement_mutation' }) object: 'entitlement_mutation';
   @ApiProperty({ enum: ['grant', 'revoke'] }) action: 'grant' | 'revoke';
   @ApiProperty({ example: 'cdcust_3f9a0c1d2e4b' }) serviceCustomerId: string;
+  @ApiProperty({ example: 'cdcust_3f9a0c1d2e4b', description: 'The same value as serviceCustomerId (the public clients read this name)' })
+  crossdeckCustomerId: string;
   @ApiProperty({ type: PublicEntitlement, description: 'The manual entitlement after the change (isActive true on grant, false on revoke)' })
   entitlement: PublicEntitlement;
   @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;

@@ -10,6 +10,18 @@ export class EntitlementsQueryDto {
   @IsString()
   customerId?: string;
 
+  @ApiPropertyOptional({ description: 'The same as customerId, under the name the responses carry', example: 'cdcust_3f9a0c1d2e4b' })
+  @IsOptional()
+  @MaxLength(256)
+  @IsString()
+  serviceCustomerId?: string;
+
+  @ApiPropertyOptional({ description: "The same as customerId, under the public clients' name", example: 'cdcust_3f9a0c1d2e4b' })
+  @IsOptional()
+  @MaxLength(256)
+  @IsString()
+  crossdeckCustomerId?: string;
+
   @ApiPropertyOptional({ description: 'Developer user id' })
   @IsOptional()
   @MaxLength(256)

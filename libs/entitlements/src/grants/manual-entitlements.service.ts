@@ -197,6 +197,7 @@ export class ManualEntitlementService {
       object: 'entitlement_mutation',
       action,
       serviceCustomerId: customerId,
+      crossdeckCustomerId: customerId,
       entitlement: toPublicEntitlement(record, nowMs),
       env: scope.env,
       auditEventId: eventId,

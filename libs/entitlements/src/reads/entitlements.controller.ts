@@ -18,8 +18,10 @@ export class EntitlementsController {
   @ApiOperation({
     summary: 'Active entitlements of one customer',
     description:
-      'Exactly one hint: customerId (the cdcust_ id identify returned), userId or anonymousId, with either key kind. No hint: 400 ' +
-      'missing_customer; several: 400 invalid_param_value; customerId without cdcust_: 400 invalid_customer. An unknown or ' +
+      'A customer hint: customerId (the cdcust_ id identify returned; also spelt serviceCustomerId or crossdeckCustomerId), userId or ' +
+      'anonymousId, with either key kind. A customer id wins over the others; userId with anonymousId reads the customer they resolve ' +
+      "to (the userId's when they differ). No hint: 400 missing_customer; customer id spellings naming different ids: 400 " +
+      'invalid_param_value; customerId without cdcust_: 400 invalid_customer. An unknown or ' +
       'forgotten customer, or one of another project or environment, is 200 with data [] and serviceCustomerId "". Rate-limited by the ' +
       'entitlements bucket.',
   })

@@ -35,6 +35,8 @@ export class ForgotView {
   @ApiProperty({ example: 'forgot' }) object: 'forgot';
   @ApiProperty({ type: String, nullable: true, description: 'The customer the hint matched (also when only the device was forgotten); null when none matched' })
   serviceCustomerId: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'The same value as serviceCustomerId (the public clients read this name)' })
+  crossdeckCustomerId: string | null;
   @ApiProperty({ description: 'Unix ms; the original time on a repeated call; the time the device was forgotten for scope "device"' })
   queuedAt: number;
   @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;

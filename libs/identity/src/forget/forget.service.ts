@@ -44,6 +44,7 @@ export class ForgetService {
     const noMatch = (): ForgotView => ({
       object: 'forgot',
       serviceCustomerId: null,
+      crossdeckCustomerId: null,
       queuedAt: this.clock.nowMs(),
       env: auth.env,
       scope: identified ? 'customer' : 'device',
@@ -63,7 +64,7 @@ export class ForgetService {
         const forgottenAt = await inTransactionWithRetry(this.dataSource, (manager) =>
           this.forgetDevice(auth, customerId!, dto.anonymousId as string, manager),
         );
-        return { object: 'forgot', serviceCustomerId: customerId, queuedAt: forgottenAt, env: auth.env, scope: 'device' };
+        return { object: 'forgot', serviceCustomerId: customerId, crossdeckCustomerId: customerId, queuedAt: forgottenAt, env: auth.env, scope: 'device' };
       }
     } else {
       // Publishable key: only a verified idToken whose subject is userId carries authority.
@@ -79,7 +80,7 @@ export class ForgetService {
 
     if (!customerId) return noMatch();
     const queuedAt = await inTransactionWithRetry(this.dataSource, (manager) => this.markForgotten(auth, customerId, authority, manager));
-    return { object: 'forgot', serviceCustomerId: customerId, queuedAt, env: auth.env, scope: 'customer' };
+    return { object: 'forgot', serviceCustomerId: customerId, crossdeckCustomerId: customerId, queuedAt, env: auth.env, scope: 'customer' };
   }
 
   /** customerId, then userId, then anonymousId: the first that names a customer (forgotten ones included, for idempotency). */

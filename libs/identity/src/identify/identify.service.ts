@@ -64,7 +64,14 @@ export class IdentifyService {
       appAccountToken: dto.appAccountToken ?? null,
       verified: identity !== null,
     });
-    return { object: 'alias_result', serviceCustomerId: outcome.customerId, linked: outcome.linked, mergePending: outcome.mergePending, env: auth.env };
+    return {
+      object: 'alias_result',
+      serviceCustomerId: outcome.customerId,
+      crossdeckCustomerId: outcome.customerId,
+      linked: outcome.linked,
+      mergePending: outcome.mergePending,
+      env: auth.env,
+    };
   }
 
   /**

@@ -38,7 +38,13 @@ export class IdentityAdminService {
     const records = await this.erasureStore.list(projectId, env, LIST_LIMIT);
     return {
       object: 'list',
-      data: records.map((r) => ({ serviceCustomerId: r.customerId, env: r.env, queuedAt: r.queuedAt.getTime(), status: r.status })),
+      data: records.map((r) => ({
+        serviceCustomerId: r.customerId,
+        crossdeckCustomerId: r.customerId,
+        env: r.env,
+        queuedAt: r.queuedAt.getTime(),
+        status: r.status,
+      })),
     };
   }
 

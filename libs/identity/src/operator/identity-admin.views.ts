@@ -19,6 +19,7 @@ export class MergeReviewList {
 
 export class ErasureView {
   @ApiProperty() serviceCustomerId: string;
+  @ApiProperty({ description: 'The same value as serviceCustomerId (the public clients read this name)' }) crossdeckCustomerId: string;
   @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
   @ApiProperty({ description: 'Unix ms' }) queuedAt: number;
   @ApiProperty({ enum: ['queued', 'deleted'] }) status: 'queued' | 'deleted';

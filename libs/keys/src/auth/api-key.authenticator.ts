@@ -8,6 +8,7 @@ import {
   type TenantScope,
   TenantScopes,
   allowOrigin,
+  isEnv,
   pathOf,
   requestIdOf,
   type HttpRequest,
@@ -64,6 +65,10 @@ export class ApiKeyAuthenticator {
     }
     const invalid = (reason: string, keyId?: string): Rejection => ({ reason, keyId, error: ApiError.authentication('invalid_api_key', 'Invalid API key') });
     if (presented.status === 'unsupported') return invalid('unsupported_key_type');
+    if (presented.status === 'workspace') {
+      if (!requirement.workspace) return invalid('wrong_key_kind_workspace');
+      return this.verifyWorkspaceKey(requirement, req, presented.key, requestId);
+    }
 
     const record = await this.lookup.find(presented.kind, presented.key);
     if (!record || record.env !== presented.env || record.kind !== presented.kind) return invalid('unknown_key');
@@ -92,6 +97,13 @@ export class ApiKeyAuthenticator {
       };
     }
 
+    if (requirement.workspace) {
+      const project = singleQueryParam(req, 'project');
+      if (project !== undefined && project !== record.projectId) {
+        return { reason: 'project_not_allowed', keyId: record.keyId, error: projectNotAllowed(project) };
+      }
+    }
+
     // Not `{ ...TenantScopes.ofVerifiedKey(...), keyId, ... }`: on Node 20 (V8 11) an object
     // built by spread and then extended gets a hidden class of its own on every call, which
     // the young generation then promotes (docs/performance.md, "What the measurements showed").
@@ -102,6 +114,68 @@ export class ApiKeyAuthenticator {
       scopes: record.scopes,
       platform: record.platform,
       requestId,
+    });
+  }
+
+  /**
+   * For an unknown route: the request carries an active publishable key of a web app whose
+   * allowed origins admit its Origin (the same rule as the platform lock of known routes).
+   */
+  async originAllowedByPresentedKey(req: HttpRequest): Promise<boolean> {
+    const presented = extractApiKey(req.headers);
+    if (presented.status !== 'ok' || presented.kind !== 'publishable') return false;
+    const record = await this.lookup.find(presented.kind, presented.key);
+    if (!record || record.kind !== 'publishable' || record.env !== presented.env || record.projectArchived || record.status === 'revoked') return false;
+    return record.platform === 'web' && originAllowed(req.headers.origin, record.allowedOrigins);
+  }
+
+  /**
+   * A workspace key: active (401 key_revoked), holding the route's scopes (403
+   * insufficient_scope, before anything is read), then the project it names: required on a
+   * project read (400 missing_required_param), one of its workspace's (403 project_not_allowed);
+   * `env` production unless it says sandbox.
+   */
+  private async verifyWorkspaceKey(requirement: KeyRequirement, req: HttpRequest, key: string, requestId: string): Promise<AuthContext | Rejection> {
+    const record = await this.lookup.findWorkspaceKey(key);
+    if (!record) return { reason: 'unknown_key', error: ApiError.authentication('invalid_api_key', 'Invalid API key') };
+    const presentedHash = Buffer.from(sha256Hex(key), 'hex');
+    if (!timingSafeEqual(presentedHash, Buffer.from(record.secretHash, 'hex'))) {
+      return { reason: 'unknown_key', error: ApiError.authentication('invalid_api_key', 'Invalid API key') };
+    }
+    if (record.status === 'revoked') {
+      return { reason: 'key_revoked', keyId: record.keyId, error: ApiError.authentication('key_revoked', 'This API key has been revoked') };
+    }
+    const missingScopes = (requirement.scopes ?? []).filter((scope) => !record.scopes.includes(scope));
+    if (missingScopes.length > 0) {
+      return {
+        reason: 'insufficient_scope',
+        keyId: record.keyId,
+        error: ApiError.permission('insufficient_scope', `This API key lacks the scope required by this endpoint: ${missingScopes.join(', ')}`),
+      };
+    }
+    const project = singleQueryParam(req, 'project');
+    if (project === undefined && requirement.workspace === 'project') {
+      return {
+        reason: 'missing_project',
+        keyId: record.keyId,
+        error: ApiError.missingParam('project is required with a workspace key (a proj_ id of its workspace)'),
+      };
+    }
+    if (project !== undefined && !record.projectIds.includes(project)) {
+      return { reason: 'project_not_allowed', keyId: record.keyId, error: projectNotAllowed(project) };
+    }
+    const env = singleQueryParam(req, 'env') ?? 'production';
+    if (!isEnv(env)) return { reason: 'bad_env', keyId: record.keyId, error: ApiError.invalidParam('env must be production or sandbox') };
+    return Object.assign(TenantScopes.ofVerifiedKey(project ?? record.workspaceId, env), {
+      keyId: record.keyId,
+      kind: 'workspace' as const,
+      appId: '',
+      scopes: record.scopes,
+      // Not an app's key: no platform lock applies; `web` is never read for a workspace key.
+      platform: 'web' as const,
+      requestId,
+      workspaceId: record.workspaceId,
+      workspaceProjectIds: record.projectIds,
     });
   }
 
@@ -141,4 +215,16 @@ export class ApiKeyAuthenticator {
       }
     }
   }
+}
+
+/** A query parameter given at most once (a repeated one is 400 invalid_param_value naming it); empty counts as absent. */
+function singleQueryParam(req: HttpRequest, name: string): string | undefined {
+  const value = (req.query as Record<string, unknown> | undefined)?.[name];
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') throw ApiError.invalidParam(`${name} must be given once`);
+  return value;
+}
+
+function projectNotAllowed(project: string): ApiError {
+  return ApiError.permission('project_not_allowed', `This API key cannot read project ${project}`);
 }

@@ -4,6 +4,17 @@ import { APP_CONFIG, type AppConfig } from '#platform';
 import { sha256Hex } from '../domain/api-key-format.js';
 import { type KeyAuthRecord, KeysRepository } from '../domain/keys.repository.js';
 import type { KeyKind } from './auth-context.js';
+import { WorkspacesRepository } from '../workspaces/workspaces.repository.js';
+
+/** A workspace key with its workspace's projects, as authentication needs it. */
+export interface WorkspaceKeyRecord {
+  keyId: string;
+  workspaceId: string;
+  status: 'active' | 'revoked';
+  scopes: string[];
+  secretHash: string;
+  projectIds: string[];
+}
 
 /**
  * How long a replica may serve a key from memory by default (KEY_CACHE_TTL_MS). A revocation,
@@ -22,11 +33,13 @@ interface CacheEntry {
 @Injectable()
 export class KeyLookupService {
   private readonly cache = new Map<string, CacheEntry>();
+  private readonly workspaceCache = new Map<string, { record: WorkspaceKeyRecord | null; expiresAt: number }>();
 
   private readonly ttlMs: number;
 
   constructor(
     private readonly keys: KeysRepository,
+    private readonly workspaces: WorkspacesRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.ttlMs = config.keyCacheTtlMs;
@@ -45,8 +58,31 @@ export class KeyLookupService {
     return record;
   }
 
+  /** A workspace key by its hash, with its workspace's projects; cached like the app keys. */
+  async findWorkspaceKey(presentedKey: string): Promise<WorkspaceKeyRecord | null> {
+    const secretHash = sha256Hex(presentedKey);
+    const now = performance.now();
+    const cached = this.workspaceCache.get(secretHash);
+    if (cached && cached.expiresAt > now) return cached.record;
+    const row = await this.workspaces.findKeyByHash(secretHash);
+    const record: WorkspaceKeyRecord | null = row
+      ? {
+          keyId: row.id,
+          workspaceId: row.workspaceId,
+          status: row.status,
+          scopes: row.scopes,
+          secretHash: row.secretHash,
+          projectIds: await this.workspaces.projectIds(row.workspaceId),
+        }
+      : null;
+    if (this.workspaceCache.size >= MAX_ENTRIES) this.workspaceCache.clear();
+    this.workspaceCache.set(secretHash, { record, expiresAt: now + this.ttlMs });
+    return record;
+  }
+
   /** Called on every operator change that affects authentication. */
   invalidateAll(): void {
     this.cache.clear();
+    this.workspaceCache.clear();
   }
 }

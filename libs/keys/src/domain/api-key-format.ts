@@ -6,7 +6,7 @@ export const KEY_RANDOM_LENGTH = 32;
 
 export { randomBase62 };
 
-export function newId(prefix: 'proj' | 'app' | 'key'): string {
+export function newId(prefix: 'proj' | 'app' | 'key' | 'ws'): string {
   return `${prefix}_${randomBase62(24)}`;
 }
 
@@ -27,6 +27,8 @@ export type PresentedKey =
   | { status: 'malformed' }
   /** Well-formed but of a kind no endpoint accepts here (e.g. a workspace key). */
   | { status: 'unsupported' }
+  /** A workspace key (`cd_wk_…`): accepted only by the routes that declare it. */
+  | { status: 'workspace'; key: string }
   | { status: 'ok'; key: string; kind: KeyKind; env: Env };
 
 const KEY_PATTERN = /^cd_(pub|sk)_(test|live)_([A-Za-z0-9]{16,128})$/;
@@ -39,7 +41,7 @@ export function parseApiKey(raw: string | undefined): PresentedKey {
   if (match) {
     return { status: 'ok', key: value, kind: match[1] === 'pub' ? 'publishable' : 'secret', env: match[2] === 'test' ? 'sandbox' : 'production' };
   }
-  return WORKSPACE_PATTERN.test(value) ? { status: 'unsupported' } : { status: 'malformed' };
+  return WORKSPACE_PATTERN.test(value) ? { status: 'workspace', key: value } : { status: 'malformed' };
 }
 
 /**
@@ -64,6 +66,10 @@ export function extractApiKey(headers: Record<string, string | string[] | undefi
     if (typeof alias === 'string' && alias.trim() !== '') return parseApiKey(alias);
   }
   return { status: 'missing' };
+}
+
+export function mintWorkspaceKey(): string {
+  return `cd_wk_${randomBase62(KEY_RANDOM_LENGTH)}`;
 }
 
 export function last4(key: string): string {

@@ -8,7 +8,8 @@ import { AllExceptionsFilter } from '../errors/all-exceptions.filter.js';
 import { ApiError } from '../errors/api-error.js';
 import { type AppLogger, logAccess } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { applyCors } from './cors.js';
+import { allowOrigin, applyCors } from './cors.js';
+import type { RoutePolicyHooks } from '../policy/route-policy.hooks.js';
 import { answerClientError } from './http-server.js';
 import { type HttpRequest, type HttpResponse, parseQueryString, pathOf, setResponseHeader } from './http-types.js';
 import { assignRequestId } from './request-id.js';
@@ -58,7 +59,7 @@ export class HttpEdge {
   }
 
   /** Installs the parser and hooks once the application exists. */
-  attach(server: FastifyInstance, metrics: Metrics, logger: AppLogger, config: AppConfig): void {
+  attach(server: FastifyInstance, metrics: Metrics, logger: AppLogger, config: AppConfig, hooks?: RoutePolicyHooks): void {
     this.server = server;
     this.metrics = metrics;
     this.logger = logger;
@@ -66,7 +67,16 @@ export class HttpEdge {
     server.removeAllContentTypeParsers();
     server.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
     server.addHook('onRequest', (req, res, done) => {
-      if (!this.beforeRouting(req, res)) done();
+      if (this.beforeRouting(req, res)) return;
+      // An unknown route's error is readable by a browser whose origin the presented key's app allows.
+      if (req.is404 && hooks && typeof req.headers.origin === 'string') {
+        void hooks.unknownRouteOriginAllowed(req).then((allowed) => {
+          if (allowed) allowOrigin(req, res);
+          done();
+        });
+        return;
+      }
+      done();
     });
     server.addHook('onResponse', (req, res, done) => {
       this.afterResponse(req, res);

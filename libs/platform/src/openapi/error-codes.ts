@@ -37,6 +37,7 @@ const CATALOGUE = {
     package_name_not_allowed: { type: 'permission_error', example: "X-Service-Package-Name does not match this app's package name" },
     env_mismatch: { type: 'permission_error', example: 'The request declares environment "production" but the API key belongs to "sandbox"' },
     insufficient_scope: { type: 'permission_error', example: 'This API key lacks the scope required by this endpoint: errors:read' },
+    project_not_allowed: { type: 'permission_error', example: 'This API key cannot read project proj_8fJ2kQ0000000000000000' },
   },
   404: {
     resource_missing: { type: 'invalid_request_error', example: 'No such resource: GET /admin/v1/projects/prj_0000000000000000' },

@@ -76,7 +76,7 @@ const TAGS: [string, string][] = [
   ['config', 'Remote configuration of an app (publishable key)'],
   ['sdk', 'SDK heartbeat and version floor'],
   ['identity', 'Customers: identify, alias, forget'],
-  ['trust', 'Client-side trust tier'],
+  ['trust', 'Client-side trust tier and the trust gate (block lists, owner status, signup gate)'],
   ['entitlements', 'Entitlement reads'],
   ['server', 'Privileged server endpoints (secret key): grants, revokes, audit'],
   ['telemetry', 'Telemetry and error event ingestion'],
@@ -85,6 +85,7 @@ const TAGS: [string, string][] = [
   ['webhooks', 'Store notifications (card payments, iOS, Android): no API key, each store authenticates its own way'],
   ['releases', 'Release source maps for error symbolication (secret key)'],
   ['migration', 'Bulk user migration (secret key)'],
+  ['reporting', 'Read API: workspace projects, apps and coverage (secret or workspace key; the scope per operation)'],
   ['operator', 'Operator (dashboard) API under /admin/v1, authenticated with OPERATOR_TOKEN'],
 ];
 

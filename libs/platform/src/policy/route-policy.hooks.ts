@@ -18,6 +18,10 @@ export type StoreWebhookGate = (req: HttpRequest) => Promise<void>;
  * in flight): waits for room or throws ApiError; returns the release, called once the response is done.
  */
 export type BodyAdmission = (req: HttpRequest, scope: TenantScope | undefined) => Promise<() => void>;
+ * Whether the request's Origin may read an unknown route's error (the keys context: the
+ * origin is in the allowed origins of the app whose publishable key the request carries).
+ */
+export type UnknownRouteOriginCheck = (req: HttpRequest) => Promise<boolean>;
 
 /** The project's bucket table (the spec's defaults with its overrides). */
 export type BucketRules = (projectId: string) => Promise<Record<string, BucketRule>>;
@@ -42,6 +46,7 @@ export class RoutePolicyHooks {
     if (!admission) throw new Error(`no body admission registered as ${name}`);
     return admission;
   }
+  private unknownRouteOrigin?: UnknownRouteOriginCheck;
 
   registerApiKeyAuthenticator(authenticator: ApiKeyAuthenticator): void {
     this.apiKey = authenticator;
@@ -53,6 +58,20 @@ export class RoutePolicyHooks {
 
   registerBucketRules(rules: BucketRules): void {
     this.bucketRules = rules;
+  }
+
+  registerUnknownRouteOriginCheck(check: UnknownRouteOriginCheck): void {
+    this.unknownRouteOrigin = check;
+  }
+
+  /** False when no check is registered or it fails: the browser then sees a CORS failure, never another tenant's data. */
+  async unknownRouteOriginAllowed(req: HttpRequest): Promise<boolean> {
+    if (!this.unknownRouteOrigin) return false;
+    try {
+      return await this.unknownRouteOrigin(req);
+    } catch {
+      return false;
+    }
   }
 
   authenticateApiKey(policy: ApiKeyPolicy, req: HttpRequest, res: HttpResponse): Promise<{ scope: TenantScope; auth: unknown }> {

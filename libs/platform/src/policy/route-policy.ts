@@ -21,6 +21,8 @@ export interface ApiKeyPolicy {
   kinds: readonly KeyKind[];
   /** Scopes a secret key must hold (403 insufficient_scope before any data is read). */
   scopes?: readonly string[];
+  /** Reads that also take workspace keys (`cd_wk_…`) and the `project` parameter (the keys context's KeyRequirement). */
+  workspace?: 'project' | 'workspace';
   /** Heartbeat only: a web app with an empty allowlist learns the calling Origin. */
   learnOrigin?: boolean;
 }

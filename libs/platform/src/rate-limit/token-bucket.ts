@@ -17,7 +17,7 @@ export interface TakeOutcome {
   granted: number;
 }
 
-export const BUCKET_NAMES = ['events', 'purchases', 'entitlements', 'heartbeat', 'forget', 'alias', 'sourcemaps'] as const;
+export const BUCKET_NAMES = ['events', 'purchases', 'entitlements', 'heartbeat', 'forget', 'alias', 'sourcemaps', 'reads'] as const;
 export type BucketName = (typeof BUCKET_NAMES)[number];
 
 export const DEFAULT_BUCKET_RULES: Readonly<Record<BucketName, BucketRule>> = Object.freeze({
@@ -29,6 +29,8 @@ export const DEFAULT_BUCKET_RULES: Readonly<Record<BucketName, BucketRule>> = Ob
   alias: { sustained: 10, burst: 100 },
   // Source-map uploads (up to 50 MB each): a release's CI burst of batches, then one every 2 s.
   sourcemaps: { sustained: 0.5, burst: 60 },
+  /** The read API (read-api.md), charged per project and key. */
+  reads: { sustained: 20, burst: 100 },
 });
 
 /** Tokens available at nowMs. A bucket never seen before starts full. */

@@ -11,7 +11,7 @@ export const CARD_CHECKOUT_COMPLETED = 'checkout.session.completed';
 export const CARD_ACTIVE_STATUSES: readonly string[] = ['active', 'trialing', 'past_due'];
 
 export interface CardCustomerHints {
-  /** `metadata.serviceCustomerId`: a `cdcust_` id of the project and environment. */
+  /** `metadata.serviceCustomerId` (or `crossdeckCustomerId`): a `cdcust_` id of the project and environment. */
   serviceCustomerId: string | null;
   /** `metadata.developerUserId` (or a checkout session's `client_reference_id`). */
   developerUserId: string | null;
@@ -71,10 +71,10 @@ function ref(value: unknown): string | null {
 
 function hints(object: Json, clientReferenceId: unknown = undefined): CardCustomerHints {
   const metadata = isObject(object.metadata) ? object.metadata : {};
-  const serviceCustomerId = str(metadata.serviceCustomerId);
+  const serviceCustomerId = str(metadata.serviceCustomerId) ?? str(metadata.crossdeckCustomerId);
   const developerUserId = str(metadata.developerUserId);
   const reference = str(clientReferenceId);
-  checkRailText(serviceCustomerId, `${OBJECT}.metadata.serviceCustomerId`);
+  checkRailText(serviceCustomerId, `${OBJECT}.metadata.${str(metadata.serviceCustomerId) ? 'serviceCustomerId' : 'crossdeckCustomerId'}`);
   checkRailText(developerUserId, `${OBJECT}.metadata.developerUserId`);
   checkRailText(reference, `${OBJECT}.client_reference_id`);
   return { serviceCustomerId, developerUserId: developerUserId ?? reference };

@@ -36,6 +36,7 @@ export function notificationView(record: RailNotificationRecord, duplicate: bool
     decision: record.decision,
     duplicate,
     serviceCustomerId: record.customerId,
+    crossdeckCustomerId: record.customerId,
     auditEventId: record.auditEventId ?? '',
   };
 }

@@ -9,5 +9,7 @@ export class RailNotificationView {
   @ApiProperty({ enum: ['applied', 'no_op', 'rejected'] }) decision: string;
   @ApiProperty({ description: 'true when the notification was processed before; the first answer is returned' }) duplicate: boolean;
   @ApiProperty({ type: String, nullable: true, example: 'cdcust_abc' }) serviceCustomerId: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'cdcust_abc', description: 'The same value as serviceCustomerId (the public clients read this name)' })
+  crossdeckCustomerId: string | null;
   @ApiProperty({ example: 'rail_evt_k3j2h1g0f9e8d7c6b5a4z3y2', description: 'GET /v1/server/audit/{eventId} with a secret key of env' }) auditEventId: string;
 }

@@ -34,6 +34,8 @@ export class PurchaseSyncDto {
 export class PurchaseResultView {
   @ApiProperty({ example: 'purchase_result' }) object: 'purchase_result';
   @ApiProperty({ example: 'cdcust_3f9a0c1d2e4b' }) serviceCustomerId: string;
+  @ApiProperty({ example: 'cdcust_3f9a0c1d2e4b', description: 'The same value as serviceCustomerId (the public clients read this name)' })
+  crossdeckCustomerId: string;
   @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
   @ApiProperty({ type: [PublicEntitlement], description: "The customer's active entitlements after the purchase" }) entitlements: PublicEntitlement[];
   @ApiPropertyOptional({ description: 'Present (true) only on an idempotent replay' }) idempotent_replay?: boolean;

@@ -104,7 +104,13 @@ export class PurchaseSyncService {
     if (body.signedRenewalInfo) await this.checkRenewalInfo(auth, settings, verified.env, body.signedRenewalInfo);
 
     const customerId = await inTransactionWithRetry(this.sql, (manager) => this.apply(manager, auth, rail, transaction, body, receivedAt));
-    return { object: 'purchase_result', serviceCustomerId: customerId, env: auth.env, entitlements: await this.reads.listActive(auth, customerId) };
+    return {
+      object: 'purchase_result',
+      serviceCustomerId: customerId,
+      crossdeckCustomerId: customerId,
+      env: auth.env,
+      entitlements: await this.reads.listActive(auth, customerId),
+    };
   }
 
   /** The whole effect, in one transaction; returns the customer the purchase belongs to. */

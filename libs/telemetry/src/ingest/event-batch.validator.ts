@@ -263,9 +263,12 @@ function normalizeEvent(raw: unknown, index: number, receivedAtMs: number, newEv
 
   const developerUserId = optionalString(raw, 'developerUserId', index, MAX_DEVELOPER_USER_ID_CHARS);
   const anonymousId = optionalString(raw, 'anonymousId', index, MAX_ANONYMOUS_ID_CHARS);
-  const serviceCustomerId = optionalString(raw, 'serviceCustomerId', index, MAX_SERVICE_CUSTOMER_ID_CHARS);
+  // `crossdeckCustomerId` is the public clients' name for the same id; `serviceCustomerId` wins when both are sent.
+  const serviceCustomerId =
+    optionalString(raw, 'serviceCustomerId', index, MAX_SERVICE_CUSTOMER_ID_CHARS) ??
+    optionalString(raw, 'crossdeckCustomerId', index, MAX_SERVICE_CUSTOMER_ID_CHARS);
   if (developerUserId === null && anonymousId === null && serviceCustomerId === null) {
-    fail(`events[${index}]`, 'at least one identity hint is required (developerUserId, anonymousId or serviceCustomerId)');
+    fail(`events[${index}]`, 'at least one identity hint is required (developerUserId, anonymousId or serviceCustomerId / crossdeckCustomerId)');
   }
 
   let softDropped = 0;

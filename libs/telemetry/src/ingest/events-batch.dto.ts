@@ -33,7 +33,10 @@ export class TelemetryEventDto {
   })
   properties?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ maxLength: 256, description: 'Identity hint. At least one of developerUserId, anonymousId and serviceCustomerId is required.' })
+  @ApiPropertyOptional({
+    maxLength: 256,
+    description: 'Identity hint. At least one of developerUserId, anonymousId and serviceCustomerId (or crossdeckCustomerId) is required.',
+  })
   developerUserId?: string;
 
   @ApiPropertyOptional({ maxLength: 128, description: 'Identity hint (device / browser id).' })
@@ -41,6 +44,12 @@ export class TelemetryEventDto {
 
   @ApiPropertyOptional({ maxLength: 256, description: 'Identity hint: the service customer id.' })
   serviceCustomerId?: string;
+
+  @ApiPropertyOptional({
+    maxLength: 256,
+    description: "Identity hint: the same id under the public clients' name (serviceCustomerId wins when both are sent).",
+  })
+  crossdeckCustomerId?: string;
 
   @ApiPropertyOptional({ enum: ['error', 'warning', 'info'], description: 'Error events. Any other value is dropped, never rejected.' })
   level?: 'error' | 'warning' | 'info';

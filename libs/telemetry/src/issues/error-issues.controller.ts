@@ -77,7 +77,7 @@ export class ErrorIssuesController {
     return {
       object: 'list',
       fingerprint,
-      data: rows.map((r) => ({ serviceCustomerId: r.customerId, count: r.eventCount, lastSeenAt: seconds(r.lastSeenMs) })),
+      data: rows.map((r) => ({ serviceCustomerId: r.customerId, crossdeckCustomerId: r.customerId, count: r.eventCount, lastSeenAt: seconds(r.lastSeenMs) })),
       env: auth.env,
     };
   }

@@ -18,6 +18,7 @@ export class ErrorIssueList {
 
 export class AffectedCustomerView {
   @ApiProperty({ example: 'cdcust_…' }) serviceCustomerId: string;
+  @ApiProperty({ example: 'cdcust_…', description: 'The same value as serviceCustomerId (the public clients read this name)' }) crossdeckCustomerId: string;
   @ApiProperty() count: number;
   @ApiProperty({ description: 'Unix seconds' }) lastSeenAt: number;
 }

@@ -23,6 +23,12 @@ export class ResolveDto {
   @IsString()
   idToken?: string;
 
+  @ApiPropertyOptional({ description: "The end user's IP address (forwarded by the developer's server), matched against the ip block list" })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  ip?: string;
+
   @ApiPropertyOptional({ description: 'The device has a registered passkey' })
   @IsOptional()
   @IsBoolean()
@@ -44,4 +50,16 @@ export class ResolveResultView {
   entitlements: string[] | null;
   @ApiProperty({ enum: ['enter', 'silent_refresh', 'one_tap', 'welcome_back', 'onboard'] }) recommendedAction: string;
   @ApiProperty({ description: 'The device id of the request (empty string when none was sent)' }) anonymousId: string;
+  @ApiProperty({ description: "A block rule of the project matches the user's ids, email or ip; a blocked user is never authenticated" })
+  blocked: boolean;
+  @ApiProperty({ type: String, nullable: true, example: 'blocklist:email' }) blockReason: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'email:bad@example.com' }) blockedKey: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'k3j2-h1g0', description: 'Support code of a block' }) reference: string | null;
+  @ApiProperty({ type: String, nullable: true, description: "The project's support address" }) supportEmail: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'blk_k3j2h1g0f9e8d7c6b5a4z3y2', description: 'The audit entry of a block' })
+  blockEventId: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'The customer the request resolved to (cdcust_…); null when none' })
+  serviceCustomerId: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'The same value as serviceCustomerId (the public clients read this name)' })
+  crossdeckCustomerId: string | null;
 }

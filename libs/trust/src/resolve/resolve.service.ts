@@ -4,6 +4,7 @@ import { CustomerDirectory, IdentifyService, IdTokenVerifier, type VerifiedIdent
 import { EntitlementReadService } from '#entitlements';
 import type { AuthContext } from '#keys';
 import { DeviceBindingRepository } from '../bindings/device-binding.repository.js';
+import { type BlockVerdict, TrustGateService } from '../gate/trust-gate.service.js';
 import { trustTier } from '../domain/trust-tier.js';
 import type { ResolveDto, ResolvedUser, ResolveResultView } from './resolve.dto.js';
 
@@ -16,6 +17,7 @@ export class ResolveService {
     private readonly directory: CustomerDirectory,
     private readonly bindings: DeviceBindingRepository,
     private readonly entitlements: EntitlementReadService,
+    private readonly gate: TrustGateService,
     private readonly clock: Clock,
   ) {}
 
@@ -32,31 +34,49 @@ export class ResolveService {
 
     // An invalid or expired token never errors and never elevates.
     const verified = tokenPair ? await this.verifier.verifyFor(auth.projectId, dto.idToken as string, dto.userId as string) : null;
-    if (verified) return this.authenticated(auth, dto.userId as string, verified, anonymousId, passkeyAvailable);
-    if (anonymousId) return this.recognize(auth, anonymousId, passkeyAvailable);
-    if (serverAsserted) return this.recognizeUser(auth, dto.userId as string);
-    return this.result(trustTier({ verified: false, knownUser: false, deviceVerifiedAtMs: null, passkeyAvailable, nowMs: this.clock.nowMs() }), null, '');
+    const ip = dto.ip ?? null;
+    if (verified) return this.authenticated(auth, dto.userId as string, verified, anonymousId, passkeyAvailable, ip);
+    if (anonymousId) return this.recognize(auth, anonymousId, passkeyAvailable, ip);
+    if (serverAsserted) return this.recognizeUser(auth, dto.userId as string, ip);
+    const verdict = await this.gate.checkForResolve(auth, { ip }, null);
+    return this.result(
+      trustTier({ verified: false, knownUser: false, deviceVerifiedAtMs: null, passkeyAvailable, nowMs: this.clock.nowMs() }),
+      null,
+      '',
+      null,
+      verdict,
+    );
   }
 
   private async authenticated(
-    scope: TenantScope,
+    auth: AuthContext,
     userId: string,
     claims: VerifiedIdentity,
     anonymousId: string | null,
     passkeyAvailable: boolean,
+    ip: string | null,
   ): Promise<ResolveResultView> {
+    const scope: TenantScope = auth;
     const customerId = await this.identify.ensureVerifiedCustomer(scope, userId, { email: claims.email, givenName: claims.givenName });
-    if (anonymousId) await this.bindings.record(scope, { anonymousId, customerId, userId, verifiedAt: this.clock.now() });
-    const [profile, entitlements] = await Promise.all([this.directory.profile(scope, customerId), this.entitlements.listActive(scope, customerId)]);
-    const user: ResolvedUser = { id: userId };
+    const profile = await this.directory.profile(scope, customerId);
     const email = claims.email ?? profile?.email ?? null;
-    const firstName = claims.givenName ?? profile?.firstName ?? null;
+    const verdict = await this.gate.checkForResolve(auth, { userIds: [userId, ...(profile?.developerUserIds ?? [])], email, ip }, customerId);
+    const user: ResolvedUser = { id: userId };
     if (email) user.email = email;
+    if (verdict.blocked) {
+      // A blocked user or email is never authenticated: recognised at most, no entitlements, and
+      // no device binding is written (so the device never reaches tier 2 either).
+      const capped = trustTier({ verified: false, knownUser: true, deviceVerifiedAtMs: null, passkeyAvailable: false, nowMs: this.clock.nowMs() });
+      return this.result(capped, user, anonymousId ?? '', customerId, verdict);
+    }
+    if (anonymousId) await this.bindings.record(scope, { anonymousId, customerId, userId, verifiedAt: this.clock.now() });
+    const entitlements = await this.entitlements.listActive(scope, customerId);
+    const firstName = claims.givenName ?? profile?.firstName ?? null;
     if (firstName) user.firstName = firstName;
     const decision = trustTier({ verified: true, knownUser: true, deviceVerifiedAtMs: null, passkeyAvailable, nowMs: this.clock.nowMs() });
     // The clients read the active entitlement keys as strings.
     const keys = entitlements.filter((entitlement) => entitlement.isActive).map((entitlement) => entitlement.key);
-    return { ...this.result(decision, user, anonymousId ?? ''), entitlements: keys };
+    return { ...this.result(decision, user, anonymousId ?? '', customerId, verdict), entitlements: keys };
   }
 
   /**
@@ -64,7 +84,8 @@ export class ResolveService {
    * environment is tier 1; anything else tier 0. No device binding is read or written, so
    * this path never reaches tier 2.
    */
-  private async recognizeUser(scope: TenantScope, userId: string): Promise<ResolveResultView> {
+  private async recognizeUser(auth: AuthContext, userId: string, ip: string | null): Promise<ResolveResultView> {
+    const scope: TenantScope = auth;
     const customerId = await this.directory.findCustomerId(scope, { userId });
     const profile = customerId ? await this.directory.profile(scope, customerId) : null;
     const knownUser = profile !== null && profile.developerUserIds.includes(userId);
@@ -74,11 +95,13 @@ export class ResolveService {
       user = { id: userId };
       if (profile.email) user.email = profile.email;
     }
-    return this.result(decision, user, '');
+    const verdict = await this.gate.checkForResolve(auth, { userIds: [userId], email: knownUser ? profile.email : null, ip }, knownUser ? customerId : null);
+    return this.result(decision, user, '', knownUser ? customerId : null, verdict);
   }
 
   /** Recognition by the device: its tier-3 binding first, then the alias graph. */
-  private async recognize(scope: TenantScope, anonymousId: string, passkeyAvailable: boolean): Promise<ResolveResultView> {
+  private async recognize(auth: AuthContext, anonymousId: string, passkeyAvailable: boolean, ip: string | null): Promise<ResolveResultView> {
+    const scope: TenantScope = auth;
     // A binding counts only while its customer is active: identity reads a forgotten customer's profile as null.
     const bound = await this.bindings.find(scope, anonymousId);
     const boundProfile = bound ? await this.directory.profile(scope, bound.customerId) : null;
@@ -99,11 +122,21 @@ export class ResolveService {
       user = { id: binding && developerIds.includes(binding.userId) ? binding.userId : developerIds[0] };
       if (profile.email) user.email = profile.email;
     }
-    return this.result(decision, user, anonymousId);
+    const verdict = await this.gate.checkForResolve(auth, { userIds: developerIds, email: profile?.email ?? null, ip }, customerId);
+    return this.result(decision, user, anonymousId, customerId, verdict);
   }
 
-  private result(decision: ReturnType<typeof trustTier>, user: ResolvedUser | null, anonymousId: string): ResolveResultView {
+  private result(
+    decision: ReturnType<typeof trustTier>,
+    user: ResolvedUser | null,
+    anonymousId: string,
+    customerId: string | null,
+    verdict: BlockVerdict,
+  ): ResolveResultView {
     return {
+      ...verdict,
+      serviceCustomerId: customerId,
+      crossdeckCustomerId: customerId,
       object: 'resolve_result',
       status: decision.status,
       trustTier: decision.trustTier,

@@ -1,0 +1,22 @@
+import { applyDecorators, Header } from '@nestjs/common';
+import { RequireApiKey } from '#keys';
+
+export interface ReportingReadOptions {
+  /** The scope the read needs (403 insufficient_scope before anything is read); none: any secret or workspace key. */
+  scopes?: readonly string[];
+  /** `project` (default): a workspace key names one of its projects with `project=`; `workspace`: a read over the whole workspace. */
+  workspace?: 'project' | 'workspace';
+}
+
+/**
+ * Declares a read of the read API: secret keys and workspace keys (publishable keys are 401
+ * invalid_api_key), the scope, the `project` / `env` parameters of workspace keys, and
+ * `Cache-Control: private, no-store`. The handler charges the `reads` bucket through
+ * ReportingReads (per project and key) and answers its envelope.
+ */
+export function ReportingRead(options: ReportingReadOptions = {}) {
+  return applyDecorators(
+    RequireApiKey({ kinds: ['secret'], scopes: options.scopes, workspace: options.workspace ?? 'project' }),
+    Header('Cache-Control', 'private, no-store'),
+  );
+}
