@@ -18,6 +18,8 @@ export type StoreWebhookGate = (req: HttpRequest) => Promise<void>;
  * in flight): waits for room or throws ApiError; returns the release, called once the response is done.
  */
 export type BodyAdmission = (req: HttpRequest, scope: TenantScope | undefined) => Promise<() => void>;
+
+/**
  * Whether the request's Origin may read an unknown route's error (the keys context: the
  * origin is in the allowed origins of the app whose publishable key the request carries).
  */
@@ -46,6 +48,7 @@ export class RoutePolicyHooks {
     if (!admission) throw new Error(`no body admission registered as ${name}`);
     return admission;
   }
+
   private unknownRouteOrigin?: UnknownRouteOriginCheck;
 
   registerApiKeyAuthenticator(authenticator: ApiKeyAuthenticator): void {

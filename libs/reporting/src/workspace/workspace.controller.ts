@@ -25,7 +25,7 @@ const READ_ERRORS = {
   401: ['missing_api_key', 'invalid_api_key', 'key_revoked'],
   403: ['project_not_allowed'],
   429: ['rate_limited'],
-};
+} as const;
 
 @ApiTags('reporting')
 @Controller()
