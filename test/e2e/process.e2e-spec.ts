@@ -1,13 +1,15 @@
 // The runtime contract (../shared/contracts/runtime.md) through real processes: the compiled
 // service started with `node`, as `npm run start:prod` and the container do.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { embeddedDataDir } from '../../libs/platform/src/database/embedded-postgres.js';
 import { freePort } from '../support/ports.js';
+import { ProcessGuard } from '../support/processes.js';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 // `npm run build` writes dist/; the processes run a private copy of it, so that another build
@@ -17,7 +19,8 @@ const DIST = `.data/process-dist-${process.pid}`;
 const MAIN = `${DIST}/apps/api/src/main.js`;
 const OPERATOR_TOKEN = 'op_process_test_0123456789';
 const EMBEDDED_DIR = `.data/pg-process-test-${process.pid}`;
-const BUILD_TIMEOUT_MS = 120_000;
+// Generous: the build shares the machine's cores with the other test processes.
+const BUILD_TIMEOUT_MS = 300_000;
 
 interface Run {
   child: ChildProcess;
@@ -26,7 +29,10 @@ interface Run {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; afterMs: number }>;
 }
 
-const running = new Set<ChildProcess>();
+/** Every process and directory of this file: stopped and removed in afterAll, or by the reaper if this process dies first. */
+let guard: ProcessGuard;
+/** Where the embedded PostgreSQL of EMBEDDED_DIR keeps its data (the directory, or its staged twin when run as root in a 0700 checkout). */
+let embeddedData: string;
 
 /** Only what the service needs from the outside: no DATABASE_URL/REDIS_URL unless given. */
 function baseEnv(): Record<string, string> {
@@ -39,15 +45,13 @@ function baseEnv(): Record<string, string> {
 
 function run(command: string, args: string[], env: Record<string, string>, cwd = ROOT): Run {
   const started = Date.now();
-  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
+  const child = guard.spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += String(d)));
   child.stderr!.on('data', (d) => (err += String(d)));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; afterMs: number }>((resolve) => {
     child.on('close', (code, signal) => {
-      running.delete(child);
       resolve({ code, signal, afterMs: Date.now() - started });
     });
   });
@@ -58,8 +62,6 @@ function startService(env: Record<string, string>, cwd = ROOT): Run {
   return run(process.execPath, [cwd === ROOT ? MAIN : 'dist/apps/api/src/main.js'], { ...baseEnv(), ...env }, cwd);
 }
 
-const clones: string[] = [];
-
 /**
  * A fresh checkout as an operator would have it, in a `mktemp -d` folder (mode 0700, so the
  * `postgres` user cannot traverse it): the compiled output, config/, package.json and a
@@ -69,7 +71,7 @@ const clones: string[] = [];
  */
 function makeClone(options: { dev: boolean }): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'entitlements-clone-'));
-  clones.push(dir);
+  guard.removeAtEnd(dir);
   cpSync(path.join(ROOT, DIST), path.join(dir, 'dist'), { recursive: true });
   cpSync(path.join(ROOT, 'config'), path.join(dir, 'config'), { recursive: true });
   cpSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
@@ -202,8 +204,8 @@ async function waitDead(pid: number, timeoutMs: number): Promise<boolean> {
   return true;
 }
 
-function postmasterPid(dir: string): number {
-  return Number(readFileSync(path.join(ROOT, dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+function postmasterPid(dataDir: string): number {
+  return Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
 }
 
 /** The JSON log lines of stdout (the demo keys banner of a first start is plain text). */
@@ -227,6 +229,13 @@ function expectOneLineStartupFailure(stderr: string): string {
 }
 
 beforeAll(async () => {
+  guard = new ProcessGuard();
+  // Asked of the code that decides it; stopped and removed at the end whatever happens.
+  embeddedData = await embeddedDataDir(path.join(ROOT, EMBEDDED_DIR));
+  guard.stopPostgresOf(embeddedData);
+  guard.removeAtEnd(embeddedData);
+  guard.removeAtEnd(path.join(ROOT, EMBEDDED_DIR));
+  guard.removeAtEnd(path.join(ROOT, DIST));
   const build = run('npm', ['run', 'build'], { ...process.env, CI: 'true' } as Record<string, string>);
   const result = await withTimeout(build.exit, BUILD_TIMEOUT_MS, 'npm run build');
   if (result.code !== 0) throw new Error(`npm run build failed (${result.code}):\n${build.stdout().slice(-4000)}\n${build.stderr().slice(-4000)}`);
@@ -235,21 +244,8 @@ beforeAll(async () => {
   cpSync(path.join(ROOT, 'dist'), path.join(ROOT, DIST), { recursive: true });
 }, BUILD_TIMEOUT_MS + 10_000);
 
-afterAll(async () => {
-  for (const child of running) child.kill('SIGKILL');
-  // A postgres left behind by a failed embedded test, then its directory.
-  const pidFile = path.join(ROOT, EMBEDDED_DIR, 'postmaster.pid');
-  if (existsSync(pidFile)) {
-    const pid = postmasterPid(EMBEDDED_DIR);
-    if (pid > 0 && isAlive(pid)) {
-      process.kill(pid, 'SIGINT');
-      if (!(await waitDead(pid, 10_000))) process.kill(pid, 'SIGKILL');
-    }
-  }
-  rmSync(path.join(ROOT, EMBEDDED_DIR), { recursive: true, force: true });
-  rmSync(path.join(ROOT, DIST), { recursive: true, force: true });
-  for (const dir of clones) rmSync(dir, { recursive: true, force: true });
-}, 30_000);
+// Every process group started here, a postgres left behind by a failed embedded test, then the directories.
+afterAll(() => guard?.finish(), 30_000);
 
 describe('start-up failures', () => {
   it('unreachable database: non-zero exit within seconds, one line on stderr, no stack, no password', async () => {
@@ -352,7 +348,7 @@ describe('on the test database', () => {
 
 describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {
   it('starts on a fresh directory, survives a kill -9 of the previous run, and stops its postgres on SIGTERM', async () => {
-    rmSync(path.join(ROOT, EMBEDDED_DIR), { recursive: true, force: true });
+    rmSync(embeddedData, { recursive: true, force: true });
     // Its own database: the demo project and its keys are created (and printed) on the first start only.
     const env = { EMBEDDED_PG_DIR: EMBEDDED_DIR, MIGRATIONS_RUN: 'true', SEED_DEMO: 'true' };
 
@@ -361,7 +357,7 @@ describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {
     const first = startService({ ...env, PORT: String(firstPort) });
     await waitHealthy(first, firstPort, 90_000);
     expect((await get(firstPort, '/v1/healthz')).status).toBe(200);
-    const stalePid = postmasterPid(EMBEDDED_DIR);
+    const stalePid = postmasterPid(embeddedData);
     expect(isAlive(stalePid)).toBe(true);
 
     // 2. kill -9: the postgres child survives its parent.
@@ -375,7 +371,7 @@ describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {
     await waitHealthy(second, secondPort, 60_000);
     expect((await get(secondPort, '/v1/healthz')).status).toBe(200);
     expect(isAlive(stalePid)).toBe(false);
-    const pid = postmasterPid(EMBEDDED_DIR);
+    const pid = postmasterPid(embeddedData);
     expect(pid).not.toBe(stalePid);
     expect(isAlive(pid)).toBe(true);
 
@@ -488,6 +484,9 @@ describe('as root in a checkout the postgres user cannot traverse (mktemp -d, 07
     async () => {
       const clone = makeClone({ dev: true });
       expect(statSync(clone).mode & 0o777).toBe(0o700);
+      const expectedDir = await embeddedDataDir(path.join(clone, '.data/pg'));
+      guard.stopPostgresOf(expectedDir);
+      guard.removeAtEnd(expectedDir);
       const port = await freePort();
       const service = startService({ PORT: String(port), SEED_DEMO: 'false' }, clone);
       let stagedDir: string | undefined;
@@ -497,6 +496,7 @@ describe('as root in a checkout the postgres user cannot traverse (mktemp -d, 07
         stagedDir = logLines(service.stdout()).find((l) => l.msg === 'DATABASE_URL is not set: embedded PostgreSQL started')?.dataDir;
         expect(stagedDir).toBeDefined();
         expect(stagedDir!.startsWith(clone)).toBe(false);
+        expect(stagedDir).toBe(expectedDir);
         const pid = Number(readFileSync(path.join(stagedDir!, 'postmaster.pid'), 'utf8').split('\n')[0]);
         expect(isAlive(pid)).toBe(true);
         service.child.kill('SIGTERM');
@@ -505,8 +505,8 @@ describe('as root in a checkout the postgres user cannot traverse (mktemp -d, 07
         expect(await waitDead(pid, 5000)).toBe(true);
         expect(service.stderr()).toBe('');
       } finally {
-        if (service.child.exitCode === null) service.child.kill('SIGKILL');
-        if (stagedDir) rmSync(stagedDir, { recursive: true, force: true });
+        // Its postgres and data directory: stopped and removed by the guard (afterAll).
+        if (service.child.exitCode === null) guard.killGroup(service.child);
       }
     },
     150_000,
