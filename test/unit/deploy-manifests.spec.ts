@@ -86,7 +86,7 @@ function build(dir: string): K8sObject[] {
   for (const image of (k.images ?? []) as Array<{ name: string; newName?: string; newTag?: string; digest?: string }>) {
     for (const obj of objects) {
       for (const spec of podSpecs(obj)) {
-        for (const container of spec.containers) {
+        for (const container of [...(spec.initContainers ?? []), ...spec.containers]) {
           if (container.image !== image.name && !container.image.startsWith(`${image.name}:`)) continue;
           container.image = `${image.newName ?? image.name}${image.digest ? `@${image.digest}` : image.newTag ? `:${image.newTag}` : ''}`;
         }
@@ -116,7 +116,7 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
 
   it('every object is a known kind that validates against the Kubernetes schema', () => {
     expect(objects.map((o) => o.kind).sort()).toEqual(
-      ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceAccount'].sort(),
+      ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceAccount'].sort(),
     );
     for (const obj of objects) {
       const Model = MODELS[`${obj.apiVersion}/${obj.kind}`];
@@ -143,7 +143,7 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
       expect(spec.securityContext.runAsUser).toBeGreaterThan(0);
       expect(spec.automountServiceAccountToken).toBe(false);
       expect(spec.hostNetwork ?? false).toBe(false);
-      for (const container of spec.containers) {
+      for (const container of [...(spec.initContainers ?? []), ...spec.containers]) {
         expect(container.securityContext).toEqual(
           expect.objectContaining({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } }),
         );
@@ -189,13 +189,34 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
     for (const obj of objects) expect(JSON.stringify(obj)).not.toMatch(/postgres:\/\/[^"]*:[^"]*@|whsec_|sk_live_|cd_sk_/);
   });
 
-  it('migration Job runs the migrate script with DATABASE_URL and never restarts in place', () => {
-    const job = find(objects, 'Job');
-    const container = job.spec.template.spec.containers[0];
-    expect(container.command).toEqual(['node', 'dist/apps/api/src/migrate.js']);
-    expect(envOf(container).DATABASE_URL.valueFrom.secretKeyRef.name).toBe('entitlements-api');
-    expect(job.spec.template.spec.restartPolicy).toBe('Never');
-    expect(container.image).toBe(api.image);
+  it('migrations: an init container of every API pod runs the migration command with the same image and configuration', () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    const command = (pkg.scripts['migration:run'] as string).split(' && ').at(-1)!.split(' ');
+    expect(command).toEqual(['node', 'dist/apps/api/src/migrate.js']);
+    expect(pod.initContainers).toHaveLength(1);
+    const [migrate] = pod.initContainers;
+    expect(migrate.command).toEqual(command);
+    expect(migrate.image).toBe(api.image);
+    expect(migrate.imagePullPolicy).toBe(api.imagePullPolicy);
+    expect(migrate.envFrom).toEqual(api.envFrom);
+    // Every variable it has is the API's, and DATABASE_URL is one of them.
+    expect(Object.keys(envOf(migrate))).toContain('DATABASE_URL');
+    for (const [name, entry] of Object.entries(envOf(migrate))) expect({ name, entry }).toEqual({ name, entry: envOf(api)[name] });
+    // The API containers do not migrate: the init container did, before them.
+    expect(configMap.data.MIGRATIONS_RUN).toBe('false');
+    expect(envOf(api).MIGRATIONS_RUN).toBeUndefined();
+  });
+
+  it('nothing to delete by hand before a release: no Job (its pod template is immutable), no fixed replicas under an HPA', () => {
+    expect(objects.filter((o) => o.kind === 'Job' || o.kind === 'CronJob')).toEqual([]);
+    const targeted = objects
+      .filter((o) => o.kind === 'HorizontalPodAutoscaler')
+      .map((hpa) => `${hpa.spec.scaleTargetRef.kind}/${hpa.spec.scaleTargetRef.name}`);
+    for (const obj of objects.filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet')) {
+      if (targeted.includes(`${obj.kind}/${obj.metadata.name}`))
+        expect({ name: obj.metadata.name, replicas: obj.spec.replicas }).toEqual({ name: obj.metadata.name, replicas: undefined });
+    }
+    expect(targeted).toContain(`Deployment/${deployment.metadata.name}`);
   });
 
   it('Service, HPA, PDB and NetworkPolicy target the API pods; metrics are scrapeable but only from monitoring', () => {
@@ -218,7 +239,7 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
   });
 
   if (variant === 'overlays/production') {
-    it('production: a namespace on every object, a pinned image, more replicas', () => {
+    it('production: a namespace on every object, a pinned image, more replicas (through the HPA)', () => {
       for (const obj of objects) expect(obj.metadata.namespace).toBe('entitlements');
       expect(api.image).toMatch(/^registry\.example\.com\/entitlements-api(:\d+\.\d+\.\d+|@sha256:[0-9a-f]{64})$/);
       expect(find(objects, 'HorizontalPodAutoscaler').spec.minReplicas).toBeGreaterThanOrEqual(3);
