@@ -59,6 +59,7 @@ export class ProcessGuard {
   /** Stops every group and PostgreSQL, removes every directory; resolves when done. */
   async finish(): Promise<void> {
     for (const child of this.children) this.killGroup(child);
+    this.reaper.ref(); // keeps this process alive until the clean-up is done
     try {
       process.kill(this.reaper.pid!, 'SIGTERM');
     } catch {
