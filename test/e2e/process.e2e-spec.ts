@@ -329,6 +329,66 @@ describe('on the test database', () => {
     expect(service.stdout()).not.toContain(OPERATOR_TOKEN);
   }, 60_000);
 
+  it('SHUTDOWN_DELAY_MS=0: 50 requests in flight or racing the SIGTERM are all answered (Connection: close), none reset', async () => {
+    const port = await freePort();
+    const service = startService({
+      DATABASE_URL: process.env.DATABASE_URL!,
+      PORT: String(port),
+      MIGRATIONS_RUN: 'false',
+      SHUTDOWN_DELAY_MS: '0',
+      OPERATOR_TOKEN,
+    });
+    await waitHealthy(service, port);
+    // A route that reads the whole body before it answers (an invalid project: 400, nothing written).
+    const body = JSON.stringify({ slow: 'request', padding: 'x'.repeat(64) });
+    const head =
+      `POST /admin/v1/projects HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${OPERATOR_TOKEN}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    interface Client {
+      socket: ReturnType<typeof connect>;
+      answer: Promise<{ response: string; error?: string }>;
+    }
+    const open = async (): Promise<Client> => {
+      const socket = connect(port, '127.0.0.1');
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      let response = '';
+      const answer = new Promise<{ response: string; error?: string }>((resolve) => {
+        socket.on('data', (d) => (response += String(d)));
+        socket.on('error', (err: NodeJS.ErrnoException) => resolve({ response, error: err.code ?? err.message }));
+        socket.on('close', () => resolve({ response }));
+      });
+      return { socket, answer };
+    };
+    // 25 requests already being received (headers and half of the body sent), 25 connections
+    // accepted whose request is written in the same tick as the SIGTERM.
+    const inFlight = await Promise.all(Array.from({ length: 25 }, () => open()));
+    for (const client of inFlight) client.socket.write(head + body.slice(0, 10));
+    const racing = await Promise.all(Array.from({ length: 25 }, () => open()));
+    await new Promise((r) => setTimeout(r, 300)); // the server has accepted every connection
+    try {
+      for (const client of racing) client.socket.write(head + body);
+      service.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 200));
+      for (const client of inFlight) client.socket.write(body.slice(10));
+      const answers = await withTimeout(Promise.all([...inFlight, ...racing].map((c) => c.answer)), 15_000, 'every answer');
+      const summary = answers.map(({ response, error }) => `${response.split('\r\n')[0] || '(nothing)'}${error ? ` ${error}` : ''}`);
+      expect(summary).toEqual(Array.from({ length: 50 }, () => 'HTTP/1.1 400 Bad Request'));
+      for (const [i, { response }] of answers.entries()) {
+        expect(response).toMatch(/^x-request-id: req_[0-9a-f]{24}$/im);
+        // The whole envelope arrived.
+        expect(JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)).error.request_id).toMatch(/^req_/);
+        // Those answered after the signal say the connection closes (a racing request may
+        // have been answered, keep-alive, before the signal was handled).
+        if (i < inFlight.length) expect(response).toMatch(/^connection: close$/im);
+      }
+      const { code } = await withTimeout(service.exit, 15_000, 'exit after SIGTERM');
+      expect(code).toBe(0);
+      expect(await acceptsConnections(port)).toBe(false);
+    } finally {
+      for (const client of [...inFlight, ...racing]) client.socket.destroy();
+    }
+  }, 60_000);
+
   it('SIGTERM with idle keep-alive clients does not wait for the grace period', async () => {
     const port = await freePort();
     const service = startService({ DATABASE_URL: process.env.DATABASE_URL!, PORT: String(port), MIGRATIONS_RUN: 'false' });
