@@ -10,7 +10,7 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
-import { loadConfig } from '../../libs/platform/src/index.js';
+import { Metrics, loadConfig } from '../../libs/platform/src/index.js';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DEPLOY = path.join(ROOT, 'deploy');
@@ -115,10 +115,11 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
   const configMap = find(objects, 'ConfigMap');
 
   it('every object is a known kind that validates against the Kubernetes schema', () => {
-    expect(objects.map((o) => o.kind).sort()).toEqual(
-      ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceAccount'].sort(),
-    );
+    const kinds = ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceAccount'];
+    if (variant === 'overlays/production') kinds.push('PrometheusRule');
+    expect(objects.map((o) => o.kind).sort()).toEqual(kinds.sort());
     for (const obj of objects) {
+      if (obj.kind === 'PrometheusRule') continue; // not a Kubernetes kind: validated in its own test below
       const Model = MODELS[`${obj.apiVersion}/${obj.kind}`];
       expect(Model).toBeDefined();
       expect(() => new Model(obj).validate()).not.toThrow();
@@ -292,5 +293,86 @@ describe('container and compose safe defaults', () => {
     for (const [name, service] of Object.entries<any>(compose.services)) {
       for (const port of service.ports ?? []) expect({ name, port: String(port) }).toEqual({ name, port: expect.stringMatching(/^127\.0\.0\.1:/) });
     }
+  });
+});
+
+/** Metric names a PromQL expression reads (label matchers, ranges, strings, functions and grouping clauses removed). */
+function promqlMetricNames(expr: string): string[] {
+  const stripped = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, ' ')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
+  const keywords = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset']);
+  return [...stripped.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)]
+    .filter(
+      (m) =>
+        !stripped
+          .slice(m.index + m[0].length)
+          .trimStart()
+          .startsWith('('),
+    ) // a function
+    .map((m) => m[0])
+    .filter((name) => !keywords.has(name));
+}
+
+describe('deploy/components/alerts (PrometheusRule)', () => {
+  const production = build(path.join(DEPLOY, 'overlays/production'));
+  const rule = find(production, 'PrometheusRule');
+  const rules: any[] = rule.spec.groups.flatMap((group: any) => group.rules);
+
+  it('is a monitoring.coreos.com/v1 PrometheusRule in the namespace, labelled like the API', () => {
+    expect(rule.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(rule.metadata).toEqual(expect.objectContaining({ name: 'entitlements-api', namespace: 'entitlements' }));
+    expect(rule.metadata.labels?.['app.kubernetes.io/name']).toBe('entitlements-api');
+    for (const group of rule.spec.groups) expect(group).toEqual({ name: expect.stringMatching(/\S/), rules: expect.any(Array) });
+    expect(readDocs(path.join(DEPLOY, 'base/kustomization.yaml'))[0].resources).not.toContain(expect.stringContaining('alerts'));
+  });
+
+  it('every alert has expr, for, labels.severity and annotations.summary; names are unique', () => {
+    expect(rules.length).toBeGreaterThan(0);
+    for (const r of rules) {
+      expect({ alert: r.alert, r }).toEqual({
+        alert: expect.stringMatching(/^[A-Z][A-Za-z0-9]+$/),
+        r: expect.objectContaining({
+          expr: expect.stringMatching(/\S/),
+          for: expect.stringMatching(/^\d+[smh]$/),
+          labels: expect.objectContaining({ severity: expect.stringMatching(/^(critical|warning|info)$/) }),
+          annotations: expect.objectContaining({ summary: expect.stringMatching(/\S/) }),
+        }),
+      });
+    }
+    expect(new Set(rules.map((r) => r.alert)).size).toBe(rules.length);
+  });
+
+  it('are the alerts docs/operations.md describes, expression and duration alike', () => {
+    const doc = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+    const table = doc.slice(doc.indexOf('### Suggested alerts'));
+    const rows = table
+      .split('\n')
+      .filter((line) => line.startsWith('| ') && !line.startsWith('| alert') && !line.startsWith('| ---'))
+      .map((line) => {
+        const [, name, expr, duration] = /^\| ([^|]+) \| `(.+)` \| (\S+) \| /.exec(line) ?? [];
+        return { summary: name, expr, for: duration };
+      });
+    expect(rows.length).toBeGreaterThan(5);
+    expect(rules.map((r) => ({ summary: r.annotations.summary, expr: r.expr, for: r.for }))).toEqual(rows);
+  });
+
+  it('reads only metrics the service exports (kube-state-metrics for the rollout)', async () => {
+    const exported = new Set<string>();
+    for (const metric of await new Metrics().registry.getMetricsAsJSON()) {
+      exported.add(metric.name);
+      if (String(metric.type) === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) exported.add(`${metric.name}${suffix}`);
+      if (String(metric.type) === 'summary') for (const suffix of ['_sum', '_count']) exported.add(`${metric.name}${suffix}`);
+    }
+    expect(exported).toContain('http_requests_total');
+    // Not the service's: the Deployment's replica counts, from kube-state-metrics.
+    const kubeStateMetrics = new Set(['kube_deployment_status_replicas_available', 'kube_deployment_spec_replicas']);
+    const used = rules.flatMap((r) => promqlMetricNames(r.expr));
+    expect(used).toContain('http_request_duration_seconds_bucket');
+    expect(used.filter((name) => !exported.has(name) && !kubeStateMetrics.has(name))).toEqual([]);
+    // The extraction really sees names: an unknown metric is caught.
+    expect(promqlMetricNames('sum by (le) (rate(no_such_metric_total{a="b"}[5m])) > 1')).toEqual(['no_such_metric_total']);
   });
 });
