@@ -133,7 +133,8 @@ function trackConnections(server: Server): void {
  * - responses not yet started are sent with `Connection: close`, and each connection closes
  *   after its last response;
  * - idle keep-alive connections (a request served, none in progress) are closed at once;
- * - connections accepted without a request yet get FRESH_CONNECTION_GRACE_MS to send it;
+ * - connections accepted without a request yet get FRESH_CONNECTION_GRACE_MS to send its
+ *   first bytes (one that has received bytes is a request on its way: it stays);
  * - after graceMs whatever is left is closed.
  * Node's `server.close()` is not used to stop listening: it also destroys every connection
  * whose request has not been parsed yet (its idle list), resetting requests that raced the
@@ -157,11 +158,17 @@ export function drainHttpServer(server: Server, graceMs: number): Promise<void> 
       fresh.push(socket);
     }
   }
+  // A fresh connection that has received bytes is a request being parsed: it stays (bounded
+  // by graceMs). The check runs after one more I/O poll (setImmediate), so that on a starved
+  // event loop the timer does not win against data already waiting on the socket.
+  const stillFresh = (socket: Socket) => {
+    const state = tracker.connections.get(socket);
+    return state !== undefined && state.active.size === 0 && state.served === 0 && socket.bytesRead === 0;
+  };
   const freshTimer = setTimeout(() => {
-    for (const socket of fresh) {
-      const state = tracker.connections.get(socket);
-      if (state && state.active.size === 0 && state.served === 0) socket.destroy();
-    }
+    setImmediate(() => {
+      for (const socket of fresh) if (stillFresh(socket)) socket.destroy();
+    });
   }, FRESH_CONNECTION_GRACE_MS);
   const forceTimer = setTimeout(() => {
     for (const socket of tracker.connections.keys()) socket.destroy();
