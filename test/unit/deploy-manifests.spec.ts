@@ -10,7 +10,7 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
-import { loadConfig } from '#platform';
+import { Metrics, loadConfig } from '#platform';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DEPLOY = path.join(ROOT, 'deploy');
@@ -86,7 +86,7 @@ function build(dir: string): K8sObject[] {
   for (const image of (k.images ?? []) as Array<{ name: string; newName?: string; newTag?: string; digest?: string }>) {
     for (const obj of objects) {
       for (const spec of podSpecs(obj)) {
-        for (const container of spec.containers) {
+        for (const container of [...(spec.initContainers ?? []), ...spec.containers]) {
           if (container.image !== image.name && !container.image.startsWith(`${image.name}:`)) continue;
           container.image = `${image.newName ?? image.name}${image.digest ? `@${image.digest}` : image.newTag ? `:${image.newTag}` : ''}`;
         }
@@ -115,10 +115,11 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
   const configMap = find(objects, 'ConfigMap');
 
   it('every object is a known kind that validates against the Kubernetes schema', () => {
-    expect(objects.map((o) => o.kind).sort()).toEqual(
-      ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceAccount'].sort(),
-    );
+    const kinds = ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceAccount'];
+    if (variant === 'overlays/production') kinds.push('PrometheusRule');
+    expect(objects.map((o) => o.kind).sort()).toEqual(kinds.sort());
     for (const obj of objects) {
+      if (obj.kind === 'PrometheusRule') continue; // not a Kubernetes kind: validated in its own test below
       const Model = MODELS[`${obj.apiVersion}/${obj.kind}`];
       expect(Model).toBeDefined();
       expect(() => new Model(obj).validate()).not.toThrow();
@@ -143,7 +144,7 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
       expect(spec.securityContext.runAsUser).toBeGreaterThan(0);
       expect(spec.automountServiceAccountToken).toBe(false);
       expect(spec.hostNetwork ?? false).toBe(false);
-      for (const container of spec.containers) {
+      for (const container of [...(spec.initContainers ?? []), ...spec.containers]) {
         expect(container.securityContext).toEqual(
           expect.objectContaining({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } }),
         );
@@ -189,13 +190,34 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
     for (const obj of objects) expect(JSON.stringify(obj)).not.toMatch(/postgres:\/\/[^"]*:[^"]*@|whsec_|sk_live_|cd_sk_/);
   });
 
-  it('migration Job runs the migrate script with DATABASE_URL and never restarts in place', () => {
-    const job = find(objects, 'Job');
-    const container = job.spec.template.spec.containers[0];
-    expect(container.command).toEqual(['node', 'dist/apps/api/src/migrate.js']);
-    expect(envOf(container).DATABASE_URL.valueFrom.secretKeyRef.name).toBe('entitlements-api');
-    expect(job.spec.template.spec.restartPolicy).toBe('Never');
-    expect(container.image).toBe(api.image);
+  it('migrations: an init container of every API pod runs the migration command with the same image and configuration', () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    const command = (pkg.scripts['migration:run'] as string).split(' && ').at(-1)!.split(' ');
+    expect(command).toEqual(['node', 'dist/apps/api/src/migrate.js']);
+    expect(pod.initContainers).toHaveLength(1);
+    const [migrate] = pod.initContainers;
+    expect(migrate.command).toEqual(command);
+    expect(migrate.image).toBe(api.image);
+    expect(migrate.imagePullPolicy).toBe(api.imagePullPolicy);
+    expect(migrate.envFrom).toEqual(api.envFrom);
+    // Every variable it has is the API's, and DATABASE_URL is one of them.
+    expect(Object.keys(envOf(migrate))).toContain('DATABASE_URL');
+    for (const [name, entry] of Object.entries(envOf(migrate))) expect({ name, entry }).toEqual({ name, entry: envOf(api)[name] });
+    // The API containers do not migrate: the init container did, before them.
+    expect(configMap.data.MIGRATIONS_RUN).toBe('false');
+    expect(envOf(api).MIGRATIONS_RUN).toBeUndefined();
+  });
+
+  it('nothing to delete by hand before a release: no Job (its pod template is immutable), no fixed replicas under an HPA', () => {
+    expect(objects.filter((o) => o.kind === 'Job' || o.kind === 'CronJob')).toEqual([]);
+    const targeted = objects
+      .filter((o) => o.kind === 'HorizontalPodAutoscaler')
+      .map((hpa) => `${hpa.spec.scaleTargetRef.kind}/${hpa.spec.scaleTargetRef.name}`);
+    for (const obj of objects.filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet')) {
+      if (targeted.includes(`${obj.kind}/${obj.metadata.name}`))
+        expect({ name: obj.metadata.name, replicas: obj.spec.replicas }).toEqual({ name: obj.metadata.name, replicas: undefined });
+    }
+    expect(targeted).toContain(`Deployment/${deployment.metadata.name}`);
   });
 
   it('Service, HPA, PDB and NetworkPolicy target the API pods; metrics are scrapeable but only from monitoring', () => {
@@ -218,7 +240,7 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
   });
 
   if (variant === 'overlays/production') {
-    it('production: a namespace on every object, a pinned image, more replicas', () => {
+    it('production: a namespace on every object, a pinned image, more replicas (through the HPA)', () => {
       for (const obj of objects) expect(obj.metadata.namespace).toBe('entitlements');
       expect(api.image).toMatch(/^registry\.example\.com\/entitlements-api(:\d+\.\d+\.\d+|@sha256:[0-9a-f]{64})$/);
       expect(find(objects, 'HorizontalPodAutoscaler').spec.minReplicas).toBeGreaterThanOrEqual(3);
@@ -271,5 +293,86 @@ describe('container and compose safe defaults', () => {
     for (const [name, service] of Object.entries<any>(compose.services)) {
       for (const port of service.ports ?? []) expect({ name, port: String(port) }).toEqual({ name, port: expect.stringMatching(/^127\.0\.0\.1:/) });
     }
+  });
+});
+
+/** Metric names a PromQL expression reads (label matchers, ranges, strings, functions and grouping clauses removed). */
+function promqlMetricNames(expr: string): string[] {
+  const stripped = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, ' ')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
+  const keywords = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset']);
+  return [...stripped.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)]
+    .filter(
+      (m) =>
+        !stripped
+          .slice(m.index + m[0].length)
+          .trimStart()
+          .startsWith('('),
+    ) // a function
+    .map((m) => m[0])
+    .filter((name) => !keywords.has(name));
+}
+
+describe('deploy/components/alerts (PrometheusRule)', () => {
+  const production = build(path.join(DEPLOY, 'overlays/production'));
+  const rule = find(production, 'PrometheusRule');
+  const rules: any[] = rule.spec.groups.flatMap((group: any) => group.rules);
+
+  it('is a monitoring.coreos.com/v1 PrometheusRule in the namespace, labelled like the API', () => {
+    expect(rule.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(rule.metadata).toEqual(expect.objectContaining({ name: 'entitlements-api', namespace: 'entitlements' }));
+    expect(rule.metadata.labels?.['app.kubernetes.io/name']).toBe('entitlements-api');
+    for (const group of rule.spec.groups) expect(group).toEqual({ name: expect.stringMatching(/\S/), rules: expect.any(Array) });
+    expect(readDocs(path.join(DEPLOY, 'base/kustomization.yaml'))[0].resources).not.toContain(expect.stringContaining('alerts'));
+  });
+
+  it('every alert has expr, for, labels.severity and annotations.summary; names are unique', () => {
+    expect(rules.length).toBeGreaterThan(0);
+    for (const r of rules) {
+      expect({ alert: r.alert, r }).toEqual({
+        alert: expect.stringMatching(/^[A-Z][A-Za-z0-9]+$/),
+        r: expect.objectContaining({
+          expr: expect.stringMatching(/\S/),
+          for: expect.stringMatching(/^\d+[smh]$/),
+          labels: expect.objectContaining({ severity: expect.stringMatching(/^(critical|warning|info)$/) }),
+          annotations: expect.objectContaining({ summary: expect.stringMatching(/\S/) }),
+        }),
+      });
+    }
+    expect(new Set(rules.map((r) => r.alert)).size).toBe(rules.length);
+  });
+
+  it('are the alerts docs/operations.md describes, expression and duration alike', () => {
+    const doc = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+    const table = doc.slice(doc.indexOf('### Suggested alerts'));
+    const rows = table
+      .split('\n')
+      .filter((line) => line.startsWith('| ') && !line.startsWith('| alert') && !line.startsWith('| ---'))
+      .map((line) => {
+        const [, name, expr, duration] = /^\| ([^|]+) \| `(.+)` \| (\S+) \| /.exec(line) ?? [];
+        return { summary: name, expr, for: duration };
+      });
+    expect(rows.length).toBeGreaterThan(5);
+    expect(rules.map((r) => ({ summary: r.annotations.summary, expr: r.expr, for: r.for }))).toEqual(rows);
+  });
+
+  it('reads only metrics the service exports (kube-state-metrics for the rollout)', async () => {
+    const exported = new Set<string>();
+    for (const metric of await new Metrics().registry.getMetricsAsJSON()) {
+      exported.add(metric.name);
+      if (String(metric.type) === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) exported.add(`${metric.name}${suffix}`);
+      if (String(metric.type) === 'summary') for (const suffix of ['_sum', '_count']) exported.add(`${metric.name}${suffix}`);
+    }
+    expect(exported).toContain('http_requests_total');
+    // Not the service's: the Deployment's replica counts, from kube-state-metrics.
+    const kubeStateMetrics = new Set(['kube_deployment_status_replicas_available', 'kube_deployment_spec_replicas']);
+    const used = rules.flatMap((r) => promqlMetricNames(r.expr));
+    expect(used).toContain('http_request_duration_seconds_bucket');
+    expect(used.filter((name) => !exported.has(name) && !kubeStateMetrics.has(name))).toEqual([]);
+    // The extraction really sees names: an unknown metric is caught.
+    expect(promqlMetricNames('sum by (le) (rate(no_such_metric_total{a="b"}[5m])) > 1')).toEqual(['no_such_metric_total']);
   });
 });

@@ -12,6 +12,7 @@ import {
   Readiness,
   assertDatabaseReachable,
   createAppLogger,
+  drainHttpServer,
   loadConfig,
   startEmbeddedPostgres,
   startMetricsServer,
@@ -53,13 +54,9 @@ async function main(): Promise<void> {
       if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
       // 2. Stop accepting, finish in-flight requests (bounded), then close pools and jobs.
       logger.info('no new connections, finishing in-flight requests');
-      const server = app.getHttpServer();
-      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-      // Keep-alive sockets that finished their request would hold the close for their timeout.
-      const idle = setInterval(() => server.closeIdleConnections(), 100);
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      clearTimeout(force);
-      clearInterval(idle);
+      // Every request already received is answered (with Connection: close), idle keep-alive
+      // connections are closed; whatever is left after the grace period is closed.
+      await drainHttpServer(app.getHttpServer(), SHUTDOWN_GRACE_MS);
       await app.close().catch((err: Error) => logger.error({ err: { message: err.message } }, 'error while closing'));
     } else {
       logger.info({ signal }, 'stopping during start-up');

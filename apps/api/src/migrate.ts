@@ -1,6 +1,7 @@
 // `npm run migration:run` (after the build) and, in the image, `node dist/apps/api/src/migrate.js`:
 // applies pending migrations to DATABASE_URL under the same advisory lock as start-up, one line
-// per applied migration, on PostgreSQL 15 or newer. Kubernetes runs it as the migration Job.
+// per applied migration, on PostgreSQL 15 or newer. Kubernetes runs it as the init container of
+// every API pod (deploy/base/deployment.yaml): concurrent pods take turns on the lock.
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import {

@@ -14,18 +14,33 @@ export class DatabaseProbe {
 
   /** True when `SELECT 1` answers within the timeout (connecting included). */
   async answers(): Promise<boolean> {
+    return (await this.query('SELECT 1')).answered;
+  }
+
+  /**
+   * The names in TypeORM's migrations table, within the timeout: `answered` false when the
+   * server did not answer, `names` empty when the table does not exist yet (nothing applied).
+   */
+  async appliedMigrations(table: string): Promise<{ answered: boolean; names: Set<string> }> {
+    const result = await this.query(`SELECT name FROM "${table.replace(/"/g, '')}"`);
+    if (result.answered) return { answered: true, names: new Set(result.rows.map((row) => String(row.name))) };
+    // undefined_table: the server answered, no migration has run yet.
+    return { answered: result.code === '42P01', names: new Set() };
+  }
+
+  private async query(sql: string): Promise<{ answered: true; rows: Array<Record<string, unknown>> } | { answered: false; code?: string }> {
     this.pool ??= this.createPool();
     let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        this.pool.query('SELECT 1'),
-        new Promise((_, reject) => {
+      const result = await Promise.race([
+        this.pool.query(sql),
+        new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
         }),
       ]);
-      return true;
-    } catch {
-      return false;
+      return { answered: true, rows: result.rows as Array<Record<string, unknown>> };
+    } catch (err) {
+      return { answered: false, code: (err as { code?: string }).code };
     } finally {
       clearTimeout(timer);
     }

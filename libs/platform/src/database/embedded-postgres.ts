@@ -174,13 +174,23 @@ function ensureSafeDir(dir: string, mode: number, owner: RunAs): void {
  * root-owned, world-readable directory, the data directory owned by `postgres` (0700) at a
  * path derived from the requested one, so that a restart finds the same data.
  */
+function stagingRoot(runAs: RunAs): string {
+  return path.join(tmpdir(), `entitlements-embedded-pg-${runAs.uid}`);
+}
+
+/** The staged twin of a requested data directory: same requested path, same twin (a restart finds its data). */
+function stagedDataDir(dataDir: string, runAs: RunAs): string {
+  const digest = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  return path.join(stagingRoot(runAs), `data-${path.basename(dataDir)}-${digest}`);
+}
+
 function stageForPostgresUser(
   binaries: PostgresBinaries,
   dataDir: string,
   runAs: RunAs,
   log: (m: string) => void,
 ): { binaries: PostgresBinaries; dataDir: string } {
-  const root = path.join(tmpdir(), `entitlements-embedded-pg-${runAs.uid}`);
+  const root = stagingRoot(runAs);
   ensureSafeDir(root, 0o755, {});
   const binDir = path.join(root, `pg-${binaries.version}`);
   if (!existsSync(path.join(binDir, '.complete'))) {
@@ -196,8 +206,7 @@ function stageForPostgresUser(
     }
     log(`embedded PostgreSQL binaries staged in ${binDir} (the postgres user cannot reach ${binaries.nativeDir})`);
   }
-  const digest = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
-  const stagedData = path.join(root, `data-${path.basename(dataDir)}-${digest}`);
+  const stagedData = stagedDataDir(dataDir, runAs);
   ensureSafeDir(stagedData, 0o700, runAs);
   log(`embedded PostgreSQL data kept in ${stagedData} (the postgres user cannot reach ${dataDir})`);
   return {
@@ -278,6 +287,26 @@ function startServer(
       if (!ready) reject(new Error(`postgres exited (code ${code}): ${tail(output)}`));
     });
   });
+}
+
+/**
+ * Where startEmbeddedPostgres keeps the data for a requested directory: the directory itself,
+ * or its staged twin under the temp dir when the server's user cannot reach it (as root in a
+ * 0700 checkout). Decides as startEmbeddedPostgres does, without creating or copying anything
+ * (except the postgres system user when running as root without one).
+ */
+export async function embeddedDataDir(requestedDir: string): Promise<string> {
+  const binaries = await loadBinaries();
+  const dataDir = path.resolve(requestedDir);
+  const runAs = postgresUser(() => undefined);
+  return reachable(runAs, existingAncestor(path.dirname(dataDir)), binaries.postgres) ? dataDir : stagedDataDir(dataDir, runAs);
+}
+
+/** The nearest existing directory (the parent of a data directory may not exist yet). */
+function existingAncestor(dir: string): string {
+  let current = dir;
+  while (!existsSync(current) && path.dirname(current) !== current) current = path.dirname(current);
+  return current;
 }
 
 /** Starts a real PostgreSQL from the npm registry under dataDir (initialised on first use). */

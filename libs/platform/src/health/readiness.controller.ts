@@ -6,6 +6,12 @@ import type { HttpResponse } from '../http/http-types.js';
 
 export class ReadinessChecks {
   @ApiProperty({ enum: ['ok', 'down'], example: 'ok' }) database: 'ok' | 'down';
+  @ApiProperty({
+    enum: ['ok', 'pending'],
+    example: 'ok',
+    description: 'pending until every migration of this version of the service is applied (the migration command, or MIGRATIONS_RUN=true)',
+  })
+  migrations: 'ok' | 'pending';
   @ApiProperty({ enum: ['ok', 'down', 'not_configured'], example: 'ok', description: 'Reported only: Redis never fails readiness (the limiter fails open)' })
   redis: 'ok' | 'down' | 'not_configured';
 }
@@ -23,9 +29,14 @@ export class ReadinessController {
 
   @Get()
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Readiness probe (no auth): PostgreSQL answers within 1 s and the replica is not shutting down' })
+  @ApiOperation({
+    summary: 'Readiness probe (no auth): PostgreSQL answers within 1 s, its schema is migrated to this version, and the replica is not shutting down',
+  })
   @ApiOkResponse({ type: ReadinessResponse })
-  @ApiServiceUnavailableResponse({ type: ReadinessResponse, description: 'not_ready: PostgreSQL did not answer within 1 s, or SIGTERM received' })
+  @ApiServiceUnavailableResponse({
+    type: ReadinessResponse,
+    description: 'not_ready: PostgreSQL did not answer within 1 s, migrations are pending, or SIGTERM received',
+  })
   async ready(@Res({ passthrough: true }) res: HttpResponse): Promise<ReadinessReport> {
     const report = await this.readiness.check();
     res.status(report.status === 'ready' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);

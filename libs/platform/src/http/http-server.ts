@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { AppConfig } from '../config/app-config.js';
 import { ApiError } from '../errors/api-error.js';
 import { newRequestId } from './request-id.js';
@@ -11,6 +11,7 @@ import { newRequestId } from './request-id.js';
  * `clientErrorHandler`.
  */
 export function configureHttpServer(server: Server, config: AppConfig): void {
+  trackConnections(server);
   server.headersTimeout = config.httpHeadersTimeoutMs;
   server.requestTimeout = config.httpRequestTimeoutMs;
   // Above the idle timeout of common load balancers (60 s), so they close idle connections first.
@@ -83,4 +84,115 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
       body,
   );
   socket.destroySoon();
+}
+
+/** What the drain knows of a connection: its requests not yet answered, and whether it served one. */
+interface ConnectionState {
+  active: Set<ServerResponse>;
+  served: number;
+}
+
+/**
+ * A connection accepted before the drain but without a request yet (the request may be in the
+ * socket's buffer, racing the SIGTERM) gets this long to send it; it is then served with
+ * `Connection: close`. Longer than a client's write after its connect, short enough that
+ * pre-opened connections that never send anything do not hold the shutdown.
+ */
+export const FRESH_CONNECTION_GRACE_MS = 1_000;
+
+interface Tracker {
+  connections: Map<Socket, ConnectionState>;
+  draining: boolean;
+}
+
+const trackers = new WeakMap<Server, Tracker>();
+
+function trackConnections(server: Server): void {
+  if (trackers.has(server)) return;
+  const tracker: Tracker = { connections: new Map(), draining: false };
+  trackers.set(server, tracker);
+  server.on('connection', (socket: Socket) => {
+    tracker.connections.set(socket, { active: new Set(), served: 0 });
+    socket.once('close', () => tracker.connections.delete(socket));
+  });
+  // Registered before the framework's handler: the header is set before any reply is written.
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    const state = tracker.connections.get(req.socket);
+    if (!state) return;
+    state.active.add(res);
+    if (tracker.draining) res.setHeader('Connection', 'close');
+    // Done when answered and its body fully received (an early answer, e.g. to an unknown
+    // route, leaves the rest of the body on its way: the connection is not idle yet).
+    let responded = false;
+    let received = req.complete;
+    const settle = () => {
+      if (!responded || !received || !state.active.delete(res)) return;
+      state.served++;
+      // A response that went out keep-alive before the drain: its connection is now idle.
+      if (tracker.draining && state.active.size === 0 && !req.socket.destroyed) req.socket.destroySoon();
+    };
+    res.once('close', () => {
+      responded = true;
+      settle();
+    });
+    if (!received) {
+      const end = () => {
+        received = true;
+        settle();
+      };
+      req.once('end', end);
+      req.once('close', end);
+    }
+  });
+}
+
+/**
+ * Stops accepting connections and finishes every request already received, then resolves:
+ * - responses not yet started are sent with `Connection: close`, and each connection closes
+ *   after its last response;
+ * - idle keep-alive connections (a request served, none in progress) are closed at once;
+ * - connections accepted without a request yet get FRESH_CONNECTION_GRACE_MS to send its
+ *   first bytes (one that has received bytes is a request on its way: it stays);
+ * - after graceMs whatever is left is closed.
+ * Node's `server.close()` is not used to stop listening: it also destroys every connection
+ * whose request has not been parsed yet (its idle list), resetting requests that raced the
+ * signal; closing the listener alone keeps them.
+ */
+export function drainHttpServer(server: Server, graceMs: number): Promise<void> {
+  const tracker = trackers.get(server);
+  if (!tracker) return new Promise((resolve) => server.close(() => resolve()));
+  tracker.draining = true;
+  const closed = new Promise<void>((resolve) => {
+    if (!server.listening) resolve();
+    else NetServer.prototype.close.call(server, () => resolve());
+  });
+  const fresh: Socket[] = [];
+  for (const [socket, state] of tracker.connections) {
+    if (state.active.size > 0) {
+      for (const res of state.active) if (!res.headersSent && !res.writableEnded) res.setHeader('Connection', 'close');
+    } else if (state.served > 0) {
+      socket.destroySoon();
+    } else {
+      fresh.push(socket);
+    }
+  }
+  // A fresh connection that has received bytes is a request being parsed: it stays (bounded
+  // by graceMs). The check runs after one more I/O poll (setImmediate), so that on a starved
+  // event loop the timer does not win against data already waiting on the socket.
+  const stillFresh = (socket: Socket) => {
+    const state = tracker.connections.get(socket);
+    return state !== undefined && state.active.size === 0 && state.served === 0 && socket.bytesRead === 0;
+  };
+  const freshTimer = setTimeout(() => {
+    setImmediate(() => {
+      for (const socket of fresh) if (stillFresh(socket)) socket.destroy();
+    });
+  }, FRESH_CONNECTION_GRACE_MS);
+  const forceTimer = setTimeout(() => {
+    for (const socket of tracker.connections.keys()) socket.destroy();
+  }, graceMs);
+  return closed.finally(() => {
+    clearTimeout(freshTimer);
+    clearTimeout(forceTimer);
+  });
 }
