@@ -16,6 +16,7 @@ export class EntitlementsController {
   @RateLimit('entitlements')
   @Header('Cache-Control', 'private, no-store')
   @ApiOperation({
+    operationId: 'getEntitlements',
     summary: 'Active entitlements of one customer',
     description:
       'Exactly one hint: customerId (the cdcust_ id identify returned), userId or anonymousId, with either key kind. No hint: 400 ' +

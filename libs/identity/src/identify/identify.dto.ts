@@ -35,7 +35,10 @@ export class IdentifyDto {
   appAccountToken?: string;
 
   @ApiPropertyOptional({
-    type: Object,
+    type: 'object',
+    // The value types the trait rules keep (domain/traits.ts); a generated client types them.
+    additionalProperties: { anyOf: [{ type: 'string', maxLength: 1024 }, { type: 'number' }, { type: 'boolean' }], nullable: true },
+    example: { plan: 'free', seats: 3, beta: true },
     description: 'At most 32 keys; strings up to 1,024 chars, finite numbers, booleans or null. Anything else is dropped, never rejected.',
   })
   @Allow()

@@ -57,6 +57,10 @@ export interface AppConfig {
   eventsBufferStream: string;
   /** Replicas of that stream (1 on one server; 3 on a NATS cluster, so an append survives a server's loss). */
   eventsBufferReplicas: number;
+  /** DOCS_ENABLED: `/docs`, `/docs/json`, `/docs/yaml` served (default on outside production, off in production). */
+  docsEnabled: boolean;
+  /** DOCS_OPERATOR: the document lists the operator API (only with OPERATOR_TOKEN set too); off unless asked. */
+  docsOperator: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -186,6 +190,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     eventsBufferUrl: url(env, 'EVENTS_BUFFER_URL', ['nats:', 'tls:']),
     eventsBufferStream: streamName(env, 'EVENTS_BUFFER_STREAM', 'EVENTS'),
     eventsBufferReplicas: integer(env, 'EVENTS_BUFFER_REPLICAS', 1, 1, 5),
+    docsEnabled: flag(env, 'DOCS_ENABLED', ['true', 'on', '1'], nodeEnv !== 'production'),
+    docsOperator: flag(env, 'DOCS_OPERATOR', ['true', 'on', '1'], false),
   };
 }
 

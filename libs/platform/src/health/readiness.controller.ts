@@ -23,7 +23,7 @@ export class ReadinessController {
 
   @Get()
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Readiness probe (no auth): PostgreSQL answers within 1 s and the replica is not shutting down' })
+  @ApiOperation({ operationId: 'getReadiness', summary: 'Readiness probe (no auth): PostgreSQL answers within 1 s and the replica is not shutting down' })
   @ApiOkResponse({ type: ReadinessResponse })
   @ApiServiceUnavailableResponse({ type: ReadinessResponse, description: 'not_ready: PostgreSQL did not answer within 1 s, or SIGTERM received' })
   async ready(@Res({ passthrough: true }) res: HttpResponse): Promise<ReadinessReport> {

@@ -16,6 +16,7 @@ export class SourceMapsController {
   @RequireApiKey({ kinds: ['secret'] })
   @BodyLimit(SOURCEMAPS_BODY_LIMIT_BYTES)
   @ApiOperation({
+    operationId: 'uploadSourceMaps',
     summary: 'Source-map batch upload (secret key only)',
     description:
       'Stores 1 to 100 base64-encoded version-3 source maps for a release, each identified by (release, environment, fileUrl). ' +
