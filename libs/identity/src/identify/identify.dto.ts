@@ -37,7 +37,14 @@ export class IdentifyDto {
   @ApiPropertyOptional({
     type: 'object',
     // The value types the trait rules keep (domain/traits.ts); a generated client types them.
-    additionalProperties: { anyOf: [{ type: 'string', maxLength: 1024 }, { type: 'number' }, { type: 'boolean' }], nullable: true },
+    // (OpenAPI 3.0 has no null type: each alternative is nullable.)
+    additionalProperties: {
+      anyOf: [
+        { type: 'string', maxLength: 1024, nullable: true },
+        { type: 'number', nullable: true },
+        { type: 'boolean', nullable: true },
+      ],
+    },
     example: { plan: 'free', seats: 3, beta: true },
     description: 'At most 32 keys; strings up to 1,024 chars, finite numbers, booleans or null. Anything else is dropped, never rejected.',
   })

@@ -100,8 +100,7 @@ export function setupOpenApi(app: INestApplication, options: DocsOptions = { ena
     res.type('text/html; charset=utf-8');
     res.send(page);
   };
-  http.get('/docs', sendPage);
-  http.get('/docs/', sendPage);
+  http.get('/docs', sendPage); // also /docs/ (the router ignores a trailing slash)
   http.get('/docs/redoc-init.js', (_req: unknown, res: DocsReply) => {
     res.header('Cache-Control', 'no-store');
     res.type('text/javascript; charset=utf-8');
