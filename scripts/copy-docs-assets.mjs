@@ -2,6 +2,7 @@
 // the @redocly/cli development dependency into dist/docs/, so the production image serves the
 // API reference without any UI package installed. Fails the build when the bundle is missing.
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import process from 'node:process';
 
 const source = 'node_modules/@redocly/cli/lib/chunks/redoc.standalone.js';
 const target = 'dist/docs/redoc.standalone.js';

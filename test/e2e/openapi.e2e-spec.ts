@@ -296,7 +296,12 @@ describe('OpenAPI document (issue 16, API documentation)', () => {
       }),
     );
     const jwks = doc.components.schemas.PutIdentityProviderDto.properties.jwks;
-    const jwksSchema = doc.components.schemas[(jwks.$ref ?? jwks.allOf?.[0]?.$ref).split('/').pop()];
+    const jwksSchema =
+      doc.components.schemas[
+        String(jwks.$ref ?? jwks.allOf[0].$ref)
+          .split('/')
+          .pop() as string
+      ];
     expect(jwksSchema.properties.keys.items.$ref).toBe('#/components/schemas/JsonWebKeyView');
     expect(doc.components.schemas.JsonWebKeyView.required).toEqual(['kty']);
     const denyList = doc.components.schemas.AppConfigView.properties.errorNoiseDenyList;
