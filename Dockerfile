@@ -1,19 +1,24 @@
 # syntax=docker/dockerfile:1
 # Production image of the API: compiled once in the build stage; the runtime stage installs
-# production dependencies only (`npm ci --omit=dev`: no embedded PostgreSQL, no TypeScript)
-# and runs plain node as an unprivileged numeric user (Kubernetes runAsNonRoot can verify it).
-# Node 24 LTS, pinned to a full version; the code also runs on Node 20.19+ (package.json engines).
+# production dependencies only (`npm ci --omit=dev`: no embedded PostgreSQL, no TypeScript,
+# no Swagger UI and its install-time telemetry; .npmrc and packages/ say why) and runs plain
+# node as an unprivileged numeric user (Kubernetes runAsNonRoot can verify it).
+# Node 24 LTS, pinned to a full version; supported: Node 22.12+ and 24 (package.json engines).
 ARG NODE_IMAGE=node:24.11.1-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 ENV CI=true
-COPY package.json package-lock.json ./
+# .npmrc (legacy-peer-deps) and packages/ (the swagger-ui-dist stand-in) belong to the lockfile.
+COPY package.json package-lock.json .npmrc ./
+COPY packages ./packages
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ormconfig.ts ./
 COPY apps ./apps
 COPY libs ./libs
 COPY config ./config
+COPY scripts ./scripts
+# nest build, then scripts/copy-docs-assets.mjs (postbuild) puts the /docs page's Redoc bundle in dist/docs.
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime
@@ -22,11 +27,13 @@ ENV NODE_ENV=production \
     PORT=3000 \
     METRICS_PORT=9464
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
+COPY packages ./packages
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force \
  && rm -rf /root/.npm /tmp/*
 COPY --from=build /app/dist ./dist
+# DOCS_ENABLED is off by default with NODE_ENV=production: /docs answers 404 unless it is set.
 # config/sdk-versions.json is read at run time, relative to the working directory.
 COPY config ./config
 # Files stay root-owned and read-only for the process: the root filesystem can be mounted read-only.

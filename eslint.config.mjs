@@ -27,7 +27,7 @@ const SQL_HOMES = ['**/*.repository.ts', '**/migrations/**', 'libs/platform/src/
 const CLOCK_HOME = ['libs/platform/src/clock/**'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', 'test/support/*.cjs'] },
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', 'test/support/*.cjs', '.openapi/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

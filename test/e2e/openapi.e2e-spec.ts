@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { ERROR_CATALOGUE } from '#platform';
+import { ERROR_CATALOGUE, derivedOperationId } from '#platform';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 type Json = Record<string, any>;
@@ -176,6 +176,8 @@ describe('OpenAPI document (API documentation)', () => {
     const ids = ops.map(({ op }) => op.operationId);
     expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
+    // Named for a generated client's methods: camelCase, never the framework's `Controller_method[0]`.
+    expect(ids.filter((id) => !/^[a-z][A-Za-z0-9]+$/.test(id))).toEqual([]);
     const declared = doc.tags.map((tag: Json) => tag.name);
     const used = new Set(ops.flatMap(({ op }) => op.tags ?? []));
     for (const tag of used) expect(declared).toContain(tag);
@@ -238,5 +240,131 @@ describe('OpenAPI document (API documentation)', () => {
     } finally {
       await off.close();
     }
+  });
+
+  it('operation ids are the client names the routes declare', () => {
+    const byRoute = new Map(operationsOf(doc).map(({ path, method, op }) => [`${method} ${path}`, op.operationId]));
+    expect(derivedOperationId('post', '/v1/server/customers/{customerId}/grant')).toBe('postServerCustomersByCustomerIdGrant');
+    expect(byRoute.get('post /v1/identify')).toBe('identify');
+    expect(byRoute.get('post /v1/identity/forget')).toBe('forgetIdentity');
+    expect(byRoute.get('post /v1/resolve')).toBe('resolve');
+    expect(byRoute.get('get /v1/entitlements')).toBe('getEntitlements');
+    expect(byRoute.get('get /v1/server/customers/{customerId}/entitlements')).toBe('getCustomerEntitlements');
+    expect(byRoute.get('post /v1/server/customers/{customerId}/grant')).toBe('grantEntitlement');
+    expect(byRoute.get('post /v1/server/customers/{customerId}/revoke')).toBe('revokeEntitlement');
+    expect(byRoute.get('post /v1/events')).toBe('sendEvents');
+    expect(byRoute.get('get /v1/config')).toBe('getConfig');
+    expect([...byRoute].filter(([route]) => route.includes(' /admin/')).every(([, id]) => id.startsWith('admin'))).toBe(true);
+    // Legacy aliases are accepted but documented once, under the canonical path.
+    expect(doc.paths['/v1/identity/alias']).toBeUndefined();
+    expect(doc.paths['/v1/purchases']).toBeUndefined();
+    expect(byRoute.get('post /v1/purchases/sync')).toBe('syncPurchase');
+  });
+
+  it('keyless operations say so with security: []; servers is not empty', () => {
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    for (const { path, method, op } of operationsOf(doc)) {
+      const keyless = ['/v1/healthz', '/v1/readyz', '/v1/sdk/versions'].includes(path) || path.startsWith('/v1/webhooks/');
+      if (keyless) expect({ path, method, security: op.security }).toEqual({ path, method, security: [] });
+      else expect({ path, method, secured: op.security?.length > 0 }).toEqual({ path, method, secured: true });
+    }
+  });
+
+  it('free-form maps carry their value types and fixed shapes are schemas: no object schema is left open', () => {
+    const open: string[] = [];
+    const visit = (node: unknown, where: string) => {
+      if (Array.isArray(node)) return node.forEach((child, index) => visit(child, `${where}[${index}]`));
+      if (!node || typeof node !== 'object') return;
+      const schema = node as Json;
+      if (schema.type === 'object' && !schema.properties && !schema.additionalProperties && !schema.allOf) open.push(where);
+      for (const [key, child] of Object.entries(schema)) if (key !== 'example' && key !== 'examples') visit(child, `${where}.${key}`);
+    };
+    visit(doc.paths, 'paths');
+    visit(doc.components.schemas, 'schemas');
+    expect(open).toEqual([]);
+    const traits = doc.components.schemas.IdentifyDto.properties.traits;
+    expect(traits).toEqual(
+      expect.objectContaining({
+        type: 'object',
+        additionalProperties: {
+          anyOf: [
+            { type: 'string', maxLength: 1024, nullable: true },
+            { type: 'number', nullable: true },
+            { type: 'boolean', nullable: true },
+          ],
+        },
+      }),
+    );
+    const jwks = doc.components.schemas.PutIdentityProviderDto.properties.jwks;
+    const jwksSchema =
+      doc.components.schemas[
+        String(jwks.$ref ?? jwks.allOf[0].$ref)
+          .split('/')
+          .pop() as string
+      ];
+    expect(jwksSchema.properties.keys.items.$ref).toBe('#/components/schemas/JsonWebKeyView');
+    expect(doc.components.schemas.JsonWebKeyView.required).toEqual(['kty']);
+    const denyList = doc.components.schemas.AppConfigView.properties.errorNoiseDenyList;
+    expect(JSON.stringify(denyList)).toContain('#/components/schemas/ErrorNoiseDenyListView');
+    expect(Object.keys(doc.components.schemas.ErrorNoiseDenyListView.properties)).toEqual(['version', 'patterns']);
+    const token = doc.paths['/v1/webhooks/android_store/{projectId}'].post.parameters.find((p: Json) => p.name === 'token');
+    expect(token).toEqual(expect.objectContaining({ in: 'query', required: true, schema: { type: 'string' } }));
+  });
+
+  it('serves the Redoc page and its bundle from this origin, with a strict content security policy', async () => {
+    const page = await t.http.get('/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(page.text).toContain('<div id="redoc"></div>');
+    const init = await t.http.get('/docs/redoc-init.js');
+    expect(init.status).toBe(200);
+    expect(init.text).toContain("init('./json'");
+    const bundle = await t.http.get('/docs/redoc.standalone.js');
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers['content-type']).toMatch(/javascript/);
+    expect(bundle.text.length).toBeGreaterThan(100_000);
+    const yaml = await t.http.get('/docs/yaml');
+    expect(yaml.status).toBe(200);
+    expect(yaml.text).toContain('openapi: 3.');
+  });
+
+  it('DOCS_ENABLED=false: every /docs path answers 404 with the envelope; production leaves the docs off unless asked', async () => {
+    const off = await createTestApp({ DOCS_ENABLED: 'false' });
+    try {
+      for (const path of ['/docs', '/docs/', '/docs/json', '/docs/yaml', '/docs/redoc.standalone.js']) {
+        const res = await off.http.get(path);
+        expect({ path, status: res.status, code: res.body?.error?.code, requestId: res.headers['x-request-id'] }).toEqual({
+          path,
+          status: 404,
+          code: 'resource_missing',
+          requestId: expect.stringMatching(/^req_/),
+        });
+      }
+      expect((await off.http.get('/v1/healthz')).status).toBe(200);
+    } finally {
+      await off.close();
+    }
+    const production = await createTestApp({ NODE_ENV: 'production', TEST_CLOCK: 'off' });
+    try {
+      expect(production.config.docsEnabled).toBe(false);
+      expect((await production.http.get('/docs/json')).status).toBe(404);
+    } finally {
+      await production.close();
+    }
+  });
+
+  it('the operator part is documented only when asked (DOCS_OPERATOR=true), even with the operator API on', async () => {
+    const plain = await createTestApp({ DOCS_OPERATOR: 'false' });
+    try {
+      expect(plain.config.operatorToken).toBeDefined();
+      const document = (await plain.http.get('/docs/json')).body;
+      expect(Object.keys(document.paths).filter((p) => p.startsWith('/admin/'))).toEqual([]);
+      expect(Object.keys(document.components.securitySchemes)).not.toContain('operatorToken');
+      expect(document.paths['/v1/identify'].post.operationId).toBe('identify');
+    } finally {
+      await plain.close();
+    }
+    expect(Object.keys(doc.paths).some((p) => p.startsWith('/admin/v1/'))).toBe(true);
   });
 });

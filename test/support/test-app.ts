@@ -36,6 +36,8 @@ export async function createTestApp(env: Record<string, string | undefined> = {}
     // 100 ms must not fail open. The timeout itself is unit-tested (rate-limiter.spec.ts).
     REDIS_COMMAND_TIMEOUT_MS: '1000',
     OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
+    // The suites read the whole document, the operator API's part included.
+    DOCS_OPERATOR: 'true',
     TEST_CLOCK: 'enabled',
     MIGRATIONS_RUN: 'false',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',

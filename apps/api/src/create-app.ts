@@ -33,7 +33,7 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: C
   assertEveryRouteHasPolicy(app);
   edge.attach(app.getHttpAdapter().getInstance(), app.get(Metrics), logger, config, app.get(RoutePolicyHooks));
   configureHttpServer(app.getHttpServer(), config);
-  setupOpenApi(app, { operatorApi: config.operatorToken !== undefined });
+  setupOpenApi(app, { enabled: config.docsEnabled, operatorApi: config.operatorToken !== undefined && config.docsOperator });
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;

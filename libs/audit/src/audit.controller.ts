@@ -13,7 +13,7 @@ export class AuditController {
   @Get(':eventId')
   @RequireApiKey({ kinds: ['secret'] })
   @Header('Cache-Control', 'private, no-store')
-  @ApiOperation({ summary: "Read one audit entry of the key's project and environment (secret key only)" })
+  @ApiOperation({ operationId: 'getAuditEntry', summary: "Read one audit entry of the key's project and environment (secret key only)" })
   @ApiParam({ name: 'eventId', example: 'srv_revoke_k3j2h1g0f9e8d7c6b5a4z3y2' })
   @ApiOkResponse({ type: AuditEntryView })
   @ApiErrors({ 400: ['invalid_param_value'] })

@@ -26,7 +26,11 @@ export class ServerCustomersController {
   @RequireApiKey({ kinds: ['secret'] })
   @RateLimit('entitlements')
   @Header('Cache-Control', 'private, no-store')
-  @ApiOperation({ summary: "Read any customer's active entitlements (secret key only)", description: 'Unknown customer or bad prefix: 400 invalid_customer.' })
+  @ApiOperation({
+    operationId: 'getCustomerEntitlements',
+    summary: "Read any customer's active entitlements (secret key only)",
+    description: 'Unknown customer or bad prefix: 400 invalid_customer.',
+  })
   @ApiParam(CUSTOMER_PARAM)
   @ApiOkResponse({ type: EntitlementList })
   @ApiErrors({ 400: ['invalid_customer', 'invalid_param_value'] })
@@ -39,6 +43,7 @@ export class ServerCustomersController {
   @RequireApiKey({ kinds: ['secret'] })
   @Header('Cache-Control', 'private, no-store')
   @ApiOperation({
+    operationId: 'grantEntitlement',
     summary: 'Manual grant (secret key only)',
     description:
       'One transaction: the manual entitlement becomes active and an audit entry (srv_grant_…) is written. On an active ' +
@@ -56,6 +61,7 @@ export class ServerCustomersController {
   @RequireApiKey({ kinds: ['secret'] })
   @Header('Cache-Control', 'private, no-store')
   @ApiOperation({
+    operationId: 'revokeEntitlement',
     summary: 'Manual revoke (secret key only)',
     description:
       'One transaction: the active manual entitlement becomes inactive and an audit entry (srv_revoke_…) is written. ' +

@@ -22,7 +22,10 @@ export class OperatorEntitlementsController {
   ) {}
 
   @Get('entitlement-keys')
-  @ApiOperation({ summary: "The project's entitlement-key registry (keys granted, migrated or named in the catalogue)" })
+  @ApiOperation({
+    operationId: 'adminListEntitlementKeys',
+    summary: "The project's entitlement-key registry (keys granted, migrated or named in the catalogue)",
+  })
   @ApiOkResponse({ type: EntitlementKeyList })
   async entitlementKeys(@Param('projectId') projectId: string): Promise<EntitlementKeyList> {
     await this.projects.assertExists(projectId);
@@ -30,7 +33,7 @@ export class OperatorEntitlementsController {
   }
 
   @Put('products')
-  @ApiOperation({ summary: 'Replace the product catalogue (registers its keys as catalog)' })
+  @ApiOperation({ operationId: 'adminPutProducts', summary: 'Replace the product catalogue (registers its keys as catalog)' })
   @ApiOkResponse({ type: ProductCatalogView })
   @ApiErrors({ 400: ['missing_required_param'] })
   async putProducts(@Param('projectId') projectId: string, @Body() body: PutProductsDto): Promise<ProductCatalogView> {
@@ -38,7 +41,7 @@ export class OperatorEntitlementsController {
   }
 
   @Get('products')
-  @ApiOperation({ summary: 'Read the product catalogue' })
+  @ApiOperation({ operationId: 'adminGetProducts', summary: 'Read the product catalogue' })
   @ApiOkResponse({ type: ProductCatalogView })
   async getProducts(@Param('projectId') projectId: string): Promise<ProductCatalogView> {
     return { object: 'product_catalog', projectId, products: await this.catalog.list(projectId) };
@@ -47,6 +50,7 @@ export class OperatorEntitlementsController {
   @Post('customers/:customerId/grant')
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'adminGrantEntitlement',
     summary: 'Dashboard grant: the same write as the server grant, in the environment named in the body, attributed to the operator',
     description: 'Unknown project or customer: 404 resource_missing.',
   })

@@ -16,6 +16,7 @@ export class EntitlementsController {
   @RateLimit('entitlements')
   @Header('Cache-Control', 'private, no-store')
   @ApiOperation({
+    operationId: 'getEntitlements',
     summary: 'Active entitlements of one customer',
     description:
       'A customer hint: customerId (the cdcust_ id identify returned; also spelt serviceCustomerId or crossdeckCustomerId), userId or ' +

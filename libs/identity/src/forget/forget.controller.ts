@@ -16,6 +16,7 @@ export class ForgetController {
   @RateLimit('forget')
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
+    operationId: 'forgetIdentity',
     summary: 'Right-to-be-forgotten request',
     description:
       'Identified erasure (customerId or userId) needs a secret key or a verified idToken whose subject equals userId; ' +

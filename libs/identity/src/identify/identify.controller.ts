@@ -18,7 +18,7 @@ export class IdentifyController {
   @RateLimit('alias')
   @BodyLimit(IDENTIFY_BODY_LIMIT_BYTES)
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Link an anonymous id to a developer user id (legacy alias: /v1/identity/alias)' })
+  @ApiOperation({ operationId: 'identify', summary: 'Link an anonymous id to a developer user id (legacy alias: /v1/identity/alias)' })
   @ApiOkResponse({ type: AliasResultView })
   // A missing userId or anonymousId is invalid_param_value here (spec), not missing_required_param.
   @ApiErrors({ 400: ['invalid_param_value'], 401: ['identity_token_invalid'], 429: ['rate_limited'] })

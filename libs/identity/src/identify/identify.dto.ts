@@ -34,7 +34,17 @@ export class IdentifyDto {
   appAccountToken?: string;
 
   @ApiPropertyOptional({
-    type: Object,
+    type: 'object',
+    // The value types the trait rules keep (domain/traits.ts); a generated client types them.
+    // (OpenAPI 3.0 has no null type: each alternative is nullable.)
+    additionalProperties: {
+      anyOf: [
+        { type: 'string', maxLength: 1024, nullable: true },
+        { type: 'number', nullable: true },
+        { type: 'boolean', nullable: true },
+      ],
+    },
+    example: { plan: 'free', seats: 3, beta: true },
     description:
       'At most 32 keys; strings up to 1,024 chars, finite numbers, booleans or null. Anything else is dropped, never rejected, except text that cannot be stored (a NUL or an unpaired surrogate in a key or value): 400 invalid_param_value naming it (`traits.plan`).',
   })

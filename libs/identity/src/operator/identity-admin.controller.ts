@@ -17,7 +17,10 @@ export class IdentityAdminController {
   ) {}
 
   @Put('identity-provider')
-  @ApiOperation({ summary: "Set the project's identity provider: inline JWKS or a JWKS URI (idTokens are verified against it)" })
+  @ApiOperation({
+    operationId: 'adminPutIdentityProvider',
+    summary: "Set the project's identity provider: inline JWKS or a JWKS URI (idTokens are verified against it)",
+  })
   @ApiOkResponse({ type: IdentityProviderView })
   @ApiErrors({ 400: ['missing_required_param'] })
   putIdentityProvider(@Param('projectId') projectId: string, @Body() body: PutIdentityProviderDto): Promise<IdentityProviderView> {
@@ -25,7 +28,7 @@ export class IdentityAdminController {
   }
 
   @Get('merge-reviews')
-  @ApiOperation({ summary: 'Identify conflicts queued for review (newest first)' })
+  @ApiOperation({ operationId: 'adminListMergeReviews', summary: 'Identify conflicts queued for review (newest first)' })
   @ApiQuery({ name: 'env', required: false, enum: ['sandbox', 'production'], description: 'Both environments when absent' })
   @ApiOkResponse({ type: MergeReviewList })
   @ApiErrors({ 400: ['invalid_param_value'] })
@@ -34,7 +37,7 @@ export class IdentityAdminController {
   }
 
   @Get('erasures')
-  @ApiOperation({ summary: 'The erasure queue (newest first)' })
+  @ApiOperation({ operationId: 'adminListErasures', summary: 'The erasure queue (newest first)' })
   @ApiQuery({ name: 'env', required: false, enum: ['sandbox', 'production'], description: 'Both environments when absent' })
   @ApiOkResponse({ type: ErasureList })
   @ApiErrors({ 400: ['invalid_param_value'] })

@@ -13,7 +13,7 @@ export class AppConfigController {
   @Get()
   @Header('Cache-Control', 'public, max-age=60')
   @RequireApiKey({ kinds: ['publishable'] })
-  @ApiOperation({ summary: 'App configuration (publishable key only; a secret key is 401 invalid_api_key)' })
+  @ApiOperation({ operationId: 'getConfig', summary: 'App configuration (publishable key only; a secret key is 401 invalid_api_key)' })
   @ApiOkResponse({ type: AppConfigView })
   config(@CurrentKey() auth: AuthContext): Promise<AppConfigView> {
     return this.configs.configFor(auth);

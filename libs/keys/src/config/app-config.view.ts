@@ -10,6 +10,12 @@ export class VerifierConfigView {
   @ApiProperty({ type: Boolean, nullable: true }) verifyContractsAtBoot: boolean | null;
 }
 
+/** The SDK drops error events whose message matches one of `patterns` before sending them. */
+export class ErrorNoiseDenyListView {
+  @ApiProperty({ example: 1, minimum: 1, description: 'Bumped when the patterns change' }) version: number;
+  @ApiProperty({ type: [String], example: ['ResizeObserver loop'] }) patterns: string[];
+}
+
 export class AppConfigView {
   @ApiProperty({ example: 'config' }) object: 'config';
   @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
@@ -19,6 +25,6 @@ export class AppConfigView {
   @ApiProperty({ type: [String] }) allowedOrigins: string[];
   @ApiProperty({ type: SdkConfigView }) sdk: SdkConfigView;
   @ApiProperty({ type: VerifierConfigView }) verifierConfig: VerifierConfigView;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Versioned drop-at-source patterns' }) errorNoiseDenyList: Record<string, unknown>;
+  @ApiProperty({ type: ErrorNoiseDenyListView, description: 'Versioned drop-at-source patterns' }) errorNoiseDenyList: Record<string, unknown>;
   @ApiProperty({ description: 'Unix ms' }) serverTime: number;
 }

@@ -15,7 +15,10 @@ export class HeartbeatController {
   @Header('Cache-Control', 'no-store')
   @RequireApiKey({ kinds: ['publishable', 'secret'], learnOrigin: true })
   @RateLimit('heartbeat')
-  @ApiOperation({ summary: 'Client install check (once per boot); the first heartbeat of a web app with an empty allowlist learns its origin' })
+  @ApiOperation({
+    operationId: 'sdkHeartbeat',
+    summary: 'Client install check (once per boot); the first heartbeat of a web app with an empty allowlist learns its origin',
+  })
   @ApiSdkVersionHeaders('<name>@<version>; determines the client surface')
   @ApiOkResponse({ type: HeartbeatView })
   heartbeat(@CurrentKey() auth: AuthContext, @SdkVersionHeader() sdkVersion?: string): Promise<HeartbeatView> {

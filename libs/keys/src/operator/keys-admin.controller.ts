@@ -37,7 +37,7 @@ export class KeysAdminController {
   ) {}
 
   @Post('projects')
-  @ApiOperation({ summary: 'Create a project' })
+  @ApiOperation({ operationId: 'adminCreateProject', summary: 'Create a project' })
   @ApiCreatedResponse({ type: ProjectView })
   @ApiErrors({ 400: ['missing_required_param'] })
   createProject(@Body() body: CreateProjectDto): Promise<ProjectView> {
@@ -45,7 +45,7 @@ export class KeysAdminController {
   }
 
   @Get('projects/:projectId')
-  @ApiOperation({ summary: 'Read a project' })
+  @ApiOperation({ operationId: 'adminGetProject', summary: 'Read a project' })
   @ApiOkResponse({ type: ProjectView })
   getProject(@Param('projectId') projectId: string): Promise<ProjectView> {
     return this.admin.getProject(projectId);
@@ -53,14 +53,14 @@ export class KeysAdminController {
 
   @Post('projects/:projectId/archive')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Archive a project: every key of it fails closed with 401 invalid_api_key' })
+  @ApiOperation({ operationId: 'adminArchiveProject', summary: 'Archive a project: every key of it fails closed with 401 invalid_api_key' })
   @ApiOkResponse({ type: ProjectView })
   archiveProject(@Param('projectId') projectId: string): Promise<ProjectView> {
     return this.admin.archiveProject(projectId);
   }
 
   @Post('projects/:projectId/apps')
-  @ApiOperation({ summary: 'Create an app and mint its four keys (secret plaintext shown only here)' })
+  @ApiOperation({ operationId: 'adminCreateApp', summary: 'Create an app and mint its four keys (secret plaintext shown only here)' })
   @ApiCreatedResponse({ type: AppView })
   @ApiErrors({ 400: ['missing_required_param'] })
   createApp(@Param('projectId') projectId: string, @Body() body: CreateAppDto, @RequestId() requestId: string): Promise<AppView> {
@@ -68,21 +68,21 @@ export class KeysAdminController {
   }
 
   @Get('apps/:appId')
-  @ApiOperation({ summary: 'Read an app with every key and its status (secret keys without plaintext)' })
+  @ApiOperation({ operationId: 'adminGetApp', summary: 'Read an app with every key and its status (secret keys without plaintext)' })
   @ApiOkResponse({ type: AppView })
   getApp(@Param('appId') appId: string): Promise<AppView> {
     return this.admin.getApp(appId);
   }
 
   @Patch('apps/:appId')
-  @ApiOperation({ summary: 'Change app settings (what GET /v1/config returns)' })
+  @ApiOperation({ operationId: 'adminUpdateApp', summary: 'Change app settings (what GET /v1/config returns)' })
   @ApiOkResponse({ type: AppView })
   patchApp(@Param('appId') appId: string, @Body() body: PatchAppDto): Promise<AppView> {
     return this.admin.patchApp(appId, body);
   }
 
   @Post('keys/:keyId/rotate')
-  @ApiOperation({ summary: 'Rotate a key: new key shown once, old key valid for a 7-day grace window' })
+  @ApiOperation({ operationId: 'adminRotateKey', summary: 'Rotate a key: new key shown once, old key valid for a 7-day grace window' })
   @ApiCreatedResponse({ type: KeyRotationView })
   rotateKey(@Param('keyId') keyId: string, @Body() body: RotateKeyDto, @RequestId() requestId: string): Promise<KeyRotationView> {
     return this.keyLifecycle.rotateKey(keyId, body.scopes, requestId);
@@ -90,21 +90,21 @@ export class KeysAdminController {
 
   @Post('keys/:keyId/revoke')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Revoke a key, immediately and irreversibly' })
+  @ApiOperation({ operationId: 'adminRevokeKey', summary: 'Revoke a key, immediately and irreversibly' })
   @ApiOkResponse({ type: ApiKeyView })
   revokeKey(@Param('keyId') keyId: string, @RequestId() requestId: string): Promise<ApiKeyView> {
     return this.keyLifecycle.revokeKey(keyId, requestId);
   }
 
   @Get('projects/:projectId/key-activity')
-  @ApiOperation({ summary: 'Key-activity log, newest first' })
+  @ApiOperation({ operationId: 'adminGetKeyActivity', summary: 'Key-activity log, newest first' })
   @ApiOkResponse({ type: KeyActivityList })
   keyActivity(@Param('projectId') projectId: string): Promise<KeyActivityList> {
     return this.keyLifecycle.keyActivity(projectId);
   }
 
   @Put('projects/:projectId/rate-limits')
-  @ApiOperation({ summary: "Replace the project's rate-limit overrides; returns the effective table" })
+  @ApiOperation({ operationId: 'adminPutRateLimits', summary: "Replace the project's rate-limit overrides; returns the effective table" })
   @ApiBody({ schema: RATE_LIMIT_SCHEMA })
   @ApiOkResponse({ schema: RATE_LIMIT_SCHEMA })
   @ApiErrors({ 400: ['missing_required_param'] })

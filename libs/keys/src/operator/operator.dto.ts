@@ -17,6 +17,7 @@ import {
   type ValidationOptions,
 } from 'class-validator';
 import { KNOWN_SCOPES } from '../auth/auth-context.js';
+import { ErrorNoiseDenyListView } from '../config/app-config.view.js';
 import { isValidAllowlistEntry } from '../domain/origin-allowlist.js';
 
 function IsAllowlistEntry(options?: ValidationOptions) {
@@ -130,7 +131,7 @@ export class PatchAppDto {
   @Type(() => VerifierConfigDto)
   verifierConfig?: VerifierConfigDto;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Versioned drop-at-source patterns' })
+  @ApiPropertyOptional({ type: ErrorNoiseDenyListView, description: 'Versioned drop-at-source patterns' })
   @IsOptional()
   @IsObject()
   errorNoiseDenyList?: Record<string, unknown>;
@@ -182,7 +183,7 @@ export class AppView {
   @ApiProperty({ nullable: true, type: String }) sdkMinVersion: string | null;
   @ApiProperty({ type: [String] }) sdkDeprecatedVersions: string[];
   @ApiProperty({ type: VerifierConfigDto }) verifierConfig: { logVerifierResults: boolean | null; verifyContractsAtBoot: boolean | null };
-  @ApiProperty({ type: 'object', additionalProperties: true }) errorNoiseDenyList: Record<string, unknown>;
+  @ApiProperty({ type: ErrorNoiseDenyListView }) errorNoiseDenyList: Record<string, unknown>;
   @ApiProperty({ description: 'Unix seconds' }) createdAt: number;
   @ApiProperty({ type: [ApiKeyView] }) keys: ApiKeyView[];
 }

@@ -17,6 +17,7 @@ export class MigrationController {
   @BodyLimit(MIGRATION_BODY_LIMIT_BYTES, { jsonBounds: MIGRATION_JSON_BOUNDS })
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
+    operationId: 'migrateUsers',
     summary: 'Bulk user migration (secret key only)',
     description:
       '1 to 1,000 rows, processed in order; a bad row lands in details.errors, rail ids resolving to different customers in ' +

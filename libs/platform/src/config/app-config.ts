@@ -69,6 +69,10 @@ export interface AppConfig {
   sourcemapUploadQueueMs: number;
   /** Worker threads that decode source-map uploads off the event loop. */
   sourcemapDecodeWorkers: number;
+  /** DOCS_ENABLED: `/docs`, `/docs/json`, `/docs/yaml` served (default on outside production, off in production). */
+  docsEnabled: boolean;
+  /** DOCS_OPERATOR: the document lists the operator API (only with OPERATOR_TOKEN set too); off unless asked. */
+  docsOperator: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -215,6 +219,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sourcemapUploadBytesInFlight: integer(env, 'SOURCEMAP_UPLOAD_BYTES_IN_FLIGHT', 100 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
     sourcemapUploadQueueMs: integer(env, 'SOURCEMAP_UPLOAD_QUEUE_MS', 10_000, 0, 60_000),
     sourcemapDecodeWorkers: integer(env, 'SOURCEMAP_DECODE_WORKERS', 1, 1, 16),
+    docsEnabled: flag(env, 'DOCS_ENABLED', ['true', 'on', '1'], nodeEnv !== 'production'),
+    docsOperator: flag(env, 'DOCS_OPERATOR', ['true', 'on', '1'], false),
   };
 }
 

@@ -111,6 +111,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const status = exception.getStatus();
       if (status === 404) {
         if (pathOf(req) === '/admin' || pathOf(req).startsWith('/admin/')) return this.unknownOperatorRoute(req, res);
+        // The documentation is a resource that may be off (DOCS_ENABLED=false), not an unknown route.
+        if (pathOf(req) === '/docs' || pathOf(req).startsWith('/docs/')) return ApiError.resourceMissing(`No such resource: ${req.method} ${pathOf(req)}`);
         return ApiError.missingParam(`Unknown route: ${req.method} ${originalPathOf(req)}`);
       }
       if (status === 413) return ApiError.invalidParam('Request body is too large for this endpoint');

@@ -23,7 +23,7 @@ export class HealthController {
   @Get()
   @Header('Cache-Control', 'no-store')
   @Header('Access-Control-Allow-Origin', '*')
-  @ApiOperation({ summary: 'Health probe (no auth)' })
+  @ApiOperation({ operationId: 'getHealth', summary: 'Health probe (no auth)' })
   @ApiOkResponse({ type: HealthResponse })
   health(): HealthResponse {
     return { status: 'ok', service: `${this.config.serviceName}-v1`, timestamp: this.clock.nowMs(), region: this.config.region };

@@ -30,6 +30,7 @@ export class ReadinessController {
   @Get()
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
+    operationId: 'getReadiness',
     summary: 'Readiness probe (no auth): PostgreSQL answers within 1 s, its schema is migrated to this version, and the replica is not shutting down',
   })
   @ApiOkResponse({ type: ReadinessResponse })

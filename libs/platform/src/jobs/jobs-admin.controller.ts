@@ -55,7 +55,7 @@ export class JobsAdminController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'List jobs by status (default dead: the dead-letter queue), newest first, at most 500' })
+  @ApiOperation({ operationId: 'adminListJobs', summary: 'List jobs by status (default dead: the dead-letter queue), newest first, at most 500' })
   @ApiQuery({ name: 'status', required: false, enum: STATUSES })
   @ApiOkResponse({ type: JobList })
   @ApiErrors({ 400: ['invalid_param_value'] })
@@ -67,7 +67,7 @@ export class JobsAdminController {
 
   @Post(':jobId/retry')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Put a dead job back in the queue with a fresh budget of attempts' })
+  @ApiOperation({ operationId: 'adminRetryJob', summary: 'Put a dead job back in the queue with a fresh budget of attempts' })
   @ApiOkResponse({ type: JobView })
   @ApiErrors({ 400: ['invalid_param_value'] })
   async retry(@Param('jobId') jobId: string): Promise<JobView> {

@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { routeTable, type RouteEntry } from '../policy/route-table.js';
@@ -43,11 +45,17 @@ export class VersionErrorEnvelope {
 export { API_KEY_BEARER, API_KEY_CLIENT_HEADER, API_KEY_HEADER, OPERATOR_BEARER };
 
 export interface OpenApiOptions {
-  /** The operator API is on (OPERATOR_TOKEN set): only then is its section documented. */
+  /** The operator section is documented: the operator API is on (OPERATOR_TOKEN) and DOCS_OPERATOR=true. */
   operatorApi: boolean;
 }
 
-export function setupOpenApi(app: INestApplication, options: OpenApiOptions = { operatorApi: true }): void {
+export interface DocsOptions extends OpenApiOptions {
+  /** DOCS_ENABLED: `/docs`, `/docs/json` and `/docs/yaml` are served; otherwise they answer 404 like any unknown path. */
+  enabled: boolean;
+}
+
+/** The document of the application's routes, as served at `/docs/json` (no listener needed). */
+export function buildOpenApiDocument(app: INestApplication, options: OpenApiOptions): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Entitlement, Identity and Telemetry Service API')
     .setDescription(
@@ -56,6 +64,8 @@ export function setupOpenApi(app: INestApplication, options: OpenApiOptions = { 
         '. Errors use the envelope { error: { type, code, message, request_id } }; every response carries X-Request-Id.',
     )
     .setVersion('v1')
+    // Relative: the document is valid wherever the service is mounted.
+    .addServer('/', 'This service')
     // Keys and the operator token are opaque bearer strings, not JWTs (no bearerFormat).
     .addSecurity(API_KEY_BEARER, { type: 'http', scheme: 'bearer', description: 'API key: cd_pub_… or cd_sk_… (opaque, not a JWT)' })
     .addApiKey({ type: 'apiKey', in: 'header', name: 'Service-Api-Key', description: 'API key in the alias header' }, API_KEY_HEADER)
@@ -66,8 +76,99 @@ export function setupOpenApi(app: INestApplication, options: OpenApiOptions = { 
     .addSecurity(OPERATOR_BEARER, { type: 'http', scheme: 'bearer', description: 'OPERATOR_TOKEN of the operator (dashboard) API (opaque, not a JWT)' })
     .build();
   const raw = SwaggerModule.createDocument(app, config, { extraModels: [ErrorEnvelope, VersionErrorEnvelope] });
-  const document = polishOpenApiDocument(raw, options, routeDocsByOperation(routeTable(app)));
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json', yamlDocumentUrl: 'docs/yaml' });
+  return polishOpenApiDocument(raw, options, routeDocsByOperation(routeTable(app)));
+}
+
+/**
+ * `/docs` (a Redoc page), `/docs/json` and `/docs/yaml` when DOCS_ENABLED. The page loads the
+ * Redoc bundle copied into dist/ at build time (scripts/copy-docs-assets.mjs); Swagger UI's
+ * assets are not used, so swagger-ui-dist is not installed in production (package.json overrides).
+ */
+export function setupOpenApi(app: INestApplication, options: DocsOptions = { enabled: true, operatorApi: true }): void {
+  if (!options.enabled) return;
+  const document = buildOpenApiDocument(app, options);
+  SwaggerModule.setup('docs', app, document, { ui: false, jsonDocumentUrl: 'docs/json', yamlDocumentUrl: 'docs/yaml' });
+  const http = app.getHttpAdapter();
+  const page = docsPage(document.info.title);
+  const sendPage = (_req: unknown, res: DocsReply) => {
+    res.header('Cache-Control', 'no-store');
+    // The page runs one same-origin module script; nothing else may load.
+    res.header(
+      'Content-Security-Policy',
+      "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:",
+    );
+    res.type('text/html; charset=utf-8');
+    res.send(page);
+  };
+  http.get('/docs', sendPage); // also /docs/ (the router ignores a trailing slash)
+  http.get('/docs/redoc-init.js', (_req: unknown, res: DocsReply) => {
+    res.header('Cache-Control', 'no-store');
+    res.type('text/javascript; charset=utf-8');
+    res.send(REDOC_INIT);
+  });
+  http.get('/docs/redoc.standalone.js', (_req: unknown, res: DocsReply) => {
+    const bundle = redocBundle();
+    if (!bundle) {
+      res.status(404);
+      res.header('Cache-Control', 'no-store');
+      res.type('application/json');
+      res.send(
+        JSON.stringify({
+          error: {
+            type: 'invalid_request_error',
+            code: 'resource_missing',
+            message: 'The documentation UI bundle is not installed (npm run build copies it into dist/docs)',
+          },
+        }),
+      );
+      return;
+    }
+    res.header('Cache-Control', 'public, max-age=3600');
+    res.type('text/javascript; charset=utf-8');
+    res.send(bundle);
+  });
+}
+
+interface DocsReply {
+  header(name: string, value: string): unknown;
+  type(value: string): unknown;
+  status(code: number): unknown;
+  send(body: string | Buffer): unknown;
+}
+
+/** Where the Redoc bundle is: copied into dist/ by the build, or straight from the dev dependency (tests, `npm start`). */
+export const REDOC_BUNDLE_PATHS = ['dist/docs/redoc.standalone.js', 'node_modules/@redocly/cli/lib/chunks/redoc.standalone.js'];
+
+let redocBundleCache: Buffer | null | undefined;
+function redocBundle(): Buffer | null {
+  if (redocBundleCache === undefined) {
+    const found = REDOC_BUNDLE_PATHS.map((file) => resolve(file)).find((file) => existsSync(file));
+    redocBundleCache = found ? readFileSync(found) : null;
+  }
+  return redocBundleCache;
+}
+
+const REDOC_INIT = `import { init } from './redoc.standalone.js';
+init('./json', { disableTelemetry: true }, document.getElementById('redoc'));
+`;
+
+function docsPage(title: string): string {
+  const escaped = title.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? c);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escaped}</title>
+<base href="/docs/">
+</head>
+<body>
+<div id="redoc"></div>
+<script type="module" src="./redoc-init.js"></script>
+<noscript>The API reference needs JavaScript; the document itself is at <a href="./json">/docs/json</a> and <a href="./yaml">/docs/yaml</a>.</noscript>
+</body>
+</html>
+`;
 }
 
 /** Tag descriptions, in the order a reader meets them: the public API first, the operator API last. */
@@ -90,7 +191,7 @@ const TAGS: [string, string][] = [
 ];
 
 /** The few numeric fields that may be fractional; every other number of the API is an integer. */
-const FRACTIONAL_NUMBERS = new Set(['BucketRuleView.sustained', 'BucketRuleView.burst', 'ThrottledView.sampleRate']);
+const FRACTIONAL_NUMBERS = new Set(['BucketRuleView.sustained', 'BucketRuleView.burst', 'ThrottledView.sampleRate', 'IdentifyDto.traits']);
 
 const HEADERS = {
   'X-Request-Id': {
@@ -122,7 +223,9 @@ export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiO
   const isOperator = (path: string) => path.startsWith('/admin/');
   for (const [path, item] of [...entries.filter(([p]) => !isOperator(p)), ...entries.filter(([p]) => isOperator(p))]) {
     if (isOperator(path) && !options.operatorApi) continue;
-    paths[path] = item;
+    // A route's legacy alias paths are accepted but documented once, under the canonical path.
+    for (const method of HTTP_METHODS) if (item[method] && routeDocs.get(`${method} ${path}`)?.alias) delete item[method];
+    if (HTTP_METHODS.some((method) => item[method])) paths[path] = item;
   }
   doc.paths = paths;
 
@@ -150,6 +253,8 @@ export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiO
         if (parameter.in === 'header' && String(parameter.name).toLowerCase() === 'service-sdk-version') parameter.required = false;
       }
       const route = routeDocs.get(`${method} ${path}`);
+      // Public routes and store webhooks take no API key: an explicit empty requirement says so.
+      if (route && (route.policy === 'public' || route.policy === 'store_webhook')) operation.security = [];
       writeErrorResponses(operation, route?.errorCodes ?? { 500: ['internal_error'] });
       for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
         const headers: Json = { ...(response.headers ?? {}), 'X-Request-Id': header('X-Request-Id'), 'Cache-Control': header('Cache-Control') };
@@ -161,15 +266,11 @@ export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiO
       }
     }
   }
+  // Explicit ids (`@ApiOperation({ operationId })`) are what generated clients name their
+  // methods; a route without one, or a clash, gets one derived from its method and path.
   for (const [path, method, operation] of operations) {
-    if (!operation.operationId || (operationIds.get(operation.operationId) ?? 0) > 1) {
-      operation.operationId = `${method}${path
-        .replace(/\{(\w+)\}/g, 'By_$1')
-        .split(/[^A-Za-z0-9_]+/)
-        .filter(Boolean)
-        .map((part) => part[0].toUpperCase() + part.slice(1))
-        .join('')}`;
-    }
+    const id = operation.operationId as string | undefined;
+    if (!id || FRAMEWORK_OPERATION_ID.test(id) || (operationIds.get(id) ?? 0) > 1) operation.operationId = derivedOperationId(method, path);
   }
 
   // Every tag used is declared, in reading order.
@@ -189,6 +290,23 @@ export interface RouteDocs {
   /** Those its policy implies and those it declares. */
   errorCodes: ErrorCodes;
   idempotent: boolean;
+  /** The route's policy kind (`public`, `api_key`, `operator`, `store_webhook`). */
+  policy?: string;
+  /** A legacy alias path of a route mounted on several paths (its first path is the canonical one). */
+  alias?: boolean;
+}
+
+/** Nest's default operationId (`IdentifyController_identify`, `…_identify[1]`): not a name for a client. */
+const FRAMEWORK_OPERATION_ID = /^[A-Za-z0-9]*Controller_/;
+
+/** `post /v1/server/customers/{customerId}/grant` → `postServerCustomersByCustomerIdGrant`. */
+export function derivedOperationId(method: string, path: string): string {
+  const words = path
+    .replace(/^\/v1\//, '/')
+    .replace(/\{(\w+)\}/g, 'by_$1')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return method.toLowerCase() + words.map((word) => word[0].toUpperCase() + word.slice(1)).join('');
 }
 
 /** Every operation (`get /v1/x/{id}`) with what its route declares. */
@@ -196,9 +314,15 @@ export function routeDocsByOperation(routes: RouteEntry[]): Map<string, RouteDoc
   const byOperation = new Map<string, RouteDocs>();
   const unknown: string[] = [];
   for (const route of routes) {
-    const docs = { errorCodes: mergeErrorCodes(impliedErrorCodes(route), route.errorCodes), idempotent: route.idempotent };
+    const docs: RouteDocs = {
+      errorCodes: mergeErrorCodes(impliedErrorCodes(route), route.errorCodes),
+      idempotent: route.idempotent,
+      policy: route.policies[0]?.kind,
+    };
     unknown.push(...unknownErrorCodes(docs.errorCodes).map((code) => `${route.handler}: ${code}`));
-    for (const path of route.paths) byOperation.set(`${route.method.toLowerCase()} ${path.replace(/:(\w+)/g, '{$1}')}`, docs);
+    route.paths.forEach((path, index) =>
+      byOperation.set(`${route.method.toLowerCase()} ${path.replace(/:(\w+)/g, '{$1}')}`, index === 0 ? docs : { ...docs, alias: true }),
+    );
   }
   if (unknown.length > 0) throw new Error(`@ApiErrors() declares codes the error catalogue does not know: ${unknown.join('; ')}`);
   return byOperation;

@@ -41,7 +41,7 @@ export class TestClockController {
   constructor(private readonly clock: Clock) {}
 
   @Get()
-  @ApiOperation({ summary: 'Read the test clock (TEST_CLOCK=enabled only; otherwise 404)' })
+  @ApiOperation({ operationId: 'adminGetTestClock', summary: 'Read the test clock (TEST_CLOCK=enabled only; otherwise 404)' })
   @ApiOkResponse({ type: TestClockView })
   read(): TestClockView {
     return this.view();
@@ -49,7 +49,7 @@ export class TestClockController {
 
   @Post('advance')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Move every clock the service reads forward' })
+  @ApiOperation({ operationId: 'adminAdvanceTestClock', summary: 'Move every clock the service reads forward' })
   @ApiOkResponse({ type: TestClockView })
   @ApiErrors({ 400: ['missing_required_param'] })
   advance(@Body() body: AdvanceTestClockDto): TestClockView {

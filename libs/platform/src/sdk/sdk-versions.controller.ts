@@ -35,7 +35,7 @@ export class SdkVersionsController {
   @Get()
   @Header('Cache-Control', 'public, max-age=300')
   @Header('Access-Control-Allow-Origin', '*')
-  @ApiOperation({ summary: 'Client version manifest (no auth)' })
+  @ApiOperation({ operationId: 'getSdkVersions', summary: 'Client version manifest (no auth)' })
   @ApiOkResponse({ type: SdkVersionsResponse })
   versions(): SdkVersionsResponse {
     const surfaces: Record<string, SurfaceVersionsView> = {};

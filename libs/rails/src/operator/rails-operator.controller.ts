@@ -11,7 +11,10 @@ export class RailsOperatorController {
   constructor(private readonly rails: RailsOperatorService) {}
 
   @Put('ios_store')
-  @ApiOperation({ summary: 'Configure the iOS store rail: bundle id, app Apple id, trusted roots (default: the store roots shipped with the service)' })
+  @ApiOperation({
+    operationId: 'adminPutIosStoreRail',
+    summary: 'Configure the iOS store rail: bundle id, app Apple id, trusted roots (default: the store roots shipped with the service)',
+  })
   @ApiOkResponse({ type: RailView })
   @ApiErrors({ 400: ['missing_required_param'] })
   putIosStore(@Param('projectId') projectId: string, @Body() body: PutIosStoreRailDto): Promise<RailView> {
@@ -19,7 +22,10 @@ export class RailsOperatorController {
   }
 
   @Get()
-  @ApiOperation({ summary: "The project's configured rails with their non-secret settings and whether their secrets are configured" })
+  @ApiOperation({
+    operationId: 'adminListRails',
+    summary: "The project's configured rails with their non-secret settings and whether their secrets are configured",
+  })
   @ApiOkResponse({ type: RailList })
   list(@Param('projectId') projectId: string): Promise<RailList> {
     return this.rails.list(projectId);

@@ -17,6 +17,7 @@ export class PurchaseSyncController {
   @Idempotent()
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
+    operationId: 'syncPurchase',
     summary: 'Forward a signed iOS store purchase (legacy alias: /v1/purchases)',
     description:
       'Verifies the JWS against the rail certificate chain (production, then sandbox), checks its environment against the key, resolves the customer and applies the purchase.',

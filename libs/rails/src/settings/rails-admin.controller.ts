@@ -13,14 +13,17 @@ export class RailsAdminController {
   constructor(private readonly rails: StoreRailSettings) {}
 
   @Put('card_payments')
-  @ApiOperation({ summary: 'Enable the card-payment rail (webhook secrets go into RAIL_SECRETS_FILE, never here)' })
+  @ApiOperation({ operationId: 'adminPutCardPaymentsRail', summary: 'Enable the card-payment rail (webhook secrets go into RAIL_SECRETS_FILE, never here)' })
   @ApiOkResponse({ type: RailView })
   putCardPayments(@Param('projectId') projectId: string, @Body() body: PutCardPaymentsRailDto): Promise<RailView> {
     return this.rails.put(projectId, 'card_payments', body.accountId !== undefined ? { accountId: body.accountId } : {});
   }
 
   @Put('android_store')
-  @ApiOperation({ summary: 'Enable the Android store rail for one package (push token and service account go into RAIL_SECRETS_FILE)' })
+  @ApiOperation({
+    operationId: 'adminPutAndroidStoreRail',
+    summary: 'Enable the Android store rail for one package (push token and service account go into RAIL_SECRETS_FILE)',
+  })
   @ApiOkResponse({ type: RailView })
   @ApiErrors({ 400: ['missing_required_param'] })
   putAndroidStore(@Param('projectId') projectId: string, @Body() body: PutAndroidStoreRailDto): Promise<RailView> {

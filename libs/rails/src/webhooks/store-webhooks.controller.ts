@@ -28,6 +28,7 @@ export class StoreWebhooksController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
+    operationId: 'receiveIosStoreNotification',
     summary: 'iOS store App Store Server Notifications V2 ({ signedPayload }), verified like purchase sync',
     description:
       "404 resource_missing, 400 invalid_param_value (no signedPayload string, or not a notification), 400 invalid_signature (JWS, chain or marker OIDs fail). Another app's authentic notification: 200 rejected.",
@@ -50,6 +51,7 @@ export class StoreWebhooksController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
+    operationId: 'receiveCardPaymentsWebhook',
     summary: "Card-payment processor webhook (Stripe events), verified with the project's webhook secrets",
     description:
       '404 resource_missing (unknown project or rail not enabled), 400 invalid_param_value (not JSON, or not an event), 400 invalid_signature (Stripe-Signature fails against every secret, or none configured).',
@@ -58,6 +60,16 @@ export class StoreWebhooksController {
     schema: {
       type: 'object',
       description: "The processor's event as sent ({ id, object: 'event', type, created, livemode, data: { object } }); the raw bytes are signed",
+      required: ['id', 'type', 'data'],
+      properties: {
+        id: { type: 'string', example: 'evt_1' },
+        object: { type: 'string', enum: ['event'] },
+        type: { type: 'string', example: 'customer.subscription.updated' },
+        created: { type: 'integer', description: 'Unix seconds' },
+        livemode: { type: 'boolean' },
+        data: { type: 'object', required: ['object'], properties: { object: { type: 'object', additionalProperties: true } } },
+      },
+      additionalProperties: true,
     },
   })
   @ApiHeader({ name: 'Stripe-Signature', required: true, description: 't=…,v1=… (HMAC-SHA256 over "{t}.{raw body}")' })
@@ -77,6 +89,7 @@ export class StoreWebhooksController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
+    operationId: 'receiveAndroidStoreNotification',
     summary: 'Android store real-time developer notification (Pub/Sub push); the purchase is read from the Publisher API',
     description:
       '404 resource_missing, 400 invalid_param_value (not a push envelope or not a developer notification), 400 invalid_signature (token), 503 internal_error / rail_unavailable (the Publisher API could not be read; Pub/Sub retries).',
@@ -99,7 +112,7 @@ export class StoreWebhooksController {
       },
     },
   })
-  @ApiQuery({ name: 'token', required: true, description: "The project's pushToken from RAIL_SECRETS_FILE" })
+  @ApiQuery({ name: 'token', required: true, type: String, description: "The project's pushToken from RAIL_SECRETS_FILE" })
   @ApiOkResponse({ type: RailNotificationView })
   @ApiErrors({ 400: ['invalid_signature'], 503: ['rail_unavailable'] })
   androidStore(@Req() req: HttpRequest, @Param('projectId') projectId: string, @RequestId() requestId: string): Promise<RailNotificationView> {

@@ -18,6 +18,7 @@ export class SourceMapsController {
   @RateLimit('sourcemaps')
   @BodyLimit(SOURCEMAPS_BODY_LIMIT_BYTES, { admission: SOURCEMAP_UPLOAD_ADMISSION })
   @ApiOperation({
+    operationId: 'uploadSourceMaps',
     summary: 'Source-map batch upload (secret key only)',
     description:
       'Stores 1 to 100 base64-encoded version-3 source maps for a release, each identified by (release, environment, fileUrl). ' +

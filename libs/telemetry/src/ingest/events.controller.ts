@@ -35,6 +35,7 @@ export class EventsController {
   @BodyLimit(EVENTS_BODY_LIMIT_BYTES, { jsonBounds: null })
   @RateLimit('events', { partial: true, cost: batchCost })
   @ApiOperation({
+    operationId: 'sendEvents',
     summary: 'Telemetry batch',
     description:
       'Ingests 1 to 100 events. Validation is all-or-nothing (the first invalid event names its index and field); malformed level, tags and ' +

@@ -25,7 +25,7 @@ export class ErrorIssuesController {
   @Get()
   @Header('Cache-Control', 'private, no-store')
   @RequireApiKey({ kinds: ['secret'], scopes: ['errors:read'] })
-  @ApiOperation({ summary: 'Error issues by fingerprint, most recent first (counts only; scope errors:read)' })
+  @ApiOperation({ operationId: 'listErrorIssues', summary: 'Error issues by fingerprint, most recent first (counts only; scope errors:read)' })
   @ApiOkResponse({ type: ErrorIssueList })
   async list(@CurrentKey() auth: AuthContext): Promise<ErrorIssueList> {
     const rows = await this.issues.listRecent(auth, LIST_LIMIT);
@@ -48,6 +48,7 @@ export class ErrorIssuesController {
   @Header('Cache-Control', 'private, no-store')
   @RequireApiKey({ kinds: ['secret'], scopes: ['errors:read'] })
   @ApiOperation({
+    operationId: 'getErrorIssue',
     summary: 'One error issue with its latest event, frames symbolicated on read (scope errors:read)',
     description:
       "Frames of the latest event carry `original` (source, line, column, name) when a source map uploaded for the event's release " +
@@ -65,7 +66,7 @@ export class ErrorIssuesController {
   @Get(':fingerprint/customers')
   @Header('Cache-Control', 'private, no-store')
   @RequireApiKey({ kinds: ['secret'], scopes: ['reporting:identity'] })
-  @ApiOperation({ summary: 'Customers an error issue hit, most recent first (row-level; scope reporting:identity)' })
+  @ApiOperation({ operationId: 'listErrorIssueCustomers', summary: 'Customers an error issue hit, most recent first (row-level; scope reporting:identity)' })
   @ApiParam({ name: 'fingerprint', description: '8 hex chars (case-insensitive)' })
   @ApiOkResponse({ type: AffectedCustomerList })
   @ApiErrors({ 400: ['invalid_param_value'] })

@@ -15,6 +15,7 @@ export class ResolveController {
   @RequireApiKey({ kinds: ['publishable', 'secret'] })
   @Header('Cache-Control', 'private, no-store')
   @ApiOperation({
+    operationId: 'resolve',
     summary: 'Trust tier and recommended action',
     description:
       'Tier 3 (authenticated, enter): verified idToken for userId now. Tier 2 (recognized, one_tap or silent_refresh): known user and this device reached tier 3 within 90 days. ' +
