@@ -459,6 +459,8 @@ describe('outbound webhooks across a crash', () => {
       await receiver.close();
     }
   }, 120_000);
+});
+
 describe('readiness gates on migrations', () => {
   it('MIGRATIONS_RUN=false on an empty database: readyz 503 (migrations pending) until the migration command ran, then 200', async () => {
     const adminUrl = process.env.TEST_ADMIN_DATABASE_URL || process.env.DATABASE_URL!;
