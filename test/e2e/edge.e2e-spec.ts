@@ -172,12 +172,19 @@ describe('the edge under attack', () => {
       expect(fine.status).toBe(200);
     });
 
-    it('traits keep their documented drop rule', async () => {
-      const res = await t.http
+    it('traits: text that cannot be stored is 400 naming the trait, like every other field', async () => {
+      const value = await t.http
         .post('/v1/identify')
         .set(sk())
-        .send({ userId: 'edge_user', anonymousId: 'edge_anon', traits: { plan: 'pro', bad: 'x\ud800', ['k\u0000']: 'v' } });
-      expect(res.status).toBe(200);
+        .send({ userId: 'edge_user', anonymousId: 'edge_anon', traits: { plan: 'pro', bad: 'x\ud800' } });
+      expectError(value, 400, 'invalid_param_value');
+      expect(value.body.error.message).toContain('traits.bad');
+      const key = await t.http
+        .post('/v1/identify')
+        .set(sk())
+        .send({ userId: 'edge_user', anonymousId: 'edge_anon', traits: { plan: 'pro', ['k\u0000']: 'v' } });
+      expectError(key, 400, 'invalid_param_value');
+      expect(key.body.error.message).toContain('traits');
     });
 
     it('operator project name and app bundleId', async () => {

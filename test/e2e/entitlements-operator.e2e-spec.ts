@@ -26,6 +26,7 @@ describe('entitlements: operator dashboard grant, key registry, product catalogu
         object: 'entitlement_mutation',
         action: 'grant',
         serviceCustomerId: customerId,
+        crossdeckCustomerId: customerId,
         entitlement: expect.objectContaining({
           object: 'entitlement',
           key: 'dash_key',

@@ -345,7 +345,7 @@ describe('OpenAPI document (API documentation)', () => {
     } finally {
       await off.close();
     }
-    const production = await createTestApp({ NODE_ENV: 'production', TEST_CLOCK: 'off' });
+    const production = await createTestApp({ NODE_ENV: 'production', TEST_CLOCK: 'off', WEBHOOK_SIGNING_KEY: 'openapi-test-webhook-signing-key-0123456789' });
     try {
       expect(production.config.docsEnabled).toBe(false);
       expect((await production.http.get('/docs/json')).status).toBe(404);

@@ -85,7 +85,7 @@ describe('operations: readiness, access log, metrics', () => {
       const { port } = blackHole.address() as AddressInfo;
       const probe = new ReadinessProbe(`postgres://u:p@127.0.0.1:${port}/x`, undefined);
       try {
-        expect(await probe.check()).toEqual({ status: 'not_ready', checks: { database: 'down', redis: 'not_configured' } });
+        expect(await probe.check()).toEqual({ status: 'not_ready', checks: { database: 'down', migrations: 'pending', redis: 'not_configured' } });
         // Concurrent probes share one check.
         const [a, b] = await Promise.all([probe.check(), probe.check()]);
         expect(a).toBe(b);

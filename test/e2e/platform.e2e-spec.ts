@@ -228,7 +228,16 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
 
     it('describes every endpoint: summary, tag, success schema, request body, key security', async () => {
       const doc = (await t.http.get('/docs/json')).body;
-      const bodyless = new Set(['post /admin/v1/projects/{projectId}/archive', 'post /admin/v1/keys/{keyId}/revoke', 'post /admin/v1/jobs/{jobId}/retry']);
+      const bodyless = new Set([
+        'post /admin/v1/projects/{projectId}/archive',
+        'post /admin/v1/keys/{keyId}/revoke',
+        'post /admin/v1/jobs/{jobId}/retry',
+        'post /admin/v1/workspaces/{workspaceId}/projects/{projectId}',
+        'post /admin/v1/workspace-keys/{keyId}/revoke',
+        'post /admin/v1/webhook-endpoints/{endpointId}/rotate-secret',
+        'post /admin/v1/webhook-endpoints/{endpointId}/test',
+        'post /admin/v1/webhook-deliveries/{deliveryId}/retry',
+      ]);
       const keyless = new Set(['/v1/healthz', '/v1/readyz', '/v1/sdk/versions']);
       const problems: string[] = [];
       for (const [path, methods] of Object.entries<any>(doc.paths)) {

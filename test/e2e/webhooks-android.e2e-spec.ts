@@ -221,8 +221,10 @@ describe('webhooks: Android store (POST /v1/webhooks/android_store/{projectId}?t
         decision: 'applied',
         duplicate: false,
         serviceCustomerId: expect.stringMatching(/^cdcust_/),
+        crossdeckCustomerId: expect.stringMatching(/^cdcust_/),
         auditEventId: expect.stringMatching(/^rail_evt_/),
       });
+      expect(res.body.crossdeckCustomerId).toBe(res.body.serviceCustomerId);
       expect(google.tokensIssued).toBeGreaterThan(0);
       expect(google.acknowledged).toContain(`subscription:pro_monthly:${token}`);
       const read = await entitlements(res.body.serviceCustomerId);

@@ -127,6 +127,7 @@ describe('webhooks: card payments, configuration and delivery (POST /v1/webhooks
         decision: 'no_op',
         duplicate: false,
         serviceCustomerId: null,
+        crossdeckCustomerId: null,
         auditEventId: expect.stringMatching(/^rail_evt_/),
       });
     });

@@ -155,6 +155,7 @@ describe('webhooks: iOS store (POST /v1/webhooks/ios_store/{projectId})', () => 
         decision: 'applied',
         duplicate: false,
         serviceCustomerId: expect.stringMatching(/^cdcust_/),
+        crossdeckCustomerId: expect.stringMatching(/^cdcust_/),
         auditEventId: expect.stringMatching(/^rail_evt_/),
       });
       expect(await activeKeys(res.body.serviceCustomerId)).toEqual(['cloud_sync', 'pro_access']);

@@ -47,6 +47,10 @@ describe('loadConfig', () => {
       eventsBufferUrl: undefined,
       eventsBufferStream: 'EVENTS',
       eventsBufferReplicas: 1,
+      sourcemapDecodeWorkers: 1,
+      sourcemapUploadBytesInFlight: 104857600,
+      sourcemapUploadConcurrency: 2,
+      sourcemapUploadQueueMs: 10000,
       webhookSigningKey: undefined,
       webhooksAllowPrivate: false,
       docsEnabled: true,
@@ -55,10 +59,9 @@ describe('loadConfig', () => {
   });
 
   it('serves the docs by default outside production only; the operator part only when asked', () => {
-    expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@db/x' })).toEqual(
-      expect.objectContaining({ docsEnabled: false, docsOperator: false }),
-    );
-    expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@db/x', DOCS_ENABLED: 'true' }).docsEnabled).toBe(true);
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) };
+    expect(loadConfig(production)).toEqual(expect.objectContaining({ docsEnabled: false, docsOperator: false }));
+    expect(loadConfig({ ...production, DOCS_ENABLED: 'true' }).docsEnabled).toBe(true);
     expect(loadConfig({ DOCS_ENABLED: 'false', DOCS_OPERATOR: 'true' })).toEqual(expect.objectContaining({ docsEnabled: false, docsOperator: true }));
     expect(() => loadConfig({ DOCS_ENABLED: 'yes' })).toThrow(/^DOCS_ENABLED must be one of/);
     expect(() => loadConfig({ DOCS_OPERATOR: 'maybe' })).toThrow(/^DOCS_OPERATOR must be one of/);

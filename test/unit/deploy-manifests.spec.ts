@@ -175,9 +175,9 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
     expect(deployment.spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
   });
 
-  it('secrets come from Secret refs (DATABASE_URL, REDIS_URL, OPERATOR_TOKEN) and the rail secrets file is a directory mount', () => {
+  it('secrets come from Secret refs (DATABASE_URL, REDIS_URL, OPERATOR_TOKEN, WEBHOOK_SIGNING_KEY) and the rail secrets file is a directory mount', () => {
     const env = envOf(api);
-    for (const name of ['DATABASE_URL', 'REDIS_URL', 'OPERATOR_TOKEN']) {
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'OPERATOR_TOKEN', 'WEBHOOK_SIGNING_KEY']) {
       expect(env[name]?.valueFrom?.secretKeyRef).toEqual(expect.objectContaining({ name: 'entitlements-api', key: name }));
       expect(configMap.data[name]).toBeUndefined();
     }
@@ -354,7 +354,10 @@ describe('deploy/components/alerts (PrometheusRule)', () => {
 
   it('are the alerts docs/operations.md describes, expression and duration alike', () => {
     const doc = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
-    const table = doc.slice(doc.indexOf('### Suggested alerts'));
+    const fromAlerts = doc.slice(doc.indexOf('### Suggested alerts'));
+    // The section ends at the next heading of its level or above.
+    const nextHeading = fromAlerts.slice(1).search(/\n#{1,3} /);
+    const table = nextHeading === -1 ? fromAlerts : fromAlerts.slice(0, nextHeading + 1);
     const rows = table
       .split('\n')
       .filter((line) => line.startsWith('| ') && !line.startsWith('| alert') && !line.startsWith('| ---'))

@@ -1,7 +1,6 @@
 export { ReportingModule } from './reporting.module.js';
 export { ReportingRead, type ReportingReadOptions } from './reporting-read.decorator.js';
 export { ReportingReads, READS_BUCKET, projectOf } from './reporting-reads.service.js';
-export { CoverageRepository } from './coverage.repository.js';
 export {
   COVERAGE_SURFACES,
   type Coverage,

@@ -11,7 +11,7 @@ export class WorkspacesAdminController {
   constructor(private readonly workspaces: WorkspacesAdminService) {}
 
   @Post('workspaces')
-  @ApiOperation({ operationId: 'createWorkspace', summary: 'Create a workspace (a group of projects its workspace keys read)' })
+  @ApiOperation({ operationId: 'adminCreateWorkspace', summary: 'Create a workspace (a group of projects its workspace keys read)' })
   @ApiCreatedResponse({ type: WorkspaceView })
   @ApiErrors({ 400: ['invalid_param_value', 'missing_required_param'] })
   create(@Body() body: CreateWorkspaceDto): Promise<WorkspaceView> {
@@ -20,7 +20,7 @@ export class WorkspacesAdminController {
 
   @Post('workspaces/:workspaceId/projects/:projectId')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'addWorkspaceProject', summary: 'Add a project to a workspace (idempotent); returns the workspace' })
+  @ApiOperation({ operationId: 'adminAddWorkspaceProject', summary: 'Add a project to a workspace (idempotent); returns the workspace' })
   @ApiOkResponse({ type: WorkspaceView })
   @ApiErrors({ 404: ['resource_missing'] })
   addProject(@Param('workspaceId') workspaceId: string, @Param('projectId') projectId: string): Promise<WorkspaceView> {
@@ -29,7 +29,7 @@ export class WorkspacesAdminController {
 
   @Post('workspaces/:workspaceId/keys')
   @ApiOperation({
-    operationId: 'createWorkspaceKey',
+    operationId: 'adminCreateWorkspaceKey',
     summary: 'Mint a workspace key (cd_wk_…): the plaintext is in this response only, the service keeps its SHA-256',
   })
   @ApiCreatedResponse({ type: WorkspaceKeyView })
@@ -40,7 +40,7 @@ export class WorkspacesAdminController {
 
   @Post('workspace-keys/:keyId/revoke')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'revokeWorkspaceKey', summary: 'Revoke a workspace key at once (its next request: 401 key_revoked)' })
+  @ApiOperation({ operationId: 'adminRevokeWorkspaceKey', summary: 'Revoke a workspace key at once (its next request: 401 key_revoked)' })
   @ApiOkResponse({ type: WorkspaceKeyView })
   @ApiErrors({ 404: ['resource_missing'] })
   revoke(@Param('keyId') keyId: string): Promise<WorkspaceKeyView> {

@@ -14,7 +14,7 @@ export function writeErrorResponse(res: HttpResponse, error: ApiError, requestId
   for (const [name, value] of Object.entries(error.headers ?? {})) setResponseHeader(res, name, value);
   setResponseHeader(res, 'Cache-Control', 'no-store');
   // Refused before its body was read (401, 404, 413 …): close, so the unread body is never waited for.
-  if (!res.request.raw.complete) setResponseHeader(res, 'Connection', 'close');
+  if (res.request && !res.request.raw.complete) setResponseHeader(res, 'Connection', 'close');
   // Read by the access log: 4xx/5xx lines carry the error code.
   (res as unknown as WithErrorCode)[ERROR_CODE] = error.code;
   const body: Record<string, unknown> = {

@@ -42,6 +42,9 @@ const CATALOGUE = {
   404: {
     resource_missing: { type: 'invalid_request_error', example: 'No such resource: GET /admin/v1/projects/prj_0000000000000000' },
   },
+  413: {
+    invalid_param_value: { type: 'invalid_request_error', example: 'Request body exceeds the 64 KiB limit of this endpoint' },
+  },
   408: {
     request_timeout: { type: 'invalid_request_error', example: 'The request was not received in time' },
   },

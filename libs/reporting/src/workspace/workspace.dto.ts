@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, Length, ValidateIf } from 'class-validator';
-import { ReadMetaView } from '../read-envelope.js';
+import { CoverageView, ReadMetaView } from '../read-envelope.js';
 
 export class WorkspaceProjectItem {
   @ApiProperty({ example: 'proj_8fJ2kQ…' }) project: string;
@@ -19,7 +19,7 @@ export class WorkspaceProjectsEnvelope {
 
 export class ProjectCoverageItem {
   @ApiProperty() project: string;
-  @ApiProperty({ description: 'revenue, readCost, analytics, userCensus (and errors): { state: measured | not_instrumented, since }' })
+  @ApiProperty({ type: CoverageView, description: 'revenue, readCost, analytics, userCensus (and errors): { state: measured | not_instrumented, since }' })
   coverage: Record<string, unknown>;
 }
 export class WorkspaceCoverageData {

@@ -12,7 +12,7 @@ export class TrustAdminController {
 
   @Put()
   @ApiOperation({
-    operationId: 'replaceTrustSettings',
+    operationId: 'adminReplaceTrustSettings',
     summary: "Replace the project's trust gate settings (block lists, review rules, support email); returns them",
   })
   @ApiOkResponse({ type: TrustSettingsView })
@@ -22,7 +22,7 @@ export class TrustAdminController {
   }
 
   @Get()
-  @ApiOperation({ operationId: 'getTrustSettings', summary: "The project's trust gate settings" })
+  @ApiOperation({ operationId: 'adminGetTrustSettings', summary: "The project's trust gate settings" })
   @ApiOkResponse({ type: TrustSettingsView })
   @ApiErrors({ 404: ['resource_missing'] })
   read(@Param('projectId') projectId: string): Promise<TrustSettingsView> {

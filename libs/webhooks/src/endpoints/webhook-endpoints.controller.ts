@@ -21,7 +21,7 @@ export class WebhookEndpointsController {
   constructor(private readonly endpoints: WebhookEndpointsService) {}
 
   @Post('projects/:projectId/webhook-endpoints')
-  @ApiOperation({ operationId: 'createWebhookEndpoint', summary: 'Register a webhook endpoint (its signing secret is shown only here)' })
+  @ApiOperation({ operationId: 'adminCreateWebhookEndpoint', summary: 'Register a webhook endpoint (its signing secret is shown only here)' })
   @ApiCreatedResponse({ type: WebhookEndpointView })
   @ApiErrors({ 400: ['missing_required_param', 'invalid_param_value'] })
   create(@Param('projectId') projectId: string, @Body() body: CreateWebhookEndpointDto, @RequestId() requestId: string): Promise<WebhookEndpointView> {
@@ -29,7 +29,7 @@ export class WebhookEndpointsController {
   }
 
   @Get('projects/:projectId/webhook-endpoints')
-  @ApiOperation({ operationId: 'listWebhookEndpoints', summary: "List a project's webhook endpoints (without secrets)" })
+  @ApiOperation({ operationId: 'adminListWebhookEndpoints', summary: "List a project's webhook endpoints (without secrets)" })
   @ApiQuery({ name: 'env', required: false, enum: ['sandbox', 'production'] })
   @ApiOkResponse({ type: WebhookEndpointList })
   @ApiErrors({ 400: ['invalid_param_value'] })
@@ -38,14 +38,14 @@ export class WebhookEndpointsController {
   }
 
   @Get('webhook-endpoints/:endpointId')
-  @ApiOperation({ operationId: 'getWebhookEndpoint', summary: 'Read a webhook endpoint' })
+  @ApiOperation({ operationId: 'adminGetWebhookEndpoint', summary: 'Read a webhook endpoint' })
   @ApiOkResponse({ type: WebhookEndpointView })
   get(@Param('endpointId') endpointId: string): Promise<WebhookEndpointView> {
     return this.endpoints.get(endpointId);
   }
 
   @Patch('webhook-endpoints/:endpointId')
-  @ApiOperation({ operationId: 'updateWebhookEndpoint', summary: 'Change the url, event types, description or status of a webhook endpoint' })
+  @ApiOperation({ operationId: 'adminUpdateWebhookEndpoint', summary: 'Change the url, event types, description or status of a webhook endpoint' })
   @ApiOkResponse({ type: WebhookEndpointView })
   @ApiErrors({ 400: ['invalid_param_value'] })
   patch(@Param('endpointId') endpointId: string, @Body() body: PatchWebhookEndpointDto, @RequestId() requestId: string): Promise<WebhookEndpointView> {
@@ -53,7 +53,7 @@ export class WebhookEndpointsController {
   }
 
   @Delete('webhook-endpoints/:endpointId')
-  @ApiOperation({ operationId: 'deleteWebhookEndpoint', summary: 'Delete a webhook endpoint; its pending deliveries are cancelled' })
+  @ApiOperation({ operationId: 'adminDeleteWebhookEndpoint', summary: 'Delete a webhook endpoint; its pending deliveries are cancelled' })
   @ApiOkResponse({ type: WebhookEndpointDeleted })
   delete(@Param('endpointId') endpointId: string, @RequestId() requestId: string): Promise<WebhookEndpointDeleted> {
     return this.endpoints.delete(endpointId, requestId);
@@ -61,7 +61,7 @@ export class WebhookEndpointsController {
 
   @Post('webhook-endpoints/:endpointId/rotate-secret')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'rotateWebhookSecret', summary: 'Rotate the signing secret (new one shown once; the old one also signs for 24 h)' })
+  @ApiOperation({ operationId: 'adminRotateWebhookSecret', summary: 'Rotate the signing secret (new one shown once; the old one also signs for 24 h)' })
   @ApiOkResponse({ type: WebhookEndpointView })
   rotate(@Param('endpointId') endpointId: string, @RequestId() requestId: string): Promise<WebhookEndpointView> {
     return this.endpoints.rotate(endpointId, requestId);
@@ -69,14 +69,14 @@ export class WebhookEndpointsController {
 
   @Post('webhook-endpoints/:endpointId/test')
   @HttpCode(202)
-  @ApiOperation({ operationId: 'sendTestWebhook', summary: 'Queue a test event to this endpoint only' })
+  @ApiOperation({ operationId: 'adminSendTestWebhook', summary: 'Queue a test event to this endpoint only' })
   @ApiAcceptedResponse({ type: WebhookDeliveryView })
   test(@Param('endpointId') endpointId: string, @RequestId() requestId: string): Promise<WebhookDeliveryView> {
     return this.endpoints.test(endpointId, requestId);
   }
 
   @Get('webhook-endpoints/:endpointId/deliveries')
-  @ApiOperation({ operationId: 'listWebhookDeliveries', summary: "List an endpoint's deliveries, newest first" })
+  @ApiOperation({ operationId: 'adminListWebhookDeliveries', summary: "List an endpoint's deliveries, newest first" })
   @ApiQuery({ name: 'status', required: false, enum: DELIVERY_STATUSES })
   @ApiQuery({ name: 'limit', required: false, type: 'integer', description: '1 to 100 (default 20)' })
   @ApiQuery({ name: 'startingAfter', required: false, description: 'A delivery id: the page after it' })
@@ -93,7 +93,7 @@ export class WebhookEndpointsController {
 
   @Post('webhook-deliveries/:deliveryId/retry')
   @HttpCode(202)
-  @ApiOperation({ operationId: 'retryWebhookDelivery', summary: 'Queue a delivery again now (any status but pending)' })
+  @ApiOperation({ operationId: 'adminRetryWebhookDelivery', summary: 'Queue a delivery again now (any status but pending)' })
   @ApiAcceptedResponse({ type: WebhookDeliveryView })
   @ApiErrors({ 400: ['invalid_param_value'] })
   retry(@Param('deliveryId') deliveryId: string, @RequestId() requestId: string): Promise<WebhookDeliveryView> {
