@@ -56,7 +56,13 @@ async function main() {
   const { url: databaseUrl, drop } = await createScratchDatabase(adminUrl, 'soak');
   onCleanup(drop);
   await migrate(databaseUrl);
-  const api = await startApi({ DATABASE_URL: databaseUrl, REDIS_URL: process.env.REDIS_URL, NODE_ENV: 'production', SHUTDOWN_DELAY_MS: '0' });
+  const api = await startApi({
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.REDIS_URL,
+    NODE_ENV: 'production',
+    SHUTDOWN_DELAY_MS: '0',
+    WEBHOOK_SIGNING_KEY: 'bench-webhook-signing-key-0123456789abcdef',
+  });
   onCleanup(() => api.child.kill('SIGTERM'));
 
   const { id: projectId } = await operator(api.port, 'POST', '/projects', { name: 'Soak' });

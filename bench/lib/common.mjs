@@ -23,6 +23,8 @@ export function apiEnv(dbUrl, port, operatorToken) {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     TEST_CLOCK: 'off',
     MIGRATIONS_RUN: 'true',
+    // Production refuses to start without the key outbound webhook secrets derive from.
+    WEBHOOK_SIGNING_KEY: 'bench-webhook-signing-key-0123456789abcdef',
   };
 }
 

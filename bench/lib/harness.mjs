@@ -13,7 +13,7 @@ export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 export const WARMUP_SECONDS = 3;
 export const REF_COMMIT = process.env.BENCH_REF_COMMIT ?? '84a29e2';
 /** BENCH_PHASES: a subset of ingest,latency,reads,scale for development runs (default: all; the goals of skipped phases are not printed). */
-export const PHASES = new Set((process.env.BENCH_PHASES ?? 'ingest,latency,reads,scale').split(','));
+export const PHASES = new Set((process.env.BENCH_PHASES ?? 'ingest,latency,reads,scale,webhooks,tracing,sourcemaps-bounds').split(','));
 
 export const log = (line = '') => process.stdout.write(`${line}\n`);
 
@@ -202,7 +202,7 @@ export const scratchDatabases = [];
  * a truncate frees are released at the file system's next journal commit, up to 5 s later;
  * on a disk mounted with online discard (this machine's ext4) that stalls every fsync,
  * PostgreSQL's WAL flush included, for tens of milliseconds, which had fallen inside the
- * window. `sync` makes that commit now (docs/performance.md, "Twenty-first session").
+ * window. `sync` makes that commit now (docs/performance.md, "Method").
  */
 export async function quietStart(server) {
   for (const { url } of scratchDatabases) if (url !== server.dbUrl) await settle(url);

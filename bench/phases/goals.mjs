@@ -11,7 +11,7 @@ export function printGoals({ servers, bufferedApi, throughput, latency, readResu
     saturation[label].reduce((n, r) => n + r.non2xx + r.errors, 0) + (target[label] ? target[label].non2xx + target[label].errors : 0);
   log('');
   log(`Batch body: ${EVENTS_PER_BATCH} events, ~${Math.round(servers[0].bodies.sampleBytes / 1024)} KB; api node flags: ${apiNodeArgs || 'none'}`);
-  log('Goals (issue 17), each a ratio or a latency measured in this run:');
+  log('Goals, each a ratio or a latency measured in this run:');
   if (PHASES.has('ingest'))
     log(
       `  ${check(ratio >= 1.5)} 1. ingestion    ${ratio.toFixed(2)}x ${REF_COMMIT} (${apiEvents} vs ${refEvents} events/s, mean of ${ROUNDS}; goal >= 1.5x); bare baseline ${baseEvents} events/s (api/baseline ${(apiEvents / Math.max(1, baseEvents)).toFixed(2)})${stealNote(...saturation.api, ...saturation.ref)}`,

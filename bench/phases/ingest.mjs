@@ -121,7 +121,7 @@ export async function ingestionServers({ api, refApi, ref, baseline, basePort, a
   ];
   log('');
   log('api      = POST /v1/events through the service (this build)');
-  log(`ref      = POST /v1/events through the service at ${REF_COMMIT} (the issue's starting point), built in ${ref.dir}`);
+  log(`ref      = POST /v1/events through the service at ${REF_COMMIT} (the reference commit the goals compare with), built in ${ref.dir}`);
   log('baseline = bench/baseline.mjs (node:http, JSON.parse, the same single INSERT as this build)');
   if (bufferedApi)
     log(`buffered = this build with EVENTS_BUFFER_URL=${NATS_URL} (acknowledged after the JetStream append; counted until its consumer stored every batch)`);

@@ -99,7 +99,7 @@ export function meanOfReads(runs) {
 }
 
 /**
- * The bare baseline's reads come in two forms: plain statements (the issue's baseline, pg's
+ * The bare baseline's reads come in two forms: plain statements (the goal's baseline, pg's
  * default, as it was measured at 84a29e2; the goal's) and, with this header, the statements the
  * API prepares run prepared too (printed beside it, so the API's own overhead stays visible).
  */

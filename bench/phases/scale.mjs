@@ -81,7 +81,7 @@ export async function scalePhase({ api, bare, routes, readResults, servers }) {
   const entSaturation = readResults.find((r) => r.name === entRoute.name) ?? (await readPhase(entRoute, api, bare));
   const scaleReadRate = Math.max(1, Math.round(entSaturation.api.rps * 0.5));
   // Both reads get phase 3's warm-up first: the one with data comes after minutes without a
-  // read (preload, ingestion), and on the eighteenth session's machine the API was still
+  // read (preload, ingestion), and on a slower bench machine the API was still
   // catching up when its window began (docs/performance.md); the empty read follows phase 3.
   const readAtRate = async () => {
     if (READ_WARMUP > 0) await drive({ url: api.base, headers: entRoute.headers, connections: READ_CONNECTIONS, duration: READ_WARMUP, next: entRoute.next });
