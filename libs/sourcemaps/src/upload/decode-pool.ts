@@ -113,6 +113,14 @@ export class DecodePool implements OnModuleDestroy {
       }
       this.dispatch();
     });
+    // A result the main thread cannot deserialise must fail its job, not leave it waiting forever.
+    worker.on('messageerror', (err) => {
+      const job = this.running.get(worker);
+      this.running.delete(worker);
+      this.idle.push(worker);
+      job?.reject(new Error(`source-map decode result could not be received: ${err.message}`));
+      this.dispatch();
+    });
     worker.on('error', (err) => this.lose(worker, err));
     worker.on('exit', (code) => this.lose(worker, new Error(`source-map decode worker exited with code ${code}`)));
     this.workers.push(worker);

@@ -77,6 +77,23 @@ export type DecodedUpload =
   { ok: true; release: unknown; environment: unknown; files: unknown; decoded: DecodedUploadFile[] | null } | { ok: false; reason: 'not_json' | 'not_object' };
 
 /**
+ * What the request rules read of a value: primitives as they are, any object or array as an
+ * empty one of its kind. The result crosses back from the worker thread, and a body may nest
+ * thousands of levels deep, which structured cloning cannot always carry (the message is then
+ * lost on the receiving side); the rules only ever ask whether such a value is a string.
+ */
+function skeleton(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  return Array.isArray(value) ? [] : {};
+}
+
+/** An entry's fields, each as its skeleton (the rules read `fileUrl`, a string). */
+function entrySkeleton(entry: unknown): unknown {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return skeleton(entry);
+  return Object.fromEntries(Object.entries(entry).map(([key, value]) => [key, skeleton(value)]));
+}
+
+/**
  * Parses the upload body and decodes every file of it; the request-level rules are the
  * caller's (on the skeleton this returns). `decoded` is null when `files` is not an array or
  * holds more than `maxFiles` entries (nothing is decoded for a batch that will be refused).
@@ -89,17 +106,26 @@ export function decodeUpload(raw: Uint8Array, maxFiles: number, maxBytes = MAX_S
     return { ok: false, reason: 'not_json' };
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, reason: 'not_object' };
-  const { release, environment, files } = body as Record<string, unknown>;
-  if (!Array.isArray(files) || files.length === 0 || files.length > maxFiles) return { ok: true, release, environment, files, decoded: null };
+  const { release: rawRelease, environment: rawEnvironment, files } = body as Record<string, unknown>;
+  const release = skeleton(rawRelease);
+  const environment = skeleton(rawEnvironment);
+  if (!Array.isArray(files) || files.length === 0 || files.length > maxFiles) {
+    // The rules read only whether `files` is an array and its length.
+    return { ok: true, release, environment, files: Array.isArray(files) ? files.map(() => null) : skeleton(files), decoded: null };
+  }
   const decoded: DecodedUploadFile[] = [];
   for (let i = 0; i < files.length; i++) {
     const entry: unknown = files[i];
     files[i] = undefined; // the base64 text can be collected as soon as this file is done
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-      decoded.push({ entry, map: { ok: false, code: 'invalid_runtime_url', message: `files[${i}] must be an object with fileUrl and sourceMap` } });
+      decoded.push({
+        entry: skeleton(entry),
+        map: { ok: false, code: 'invalid_runtime_url', message: `files[${i}] must be an object with fileUrl and sourceMap` },
+      });
       continue;
     }
-    const { sourceMap, ...rest } = entry as Record<string, unknown>;
+    const { sourceMap, ...fields } = entry as Record<string, unknown>;
+    const rest = entrySkeleton(fields);
     const map = decodeSourceMap(i, sourceMap, maxBytes);
     if (!map.ok) {
       decoded.push({ entry: rest, map });
