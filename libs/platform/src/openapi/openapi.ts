@@ -334,7 +334,8 @@ export function impliedErrorCodes(route: RouteEntry): ErrorCodes {
   const [policy] = route.policies;
   // A body that is not JSON, too large, too deep or with text PostgreSQL cannot store.
   // A declared Content-Length over the route's limit is refused before anything is read: 413.
-  if (['POST', 'PUT', 'PATCH'].includes(route.method)) implied.push({ 400: ['invalid_param_value'], 413: ['invalid_param_value'] });
+  // A DELETE may carry a body too, and it is read (and refused) like any other.
+  if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(route.method)) implied.push({ 400: ['invalid_param_value'], 413: ['invalid_param_value'] });
   if (policy?.kind === 'api_key') {
     implied.push({ 401: ['missing_api_key', 'invalid_api_key', 'key_revoked'] });
     if (policy.kinds.includes('publishable')) implied.push({ 403: ['origin_not_allowed', 'bundle_id_not_allowed', 'package_name_not_allowed'] });
