@@ -409,18 +409,30 @@ describe('on the test database', () => {
 
 describe('outbound webhooks across a crash', () => {
   it('an event committed but not yet delivered when the service is killed is delivered after restart', async () => {
+    // A database of its own: the outbox is claimed across endpoints, so any other service on
+    // the shared test database (an in-process app of another test file draining its deliveries
+    // on an advanced test clock, with its own WEBHOOK_SIGNING_KEY) could send this event,
+    // signed with a secret this endpoint never had.
+    const adminUrl = process.env.TEST_ADMIN_DATABASE_URL || process.env.DATABASE_URL!;
+    const name = `test_webhooks_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name}"`);
+    const databaseUrl = new URL(adminUrl);
+    databaseUrl.pathname = `/${name}`;
     const receiver = await startWebhookReceiver();
     receiver.on('/hook', 'hang');
     const port = await freePort();
     const env = {
       NODE_ENV: 'development',
-      DATABASE_URL: process.env.DATABASE_URL!,
+      DATABASE_URL: databaseUrl.toString(),
       PORT: String(port),
       OPERATOR_TOKEN,
-      MIGRATIONS_RUN: 'false',
+      MIGRATIONS_RUN: 'true',
       WEBHOOKS_ALLOW_PRIVATE: 'true',
       WEBHOOK_SIGNING_KEY: 'process-test-webhook-signing-key-0123456789',
     };
+    const services: Run[] = [];
     const post = async (pathname: string, token: string, body: unknown) => {
       const res = await fetch(`http://127.0.0.1:${port}${pathname}`, {
         method: 'POST',
@@ -431,6 +443,7 @@ describe('outbound webhooks across a crash', () => {
     };
     try {
       const first = startService(env);
+      services.push(first);
       await waitHealthy(first, port);
       const project = await post('/admin/v1/projects', OPERATOR_TOKEN, { name: 'webhooks crash' });
       const endpoint = await post(`/admin/v1/projects/${project.body.id}/webhook-endpoints`, OPERATOR_TOKEN, {
@@ -448,6 +461,7 @@ describe('outbound webhooks across a crash', () => {
 
       receiver.on('/hook', 200);
       const second = startService(env);
+      services.push(second);
       await waitHealthy(second, port);
       // The dead replica's lease (30 s) runs out, then the restarted service sends the attempt.
       await receiver.waitFor((hooks) => hooks.some((h) => h.path === '/hook' && h.json.type === 'test'), 60_000);
@@ -456,9 +470,13 @@ describe('outbound webhooks across a crash', () => {
       second.child.kill('SIGTERM');
       await withTimeout(second.exit, 15_000, 'exit after SIGTERM');
     } finally {
+      for (const service of services) if (service.child.exitCode === null && service.child.signalCode === null) guard.killGroup(service.child);
+      await Promise.all(services.map((service) => service.exit));
       await receiver.close();
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
     }
-  }, 120_000);
+  }, 150_000);
 });
 
 describe('readiness gates on migrations', () => {

@@ -90,7 +90,18 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
 interface ConnectionState {
   active: Set<ServerResponse>;
   served: number;
+  /** The latest request, whose body may still be on its way after an early answer. */
+  last?: { req: IncomingMessage; res: ServerResponse };
 }
+
+/**
+ * An answer written before the request's body arrived (a refusal: unknown route, 401 …) goes
+ * out with `Connection: close`, but the connection is closed only once the rest of the body
+ * has arrived, or after this long: the request stays in flight (the drain waits for it) and
+ * the client is not reset while still sending. During the drain, the drain's grace bounds it.
+ * A 413 is closed at once: its body is refused for its size and never waited for.
+ */
+export const UNREAD_BODY_LINGER_MS = 1_000;
 
 /**
  * A connection accepted before the drain but without a request yet (the request may be in the
@@ -112,13 +123,39 @@ function trackConnections(server: Server): void {
   const tracker: Tracker = { connections: new Map(), draining: false };
   trackers.set(server, tracker);
   server.on('connection', (socket: Socket) => {
-    tracker.connections.set(socket, { active: new Set(), served: 0 });
+    const state: ConnectionState = { active: new Set(), served: 0 };
+    tracker.connections.set(socket, state);
     socket.once('close', () => tracker.connections.delete(socket));
+    // Node calls destroySoon after a `Connection: close` response: deferred while the
+    // answered request's body is still arriving (UNREAD_BODY_LINGER_MS).
+    const destroySoon = socket.destroySoon;
+    socket.destroySoon = function lingeringDestroySoon(this: Socket) {
+      const last = state.last;
+      if (socket.destroyed || !last || !last.res.writableEnded || last.req.complete || last.res.statusCode === 413) {
+        return destroySoon.call(this);
+      }
+      let done = false;
+      const close = () => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (!socket.destroyed) destroySoon.call(socket);
+      };
+      // While draining, the drain's grace (not this timer) bounds the wait.
+      const timer = setTimeout(() => {
+        if (!tracker.draining) close();
+      }, UNREAD_BODY_LINGER_MS);
+      timer.unref();
+      last.req.once('end', close);
+      last.req.once('close', close);
+      socket.once('close', close);
+    };
   });
   // Registered before the framework's handler: the header is set before any reply is written.
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     const state = tracker.connections.get(req.socket);
     if (!state) return;
+    state.last = { req, res };
     state.active.add(res);
     if (tracker.draining) res.setHeader('Connection', 'close');
     // Done when answered and its body fully received (an early answer, e.g. to an unknown
