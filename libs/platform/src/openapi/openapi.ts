@@ -1,9 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { routeTable, type RouteEntry } from '../policy/route-table.js';
 import { ERROR_CATALOGUE, type ErrorCodes, mergeErrorCodes, unknownErrorCodes } from './error-codes.js';
+import { type DocsReply, REDOC_INIT, docsPage, redocBundle } from './docs-page.js';
 import { API_KEY_BEARER, API_KEY_CLIENT_HEADER, API_KEY_HEADER, OPERATOR_BEARER } from './security-schemes.js';
 
 export class ErrorBody {
@@ -127,48 +126,6 @@ export function setupOpenApi(app: INestApplication, options: DocsOptions = { ena
     res.type('text/javascript; charset=utf-8');
     res.send(bundle);
   });
-}
-
-interface DocsReply {
-  header(name: string, value: string): unknown;
-  type(value: string): unknown;
-  status(code: number): unknown;
-  send(body: string | Buffer): unknown;
-}
-
-/** Where the Redoc bundle is: copied into dist/ by the build, or straight from the dev dependency (tests, `npm start`). */
-export const REDOC_BUNDLE_PATHS = ['dist/docs/redoc.standalone.js', 'node_modules/@redocly/cli/lib/chunks/redoc.standalone.js'];
-
-let redocBundleCache: Buffer | null | undefined;
-function redocBundle(): Buffer | null {
-  if (redocBundleCache === undefined) {
-    const found = REDOC_BUNDLE_PATHS.map((file) => resolve(file)).find((file) => existsSync(file));
-    redocBundleCache = found ? readFileSync(found) : null;
-  }
-  return redocBundleCache;
-}
-
-const REDOC_INIT = `import { init } from './redoc.standalone.js';
-init('./json', { disableTelemetry: true }, document.getElementById('redoc'));
-`;
-
-function docsPage(title: string): string {
-  const escaped = title.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? c);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escaped}</title>
-<base href="/docs/">
-</head>
-<body>
-<div id="redoc"></div>
-<script type="module" src="./redoc-init.js"></script>
-<noscript>The API reference needs JavaScript; the document itself is at <a href="./json">/docs/json</a> and <a href="./yaml">/docs/yaml</a>.</noscript>
-</body>
-</html>
-`;
 }
 
 /** Tag descriptions, in the order a reader meets them: the public API first, the operator API last. */
