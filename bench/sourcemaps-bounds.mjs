@@ -14,11 +14,21 @@
 // Environment: DATABASE_URL (required), BENCH_UPLOADS (8), BENCH_UPLOAD_MIB (49), LOG_LEVEL
 // (warn), BENCH_API_NODE_ARGS, BENCH_API_PLAIN_NODE=1, and any SOURCEMAP_* variable (passed
 // to the API). Linux only (/proc).
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { API_ENTRY as apiEntry, ROOT as root, apiEnv, apiNodeArgs, call, createScratchDatabase, freePort, requireDatabaseAndBuild } from './lib/common.mjs';
+import {
+  API_ENTRY as apiEntry,
+  apiEnv,
+  apiNodeArgs,
+  createScratchDatabase,
+  freePort,
+  requireDatabaseAndBuild,
+  startNode,
+  stop,
+  waitForHttp,
+} from './lib/common.mjs';
+import { mintWebApp } from './lib/read-routes.mjs';
 
 const adminUrl = requireDatabaseAndBuild('node bench/sourcemaps-bounds.mjs');
 const UPLOADS = Number(process.env.BENCH_UPLOADS ?? 8);
@@ -100,34 +110,16 @@ async function main() {
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   const port = await freePort();
   const passed = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('SOURCEMAP_')));
-  const child = spawn(process.execPath, [...apiNodeArgs().split(' ').filter(Boolean), apiEntry], {
-    cwd: root,
-    env: { ...process.env, ...apiEnv(scratch.url, port, operatorToken), ...passed },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const api = startNode('api', apiEntry, { ...apiEnv(scratch.url, port, operatorToken), ...passed }, apiNodeArgs());
+  const { child } = api;
   const apiBase = `http://127.0.0.1:${port}`;
   let stopping = false;
   child.on('exit', (code, signal) => {
-    if (!stopping) process.stderr.write(`bench: the API exited during the run (code ${code}, signal ${signal})\n`);
+    if (!stopping) process.stderr.write(`bench: the API exited during the run (code ${code}, signal ${signal}):\n${api.output()}\n`);
   });
   try {
-    for (let i = 0; ; i++) {
-      if (child.exitCode !== null) throw new Error(`api exited (${child.exitCode})`);
-      if (i > 300) throw new Error('api did not start within 60 s');
-      const ok = await fetch(`${apiBase}/v1/healthz`).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (ok) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const project = await call(apiBase, 'POST', '/admin/v1/projects', operatorToken, { name: 'bench sourcemaps bounds' });
-    const app = await call(apiBase, 'POST', `/admin/v1/projects/${project.id}/apps`, operatorToken, {
-      name: 'web',
-      platform: 'web',
-      allowedOrigins: ['https://app.example.com'],
-    });
-    const key = app.keys.find((k) => k.kind === 'secret' && k.env === 'sandbox').key;
+    await waitForHttp(api, `${apiBase}/v1/healthz`);
+    const { secret: key } = await mintWebApp(apiBase, operatorToken, 'bench sourcemaps bounds', { withSecret: true });
     const upload = (body) =>
       fetch(`${apiBase}/v1/releases/sourcemaps`, {
         method: 'POST',
@@ -183,8 +175,7 @@ async function main() {
     log(`${p99 < HEALTHZ_P99_MS ? 'ok  ' : 'MISS'} sourcemaps-bounds: healthz p99 < ${HEALTHZ_P99_MS} ms during the uploads: ${p99.toFixed(1)} ms`);
   } finally {
     stopping = true;
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await stop(api);
     await scratch.drop();
   }
 }
