@@ -15,7 +15,7 @@ import {
   itemsOf,
 } from './rail-model.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
-import { railChangeCause, subscriptionEventTypes } from './subscription-events.js';
+import { railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from './subscription-events.js';
 
 /** The rail's current view of one subscription, already mapped to the shared model. */
 export interface RailStateChange {
@@ -222,8 +222,8 @@ export class RailStateApplier {
       manager,
       (_key, kind) => railChangeCause(kind, facts.next),
       (customerId) =>
-        changed && customerId === change.customerId
-          ? subscriptionEventTypes(facts).map((type) => ({
+        customerId === change.customerId
+          ? (changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts)).map((type) => ({
               type,
               data: {
                 serviceCustomerId: customerId,
@@ -232,7 +232,7 @@ export class RailStateApplier {
                 productId: change.productId,
                 state: change.state,
                 validUntil: change.validUntil,
-                willRenew: change.state === 'active' && !/cancel/i.test(change.rawStatus ?? ''),
+                willRenew: willRenew(change.state, change.rawStatus),
                 priceMicros: null,
                 currency: null,
                 railEventId: auditEventId,

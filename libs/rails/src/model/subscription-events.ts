@@ -20,8 +20,20 @@ export function isBillingIssue(rawStatus: string | null): boolean {
   return rawStatus !== null && BILLING_ISSUE_STATUSES.has(rawStatus);
 }
 
+/**
+ * Whether the subscription renews at the end of its period, from the rail's status word:
+ * card `… (cancel_at_period_end)`, iOS `DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED`, Android
+ * `SUBSCRIPTION_STATE_CANCELED` (still active until its expiry) mean it does not.
+ */
+export function willRenew(state: RailState, rawStatus: string | null): boolean {
+  if (state !== 'active') return false;
+  const status = rawStatus ?? '';
+  return !/cancel/i.test(status) && !status.endsWith('AUTO_RENEW_DISABLED');
+}
+
 export interface SubscriptionChangeFacts {
-  stored: Pick<RailSubscriptionRecord, 'state' | 'productId' | 'validUntil'> | null;
+  /** `rawStatus` of the stored record, when known: turning auto-renew off or on is read from it. */
+  stored: (Pick<RailSubscriptionRecord, 'state' | 'productId' | 'validUntil'> & { rawStatus?: string | null }) | null;
   next: { state: RailState; productId: string; validUntil: number | null; endedBy?: 'revoked' | 'expired'; rawStatus: string | null };
 }
 
@@ -34,6 +46,7 @@ export function subscriptionEventTypes({ stored, next }: SubscriptionChangeFacts
     else if ((next.validUntil ?? Infinity) > (stored?.validUntil ?? Infinity)) types.push('subscription.renewed');
     if (stored && wasActive && stored.productId !== next.productId) types.push('subscription.product_changed');
     if (isBillingIssue(next.rawStatus)) types.push('subscription.billing_issue');
+    types.push(...renewalEventTypes({ stored, next }));
   } else if (wasActive || !stored) {
     if (next.endedBy === 'revoked') types.push('subscription.refunded');
     else if (isBillingIssue(next.rawStatus)) types.push('subscription.billing_issue', 'subscription.expired');
@@ -51,4 +64,17 @@ export function railChangeCause(
   if (change === 'extended') return 'renewal';
   if (next.endedBy === 'revoked') return 'refund';
   return isBillingIssue(next.rawStatus) ? 'billing_issue' : 'expiration';
+}
+
+/**
+ * `subscription.canceled` (auto-renew turned off, still active) or `subscription.uncanceled`
+ * (turned on again) when a subscription that stays active changes its renewal; empty
+ * otherwise. A notification that changes nothing else yields only these.
+ */
+export function renewalEventTypes({ stored, next }: SubscriptionChangeFacts): string[] {
+  if (stored?.state !== 'active' || next.state !== 'active' || stored.rawStatus === undefined) return [];
+  const before = willRenew(stored.state, stored.rawStatus);
+  const after = willRenew(next.state, next.rawStatus);
+  if (before === after) return [];
+  return [after ? 'subscription.uncanceled' : 'subscription.canceled'];
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Clock, type TenantScope } from '#platform';
-import { EntitlementWriter } from '#entitlements';
+import { EntitlementChangeFeed, EntitlementWriter } from '#entitlements';
 import { type AliasNode, RailCustomers, RailIdentity } from '#identity';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 
@@ -30,6 +30,7 @@ export class RailCustomerLinks {
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly writer: EntitlementWriter,
     private readonly clock: Clock,
+    private readonly changes: EntitlementChangeFeed,
   ) {}
 
   /** The active customer of a rail node (a forgotten customer's node reads as unknown, as in purchase sync). */
@@ -91,9 +92,16 @@ export class RailCustomerLinks {
   }
 
   /** Moves a rail-only customer's rail aliases, subscription records and rail-derived entitlements. */
+  /**
+   * Both customers' entitlement changes go to the change feed: the rail-only customer's keys
+   * end (cause `revoke`: they left that customer), the named customer's start or extend (cause
+   * `purchase`: the purchase is now theirs).
+   */
   private async fold(manager: EntityManager, scope: TenantScope, railOnlyCustomerId: string, intoCustomerId: string): Promise<void> {
+    const tracker = await this.changes.track(manager, scope, [railOnlyCustomerId, intoCustomerId]);
     await this.customers.moveRailAliases(manager, scope, railOnlyCustomerId, intoCustomerId);
     await this.subscriptions.reassignCustomer(scope, railOnlyCustomerId, intoCustomerId, this.clock.now(), manager);
     await this.writer.moveRailEntitlements(manager, scope, railOnlyCustomerId, intoCustomerId);
+    await tracker.publish(manager, (_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));
   }
 }
