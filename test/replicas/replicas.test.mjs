@@ -471,6 +471,39 @@ describe('outbound webhooks with two replicas', () => {
     assert.equal(new Set(mine.map((e) => e.id)).size, COUNT);
   });
 
+  it("an endpoint created on one replica receives the other's change committed right after the answer", async () => {
+    const p = await project(pair[0].port);
+    const identified = await fetch(`http://127.0.0.1:${pair[1].port}/v1/identify`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${p.publishable}`, Origin: ORIGIN, 'content-type': 'application/json' },
+      body: JSON.stringify({ userId: `presence_${process.pid}`, anonymousId: `presence_anon_${process.pid}` }),
+    }).then((res) => res.json());
+    const customerId = identified.serviceCustomerId;
+    const grant = async (entitlementKey) => {
+      const res = await fetch(`http://127.0.0.1:${pair[1].port}/v1/server/customers/${customerId}/grant`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${p.secret.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ entitlementKey, duration: 'P30D', reason: 'Replicas presence check grant' }),
+      });
+      assert.equal(res.status, 200, JSON.stringify(await res.json()));
+    };
+    // Replica 1 reads "no endpoint" for the scope and keeps the answer briefly; replica 0 then creates one.
+    await grant('before_endpoint');
+    await operator(pair[0].port, 'POST', `/projects/${p.projectId}/webhook-endpoints`, {
+      url: `${base}/presence`,
+      env: 'sandbox',
+      eventTypes: ['customer.entitlements.updated'],
+    });
+    await grant('after_endpoint');
+    const mine = () => received.filter((e) => e.data?.serviceCustomerId === customerId);
+    await waitFor(() => mine().length >= 1, 30_000);
+    await sleep(1_500);
+    assert.deepEqual(
+      mine().map((e) => e.data.changes.map((c) => c.key)),
+      [['after_endpoint']],
+    );
+  });
+
   it('a delivery in flight when its replica is killed is delivered by the other', async () => {
     const p = await project(pair[0].port);
     const endpoint = await operator(pair[0].port, 'POST', `/projects/${p.projectId}/webhook-endpoints`, { url: `${base}/held`, env: 'sandbox' });
