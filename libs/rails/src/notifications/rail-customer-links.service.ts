@@ -91,11 +91,11 @@ export class RailCustomerLinks {
     return this.identity.linkAliasIfAbsent(scope, customerId, node, manager);
   }
 
-  /** Moves a rail-only customer's rail aliases, subscription records and rail-derived entitlements. */
   /**
-   * Both customers' entitlement changes go to the change feed: the rail-only customer's keys
-   * end (cause `revoke`: they left that customer), the named customer's start or extend (cause
-   * `purchase`: the purchase is now theirs).
+   * Moves a rail-only customer's rail aliases, subscription records and rail-derived
+   * entitlements. Both customers' entitlement changes go to the change feed: the rail-only
+   * customer's keys end (cause `revoke`: they left that customer), the named customer's start
+   * or extend (cause `purchase`: the purchase is now theirs).
    */
   private async fold(manager: EntityManager, scope: TenantScope, railOnlyCustomerId: string, intoCustomerId: string): Promise<void> {
     const tracker = await this.changes.track(manager, scope, [railOnlyCustomerId, intoCustomerId]);
