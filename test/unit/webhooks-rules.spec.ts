@@ -153,6 +153,17 @@ describe('webhooks: pure rules', () => {
         'subscription.uncanceled',
       ]);
       expect(renewalEventTypes(facts('SUBSCRIPTION_STATE_CANCELED', 'SUBSCRIPTION_STATE_ACTIVE'))).toEqual(['subscription.uncanceled']);
+      // An iOS purchase sync says nothing about renewal: no event either way; the store's later
+      // AUTO_RENEW_ENABLED still means "turned on again".
+      const disabled = 'DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED';
+      const enabled = 'DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED';
+      expect(renewalEventTypes(facts(disabled, 'Auto-Renewable Subscription'))).toEqual([]);
+      expect(renewalEventTypes(facts(disabled, 'DID_CHANGE_RENEWAL_PREF/UPGRADE'))).toEqual([]);
+      expect(renewalEventTypes(facts('Auto-Renewable Subscription', enabled))).toEqual(['subscription.uncanceled']);
+      expect(renewalEventTypes(facts('Auto-Renewable Subscription', disabled))).toEqual(['subscription.canceled']);
+      expect(renewalEventTypes(facts('DID_RENEW', enabled))).toEqual([]);
+      expect(renewalEventTypes(facts(enabled, enabled))).toEqual([]);
+      expect(willRenew('active', 'Auto-Renewable Subscription')).toBe(true);
       // A renewal of a canceled subscription re-enabled: renewed and uncanceled.
       const renewed = {
         ...facts('active (cancel_at_period_end)', 'active'),
