@@ -1,5 +1,9 @@
 import { Module } from '@nestjs/common';
 import { KeysModule } from '#keys';
+import { BucketReportsRepository } from './buckets/bucket-reports.repository.js';
+import { BucketsController } from './buckets/buckets.controller.js';
+import { BucketsService } from './buckets/buckets.service.js';
+import { ReadCosts } from './buckets/read-costs.service.js';
 import { CoverageRepository } from './coverage.repository.js';
 import { ReportingReads } from './reporting-reads.service.js';
 import { WorkspaceController } from './workspace/workspace.controller.js';
@@ -8,8 +12,8 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
 /** The read API's shared machinery (envelope, reads bucket, scopes, workspace keys) and the workspace reads. */
 @Module({
   imports: [KeysModule],
-  controllers: [WorkspaceController],
-  providers: [ReportingReads, CoverageRepository, WorkspaceReadsService],
-  exports: [ReportingReads, CoverageRepository],
+  controllers: [WorkspaceController, BucketsController],
+  providers: [ReportingReads, CoverageRepository, WorkspaceReadsService, BucketReportsRepository, BucketsService, ReadCosts],
+  exports: [ReportingReads, CoverageRepository, ReadCosts],
 })
 export class ReportingModule {}
