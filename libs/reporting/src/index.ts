@@ -1,3 +1,5 @@
+import { RevenueLedger1790000002410 } from './migrations/1790000002410-revenue-ledger.migration.js';
+
 export { ReportingModule } from './reporting.module.js';
 export { ReportingRead, type ReportingReadOptions } from './reporting-read.decorator.js';
 export { ReportingReads, READS_BUCKET, projectOf } from './reporting-reads.service.js';
@@ -13,3 +15,6 @@ export {
   ReadMetaView,
   SurfaceCoverageView,
 } from './read-envelope.js';
+
+/** Migrations of the reporting context, in order. */
+export const REPORTING_MIGRATIONS = [RevenueLedger1790000002410];
