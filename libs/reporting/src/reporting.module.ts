@@ -1,6 +1,14 @@
 import { Module } from '@nestjs/common';
 import { KeysModule } from '#keys';
 import { RailsModule } from '#rails';
+import { IdentityModule } from '#identity';
+import { TelemetryModule } from '#telemetry';
+import { AcquisitionController } from './acquisition/acquisition.controller.js';
+import { AcquisitionService } from './acquisition/acquisition.service.js';
+import { AnalyticsController } from './analytics/analytics.controller.js';
+import { AnalyticsReadsService } from './analytics/analytics-reads.service.js';
+import { ErrorsController } from './errors/errors.controller.js';
+import { ErrorsReadsService } from './errors/errors-reads.service.js';
 import { BucketReportsRepository } from './buckets/bucket-reports.repository.js';
 import { BucketsController } from './buckets/buckets.controller.js';
 import { BucketsService } from './buckets/buckets.service.js';
@@ -14,8 +22,8 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
 
 /** The read API's shared machinery (envelope, reads bucket, scopes, workspace keys) and the workspace reads. */
 @Module({
-  imports: [KeysModule, RailsModule],
-  controllers: [WorkspaceController, BucketsController],
+  imports: [KeysModule, RailsModule, IdentityModule, TelemetryModule],
+  controllers: [WorkspaceController, BucketsController, ErrorsController, AnalyticsController, AcquisitionController],
   providers: [
     ReportingReads,
     CoverageRepository,
@@ -25,6 +33,9 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     ReadCosts,
     RevenueLedgerRepository,
     RevenueLedger,
+    ErrorsReadsService,
+    AnalyticsReadsService,
+    AcquisitionService,
   ],
   exports: [ReportingReads, CoverageRepository, ReadCosts, RevenueLedger],
 })
