@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ErasureWorker } from '#identity';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
@@ -139,5 +140,15 @@ describe('error impact and affected users', () => {
       /limit/,
     );
     expectError(await t.http.get(`/v1/errors?fingerprint=${fingerprint}&project=proj_other`).set(bearer(p.keys.skTest)), 403, 'project_not_allowed');
+  });
+
+  it('erasure of a customer removes its user id from the affected users; the counts stay', async () => {
+    const forgot = await t.http.post('/v1/identity/forget').set(keyHeaders(p, p.keys.skTest)).send({ customerId: customers.u_free });
+    expect(forgot.status).toBe(200);
+    await t.app.get(ErasureWorker).runOnce({ projectId: p.projectId });
+    const rows = await t.dataSource.query(`SELECT user_id FROM error_affected_users WHERE project_id = $1 ORDER BY user_id`, [p.projectId]);
+    expect(rows.map((r: { user_id: string }) => r.user_id)).toEqual(['u_paying', 'u_whale']);
+    const res = await t.http.get(`/v1/errors?fingerprint=${fingerprint}`).set(bearer(p.keys.skTest));
+    expect(res.body.data).toEqual(expect.objectContaining({ occurrences: 5, affected: { users: 2, payingUsers: 2 } }));
   });
 });
