@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { EventPartitionMaintenance } from '#telemetry';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
@@ -93,5 +94,18 @@ describe('GET /v1/reporting/metrics and /v1/reporting/breakdown', () => {
     const errorsOnly = await secretKeyWithScopes(t, p.keyIds.skLive, ['errors:read']);
     expectNamedError(await metrics('host=app.example.com', errorsOnly), 403, 'insufficient_scope', /reporting:aggregate/);
     expectError(await t.http.get('/v1/reporting/metrics?host=app.example.com').set(keyHeaders(p, p.keys.pubTest)), 401, 'invalid_api_key');
+  });
+
+  it('the partition maintenance purges visitor days past the retention; the views counters stay', async () => {
+    const old = new Date(t.clock.nowMs() - 200 * DAY).toISOString().slice(0, 10);
+    await t.dataSource.query(
+      `INSERT INTO analytics_daily_visitors (project_id, env, host, day, visitor) VALUES ($1, 'sandbox', 'app.example.com', $2, 'anon_old')`,
+      [p.projectId, old],
+    );
+    const summary = await t.app.get(EventPartitionMaintenance).runOnce();
+    expect(summary.purgedVisitorDays).toBeGreaterThanOrEqual(1);
+    const left = await t.dataSource.query(`SELECT count(*)::int AS n FROM analytics_daily_visitors WHERE project_id = $1 AND day = $2`, [p.projectId, old]);
+    expect(left[0].n).toBe(0);
+    expect((await metrics('host=app.example.com&days=7')).body.data.totals).toEqual({ uniqueVisitors: 3, views: 5 });
   });
 });
