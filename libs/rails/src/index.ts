@@ -10,6 +10,15 @@ export {
   type RailApplyResult,
   type RailDecisionRecord,
 } from './model/rail-state-applier.service.js';
+export {
+  RailRevenueFeed,
+  type RailRevenueSink,
+  type RailRevenueChange,
+  type RailPriceLine,
+  type RailPayment,
+  type RailAmount,
+  type BillingPeriodUnit,
+} from './model/rail-revenue-feed.service.js';
 export { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
 export { type RailSubscriptionWrite, type RailTransactionRecord, type RailNotificationRecord } from './model/rail-subscriptions.repository.js';
 export type { RailSettingsRecord } from './model/rail-settings.repository.js';

@@ -12,6 +12,7 @@ import { PurchaseSyncController } from './purchases/purchase-sync.controller.js'
 import { PurchaseSyncService } from './purchases/purchase-sync.service.js';
 import { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
 import { RailSettingsRepository } from './model/rail-settings.repository.js';
+import { RailRevenueFeed } from './model/rail-revenue-feed.service.js';
 import { RailStateApplier } from './model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from './model/rail-subscriptions.repository.js';
 
@@ -23,6 +24,7 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     RailSettingsRepository,
     RailSubscriptionsRepository,
     RailStateApplier,
+    RailRevenueFeed,
     CustomerRailStatuses,
     IosStoreVerifier,
     RailSecrets,
@@ -32,6 +34,6 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     PurchaseSyncService,
   ],
   // The repositories serve the store notifications module of this context; other contexts use the services.
-  exports: [RailSubscriptionsRepository, RailStateApplier, CustomerRailStatuses, RailSettingsRepository, IosStoreVerifier, RailSecrets],
+  exports: [RailSubscriptionsRepository, RailStateApplier, RailRevenueFeed, CustomerRailStatuses, RailSettingsRepository, IosStoreVerifier, RailSecrets],
 })
 export class RailsModule {}

@@ -1,8 +1,9 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { KeysModule } from '#keys';
-import { CustomerDirectory, ErasureHooks, IdentityModule } from '#identity';
+import { CustomerDirectory, ErasureHooks, IdentityModule, LinkHooks } from '#identity';
 import { SourceMapSymbolicator, SourceMapsModule } from '#sourcemaps';
 import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/event-erasure.repository.js';
+import { ROLLUP_ERASURE_HOOK_NAME, forgetRollupIdentifiers } from './erasure/rollup-erasure.js';
 import { EVENT_CUSTOMER_LOOKUP } from './identity/customer-lookup.js';
 import { EventIdentityHintsRepository } from './identity/event-identity-hints.repository.js';
 import { EventIdentityResolver } from './identity/event-identity-resolver.service.js';
@@ -17,6 +18,10 @@ import { EventPartitionMaintenanceRepository } from './storage/event-partition-m
 import { EventPartitionMaintenance } from './storage/event-partition-maintenance.service.js';
 import { EventsRepository } from './storage/events.repository.js';
 import { ErrorAllowanceService } from './throttle/error-allowance.service.js';
+import { EventRollupsRepository } from './rollups/event-rollups.repository.js';
+import { EventRollups } from './rollups/event-rollups.service.js';
+
+const ACQUISITION_SIGNUP_HOOK_NAME = 'acquisition-signup';
 
 /** Telemetry ingestion (POST /v1/events), error issues (symbolicated on read), identity resolution of events, partitions. */
 @Module({
@@ -33,17 +38,28 @@ import { ErrorAllowanceService } from './throttle/error-allowance.service.js';
     EventIdentityHintsRepository,
     EventPartitionMaintenance,
     EventPartitionMaintenanceRepository,
+    EventRollupsRepository,
+    EventRollups,
     { provide: EVENT_CUSTOMER_LOOKUP, useExisting: CustomerDirectory },
     { provide: ERROR_FRAME_SYMBOLICATOR, useExisting: SourceMapSymbolicator },
   ],
-  exports: [EventIdentityResolver, EventPartitionMaintenance],
+  exports: [EventIdentityResolver, EventPartitionMaintenance, EventRollups],
 })
 export class TelemetryModule implements OnModuleInit {
-  constructor(private readonly erasureHooks: ErasureHooks) {}
+  constructor(
+    private readonly erasureHooks: ErasureHooks,
+    private readonly linkHooks: LinkHooks,
+    private readonly rollups: EventRollups,
+  ) {}
 
   onModuleInit(): void {
     this.erasureHooks.register(EVENT_ERASURE_HOOK_NAME, async (scope, subject, manager) => {
       await anonymiseCustomerEvents(scope, subject, manager);
     });
+    this.erasureHooks.register(ROLLUP_ERASURE_HOOK_NAME, (scope, subject, manager) => forgetRollupIdentifiers(scope, subject, manager));
+    // An anonymous id becoming a customer counts one signup under its first touch.
+    this.linkHooks.register(ACQUISITION_SIGNUP_HOOK_NAME, (scope, link, manager) =>
+      this.rollups.countSignup(scope, link.customerId, link.anonymousId, link.linkedAtMs, manager),
+    );
   }
 }

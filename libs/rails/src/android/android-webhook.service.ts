@@ -5,6 +5,7 @@ import { ApiError, Clock, type Env, type TenantScope, TenantScopes } from '#plat
 import { ProductCatalog } from '#entitlements';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
+import type { RailPayment } from '../model/rail-revenue-feed.service.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
@@ -227,6 +228,8 @@ export class AndroidWebhookService {
         railTimeMs: notification.eventTimeMillis,
         rawStatus: reading.revoked ? `${state.rawStatus} (${notification.eventType})` : state.rawStatus,
         ignoreRailTime: true,
+        price: state.price ?? null,
+        payment: androidPayment(state, active, notification.eventTimeMillis),
       },
       context,
     );
@@ -281,4 +284,11 @@ export class AndroidWebhookService {
   ): Promise<NotificationOutcome> {
     return this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
   }
+}
+
+/** The latest order of an active subscription read is a recurring payment at its recurring price (its order id counts it once). */
+function androidPayment(state: AndroidPurchaseState, active: boolean, eventTimeMillis: number): RailPayment | null {
+  const line = state.price?.[0];
+  if (!active || !state.orderId || !line) return null;
+  return { transactionId: state.orderId, currency: line.currency, amount: line.amount, recurring: true, paidAtMs: eventTimeMillis };
 }

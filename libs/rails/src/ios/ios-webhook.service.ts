@@ -12,6 +12,7 @@ import type { RailSettingsRecord } from '../model/rail-settings.repository.js';
 import { WebhookGate } from '../webhooks/webhook-gate.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { checkNotificationBounds, checkRenewalBounds, stateOfNotification } from './ios-notifications.js';
+import { iosPayment, iosPriceLines } from '../model/rail-prices.js';
 import { type StoreTransaction, checkTransactionBounds, envOfStoreEnvironment, isFamilyShared, normaliseAppAccountToken } from './ios-store-rules.js';
 import type { IosStoreSettings } from './ios-store-settings.js';
 import { IosStoreVerifier, StoreVerificationError, describeVerificationFailure } from './ios-store-verifier.service.js';
@@ -216,6 +217,8 @@ export class IosWebhookService {
         // The newest rail time wins: the signedDate of the outermost signed payload (the notification's).
         railTimeMs: notification.signedDate,
         rawStatus: state.rawStatus,
+        price: iosPriceLines(transaction),
+        payment: iosPayment(transaction),
       },
       { ...context, transactionId: transaction.transactionId ?? null, details: { ...context.details, familyShared: isFamilyShared(transaction) } },
     );

@@ -14,6 +14,7 @@ import {
   isOlderThanStored,
   itemsOf,
 } from './rail-model.js';
+import { type RailPayment, type RailPriceLine, RailRevenueFeed } from './rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
 import { railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from './subscription-events.js';
 
@@ -42,6 +43,9 @@ export interface RailStateChange {
   rawStatus: string | null;
   /** Android: the state read from the Publisher API is current whatever its time. */
   ignoreRailTime?: boolean;
+  /** The subscription's price per billing period when the event carries it (revenue ledger), and the payment it reports. */
+  price?: RailPriceLine[] | null;
+  payment?: RailPayment | null;
 }
 
 /** What the audit entry says about the event (store-rails.md "auditEventId"). */
@@ -114,6 +118,7 @@ export class RailStateApplier {
     private readonly writer: EntitlementWriter,
     private readonly journal: AuditJournal,
     private readonly changes: EntitlementChangeFeed,
+    private readonly revenue: RailRevenueFeed,
   ) {}
 
   async apply(manager: EntityManager, scope: TenantScope, change: RailStateChange, event: RailEventContext): Promise<RailApplyResult> {
@@ -173,6 +178,16 @@ export class RailStateApplier {
       now,
       manager,
     );
+    const { rail, subscriptionId, customerId, state, validUntil } = subscription;
+    await this.revenue.changed(manager, scope, {
+      rail,
+      subscriptionId,
+      customerId,
+      state,
+      validUntil,
+      price: change.price ?? null,
+      payment: change.payment ?? null,
+    });
 
     const entitlementState = change.state === 'active' ? 'active' : (change.endedBy ?? 'expired');
     const entitlements: PublicEntitlement[] = [];

@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { Clock, type TenantScope } from '#platform';
 import { EntitlementChangeFeed, EntitlementWriter } from '#entitlements';
 import { type AliasNode, RailCustomers, RailIdentity } from '#identity';
+import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 
 export interface NamedCustomerHints {
@@ -31,6 +32,7 @@ export class RailCustomerLinks {
     private readonly writer: EntitlementWriter,
     private readonly clock: Clock,
     private readonly changes: EntitlementChangeFeed,
+    private readonly revenue: RailRevenueFeed,
   ) {}
 
   /** The active customer of a rail node (a forgotten customer's node reads as unknown, as in purchase sync). */
@@ -101,6 +103,7 @@ export class RailCustomerLinks {
     const tracker = await this.changes.track(manager, scope, [railOnlyCustomerId, intoCustomerId]);
     await this.customers.moveRailAliases(manager, scope, railOnlyCustomerId, intoCustomerId);
     await this.subscriptions.reassignCustomer(scope, railOnlyCustomerId, intoCustomerId, this.clock.now(), manager);
+    await this.revenue.reassigned(manager, scope, railOnlyCustomerId, intoCustomerId);
     await this.writer.moveRailEntitlements(manager, scope, railOnlyCustomerId, intoCustomerId);
     await tracker.publish(manager, (_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));
   }
