@@ -1,4 +1,4 @@
-import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
+import { generateKeyPairSync, verify } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type StoreChain, type TransactionFields, signStoreJws } from './store-signing.js';
@@ -38,7 +38,8 @@ export class AppStoreServerStandIn {
   baseUrl = '';
 
   constructor(
-    private readonly chain: StoreChain,
+    /** The chain the answers are signed with (a test may swap it for one the project does not trust). */
+    public chain: StoreChain,
     private readonly bundleId: string,
   ) {}
 
@@ -68,12 +69,7 @@ export class AppStoreServerStandIn {
     const token = (header ?? '').replace(/^Bearer /, '');
     const [h, p, s] = token.split('.');
     if (!h || !p || !s) return false;
-    const ok = verify(
-      'sha256',
-      Buffer.from(`${h}.${p}`),
-      { key: createPublicKey(this.keys.publicKey), dsaEncoding: 'ieee-p1363' },
-      Buffer.from(s, 'base64url'),
-    );
+    const ok = verify('sha256', Buffer.from(`${h}.${p}`), { key: this.keys.publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(s, 'base64url'));
     if (!ok) return false;
     const head = JSON.parse(Buffer.from(h, 'base64url').toString('utf8'));
     const claims = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));

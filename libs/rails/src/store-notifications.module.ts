@@ -19,6 +19,8 @@ import { AppStoreServerApiClient } from './reading/app-store-server-api.client.j
 import { CardPaymentsApiClient } from './reading/card-payments-api.client.js';
 import { RailReadBounds } from './reading/rail-read-bounds.service.js';
 import { RailReader } from './reading/rail-reader.service.js';
+import { OperatorCustomerRefreshController, ServerCustomerRefreshController } from './reading/customer-refresh.controller.js';
+import { CustomerRefresh } from './reading/customer-refresh.service.js';
 import { StoreObservations } from './reading/store-observations.service.js';
 
 /**
@@ -27,7 +29,7 @@ import { StoreObservations } from './reading/store-observations.service.js';
  */
 @Module({
   imports: [RailsModule, KeysModule, EntitlementsModule, IdentityModule, AuditModule],
-  controllers: [StoreWebhooksController, RailsAdminController],
+  controllers: [StoreWebhooksController, RailsAdminController, ServerCustomerRefreshController, OperatorCustomerRefreshController],
   providers: [
     WebhookGate,
     NotificationProcessor,
@@ -42,6 +44,7 @@ import { StoreObservations } from './reading/store-observations.service.js';
     RailReadBounds,
     StoreObservations,
     RailReader,
+    CustomerRefresh,
   ],
   exports: [RailReader],
 })
