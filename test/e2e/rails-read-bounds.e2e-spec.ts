@@ -91,6 +91,15 @@ describe('rails: bounds and faults of the reads of the rails', () => {
     } finally {
       h.apple.faults.production = null;
     }
+    const android = await androidCustomer();
+    h.google.hangReads = true;
+    try {
+      const res = await refresh(android.customerId);
+      expect(res.body.refreshed).toEqual([expect.objectContaining({ rail: 'android_store', decision: 'unavailable' })]);
+      expect(res.body.data).toEqual([expect.objectContaining({ key: 'pro', isActive: true })]);
+    } finally {
+      h.google.hangReads = false;
+    }
   });
 
   it('metrics count reads per rail and outcome', async () => {
