@@ -62,3 +62,7 @@ export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignK
 export { StoreNotificationsModule } from './store-notifications.module.js';
 export { RailSecrets, RAIL_SECRETS_CHECK_INTERVAL_MS } from './secrets/rail-secrets.service.js';
 export { parseRailSecrets, RailSecretsError, type RailSecretsContent, type ProjectRailSecrets, type ServiceAccountKey } from './secrets/rail-secrets.js';
+
+// Reading the rails (reconciliation, refresh, migration gate)
+export { RailReader, type RailReadReason, type RailReadResult, type RailReadOptions } from './reading/rail-reader.service.js';
+export { RAIL_READ_BUCKETS } from './reading/rail-read-bounds.service.js';
