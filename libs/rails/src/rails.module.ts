@@ -8,6 +8,8 @@ import { RailSecretsStatus } from './operator/rail-secrets-status.js';
 import { RailSecrets } from './secrets/rail-secrets.service.js';
 import { RailsOperatorController } from './operator/rails-operator.controller.js';
 import { RailsOperatorService } from './operator/rails-operator.service.js';
+import { RailsConsole } from './operator/rails-console.service.js';
+import { RailNotificationsReadRepository } from './operator/rail-notifications-read.repository.js';
 import { PurchaseSyncController } from './purchases/purchase-sync.controller.js';
 import { PurchaseSyncService } from './purchases/purchase-sync.service.js';
 import { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
@@ -29,6 +31,8 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     // The rails listing's secretsConfigured comes from the secrets file.
     { provide: RailSecretsStatus, useExisting: RailSecrets },
     RailsOperatorService,
+    RailsConsole,
+    RailNotificationsReadRepository,
     PurchaseSyncService,
   ],
   // The repositories serve the store notifications module of this context; other contexts use the services.
