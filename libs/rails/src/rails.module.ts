@@ -1,8 +1,9 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { Clock } from '#platform';
 import { KeysModule } from '#keys';
 import { AuditModule } from '#audit';
-import { IdentityModule } from '#identity';
-import { EntitlementsModule } from '#entitlements';
+import { IdentityModule, MergeHooks } from '#identity';
+import { EntitlementWriter, EntitlementsModule } from '#entitlements';
 import { IosStoreVerifier } from './ios/ios-store-verifier.service.js';
 import { RailSecretsStatus } from './operator/rail-secrets-status.js';
 import { RailSecrets } from './secrets/rail-secrets.service.js';
@@ -38,4 +39,19 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
   // The repositories serve the store notifications module of this context; other contexts use the services.
   exports: [RailSubscriptionsRepository, RailStateApplier, CustomerRailStatuses, RailSettingsRepository, IosStoreVerifier, RailSecrets],
 })
-export class RailsModule {}
+export class RailsModule implements OnModuleInit {
+  constructor(
+    private readonly mergeHooks: MergeHooks,
+    private readonly subscriptions: RailSubscriptionsRepository,
+    private readonly writer: EntitlementWriter,
+    private readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    // An approved merge review moves the other customer's subscription records and rail-derived entitlements.
+    this.mergeHooks.register('rails', async (scope, merge, manager) => {
+      await this.subscriptions.reassignCustomer(scope, merge.fromCustomerId, merge.intoCustomerId, this.clock.now(), manager);
+      await this.writer.moveRailEntitlements(manager, scope, merge.fromCustomerId, merge.intoCustomerId);
+    });
+  }
+}
