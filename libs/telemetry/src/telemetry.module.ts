@@ -1,6 +1,7 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { KeysModule } from '#keys';
-import { CustomerDirectory, ErasureHooks, IdentityModule, LinkHooks } from '#identity';
+import { CustomerDirectory, ErasureHooks, IdentityModule, LinkHooks, MergeHooks } from '#identity';
+import { EVENT_MERGE_HOOK_NAME, reattributeCustomerEvents } from './identity/event-merge.repository.js';
 import { SourceMapSymbolicator, SourceMapsModule } from '#sourcemaps';
 import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/event-erasure.repository.js';
 import { ROLLUP_ERASURE_HOOK_NAME, forgetRollupIdentifiers } from './erasure/rollup-erasure.js';
@@ -11,6 +12,8 @@ import { EventBuffer } from './buffer/event-buffer.service.js';
 import { EventsController } from './ingest/events.controller.js';
 import { ErrorIssueDetailService } from './issues/error-issue-detail.service.js';
 import { ErrorIssuesController } from './issues/error-issues.controller.js';
+import { ErrorIssuesAdminController } from './console/error-issues-admin.controller.js';
+import { IssueUsersRepository } from './console/issue-users.repository.js';
 import { ERROR_FRAME_SYMBOLICATOR } from './issues/frame-symbolicator.js';
 import { ErrorIssuesRepository } from './issues/error-issues.repository.js';
 import { IngestEventsService } from './ingest/ingest-events.service.js';
@@ -26,13 +29,14 @@ const ACQUISITION_SIGNUP_HOOK_NAME = 'acquisition-signup';
 /** Telemetry ingestion (POST /v1/events), error issues (symbolicated on read), identity resolution of events, partitions. */
 @Module({
   imports: [KeysModule, IdentityModule, SourceMapsModule],
-  controllers: [EventsController, ErrorIssuesController],
+  controllers: [EventsController, ErrorIssuesController, ErrorIssuesAdminController],
   providers: [
     IngestEventsService,
     EventsRepository,
     EventBuffer,
     ErrorIssuesRepository,
     ErrorIssueDetailService,
+    IssueUsersRepository,
     ErrorAllowanceService,
     EventIdentityResolver,
     EventIdentityHintsRepository,
@@ -50,6 +54,7 @@ export class TelemetryModule implements OnModuleInit {
     private readonly erasureHooks: ErasureHooks,
     private readonly linkHooks: LinkHooks,
     private readonly rollups: EventRollups,
+    private readonly mergeHooks: MergeHooks,
   ) {}
 
   onModuleInit(): void {
@@ -61,5 +66,8 @@ export class TelemetryModule implements OnModuleInit {
     this.linkHooks.register(ACQUISITION_SIGNUP_HOOK_NAME, (scope, link, manager) =>
       this.rollups.countSignup(scope, link.customerId, link.anonymousId, link.linkedAtMs, manager),
     );
+    this.mergeHooks.register(EVENT_MERGE_HOOK_NAME, async (scope, merge, manager) => {
+      await reattributeCustomerEvents(scope, merge, manager);
+    });
   }
 }
