@@ -134,22 +134,22 @@ export class RevenueLedgerRepository {
   /** Adds the deltas to the totals and records each touched total as the value of `day`. */
   async applyDeltas(scope: TenantScope, deltas: readonly TotalsDelta[], day: string, manager: EntityManager): Promise<void> {
     if (deltas.length === 0) return;
-    const updated = await this.sql.rows<{ rail: LedgerRail; currency: string; mrr_minor: Num; paying_customers: Num }>(
+    const keys = [scope.projectId, scope.env, deltas.map((d) => d.rail), deltas.map((d) => d.currency)];
+    // Rows first (a concurrent first insert waits, then both updates apply), then the deltas.
+    await this.sql.rows(
       `INSERT INTO revenue_totals (project_id, env, rail, currency, mrr_minor, paying_customers)
-       SELECT $1, $2, r, c, m, p FROM unnest($3::text[], $4::text[], $5::numeric[], $6::int[]) AS t(r, c, m, p)
-       ORDER BY r, c
-       ON CONFLICT ON CONSTRAINT revenue_totals_pk DO UPDATE
-          SET mrr_minor = greatest(0, revenue_totals.mrr_minor + EXCLUDED.mrr_minor),
-              paying_customers = greatest(0, revenue_totals.paying_customers + EXCLUDED.paying_customers)
-       RETURNING rail, currency, mrr_minor, paying_customers`,
-      [
-        scope.projectId,
-        scope.env,
-        deltas.map((d) => d.rail),
-        deltas.map((d) => d.currency),
-        deltas.map((d) => d.mrrMinor),
-        deltas.map((d) => d.payingCustomers),
-      ],
+       SELECT $1, $2, r, c, 0, 0 FROM unnest($3::text[], $4::text[]) AS t(r, c) ORDER BY r, c
+       ON CONFLICT ON CONSTRAINT revenue_totals_pk DO NOTHING`,
+      keys,
+      manager,
+    );
+    const updated = await this.sql.rows<{ rail: LedgerRail; currency: string; mrr_minor: Num; paying_customers: Num }>(
+      `UPDATE revenue_totals AS rt
+          SET mrr_minor = greatest(0, rt.mrr_minor + d.m), paying_customers = greatest(0, rt.paying_customers + d.p)
+         FROM unnest($3::text[], $4::text[], $5::numeric[], $6::int[]) AS d(r, c, m, p)
+        WHERE rt.project_id = $1 AND rt.env = $2 AND rt.rail = d.r AND rt.currency = d.c
+       RETURNING rt.rail, rt.currency, rt.mrr_minor, rt.paying_customers`,
+      [...keys, deltas.map((d) => d.mrrMinor), deltas.map((d) => d.payingCustomers)],
       manager,
     );
     await this.sql.rows(
