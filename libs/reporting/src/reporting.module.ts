@@ -1,7 +1,12 @@
 import { Module } from '@nestjs/common';
 import { KeysModule } from '#keys';
 import { RailsModule } from '#rails';
+import { IdentityModule } from '#identity';
+import { EntitlementsModule } from '#entitlements';
 import { CoverageRepository } from './coverage.repository.js';
+import { CustomerCensusRepository } from './customers/customer-census.repository.js';
+import { CustomerReadsService } from './customers/customer-reads.service.js';
+import { CustomersController } from './customers/customers.controller.js';
 import { ReportingReads } from './reporting-reads.service.js';
 import { RevenueLedgerRepository } from './revenue/revenue-ledger.repository.js';
 import { RevenueLedger } from './revenue/revenue-ledger.service.js';
@@ -13,9 +18,19 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
 
 /** The read API's shared machinery (envelope, reads bucket, scopes, workspace keys) and the workspace reads. */
 @Module({
-  imports: [KeysModule, RailsModule],
-  controllers: [WorkspaceController, RevenueController, ReportingSettingsController],
-  providers: [ReportingReads, CoverageRepository, WorkspaceReadsService, RevenueLedgerRepository, RevenueLedger, RevenueReadsService, ReportingSettingsService],
+  imports: [KeysModule, RailsModule, IdentityModule, EntitlementsModule],
+  controllers: [WorkspaceController, RevenueController, ReportingSettingsController, CustomersController],
+  providers: [
+    ReportingReads,
+    CoverageRepository,
+    WorkspaceReadsService,
+    RevenueLedgerRepository,
+    RevenueLedger,
+    RevenueReadsService,
+    ReportingSettingsService,
+    CustomerCensusRepository,
+    CustomerReadsService,
+  ],
   exports: [ReportingReads, CoverageRepository, RevenueLedger],
 })
 export class ReportingModule {}
