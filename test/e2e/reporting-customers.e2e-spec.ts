@@ -121,7 +121,8 @@ describe('reporting: GET /v1/customers, /v1/customers/ranked, /v1/crossmatch', (
   });
 
   it('crossmatch: any one identifier resolves to the same customer with its revenue and entitlements', async () => {
-    for (const query of [{ stripeCustomerId: big.customer }, { userId: big.userId }, { customerId: big.serviceCustomerId }]) {
+    const queries: Record<string, string>[] = [{ stripeCustomerId: big.customer }, { userId: big.userId }, { customerId: big.serviceCustomerId }];
+    for (const query of queries) {
       const res = await get('/v1/crossmatch', query);
       expect(res.status).toBe(200);
       expect(res.body.object).toBe('crossmatch');
