@@ -1,3 +1,4 @@
+import { BucketReports1790000002400 } from './migrations/1790000002400-bucket-reports.migration.js';
 import { RevenueLedger1790000002410 } from './migrations/1790000002410-revenue-ledger.migration.js';
 
 export { ReportingModule } from './reporting.module.js';
@@ -15,6 +16,7 @@ export {
   ReadMetaView,
   SurfaceCoverageView,
 } from './read-envelope.js';
+export { ReadCosts } from './buckets/read-costs.service.js';
 
 /** Migrations of the reporting context, in order. */
-export const REPORTING_MIGRATIONS = [RevenueLedger1790000002410];
+export const REPORTING_MIGRATIONS = [BucketReports1790000002400, RevenueLedger1790000002410];

@@ -3,6 +3,10 @@ import { KeysModule } from '#keys';
 import { RailsModule } from '#rails';
 import { IdentityModule } from '#identity';
 import { EntitlementsModule } from '#entitlements';
+import { BucketReportsRepository } from './buckets/bucket-reports.repository.js';
+import { BucketsController } from './buckets/buckets.controller.js';
+import { BucketsService } from './buckets/buckets.service.js';
+import { ReadCosts } from './buckets/read-costs.service.js';
 import { CoverageRepository } from './coverage.repository.js';
 import { CustomerCensusRepository } from './customers/customer-census.repository.js';
 import { CustomerReadsService } from './customers/customer-reads.service.js';
@@ -19,11 +23,14 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
 /** The read API's shared machinery (envelope, reads bucket, scopes, workspace keys) and the workspace reads. */
 @Module({
   imports: [KeysModule, RailsModule, IdentityModule, EntitlementsModule],
-  controllers: [WorkspaceController, RevenueController, ReportingSettingsController, CustomersController],
+  controllers: [WorkspaceController, BucketsController, RevenueController, ReportingSettingsController, CustomersController],
   providers: [
     ReportingReads,
     CoverageRepository,
     WorkspaceReadsService,
+    BucketReportsRepository,
+    BucketsService,
+    ReadCosts,
     RevenueLedgerRepository,
     RevenueLedger,
     RevenueReadsService,
@@ -31,6 +38,6 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     CustomerCensusRepository,
     CustomerReadsService,
   ],
-  exports: [ReportingReads, CoverageRepository, RevenueLedger],
+  exports: [ReportingReads, CoverageRepository, ReadCosts, RevenueLedger],
 })
 export class ReportingModule {}

@@ -2,6 +2,7 @@ import { CreateTelemetryEvents1790000000500 } from './migrations/1790000000500-c
 import { AddEventContext1790000000710 } from './migrations/1790000000710-add-event-context.migration.js';
 import { CustomerScopeForeignKey1790000000925 } from './migrations/1790000000925-customer-scope-foreign-key.migration.js';
 import { EventsJsonPayloads1790000000950 } from './migrations/1790000000950-events-json-payloads.migration.js';
+import { EventRollups1790000002500 } from './migrations/1790000002500-event-rollups.migration.js';
 
 export { TelemetryModule } from './telemetry.module.js';
 export { EventIdentityResolver, type ResolverRunSummary } from './identity/event-identity-resolver.service.js';
@@ -15,4 +16,5 @@ export const TELEMETRY_MIGRATIONS = [
   AddEventContext1790000000710,
   CustomerScopeForeignKey1790000000925,
   EventsJsonPayloads1790000000950,
+  EventRollups1790000002500,
 ];
