@@ -148,6 +148,31 @@ describe('reporting: GET /v1/customers, /v1/customers/ranked, /v1/crossmatch', (
     expect(two.body.error.message).toContain('stripeCustomerId');
   });
 
+  it('read cost from the bucket reports: ranked by read_cost within a segment, and in crossmatch', async () => {
+    const today = new Date(t.clock.nowMs()).toISOString().slice(0, 10);
+    const report = await t.http
+      .post('/v1/buckets/report')
+      .set(keyHeaders(fx, fx.keys.skTest))
+      .send({
+        date: today,
+        byLabel: { feed: { read: 1000 } },
+        byActor: { [small.userId]: { read: 700 }, [big.userId]: { read: 200 }, anonymous: { read: 100 } },
+      });
+    expect(report.status).toBe(202);
+    const ranked = await get('/v1/customers/ranked', { by: 'read_cost', days: 7 });
+    expect(ranked.status).toBe(200);
+    expect(ranked.body.meta.coverage.readCost.state).toBe('measured');
+    expect(ranked.body.data.rows.map((r: any) => [r.serviceCustomerId, r.readCost, r.monthlyRevenueCents])).toEqual([
+      [small.serviceCustomerId, 700, 1500],
+      [big.serviceCustomerId, 200, 5000],
+    ]);
+    const byMrr = await get('/v1/customers/ranked', { by: 'mrr', segment: 'paying' });
+    expect(byMrr.body.data.rows.map((r: any) => r.readCost)).toEqual([200, 700]);
+    expect((await get('/v1/customers/ranked', { by: 'read_cost', segment: 'non_paying' })).body.data.rows).toEqual([]);
+    const match = await get('/v1/crossmatch', { userId: small.userId });
+    expect(match.body.data.readCost).toEqual({ reads: 700, windowDays: 30 });
+  });
+
   it('scopes and keys: aggregate keys cannot read identities; publishable keys are 401; another project is 403', async () => {
     expectError(await get('/v1/customers/ranked', {}, fx.keys.skTest), 403, 'insufficient_scope');
     expectError(await get('/v1/crossmatch', { userId: big.userId }, fx.keys.skTest), 403, 'insufficient_scope');

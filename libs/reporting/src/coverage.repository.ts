@@ -37,4 +37,13 @@ export class CoverageRepository {
     ]);
     return row?.since ? { state: 'measured', since: new Date(row.since).getTime() } : { state: 'not_instrumented', since: null };
   }
+
+  /** The read-cost surface alone: measured since the first bucket report of the scope. */
+  async readCost(scope: TenantScope): Promise<SurfaceCoverage> {
+    const row = await this.sql.one<{ since: string | null }>(`SELECT min(received_at_ms) AS since FROM bucket_reports WHERE project_id = $1 AND env = $2`, [
+      scope.projectId,
+      scope.env,
+    ]);
+    return row?.since != null ? { state: 'measured', since: Number(row.since) } : { state: 'not_instrumented', since: null };
+  }
 }

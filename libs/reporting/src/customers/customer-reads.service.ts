@@ -6,6 +6,7 @@ import { EntitlementReadService } from '#entitlements';
 import { RAIL_ALIAS_TYPES } from '#rails';
 import { CoverageRepository } from '../coverage.repository.js';
 import type { Coverage, ReadEnvelope, SurfaceCoverage } from '../read-envelope.js';
+import { ReadCosts } from '../buckets/read-costs.service.js';
 import { ReportingReads } from '../reporting-reads.service.js';
 import { RevenueLedger } from '../revenue/revenue-ledger.service.js';
 import { CustomerCensusRepository } from './customer-census.repository.js';
@@ -21,6 +22,11 @@ import {
 } from './customers.dto.js';
 
 const NOT_INSTRUMENTED: SurfaceCoverage = { state: 'not_instrumented', since: null };
+type Segment = 'paying' | 'non_paying' | 'all';
+interface Candidate {
+  customerId: string;
+  userIds: string[];
+}
 const DEFAULT_DAYS = 30;
 const DEFAULT_LIMIT = 25;
 
@@ -41,6 +47,7 @@ export class CustomerReadsService {
     private readonly coverage: CoverageRepository,
     private readonly directory: CustomerDirectory,
     private readonly entitlements: EntitlementReadService,
+    private readonly readCosts: ReadCosts,
   ) {}
 
   customers(auth: AuthContext): Promise<ReadEnvelope<CustomersData>> {
@@ -62,33 +69,32 @@ export class CustomerReadsService {
       const by = query.by ?? 'read_cost';
       const segment = query.segment ?? 'all';
       const limit = query.limit ?? DEFAULT_LIMIT;
-      const revenue = await this.coverage.revenue(scope);
-      const coverage: Coverage = { revenue, readCost: NOT_INSTRUMENTED };
-      // Read cost is not instrumented yet: no ranking by it rather than a misleading one.
-      if (by === 'read_cost') return { data: { rows: [] }, coverage };
-      const ids: { customerId: string; monthly: number }[] = [];
-      if (segment !== 'non_paying') {
-        for (const row of await this.ledger.topCustomersByRevenue(scope, limit)) ids.push({ customerId: row.customerId, monthly: row.monthlyRevenueCents });
-      }
-      if (segment !== 'paying' && ids.length < limit) {
-        for (const customerId of await this.census.nonPaying(scope, limit - ids.length)) ids.push({ customerId, monthly: 0 });
-      }
-      const paying = await this.ledger.payingAmong(
-        scope,
-        ids.map((r) => r.customerId),
-      );
+      const days = query.days ?? DEFAULT_DAYS;
+      const [revenue, readCost] = await Promise.all([this.coverage.revenue(scope), this.coverage.readCost(scope)]);
+      const coverage: Coverage = { revenue, readCost };
+      const measuredCost = readCost.state === 'measured';
+      const candidates =
+        by === 'read_cost' ? (measuredCost ? await this.byReadCost(scope, days, limit, segment) : []) : await this.byRevenue(scope, limit, segment);
+      const customerIds = candidates.map((c) => c.customerId);
+      const [monthly, paying] = await Promise.all([this.ledger.monthlyRevenueByCustomer(scope, customerIds), this.ledger.payingAmong(scope, customerIds)]);
       const rows: RankedRowView[] = [];
-      for (const { customerId, monthly } of ids) {
-        const profile = await this.directory.profile(scope, customerId);
-        if (!profile) continue;
+      for (const { customerId, userIds } of candidates) {
         rows.push({
-          userId: profile.developerUserIds[0] ?? null,
+          userId: userIds[0] ?? null,
           serviceCustomerId: customerId,
           crossdeckCustomerId: customerId,
-          monthlyRevenueCents: monthly,
+          monthlyRevenueCents: monthly.get(customerId) ?? 0,
           paying: paying.has(customerId),
           readCost: null,
         });
+      }
+      if (measuredCost) {
+        const reads = await this.readCosts.readsByActor(
+          scope,
+          candidates.flatMap((c) => c.userIds),
+          days,
+        );
+        rows.forEach((row, i) => (row.readCost = candidates[i].userIds.reduce((sum, id) => sum + (reads.get(id) ?? 0), 0)));
       }
       return { data: { rows }, coverage };
     });
@@ -104,8 +110,8 @@ export class CustomerReadsService {
     const value = query[key] as string;
     return this.reads.read(auth, 'crossmatch', async () => {
       const scope: TenantScope = auth;
-      const revenue = await this.coverage.revenue(scope);
-      const coverage: Coverage = { revenue, readCost: NOT_INSTRUMENTED };
+      const [revenue, readCost] = await Promise.all([this.coverage.revenue(scope), this.coverage.readCost(scope)]);
+      const coverage: Coverage = { revenue, readCost };
       const customerId = await this.resolve(scope, key, value);
       const profile = customerId ? await this.directory.profile(scope, customerId) : null;
       const empty: CrossmatchData = {
@@ -121,16 +127,47 @@ export class CustomerReadsService {
         this.entitlements.listActive(scope, customerId),
       ]);
       const keys = [...new Set(active.map((e) => e.key))].sort();
+      const reads = readCost.state === 'measured' ? await this.readCosts.readsByActor(scope, profile.developerUserIds, DEFAULT_DAYS) : null;
       return {
         data: {
           customer: { serviceCustomerId: customerId, crossdeckCustomerId: customerId, userId: profile.developerUserIds[0] ?? null },
           revenue: { paying: paying.has(customerId), monthlyCents: monthly.get(customerId) ?? 0 },
           entitlements: { active: keys.length, keys },
-          readCost: { reads: null, windowDays: DEFAULT_DAYS },
+          readCost: { reads: reads ? profile.developerUserIds.reduce((sum, id) => sum + (reads.get(id) ?? 0), 0) : null, windowDays: DEFAULT_DAYS },
         },
         coverage,
       };
     });
+  }
+
+  /** Customers by monthly revenue (paying first, then the rest when the segment takes them). */
+  private async byRevenue(scope: TenantScope, limit: number, segment: Segment): Promise<Candidate[]> {
+    const ids: string[] = [];
+    if (segment !== 'non_paying') ids.push(...(await this.ledger.topCustomersByRevenue(scope, limit)).map((r) => r.customerId));
+    if (segment !== 'paying' && ids.length < limit) ids.push(...(await this.census.nonPaying(scope, limit - ids.length)));
+    return this.withUserIds(scope, ids);
+  }
+
+  /** Customers by reads over the window: the top actors (developer user ids) resolved to customers, filtered by segment. */
+  private async byReadCost(scope: TenantScope, days: number, limit: number, segment: Segment): Promise<Candidate[]> {
+    const actors = await this.readCosts.topActors(scope, days, segment === 'all' ? limit : limit * 4);
+    const ids: string[] = [];
+    for (const { actorId } of actors) {
+      const customerId = await this.directory.findCustomerId(scope, { userId: actorId });
+      if (customerId && !ids.includes(customerId)) ids.push(customerId);
+    }
+    const paying = segment === 'all' ? null : await this.ledger.payingAmong(scope, ids);
+    const kept = paying ? ids.filter((id) => paying.has(id) === (segment === 'paying')) : ids;
+    return this.withUserIds(scope, kept.slice(0, limit));
+  }
+
+  private async withUserIds(scope: TenantScope, customerIds: readonly string[]): Promise<Candidate[]> {
+    const out: Candidate[] = [];
+    for (const customerId of customerIds) {
+      const profile = await this.directory.profile(scope, customerId);
+      if (profile) out.push({ customerId, userIds: profile.developerUserIds });
+    }
+    return out;
   }
 
   private resolve(scope: TenantScope, key: CrossmatchKey, value: string): Promise<string | null> {
