@@ -227,6 +227,38 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
     );
   });
 
+  it('the operator overview: ledger figures, active subscriptions by rail, 30 days of MRR; nulls when not measured', async () => {
+    const res = await t.http.get(`/admin/v1/projects/${fx.projectId}/overview`).query({ env: 'sandbox' }).set(operatorAuth());
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      object: 'overview',
+      currency: 'USD',
+      mrrCents: 0,
+      payingCustomers: 1,
+      activeSubscriptionsByRail: { ios_store: 0, card_payments: 1, android_store: 0 },
+      eventsToday: null,
+      openErrorIssues: null,
+      deadJobs: 0,
+      mrrSeries: expect.any(Array),
+    });
+    expect(res.body.mrrSeries).toHaveLength(30);
+    expect(res.body.mrrSeries[28]).toEqual({ date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), mrrCents: 3000 });
+    const production = await t.http.get(`/admin/v1/projects/${fx.projectId}/overview`).set(operatorAuth());
+    expect(production.body).toEqual(expect.objectContaining({ mrrCents: 0, payingCustomers: 0 }));
+    const bare = await createProjectWithApp(t);
+    const none = await t.http.get(`/admin/v1/projects/${bare.projectId}/overview`).set(operatorAuth());
+    expect(none.body).toEqual(
+      expect.objectContaining({
+        mrrCents: null,
+        payingCustomers: null,
+        activeSubscriptionsByRail: { ios_store: null, card_payments: null, android_store: null },
+      }),
+    );
+    expectError(await t.http.get('/admin/v1/projects/proj_nope/overview').set(operatorAuth()), 404, 'resource_missing');
+    expectError(await t.http.get(`/admin/v1/projects/${fx.projectId}/overview`).query({ env: 'staging' }).set(operatorAuth()), 400, 'invalid_param_value');
+    expect((await t.http.get(`/admin/v1/projects/${fx.projectId}/overview`)).status).toBe(401);
+  });
+
   describe('iOS: the signed transaction’s price (milli-units) and currency', () => {
     const BUNDLE = 'com.example.revenue.ios';
     let chain: StoreChain;

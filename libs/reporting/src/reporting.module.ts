@@ -11,6 +11,9 @@ import { CoverageRepository } from './coverage.repository.js';
 import { CustomerCensusRepository } from './customers/customer-census.repository.js';
 import { CustomerReadsService } from './customers/customer-reads.service.js';
 import { CustomersController } from './customers/customers.controller.js';
+import { OverviewController } from './overview/overview.controller.js';
+import { OverviewRepository } from './overview/overview.repository.js';
+import { OverviewService } from './overview/overview.service.js';
 import { ReportingReads } from './reporting-reads.service.js';
 import { RevenueLedgerRepository } from './revenue/revenue-ledger.repository.js';
 import { RevenueLedger } from './revenue/revenue-ledger.service.js';
@@ -23,7 +26,7 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
 /** The read API's shared machinery (envelope, reads bucket, scopes, workspace keys) and the workspace reads. */
 @Module({
   imports: [KeysModule, RailsModule, IdentityModule, EntitlementsModule],
-  controllers: [WorkspaceController, BucketsController, RevenueController, ReportingSettingsController, CustomersController],
+  controllers: [WorkspaceController, BucketsController, RevenueController, ReportingSettingsController, CustomersController, OverviewController],
   providers: [
     ReportingReads,
     CoverageRepository,
@@ -37,6 +40,8 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     ReportingSettingsService,
     CustomerCensusRepository,
     CustomerReadsService,
+    OverviewRepository,
+    OverviewService,
   ],
   exports: [ReportingReads, CoverageRepository, ReadCosts, RevenueLedger],
 })

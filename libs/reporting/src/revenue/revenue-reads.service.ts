@@ -69,11 +69,11 @@ export class RevenueReadsService {
     });
   }
 
-  private async currencyOf(scope: TenantScope): Promise<string> {
+  async currencyOf(scope: TenantScope): Promise<string> {
     return (await this.ledger.reportingCurrency(scope)) ?? DEFAULT_REPORTING_CURRENCY;
   }
 
-  private async figures(scope: TenantScope, currency: string, nowMs: number): Promise<RevenueFiguresView> {
+  async figures(scope: TenantScope, currency: string, nowMs: number): Promise<RevenueFiguresView> {
     const [totals, cash] = await Promise.all([this.ledger.totals(scope), this.ledger.cash(scope, monthOf(nowMs))]);
     const thisMonth = cash.filter((c) => c.currency === currency);
     const recurring = thisMonth.filter((c) => c.recurring).reduce((sum, c) => sum + c.amountMinor, 0);
@@ -99,7 +99,7 @@ export class RevenueReadsService {
   }
 
   /** One point per day (oldest first): each day's last value, carried forward over days without a change. */
-  private async series(scope: TenantScope, currency: string, days: number, nowMs: number, measured: boolean): Promise<RevenuePointView[]> {
+  async series(scope: TenantScope, currency: string, days: number, nowMs: number, measured: boolean): Promise<RevenuePointView[]> {
     const dates = Array.from({ length: days }, (_, i) => dayOf(nowMs - (days - 1 - i) * DAY_MS));
     if (!measured) return dates.map((date) => ({ date, mrrCents: null, payingCustomers: null }));
     const today = dates[dates.length - 1];
