@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { EventIdentityResolver } from '#telemetry';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
@@ -183,5 +185,35 @@ describe('reporting: GET /v1/customers, /v1/customers/ranked, /v1/crossmatch', (
     // Without a rail the census still counts customers; paying is null (not instrumented).
     const bare = await get('/v1/customers', {}, other.keys.skTest).set(keyHeaders(other, other.keys.skTest));
     expect(bare.body.data).toEqual({ payingCustomers: null, totalCustomers: 0, activePeople: null });
+  });
+
+  it('active people: distinct customers with an event in 30 days, from the rollup the identity resolver feeds', async () => {
+    const event = (developerUserId: string) => ({ name: 'screen.viewed', eventId: randomUUID(), timestamp: t.clock.nowMs() - 1000, developerUserId });
+    const sent = await t.http
+      .post('/v1/events')
+      .set(keyHeaders(fx, fx.keys.pubTest))
+      .send({ events: [event(big.userId), event(big.userId), event(small.userId), event('user_nobody')] });
+    expect(sent.status).toBe(202);
+    await t.app.get(EventIdentityResolver).runOnce();
+    const res = await get('/v1/customers');
+    expect(res.body.data).toEqual({ payingCustomers: 2, totalCustomers: 3, activePeople: 2 });
+    expect(res.body.meta.coverage.analytics.state).toBe('measured');
+    // 31 days later (the last test: the clock moves past the subscriptions' periods) both fell out of the window.
+    expect(
+      (
+        await t.http
+          .post('/admin/v1/test-clock/advance')
+          .set(operatorAuth())
+          .send({ seconds: 31 * 86400 })
+      ).status,
+    ).toBe(200);
+    expect((await get('/v1/customers')).body.data.activePeople).toBe(0);
+    // A new event the next day counts its customer again (its resolved hint set is resolved once more).
+    await t.http
+      .post('/v1/events')
+      .set(keyHeaders(fx, fx.keys.pubTest))
+      .send({ events: [event(small.userId)] });
+    await t.app.get(EventIdentityResolver).runOnce();
+    expect((await get('/v1/customers')).body.data.activePeople).toBe(1);
   });
 });

@@ -3,11 +3,13 @@ import { KeysModule } from '#keys';
 import { RailsModule } from '#rails';
 import { IdentityModule } from '#identity';
 import { EntitlementsModule } from '#entitlements';
+import { TelemetryModule } from '#telemetry';
 import { BucketReportsRepository } from './buckets/bucket-reports.repository.js';
 import { BucketsController } from './buckets/buckets.controller.js';
 import { BucketsService } from './buckets/buckets.service.js';
 import { ReadCosts } from './buckets/read-costs.service.js';
 import { CoverageRepository } from './coverage.repository.js';
+import { ActiveDaysRepository, ActivePeople } from './customers/active-people.js';
 import { CustomerCensusRepository } from './customers/customer-census.repository.js';
 import { CustomerReadsService } from './customers/customer-reads.service.js';
 import { CustomersController } from './customers/customers.controller.js';
@@ -25,7 +27,7 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
 
 /** The read API's shared machinery (envelope, reads bucket, scopes, workspace keys) and the workspace reads. */
 @Module({
-  imports: [KeysModule, RailsModule, IdentityModule, EntitlementsModule],
+  imports: [KeysModule, RailsModule, IdentityModule, EntitlementsModule, TelemetryModule],
   controllers: [WorkspaceController, BucketsController, RevenueController, ReportingSettingsController, CustomersController, OverviewController],
   providers: [
     ReportingReads,
@@ -41,6 +43,8 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     CustomerCensusRepository,
     CustomerReadsService,
     OverviewRepository,
+    ActiveDaysRepository,
+    ActivePeople,
     OverviewService,
   ],
   exports: [ReportingReads, CoverageRepository, ReadCosts, RevenueLedger],

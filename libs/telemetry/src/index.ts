@@ -6,6 +6,7 @@ import { EventRollups1790000002500 } from './migrations/1790000002500-event-roll
 
 export { TelemetryModule } from './telemetry.module.js';
 export { EventIdentityResolver, type ResolverRunSummary } from './identity/event-identity-resolver.service.js';
+export { CustomerActivityFeed, type CustomerActivitySink } from './identity/customer-activity-feed.service.js';
 export { EventPartitionMaintenance, type MaintenanceSummary } from './storage/event-partition-maintenance.service.js';
 export { EVENT_RETENTION_DAYS } from './storage/event-partitions.js';
 export { anonymiseCustomerEvents, EVENT_ERASURE_HOOK_NAME } from './erasure/event-erasure.repository.js';

@@ -4,6 +4,7 @@ import { CustomerDirectory, ErasureHooks, IdentityModule } from '#identity';
 import { SourceMapSymbolicator, SourceMapsModule } from '#sourcemaps';
 import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/event-erasure.repository.js';
 import { EVENT_CUSTOMER_LOOKUP } from './identity/customer-lookup.js';
+import { CustomerActivityFeed } from './identity/customer-activity-feed.service.js';
 import { EventIdentityHintsRepository } from './identity/event-identity-hints.repository.js';
 import { EventIdentityResolver } from './identity/event-identity-resolver.service.js';
 import { EventBuffer } from './buffer/event-buffer.service.js';
@@ -31,12 +32,13 @@ import { ErrorAllowanceService } from './throttle/error-allowance.service.js';
     ErrorAllowanceService,
     EventIdentityResolver,
     EventIdentityHintsRepository,
+    CustomerActivityFeed,
     EventPartitionMaintenance,
     EventPartitionMaintenanceRepository,
     { provide: EVENT_CUSTOMER_LOOKUP, useExisting: CustomerDirectory },
     { provide: ERROR_FRAME_SYMBOLICATOR, useExisting: SourceMapSymbolicator },
   ],
-  exports: [EventIdentityResolver, EventPartitionMaintenance],
+  exports: [EventIdentityResolver, EventPartitionMaintenance, CustomerActivityFeed],
 })
 export class TelemetryModule implements OnModuleInit {
   constructor(private readonly erasureHooks: ErasureHooks) {}

@@ -9,6 +9,7 @@ import type { Coverage, ReadEnvelope, SurfaceCoverage } from '../read-envelope.j
 import { ReadCosts } from '../buckets/read-costs.service.js';
 import { ReportingReads } from '../reporting-reads.service.js';
 import { RevenueLedger } from '../revenue/revenue-ledger.service.js';
+import { ActivePeople } from './active-people.js';
 import { CustomerCensusRepository } from './customer-census.repository.js';
 import {
   CROSSMATCH_KEYS,
@@ -48,18 +49,24 @@ export class CustomerReadsService {
     private readonly directory: CustomerDirectory,
     private readonly entitlements: EntitlementReadService,
     private readonly readCosts: ReadCosts,
+    private readonly activePeople: ActivePeople,
   ) {}
 
   customers(auth: AuthContext): Promise<ReadEnvelope<CustomersData>> {
     return this.reads.read(auth, 'customers', async () => {
       const scope: TenantScope = auth;
       const revenue = await this.coverage.revenue(scope);
-      const [paying, total] = await Promise.all([
+      const [paying, total, active] = await Promise.all([
         revenue.state === 'measured' ? this.ledger.payingCustomerCount(scope) : null,
         this.census.totalCustomers(scope),
+        this.activePeople.count(scope),
       ]);
-      const coverage: Coverage = { revenue, userCensus: { state: 'measured', since: null }, analytics: NOT_INSTRUMENTED };
-      return { data: { payingCustomers: paying, totalCustomers: total, activePeople: null }, coverage };
+      const coverage: Coverage = {
+        revenue,
+        userCensus: { state: 'measured', since: null },
+        analytics: active === null ? NOT_INSTRUMENTED : { state: 'measured', since: null },
+      };
+      return { data: { payingCustomers: paying, totalCustomers: total, activePeople: active }, coverage };
     });
   }
 
