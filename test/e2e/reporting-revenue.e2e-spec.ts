@@ -1,3 +1,4 @@
+import { RevenueLapseJob } from '#reporting';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
@@ -27,7 +28,7 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
     count?: number;
     quantity?: number;
   }
-  const pricedSubscription = (items: PricedItem[], o: { id?: string; customer?: string; status?: string } = {}) => ({
+  const pricedSubscription = (items: PricedItem[], o: { id?: string; customer?: string; status?: string; periodEnd?: number } = {}) => ({
     id: o.id ?? uid('sub'),
     object: 'subscription',
     customer: o.customer ?? uid('cus'),
@@ -39,7 +40,7 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
       data: items.map((item) => ({
         id: uid('si'),
         object: 'subscription_item',
-        current_period_end: now() + 30 * 86400,
+        current_period_end: o.periodEnd ?? now() + 30 * 86400,
         quantity: item.quantity ?? 1,
         price: {
           id: uid('price'),
@@ -313,5 +314,24 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
       expect((await notify('EXPIRED', { ...tx, expiresDate: t.clock.nowMs() - 1000 })).body).toEqual(expect.objectContaining({ decision: 'applied' }));
       expect(await read()).toEqual(expect.objectContaining({ mrrCents: 833, payingCustomers: 1 }));
     });
+  });
+
+  it('time passing: a subscription whose period ended a day ago without news from its rail stops counting, once', async () => {
+    const lapse = () => t.dataSource.transaction((manager) => t.app.get(RevenueLapseJob).scanOnce(manager));
+    await lapse();
+    const before = (await data()).mrrCents;
+    const sub = pricedSubscription([{ amount: 700 }], { periodEnd: now() + 3600 });
+    expect((await send(event('customer.subscription.created', sub))).body.decision).toBe('applied');
+    expect((await data()).mrrCents).toBe(before + 700);
+    await advanceDays(1);
+    expect(await lapse()).toBe(0);
+    expect((await data()).mrrCents).toBe(before + 700);
+    await advanceDays(1);
+    expect(await lapse()).toBe(1);
+    expect((await data()).mrrCents).toBe(before);
+    expect(await lapse()).toBe(0);
+    // The rail's renewal brings it back.
+    expect((await send(event('customer.subscription.updated', { ...sub, items: pricedSubscription([{ amount: 700 }]).items }))).body.decision).toBe('applied');
+    expect((await data()).mrrCents).toBe(before + 700);
   });
 });

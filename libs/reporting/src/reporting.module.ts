@@ -18,6 +18,7 @@ import { OverviewRepository } from './overview/overview.repository.js';
 import { OverviewService } from './overview/overview.service.js';
 import { ReportingReads } from './reporting-reads.service.js';
 import { RevenueLedgerRepository } from './revenue/revenue-ledger.repository.js';
+import { RevenueLapseJob } from './revenue/revenue-lapse.job.js';
 import { RevenueLedger } from './revenue/revenue-ledger.service.js';
 import { ReportingSettingsController, RevenueController } from './revenue/revenue.controller.js';
 import { RevenueReadsService } from './revenue/revenue-reads.service.js';
@@ -38,6 +39,7 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     ReadCosts,
     RevenueLedgerRepository,
     RevenueLedger,
+    RevenueLapseJob,
     RevenueReadsService,
     ReportingSettingsService,
     CustomerCensusRepository,
