@@ -1,5 +1,5 @@
-import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
+import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
 import { bearer, expectNamedError, secretKeyWithScopes } from '../support/read-api.js';
 
@@ -101,5 +101,25 @@ describe('bucket reports and GET /v1/buckets', () => {
     expectNamedError(await t.http.get('/v1/buckets?days=91').set(bearer(web.keys.skTest)), 400, 'invalid_param_value', /days/);
     const narrow = await secretKeyWithScopes(t, web.keyIds.skLive, ['errors:read']);
     expectNamedError(await t.http.get('/v1/buckets').set(bearer(narrow)), 403, 'insufficient_scope', /buckets:read/);
+  });
+
+  it('a workspace key reads a project of its workspace by project= (required), in the environment it names', async () => {
+    const ws = await t.http.post('/admin/v1/workspaces').set(operatorAuth()).send({ name: 'Buckets' });
+    await t.http.post(`/admin/v1/workspaces/${ws.body.id}/projects/${web.projectId}`).set(operatorAuth());
+    const wk = (await t.http.post(`/admin/v1/workspaces/${ws.body.id}/keys`).set(operatorAuth()).send({})).body.key;
+    expectNamedError(await t.http.get('/v1/buckets').set(bearer(wk)), 400, 'missing_required_param', /project/);
+    const res = await t.http.get(`/v1/buckets?project=${web.projectId}&env=sandbox&days=7`).set(bearer(wk));
+    expect(res.status).toBe(200);
+    expect(res.body.data.reads).toBe(4347);
+    expect(res.body.meta).toEqual(expect.objectContaining({ project: web.projectId, env: 'sandbox' }));
+    const production = await t.http.get(`/v1/buckets?project=${web.projectId}`).set(bearer(wk));
+    expect(production.body.data.reads).toBeNull();
+    expectError(await t.http.get(`/v1/buckets?project=${ios.projectId}`).set(bearer(wk)), 403, 'project_not_allowed');
+  });
+
+  it('reads charge the reads bucket: past it 429 rate_limited', async () => {
+    await setRateLimits(t, ios.projectId, { reads: { sustained: 0.001, burst: 1 } });
+    expect((await t.http.get('/v1/buckets').set(bearer(ios.keys.skTest))).status).toBe(200);
+    expectError(await t.http.get('/v1/buckets').set(bearer(ios.keys.skTest)), 429, 'rate_limited');
   });
 });

@@ -15,6 +15,7 @@ import { ForgetService } from './forget/forget.service.js';
 import { IdentifyController } from './identify/identify.controller.js';
 import { IdentifyService } from './identify/identify.service.js';
 import { IdentifyVelocityLimiter } from './identify/velocity-limiter.js';
+import { LinkHooks } from './identify/link-hooks.js';
 import { IdentityAdminController } from './operator/identity-admin.controller.js';
 import { IdentityAdminService } from './operator/identity-admin.service.js';
 import { IdTokenVerifier } from './tokens/id-token-verifier.service.js';
@@ -34,6 +35,7 @@ import { IdentityProviderRepository } from './tokens/identity-provider.repositor
     BulkIdentity,
     IdentifyService,
     IdentifyVelocityLimiter,
+    LinkHooks,
     IdTokenVerifier,
     IdentityProviderRepository,
     IdentityProviderService,
@@ -43,6 +45,6 @@ import { IdentityProviderRepository } from './tokens/identity-provider.repositor
     ErasureWorker,
     IdentityAdminService,
   ],
-  exports: [CustomerDirectory, RailIdentity, RailCustomers, BulkIdentity, ErasureHooks, ErasureWorker, IdTokenVerifier, IdentifyService],
+  exports: [CustomerDirectory, RailIdentity, RailCustomers, BulkIdentity, ErasureHooks, ErasureWorker, IdTokenVerifier, IdentifyService, LinkHooks],
 })
 export class IdentityModule {}

@@ -4,6 +4,12 @@ import { RailsModule } from '#rails';
 import { IdentityModule } from '#identity';
 import { EntitlementsModule } from '#entitlements';
 import { TelemetryModule } from '#telemetry';
+import { AcquisitionController } from './acquisition/acquisition.controller.js';
+import { AcquisitionService } from './acquisition/acquisition.service.js';
+import { AnalyticsController } from './analytics/analytics.controller.js';
+import { AnalyticsReadsService } from './analytics/analytics-reads.service.js';
+import { ErrorsController } from './errors/errors.controller.js';
+import { ErrorsReadsService } from './errors/errors-reads.service.js';
 import { BucketReportsRepository } from './buckets/bucket-reports.repository.js';
 import { BucketsController } from './buckets/buckets.controller.js';
 import { BucketsService } from './buckets/buckets.service.js';
@@ -29,7 +35,17 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
 /** The read API's shared machinery (envelope, reads bucket, scopes, workspace keys) and the workspace reads. */
 @Module({
   imports: [KeysModule, RailsModule, IdentityModule, EntitlementsModule, TelemetryModule],
-  controllers: [WorkspaceController, BucketsController, RevenueController, ReportingSettingsController, CustomersController, OverviewController],
+  controllers: [
+    WorkspaceController,
+    BucketsController,
+    ErrorsController,
+    AnalyticsController,
+    AcquisitionController,
+    RevenueController,
+    ReportingSettingsController,
+    CustomersController,
+    OverviewController,
+  ],
   providers: [
     ReportingReads,
     CoverageRepository,
@@ -48,6 +64,9 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     ActiveDaysRepository,
     ActivePeople,
     OverviewService,
+    ErrorsReadsService,
+    AnalyticsReadsService,
+    AcquisitionService,
   ],
   exports: [ReportingReads, CoverageRepository, ReadCosts, RevenueLedger],
 })

@@ -5,6 +5,7 @@ import { EventsJsonPayloads1790000000950 } from './migrations/1790000000950-even
 import { EventRollups1790000002500 } from './migrations/1790000002500-event-rollups.migration.js';
 
 export { TelemetryModule } from './telemetry.module.js';
+export { EventRollups, type AffectedUserRow, type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow } from './rollups/event-rollups.service.js';
 export { EventIdentityResolver, type ResolverRunSummary } from './identity/event-identity-resolver.service.js';
 export { CustomerActivityFeed, type CustomerActivitySink } from './identity/customer-activity-feed.service.js';
 export { EventPartitionMaintenance, type MaintenanceSummary } from './storage/event-partition-maintenance.service.js';

@@ -8,20 +8,27 @@ class UnitCountsDoc {
   @ApiPropertyOptional({ minimum: 0 }) delete?: number;
 }
 
+/** The value schema of every map of a report. */
+const UNIT_COUNTS_SCHEMA = {
+  type: 'object' as const,
+  properties: { read: { type: 'integer', minimum: 0 }, write: { type: 'integer', minimum: 0 }, delete: { type: 'integer', minimum: 0 } },
+  additionalProperties: { type: 'number' },
+};
+
 /** The bucket reporter's body (validated by hand: its maps are keyed by the caller's labels). */
 export class BucketReportBodyDoc {
   @ApiProperty({ example: '2026-06-19', description: 'UTC day' }) date: string;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'object' }, description: 'label → counts (at most 1,000 labels)' })
+  @ApiProperty({ type: 'object', additionalProperties: UNIT_COUNTS_SCHEMA, description: 'label → counts (at most 1,000 labels)' })
   byLabel: Record<string, UnitCountsDoc>;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'object' }, description: 'UTC hour HH → counts' }) byHour?: Record<
+  @ApiPropertyOptional({ type: 'object', additionalProperties: UNIT_COUNTS_SCHEMA, description: 'UTC hour HH → counts' }) byHour?: Record<
     string,
     UnitCountsDoc
   >;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'object' }, description: 'UTC 5-minute slot HHMM → counts' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: UNIT_COUNTS_SCHEMA, description: 'UTC 5-minute slot HHMM → counts' })
   byMinute?: Record<string, UnitCountsDoc>;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'object' }, description: 'actor (developer user id; `anonymous`) → counts' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: UNIT_COUNTS_SCHEMA, description: 'actor (developer user id; `anonymous`) → counts' })
   byActor?: Record<string, UnitCountsDoc>;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'object' }, description: 'actor␟label → counts' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: UNIT_COUNTS_SCHEMA, description: 'actor␟label → counts' })
   byActorLabel?: Record<string, UnitCountsDoc>;
 }
 export { UnitCountsDoc };

@@ -64,6 +64,9 @@ export class EventRollups1790000002500 implements MigrationInterface {
         visitor    text NOT NULL,
         CONSTRAINT analytics_daily_visitors_pk PRIMARY KEY (project_id, env, host, day, visitor)
       )`);
+    // Deliberate exception to "every index starts with (project_id, env)": the partition
+    // maintenance purges visitor days past the retention across tenants, by day.
+    await q.query(`CREATE INDEX analytics_daily_visitors_day_idx ON analytics_daily_visitors (day)`);
     await q.query(`
       CREATE TABLE analytics_daily_pages (
         project_id text NOT NULL,
