@@ -359,6 +359,67 @@ describe('two replicas over one PostgreSQL and one Redis', () => {
     }
   });
 
+  it('the revenue lapse scan lapses each subscription once while both replicas run it', async () => {
+    const p = await project(replicas[0].port);
+    const COUNT = 120;
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      // COUNT customers each paying 10.00 a month through a card subscription whose period ended
+      // two days ago, and one whose period runs on: the ledger's rows as the rails would leave them.
+      const id = `'cdcust_lapse_' || g`;
+      const seed = [p.projectId, COUNT + 1];
+      await client.query(
+        `INSERT INTO customers (id, project_id, env, created_at, updated_at) SELECT ${id}, $1, 'sandbox', now(), now() FROM generate_series(1, $2) g`,
+        seed,
+      );
+      await client.query(
+        `INSERT INTO revenue_subscriptions (project_id, env, rail, subscription_id, customer_id, active, currency, monthly_minor, updated_at, valid_until)
+         SELECT $1, 'sandbox', 'card_payments', 'sub_lapse_' || g, ${id}, true, 'USD', 1000, now(),
+                CASE WHEN g = $2 THEN now() + interval '20 days' ELSE now() - interval '2 days' END
+           FROM generate_series(1, $2) g`,
+        seed,
+      );
+      await client.query(
+        `INSERT INTO revenue_customers (project_id, env, customer_id, rail, currency, monthly_minor, subscriptions)
+         SELECT $1, 'sandbox', ${id}, 'card_payments', 'USD', 1000, 1 FROM generate_series(1, $2) g`,
+        seed,
+      );
+      await client.query(
+        `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) SELECT $1, 'sandbox', ${id}, 'USD', 1000 FROM generate_series(1, $2) g`,
+        seed,
+      );
+      await client.query(
+        `INSERT INTO revenue_totals (project_id, env, rail, currency, mrr_minor, paying_customers)
+         VALUES ($1, 'sandbox', 'all', 'USD', $2 * 1000, $2), ($1, 'sandbox', 'all', '*', 0, $2),
+                ($1, 'sandbox', 'card_payments', 'USD', $2 * 1000, $2), ($1, 'sandbox', 'card_payments', '*', 0, $2)`,
+        seed,
+      );
+      const active = async () =>
+        Number((await client.query(`SELECT count(*) AS n FROM revenue_subscriptions WHERE project_id = $1 AND active`, [p.projectId])).rows[0].n);
+      // The scan runs every 15 s on one replica at a time.
+      const deadline = Date.now() + 60_000;
+      while ((await active()) > 1 && Date.now() < deadline) await sleep(500);
+      assert.equal(await active(), 1, 'every lapsed subscription inactive, the running one still active');
+      const totals = (
+        await client.query(
+          `SELECT rail, currency, mrr_minor::float8 AS mrr, paying_customers AS paying FROM revenue_totals WHERE project_id = $1 ORDER BY rail, currency`,
+          [p.projectId],
+        )
+      ).rows;
+      assert.deepEqual(totals, [
+        { rail: 'all', currency: '*', mrr: 0, paying: 1 },
+        { rail: 'all', currency: 'USD', mrr: 1000, paying: 1 },
+        { rail: 'card_payments', currency: '*', mrr: 0, paying: 1 },
+        { rail: 'card_payments', currency: 'USD', mrr: 1000, paying: 1 },
+      ]);
+      const left = await client.query(`SELECT count(*)::int AS n FROM revenue_customers WHERE project_id = $1`, [p.projectId]);
+      assert.equal(left.rows[0].n, 1, 'one customer row left');
+    } finally {
+      await client.end();
+    }
+  });
+
   it('a rolling restart of both replicas under load loses no acknowledged event and exits 0', async () => {
     const p = await project(replicas[0].port, { events: { sustained: 100_000, burst: 100_000 } });
     const acknowledged = [];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql, type TenantScope } from '#platform';
-import type { Coverage } from './read-envelope.js';
+import type { Coverage, SurfaceCoverage } from './read-envelope.js';
 
 /**
  * Which surfaces a project and environment are instrumented for. Point probes on the other
@@ -35,5 +35,22 @@ export class CoverageRepository {
       readCost: row?.read_cost_since != null ? { state: 'measured', since: Number(row.read_cost_since) } : { state: 'not_instrumented', since: null },
       userCensus: row?.customers ? { state: 'measured', since: null } : { state: 'not_instrumented', since: null },
     };
+  }
+
+  /** The revenue surface alone: measured since the first enabled rail of the project. */
+  async revenue(scope: TenantScope): Promise<SurfaceCoverage> {
+    const row = await this.sql.one<{ since: Date | null }>(`SELECT min(updated_at) AS since FROM rail_settings WHERE project_id = $1 AND enabled`, [
+      scope.projectId,
+    ]);
+    return row?.since ? { state: 'measured', since: new Date(row.since).getTime() } : { state: 'not_instrumented', since: null };
+  }
+
+  /** The read-cost surface alone: measured since the first bucket report of the scope. */
+  async readCost(scope: TenantScope): Promise<SurfaceCoverage> {
+    const row = await this.sql.one<{ since: string | null }>(`SELECT min(received_at_ms) AS since FROM bucket_reports WHERE project_id = $1 AND env = $2`, [
+      scope.projectId,
+      scope.env,
+    ]);
+    return row?.since != null ? { state: 'measured', since: Number(row.since) } : { state: 'not_instrumented', since: null };
   }
 }

@@ -9,6 +9,7 @@ export { TelemetryModule } from './telemetry.module.js';
 export { EventRollups, type AffectedUserRow, type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow } from './rollups/event-rollups.service.js';
 export { CustomerConsoleModule } from './console/customer-console.module.js';
 export { EventIdentityResolver, type ResolverRunSummary } from './identity/event-identity-resolver.service.js';
+export { CustomerActivityFeed, type CustomerActivitySink } from './identity/customer-activity-feed.service.js';
 export { EventPartitionMaintenance, type MaintenanceSummary } from './storage/event-partition-maintenance.service.js';
 export { EVENT_RETENTION_DAYS } from './storage/event-partitions.js';
 export { anonymiseCustomerEvents, EVENT_ERASURE_HOOK_NAME } from './erasure/event-erasure.repository.js';

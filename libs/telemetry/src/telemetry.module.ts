@@ -6,6 +6,7 @@ import { SourceMapSymbolicator, SourceMapsModule } from '#sourcemaps';
 import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/event-erasure.repository.js';
 import { ROLLUP_ERASURE_HOOK_NAME, forgetRollupIdentifiers } from './erasure/rollup-erasure.js';
 import { EVENT_CUSTOMER_LOOKUP } from './identity/customer-lookup.js';
+import { CustomerActivityFeed } from './identity/customer-activity-feed.service.js';
 import { EventIdentityHintsRepository } from './identity/event-identity-hints.repository.js';
 import { EventIdentityResolver } from './identity/event-identity-resolver.service.js';
 import { EventBuffer } from './buffer/event-buffer.service.js';
@@ -40,6 +41,7 @@ const ACQUISITION_SIGNUP_HOOK_NAME = 'acquisition-signup';
     ErrorAllowanceService,
     EventIdentityResolver,
     EventIdentityHintsRepository,
+    CustomerActivityFeed,
     EventPartitionMaintenance,
     EventPartitionMaintenanceRepository,
     EventRollupsRepository,
@@ -47,7 +49,7 @@ const ACQUISITION_SIGNUP_HOOK_NAME = 'acquisition-signup';
     { provide: EVENT_CUSTOMER_LOOKUP, useExisting: CustomerDirectory },
     { provide: ERROR_FRAME_SYMBOLICATOR, useExisting: SourceMapSymbolicator },
   ],
-  exports: [EventIdentityResolver, EventPartitionMaintenance, EventRollups],
+  exports: [EventIdentityResolver, EventPartitionMaintenance, EventRollups, CustomerActivityFeed],
 })
 export class TelemetryModule implements OnModuleInit {
   constructor(

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Sql, type TenantScope } from '#platform';
+import { type CrossTenant, type Env, Sql, type TenantScope } from '#platform';
 
 /** `all` sums every rail; `*` counts customers whatever their currency (its MRR stays 0). */
 export type LedgerRail = 'all' | 'ios_store' | 'card_payments' | 'android_store';
@@ -9,6 +9,8 @@ export const ANY_CURRENCY = '*';
 export interface LedgerSubscription {
   customerId: string;
   active: boolean;
+  /** The end of the current period (null: lifetime or unknown). */
+  validUntil: Date | null;
   currency: string | null;
   monthlyMinor: number | null;
 }
@@ -36,6 +38,14 @@ export interface DailyRow extends TotalsRow {
 
 type Num = string | number;
 
+export interface LapseRow {
+  projectId: string;
+  env: Env;
+  rail: string;
+  subscriptionId: string;
+  customerId: string;
+}
+
 /** SQL of the revenue ledger. Every method takes the tenant scope first; writes take the caller's transaction. */
 @Injectable()
 export class RevenueLedgerRepository {
@@ -47,8 +57,8 @@ export class RevenueLedgerRepository {
   }
 
   async findSubscription(scope: TenantScope, rail: string, subscriptionId: string, manager: EntityManager): Promise<LedgerSubscription | null> {
-    const row = await this.sql.one<{ customer_id: string; active: boolean; currency: string | null; monthly_minor: Num | null }>(
-      `SELECT customer_id, active, currency, monthly_minor FROM revenue_subscriptions
+    const row = await this.sql.one<{ customer_id: string; active: boolean; valid_until: Date | null; currency: string | null; monthly_minor: Num | null }>(
+      `SELECT customer_id, active, valid_until, currency, monthly_minor FROM revenue_subscriptions
         WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4 FOR UPDATE`,
       [scope.projectId, scope.env, rail, subscriptionId],
       manager,
@@ -57,6 +67,7 @@ export class RevenueLedgerRepository {
     return {
       customerId: row.customer_id,
       active: row.active,
+      validUntil: row.valid_until,
       currency: row.currency,
       monthlyMinor: row.monthly_minor === null ? null : Number(row.monthly_minor),
     };
@@ -71,12 +82,12 @@ export class RevenueLedgerRepository {
     manager: EntityManager,
   ): Promise<void> {
     await this.sql.rows(
-      `INSERT INTO revenue_subscriptions (project_id, env, rail, subscription_id, customer_id, active, currency, monthly_minor, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      `INSERT INTO revenue_subscriptions (project_id, env, rail, subscription_id, customer_id, active, currency, monthly_minor, updated_at, valid_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
        ON CONFLICT ON CONSTRAINT revenue_subscriptions_pk DO UPDATE
           SET customer_id = EXCLUDED.customer_id, active = EXCLUDED.active, currency = EXCLUDED.currency,
-              monthly_minor = EXCLUDED.monthly_minor, updated_at = EXCLUDED.updated_at`,
-      [scope.projectId, scope.env, rail, subscriptionId, sub.customerId, sub.active, sub.currency, sub.monthlyMinor, now],
+              monthly_minor = EXCLUDED.monthly_minor, updated_at = EXCLUDED.updated_at, valid_until = EXCLUDED.valid_until`,
+      [scope.projectId, scope.env, rail, subscriptionId, sub.customerId, sub.active, sub.currency, sub.monthlyMinor, now, sub.validUntil],
       manager,
     );
   }
@@ -85,6 +96,29 @@ export class RevenueLedgerRepository {
     await this.sql.rows(
       `UPDATE revenue_subscriptions SET customer_id = $4, updated_at = $5 WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
       [scope.projectId, scope.env, fromCustomerId, toCustomerId, now],
+      manager,
+    );
+  }
+
+  /**
+   * Active subscriptions whose period ended before `endedBefore`, across tenants (the lapse
+   * scan), locked (SKIP LOCKED: a writer of the same row, or another replica, goes first).
+   */
+  async dueLapses(_scan: CrossTenant, endedBefore: Date, limit: number, manager: EntityManager): Promise<LapseRow[]> {
+    const rows = await this.sql.rows<{ project_id: string; env: Env; rail: string; subscription_id: string; customer_id: string }>(
+      `SELECT project_id, env, rail, subscription_id, customer_id FROM revenue_subscriptions
+        WHERE active AND valid_until IS NOT NULL AND valid_until < $1
+        ORDER BY valid_until LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [endedBefore, limit],
+      manager,
+    );
+    return rows.map((r) => ({ projectId: r.project_id, env: r.env, rail: r.rail, subscriptionId: r.subscription_id, customerId: r.customer_id }));
+  }
+
+  async markLapsed(scope: TenantScope, rail: string, subscriptionId: string, now: Date, manager: EntityManager): Promise<void> {
+    await this.sql.rows(
+      `UPDATE revenue_subscriptions SET active = false, updated_at = $5 WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`,
+      [scope.projectId, scope.env, rail, subscriptionId, now],
       manager,
     );
   }
@@ -134,22 +168,22 @@ export class RevenueLedgerRepository {
   /** Adds the deltas to the totals and records each touched total as the value of `day`. */
   async applyDeltas(scope: TenantScope, deltas: readonly TotalsDelta[], day: string, manager: EntityManager): Promise<void> {
     if (deltas.length === 0) return;
-    const updated = await this.sql.rows<{ rail: LedgerRail; currency: string; mrr_minor: Num; paying_customers: Num }>(
+    const keys = [scope.projectId, scope.env, deltas.map((d) => d.rail), deltas.map((d) => d.currency)];
+    // Rows first (a concurrent first insert waits, then both updates apply), then the deltas.
+    await this.sql.rows(
       `INSERT INTO revenue_totals (project_id, env, rail, currency, mrr_minor, paying_customers)
-       SELECT $1, $2, r, c, m, p FROM unnest($3::text[], $4::text[], $5::numeric[], $6::int[]) AS t(r, c, m, p)
-       ORDER BY r, c
-       ON CONFLICT ON CONSTRAINT revenue_totals_pk DO UPDATE
-          SET mrr_minor = greatest(0, revenue_totals.mrr_minor + EXCLUDED.mrr_minor),
-              paying_customers = greatest(0, revenue_totals.paying_customers + EXCLUDED.paying_customers)
-       RETURNING rail, currency, mrr_minor, paying_customers`,
-      [
-        scope.projectId,
-        scope.env,
-        deltas.map((d) => d.rail),
-        deltas.map((d) => d.currency),
-        deltas.map((d) => d.mrrMinor),
-        deltas.map((d) => d.payingCustomers),
-      ],
+       SELECT $1, $2, r, c, 0, 0 FROM unnest($3::text[], $4::text[]) AS t(r, c) ORDER BY r, c
+       ON CONFLICT ON CONSTRAINT revenue_totals_pk DO NOTHING`,
+      keys,
+      manager,
+    );
+    const updated = await this.sql.rows<{ rail: LedgerRail; currency: string; mrr_minor: Num; paying_customers: Num }>(
+      `UPDATE revenue_totals AS rt
+          SET mrr_minor = greatest(0, rt.mrr_minor + d.m), paying_customers = greatest(0, rt.paying_customers + d.p)
+         FROM unnest($3::text[], $4::text[], $5::numeric[], $6::int[]) AS d(r, c, m, p)
+        WHERE rt.project_id = $1 AND rt.env = $2 AND rt.rail = d.r AND rt.currency = d.c
+       RETURNING rt.rail, rt.currency, rt.mrr_minor, rt.paying_customers`,
+      [...keys, deltas.map((d) => d.mrrMinor), deltas.map((d) => d.payingCustomers)],
       manager,
     );
     await this.sql.rows(

@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock, type TenantScope } from '#platform';
+import { Clock, type CrossTenant, type TenantScope } from '#platform';
 import type { PurchaseRail } from '#entitlements';
 import { type RailPayment, type RailRevenueChange, RailRevenueFeed, type RailRevenueSink } from '#rails';
 import { dayOf, monthOf, monthlyPrice, toMinorUnits } from './price-normalisation.js';
@@ -42,6 +42,7 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
       {
         customerId: change.customerId,
         active,
+        validUntil: change.validUntil === null ? null : new Date(change.validUntil * 1000),
         currency: price?.currency ?? stored?.currency ?? null,
         monthlyMinor: price?.monthlyMinor ?? stored?.monthlyMinor ?? null,
       },
@@ -76,6 +77,22 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     for (const customerId of customers) await this.repository.lockCustomer(scope, customerId, manager);
     await this.repository.reassignSubscriptions(scope, fromCustomerId, toCustomerId, this.clock.now(), manager);
     for (const customerId of customers) await this.refreshCustomer(manager, scope, customerId);
+  }
+
+  /**
+   * Stops counting active subscriptions whose period ended before `endedBeforeMs` (the rail
+   * reported neither a renewal nor an end); returns how many it lapsed. Idempotent.
+   */
+  async lapse(manager: EntityManager, scan: CrossTenant, endedBeforeMs: number, limit: number): Promise<number> {
+    const due = await this.repository.dueLapses(scan, new Date(endedBeforeMs), limit, manager);
+    const now = this.clock.now();
+    for (const row of due) {
+      const scope = scan.scopeOf(row);
+      await this.repository.lockCustomer(scope, row.customerId, manager);
+      await this.repository.markLapsed(scope, row.rail, row.subscriptionId, now, manager);
+      await this.refreshCustomer(manager, scope, row.customerId);
+    }
+    return due.length;
   }
 
   /** Recomputes one customer's rows from its subscriptions and moves the totals by the difference. */
