@@ -1,5 +1,6 @@
 import { RailsSchema1790000000600 } from './migrations/1790000000600-rails-schema.migration.js';
 import { CustomerScopeForeignKey1790000000923 } from './migrations/1790000000923-customer-scope-foreign-key.migration.js';
+import { RailExpiryReads1790000002300 } from './migrations/1790000002300-rail-expiry-reads.migration.js';
 
 export { RailsModule } from './rails.module.js';
 export {
@@ -47,9 +48,14 @@ export { APPLE_ROOT_CERTIFICATES, appleRootCertificates } from './ios/apple-root
 export { RailSecretsStatus } from './operator/rail-secrets-status.js';
 
 /** Migrations of the rails context, in order. */
-export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignKey1790000000923];
+export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignKey1790000000923, RailExpiryReads1790000002300];
 
 // Store notifications
 export { StoreNotificationsModule } from './store-notifications.module.js';
 export { RailSecrets, RAIL_SECRETS_CHECK_INTERVAL_MS } from './secrets/rail-secrets.service.js';
 export { parseRailSecrets, RailSecretsError, type RailSecretsContent, type ProjectRailSecrets, type ServiceAccountKey } from './secrets/rail-secrets.js';
+
+// Reading the rails: the reader, and the reads at expiry
+export { RailReader, type RailReadReason, type RailReadResult } from './reconcile/rail-reader.placeholder.js';
+export { ExpiryReadsJob, EXPIRY_READS_EVERY_MS, type ExpirySweepSummary } from './reconcile/expiry-reads.job.js';
+export { EXPIRY_READ_BACKOFF_MS, expiryBackoffMs, settleExpiryRead, lanesOf, type ExpiryReadSettlement } from './reconcile/expiry-reads.js';
