@@ -46,9 +46,9 @@ export class ExpiryReadsRepository {
   async schedule(_sweep: CrossTenant, nowMs: number, limit: number): Promise<number> {
     return this.sql.affected(
       `INSERT INTO rail_expiry_reads AS r (project_id, env, rail, subscription_id, due_valid_until, status, attempts, next_read_at_ms, updated_at_ms)
-       SELECT s.project_id, s.env, s.rail, s.subscription_id, s.valid_until, 'pending', 0, $1, $1
+       SELECT s.project_id, s.env, s.rail, s.subscription_id, s.valid_until, 'pending', 0, $1::bigint, $1::bigint
          FROM rail_subscriptions s
-        WHERE s.state = 'active' AND s.valid_until IS NOT NULL AND s.valid_until <= to_timestamp($1::float8 / 1000)
+        WHERE s.state = 'active' AND s.valid_until IS NOT NULL AND s.valid_until <= to_timestamp($1::bigint / 1000.0)
           AND s.rail_time_ms <= (extract(epoch FROM s.valid_until) * 1000)::bigint
           AND NOT EXISTS (SELECT 1 FROM rail_expiry_reads e
                            WHERE e.project_id = s.project_id AND e.env = s.env AND e.rail = s.rail
@@ -74,11 +74,11 @@ export class ExpiryReadsRepository {
     const rows = await this.sql.rows<ClaimedRow>(
       `WITH due AS (
          SELECT project_id, env, rail, subscription_id FROM rail_expiry_reads
-          WHERE status = 'pending' AND next_read_at_ms <= $1 AND (leased_until_ms IS NULL OR leased_until_ms <= $2)
+          WHERE status = 'pending' AND next_read_at_ms <= $1::bigint AND (leased_until_ms IS NULL OR leased_until_ms <= $2::bigint)
           ORDER BY next_read_at_ms
           LIMIT $5
           FOR UPDATE SKIP LOCKED)
-       UPDATE rail_expiry_reads r SET leased_until_ms = $2 + $3, leased_by = $4, updated_at_ms = $1
+       UPDATE rail_expiry_reads r SET leased_until_ms = $2::bigint + $3::bigint, leased_by = $4, updated_at_ms = $1::bigint
          FROM due, rail_subscriptions s
         WHERE r.project_id = due.project_id AND r.env = due.env AND r.rail = due.rail AND r.subscription_id = due.subscription_id
           AND s.project_id = r.project_id AND s.env = r.env AND s.rail = r.rail AND s.subscription_id = r.subscription_id
