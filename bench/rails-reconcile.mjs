@@ -204,7 +204,7 @@ async function main() {
       RAIL_SECRETS_FILE: secretsFile,
       CARD_PAYMENTS_API_BASE_URL: `http://127.0.0.1:${processor.port}`,
     },
-    apiNodeArgs,
+    apiNodeArgs(),
   );
   try {
     await waitForHttp(api, `${base}/v1/readyz`, 120_000);
