@@ -13,5 +13,6 @@ export { CreateAppDto } from './operator/operator.dto.js';
 import { KeysSchema1790000000100 } from './migrations/1790000000100-keys-schema.migration.js';
 import { KeysSourcemapsBucket1790000000990 } from './migrations/1790000000990-keys-sourcemaps-bucket.migration.js';
 import { KeysWorkspaces1790000002200 } from './migrations/1790000002200-keys-workspaces.migration.js';
+import { KeysRailReadBuckets1790000002310 } from './migrations/1790000002310-keys-rail-read-buckets.migration.js';
 
-export const KEYS_MIGRATIONS = [KeysSchema1790000000100, KeysSourcemapsBucket1790000000990, KeysWorkspaces1790000002200];
+export const KEYS_MIGRATIONS = [KeysSchema1790000000100, KeysSourcemapsBucket1790000000990, KeysWorkspaces1790000002200, KeysRailReadBuckets1790000002310];

@@ -55,7 +55,8 @@ export { StoreNotificationsModule } from './store-notifications.module.js';
 export { RailSecrets, RAIL_SECRETS_CHECK_INTERVAL_MS } from './secrets/rail-secrets.service.js';
 export { parseRailSecrets, RailSecretsError, type RailSecretsContent, type ProjectRailSecrets, type ServiceAccountKey } from './secrets/rail-secrets.js';
 
-// Reading the rails: the reader, and the reads at expiry
-export { RailReader, type RailReadReason, type RailReadResult } from './reconcile/rail-reader.placeholder.js';
+// Reading the rails (reconciliation, refresh, migration gate)
+export { RailReader, type RailReadReason, type RailReadResult, type RailReadOptions } from './reading/rail-reader.service.js';
+export { RAIL_READ_BUCKETS } from './reading/rail-read-bounds.service.js';
 export { ExpiryReadsJob, EXPIRY_READS_EVERY_MS, type ExpirySweepSummary } from './reconcile/expiry-reads.job.js';
 export { EXPIRY_READ_BACKOFF_MS, expiryBackoffMs, settleExpiryRead, lanesOf, type ExpiryReadSettlement } from './reconcile/expiry-reads.js';

@@ -14,9 +14,6 @@ import { CustomerRailStatuses } from './model/customer-rail-statuses.service.js'
 import { RailSettingsRepository } from './model/rail-settings.repository.js';
 import { RailStateApplier } from './model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from './model/rail-subscriptions.repository.js';
-import { ExpiryReadsJob } from './reconcile/expiry-reads.job.js';
-import { ExpiryReadsRepository } from './reconcile/expiry-reads.repository.js';
-import { RailReader } from './reconcile/rail-reader.placeholder.js';
 
 /** Store rails: purchase sync, store notifications, subscription records, rail settings. */
 @Module({
@@ -33,11 +30,8 @@ import { RailReader } from './reconcile/rail-reader.placeholder.js';
     { provide: RailSecretsStatus, useExisting: RailSecrets },
     RailsOperatorService,
     PurchaseSyncService,
-    RailReader,
-    ExpiryReadsRepository,
-    ExpiryReadsJob,
   ],
   // The repositories serve the store notifications module of this context; other contexts use the services.
-  exports: [RailSubscriptionsRepository, RailStateApplier, CustomerRailStatuses, RailSettingsRepository, IosStoreVerifier, RailSecrets, RailReader],
+  exports: [RailSubscriptionsRepository, RailStateApplier, CustomerRailStatuses, RailSettingsRepository, IosStoreVerifier, RailSecrets],
 })
 export class RailsModule {}

@@ -32,6 +32,9 @@ interface AndroidSettings {
   packageName?: string;
 }
 
+/** A purchase state read from the Publisher API, to apply. */
+export type AndroidStateReading = Extract<Reading, { kind: 'state' }>;
+
 /** What was read for one notification: the state to apply, or a decision without a state. */
 type Reading =
   | { kind: 'state'; env: Env; purchaseToken: string; state: AndroidPurchaseState; revoked: boolean; reconciled: boolean }
@@ -196,11 +199,16 @@ export class AndroidWebhookService {
     }
   }
 
-  private async apply(
+  /**
+   * Applies a purchase state read from the Publisher API (for a notification, or by a read of
+   * the rail): `event` gives the rail time and the type named with a revocation. Writes one
+   * audit entry.
+   */
+  async apply(
     manager: EntityManager,
     scope: TenantScope,
-    notification: AndroidNotification,
-    reading: Extract<Reading, { kind: 'state' }>,
+    notification: Pick<AndroidNotification, 'eventTimeMillis' | 'eventType'>,
+    reading: AndroidStateReading,
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
     const { state, purchaseToken } = reading;

@@ -116,6 +116,15 @@ function subscription(object: Json): CardSubscription {
   };
 }
 
+/**
+ * A subscription object as the processor's API answers it (the same object its events carry).
+ * Throws CardEventFormatError or RailFieldError like parseCardEvent.
+ */
+export function parseCardSubscription(object: unknown): CardSubscription {
+  if (!isObject(object)) throw new CardEventFormatError('the subscription is not a JSON object');
+  return subscription(object);
+}
+
 function checkoutSession(object: Json): CardCheckoutSession {
   const id = str(object.id);
   if (object.object !== 'checkout.session' || !id) throw new CardEventFormatError('data.object is not a checkout session (object, id)');

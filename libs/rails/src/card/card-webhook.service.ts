@@ -102,7 +102,11 @@ export class CardWebhookService {
     throw this.gate.invalidSignature(RAIL, projectId, reason, requestId);
   }
 
-  private async applySubscription(
+  /**
+   * Applies a subscription object (from an event, or read from the processor's API) through the
+   * rail model; `created` (Unix seconds) is its rail time. Writes one audit entry.
+   */
+  async applySubscription(
     manager: EntityManager,
     scope: TenantScope,
     sub: CardSubscription,

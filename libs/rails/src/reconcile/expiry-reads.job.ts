@@ -5,7 +5,7 @@ import { APP_LOGGER, type AppLogger, Clock, Metrics, OnJob, crossTenant } from '
 import { PURCHASE_RAILS } from '#entitlements';
 import { type ClaimedExpiryRead, ExpiryReadsRepository } from './expiry-reads.repository.js';
 import { type ExpiryReadSettlement, lanesOf, railIdToRead, settleExpiryRead } from './expiry-reads.js';
-import { RailReader, type RailReadResult } from './rail-reader.placeholder.js';
+import { RailReader, type RailReadResult } from '../reading/rail-reader.service.js';
 
 const SWEEP = crossTenant('rails reads at expiry');
 

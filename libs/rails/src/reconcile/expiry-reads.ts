@@ -4,7 +4,7 @@
  * spread over (project, rail) lanes. No I/O.
  */
 import type { PurchaseRail } from '#entitlements';
-import type { RailReadResult } from './rail-reader.placeholder.js';
+import type { RailReadResult } from '../reading/rail-reader.service.js';
 
 const MINUTE = 60_000;
 /** Waits after the 1st, 2nd, 3rd and every later read that found the rail unreadable. */
