@@ -20,8 +20,19 @@ describe('reads at expiry: back-off and settlement', () => {
     expect(settleExpiryRead({ found: 'unavailable', decision: 'unavailable' }, 3, 0)).toMatchObject({ attempts: 4, nextReadAtMs: 720 * MIN });
   });
 
-  it('a wait asked by the rail or the read rate is honoured without counting an attempt', () => {
-    expect(settleExpiryRead({ found: 'unavailable', decision: 'unavailable', retryAfterMs: 1_500.2 }, 2, 10_000)).toEqual({
+  it('a store asking to wait longer than the back-off is honoured (an attempt)', () => {
+    expect(settleExpiryRead({ found: 'unavailable', decision: 'unavailable', retryAfterMs: 3_600_000 }, 0, 0)).toMatchObject({
+      attempts: 1,
+      nextReadAtMs: 3_600_000,
+    });
+    expect(settleExpiryRead({ found: 'unavailable', decision: 'unavailable', retryAfterMs: 30_000 }, 0, 0)).toMatchObject({
+      attempts: 1,
+      nextReadAtMs: 5 * MIN,
+    });
+  });
+
+  it('a read refused by the project read rate waits as asked without counting an attempt', () => {
+    expect(settleExpiryRead({ found: 'unavailable', decision: 'unavailable', retryAfterMs: 1_500.2, throttled: true }, 2, 10_000)).toEqual({
       status: 'pending',
       attempts: 2,
       nextReadAtMs: 11_501,

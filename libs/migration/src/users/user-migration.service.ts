@@ -239,7 +239,14 @@ export class UserMigrationService {
       try {
         const result = await this.reader.readRailId(scope, id.rail, id.value, 'migration');
         const wait = result.retryAfterMs ?? 0;
-        if (result.found !== 'unavailable' || attempt > 0 || wait <= 0 || wait > GATE_READ_MAX_WAIT_MS || this.clock.wallNowMs() + wait >= deadline)
+        if (
+          result.found !== 'unavailable' ||
+          !result.throttled ||
+          attempt > 0 ||
+          wait <= 0 ||
+          wait > GATE_READ_MAX_WAIT_MS ||
+          this.clock.wallNowMs() + wait >= deadline
+        )
           return result.found;
         await new Promise((resolve) => setTimeout(resolve, wait));
       } catch {

@@ -118,7 +118,7 @@ export class ExpiryReadsJob {
   }
 
   /** One read; a reader that throws reads as an unreadable rail (retried with back-off). */
-  private async read(row: ClaimedExpiryRead): Promise<Pick<RailReadResult, 'found' | 'decision' | 'retryAfterMs'>> {
+  private async read(row: ClaimedExpiryRead): Promise<Pick<RailReadResult, 'found' | 'decision' | 'retryAfterMs' | 'throttled'>> {
     try {
       return await this.reader.readRailId(SWEEP.scopeOf(row), row.rail, railIdToRead(row), 'expiry');
     } catch (err) {

@@ -28,18 +28,22 @@ export interface ExpiryReadSettlement {
 
 /**
  * A readable rail settles the row (`done`): the applier already wrote what the rail says
- * (a renewal moves `valid_until`, which schedules a new row when that end passes). A rail
- * that asks to wait (`retryAfterMs`: a 429, or the per-project read rate) is read again
- * after that wait, without counting an attempt. An unreadable rail is read again after the
- * back-off of its attempt count; the stored state governs meanwhile.
+ * (a renewal moves `valid_until`, which schedules a new row when that end passes). A read the
+ * project's read rate refused (`throttled`, no store asked) is read again after the wait it
+ * names, without counting an attempt. An unreadable rail (no credentials, timeout, `5xx`,
+ * `429`) counts an attempt and is read again after that attempt's back-off, or the store's
+ * own wait when longer; the stored state governs meanwhile.
  */
-export function settleExpiryRead(result: Pick<RailReadResult, 'found' | 'decision' | 'retryAfterMs'>, attempts: number, nowMs: number): ExpiryReadSettlement {
+export function settleExpiryRead(
+  result: Pick<RailReadResult, 'found' | 'decision' | 'retryAfterMs' | 'throttled'>,
+  attempts: number,
+  nowMs: number,
+): ExpiryReadSettlement {
   if (result.found === 'unavailable') {
-    if (result.retryAfterMs !== undefined && result.retryAfterMs > 0) {
-      return { status: 'pending', attempts, nextReadAtMs: nowMs + Math.ceil(result.retryAfterMs), outcome: 'rate_limited' };
-    }
+    const wait = Math.ceil(Math.max(0, result.retryAfterMs ?? 0));
+    if (result.throttled) return { status: 'pending', attempts, nextReadAtMs: nowMs + Math.max(1, wait), outcome: 'rate_limited' };
     const next = attempts + 1;
-    return { status: 'pending', attempts: next, nextReadAtMs: nowMs + expiryBackoffMs(next), outcome: 'unavailable' };
+    return { status: 'pending', attempts: next, nextReadAtMs: nowMs + Math.max(expiryBackoffMs(next), wait), outcome: 'unavailable' };
   }
   if (result.found === 'none') return { status: 'done', attempts, nextReadAtMs: nowMs, outcome: 'no_subscription' };
   return { status: 'done', attempts, nextReadAtMs: nowMs, outcome: result.decision === 'applied' ? 'applied' : 'no_change' };
