@@ -57,16 +57,19 @@ export class AndroidPublisherClient {
   private readonly tokens = new Map<string, { accessToken: string; expiresAtMs: number }>();
 
   /**
-   * Per-call options of the client: the read timeout, and Node's own fetch (gaxios otherwise
-   * imports the ESM-only node-fetch lazily, which the CommonJS test runner cannot load).
+   * Per-call options of the client: the read timeout; no retries of the library's own (it
+   * retries timeouts, 429 and 5xx three times by default, which would stretch the timeout and
+   * override the service's back-off: Pub/Sub redelivers a notification, the reads back off);
+   * and Node's own fetch (gaxios otherwise imports the ESM-only node-fetch lazily, which the
+   * CommonJS test runner cannot load).
    */
-  private readonly callOptions: { timeout: number; fetchImplementation: typeof fetch };
+  private readonly callOptions: { timeout: number; retry: boolean; fetchImplementation: typeof fetch };
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
   ) {
-    this.callOptions = { timeout: config.railReadTimeoutMs, fetchImplementation: globalThis.fetch };
+    this.callOptions = { timeout: config.railReadTimeoutMs, retry: false, fetchImplementation: globalThis.fetch };
   }
 
   async getSubscription(account: ServiceAccountKey, packageName: string, token: string): Promise<AndroidSubscriptionRead> {

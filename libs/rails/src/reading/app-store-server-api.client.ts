@@ -73,21 +73,20 @@ export class AppStoreServerApiClient {
 
   /**
    * The statuses of the transaction's subscriptions: the first environment that knows the id
-   * (production, then sandbox); `status` null when neither does. RailReadUnavailable when an
-   * environment could not be read and the other did not know the id either.
+   * (production, then sandbox, as the store advises); `status` null when neither does
+   * (`404`). RailReadUnavailable as soon as an environment cannot be read: whether the id is
+   * a production one is then unknown.
    */
   async allSubscriptionStatuses(secrets: IosStoreSecrets, bundleId: string, originalTransactionId: string): Promise<AppStoreStatusRead> {
-    let failure: RailReadUnavailable | null = null;
     for (const env of ['production', 'sandbox'] as const) {
       try {
         const status = await this.client(secrets, bundleId, env).getAllSubscriptionStatuses(originalTransactionId);
         return { env, status };
       } catch (err) {
         if (err instanceof APIException && err.httpStatusCode === 404) continue;
-        failure ??= unavailable(err);
+        throw unavailable(err);
       }
     }
-    if (failure) throw failure;
     return { env: 'production', status: null };
   }
 
