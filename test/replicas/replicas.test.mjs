@@ -543,14 +543,22 @@ describe('reads at expiry with two replicas', () => {
   });
 
   it('each due rail subscription is read exactly once while both replicas sweep', async () => {
-    const p = await project(replicas[0].port);
+    // The secrets file names the project, which exists once a replica runs: written after.
     const secretsFile = path.join(secretsDir, 'rail-secrets.json');
+    writeFileSync(secretsFile, JSON.stringify({ projects: {} }));
+    const env = {
+      ...DEV,
+      DATABASE_URL: ownUrl.toString(),
+      RAIL_SECRETS_FILE: secretsFile,
+      CARD_PAYMENTS_API_BASE_URL: `http://127.0.0.1:${processor.address().port}`,
+    };
+    pair = await Promise.all([startReplica(await freePort(), env), startReplica(await freePort(), env)]);
+    const p = await project(pair[0].port);
     writeFileSync(
       secretsFile,
       JSON.stringify({ projects: { [p.projectId]: { card_payments: { webhookSecrets: [WEBHOOK_SECRET], apiKey: 'sk_test_replicas_expiry' } } } }),
     );
-    const env = { ...DEV, RAIL_SECRETS_FILE: secretsFile, CARD_PAYMENTS_API_BASE_URL: `http://127.0.0.1:${processor.address().port}` };
-    pair = await Promise.all([startReplica(await freePort(), env), startReplica(await freePort(), env)]);
+    await sleep(6_000); // the replicas re-read the secrets file at least every 5 s
     await operator(pair[0].port, 'PUT', `/projects/${p.projectId}/rails/card_payments`, {});
     await operator(pair[0].port, 'PUT', `/projects/${p.projectId}/products`, {
       products: [{ rail: 'card_payments', productId: 'prod_pro', entitlementKeys: ['pro'] }],
