@@ -30,7 +30,7 @@ export const PRODUCTS = [
 /**
  * One app per spec file with the three rails enabled and the three stores' stand-ins (card
  * processor, App Store Server API, Android Publisher API) with the project's read
- * credentials; helpers that make a customer through each rail's notification (registers its
+ * credentials; functions that make a customer through each rail's notification (registers its
  * own beforeAll/afterAll).
  */
 export function railReadHarness(env: Record<string, string> = {}) {
