@@ -12,7 +12,9 @@
 // Run with node's test runner (`node --test test/replicas/`); needs DATABASE_URL and REDIS_URL.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { Buffer } from 'node:buffer';
 import http from 'node:http';
@@ -575,5 +577,133 @@ describe('outbound webhooks with two replicas', () => {
     hold = false;
     // The killed replica's lease runs out (30 s), or the survivor's held attempt times out (10 s) and is retried 10 s later.
     await waitFor(() => received.some((e) => e.id === delivery.eventId), 60_000);
+  });
+});
+
+describe('reads at expiry with two replicas', () => {
+  // A local card-processor API needs a development replica (CARD_PAYMENTS_API_BASE_URL over http).
+  const DEV = { NODE_ENV: 'development' };
+  const WEBHOOK_SECRET = 'whsec_replicas_expiry_0123456789abcdef';
+  const COUNT = 40;
+  let pair = [];
+  let processor;
+  let secretsDir;
+  /** Reads of each subscription the processor answered: GET /v1/subscriptions/{id}, or the customer's listing. */
+  const reads = new Map();
+  const subscriptions = new Map();
+  const ownDatabase = `${database}_expiry`;
+  const ownUrl = new URL(adminUrl);
+  ownUrl.pathname = `/${ownDatabase}`;
+
+  before(async () => {
+    processor = http.createServer((req, res) => {
+      const url = new URL(req.url, 'http://processor');
+      const byId = url.pathname.match(/^\/v1\/subscriptions\/([^/]+)$/);
+      const customer = url.searchParams.get('customer');
+      const sub = byId ? subscriptions.get(byId[1]) : [...subscriptions.values()].find((s) => s.customer === customer);
+      const customerPath = url.pathname.match(/^\/v1\/customers\/([^/]+)$/);
+      res.setHeader('content-type', 'application/json');
+      if (customerPath) return res.end(JSON.stringify({ id: customerPath[1], object: 'customer' }));
+      if (!sub)
+        return res.writeHead(404).end(JSON.stringify({ error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such object' } }));
+      reads.set(sub.id, (reads.get(sub.id) ?? 0) + 1);
+      // The renewal the notification never brought: active until a month from now.
+      const renewed = { ...sub, current_period_end: Math.floor(Date.now() / 1000) + 30 * 86400 };
+      renewed.items = { object: 'list', data: [{ ...sub.items.data[0], current_period_end: renewed.current_period_end }] };
+      if (byId) return res.end(JSON.stringify(renewed));
+      return res.end(JSON.stringify({ object: 'list', data: [renewed], has_more: false, url: '/v1/subscriptions' }));
+    });
+    await new Promise((resolve) => processor.listen(0, '127.0.0.1', resolve));
+    secretsDir = mkdtempSync(path.join(tmpdir(), 'replicas-rails-'));
+    // A database of its own: the other replicas' sweeps (no card API key) must not read these rows.
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${ownDatabase}"`);
+    await admin.end();
+    const migrate = runNode([`${DIST}/apps/api/src/migrate.js`], { DATABASE_URL: ownUrl.toString() });
+    const { code } = await migrate.exit;
+    assert.equal(code, 0, migrate.stderr());
+  });
+  after(async () => {
+    for (const replica of pair) replica.child.kill('SIGKILL');
+    await Promise.all(pair.map((replica) => replica.exit));
+    processor.closeAllConnections();
+    processor.close();
+    rmSync(secretsDir, { recursive: true, force: true });
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "${ownDatabase}" WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
+  });
+
+  it('each due rail subscription is read exactly once while both replicas sweep', async () => {
+    // The secrets file names the project, which exists once a replica runs: written after.
+    const secretsFile = path.join(secretsDir, 'rail-secrets.json');
+    writeFileSync(secretsFile, JSON.stringify({ projects: {} }));
+    const env = {
+      ...DEV,
+      DATABASE_URL: ownUrl.toString(),
+      RAIL_SECRETS_FILE: secretsFile,
+      CARD_PAYMENTS_API_BASE_URL: `http://127.0.0.1:${processor.address().port}`,
+    };
+    pair = await Promise.all([startReplica(await freePort(), env), startReplica(await freePort(), env)]);
+    const p = await project(pair[0].port);
+    writeFileSync(
+      secretsFile,
+      JSON.stringify({ projects: { [p.projectId]: { card_payments: { webhookSecrets: [WEBHOOK_SECRET], apiKey: 'sk_test_replicas_expiry' } } } }),
+    );
+    await sleep(6_000); // the replicas re-read the secrets file at least every 5 s
+    await operator(pair[0].port, 'PUT', `/projects/${p.projectId}/rails/card_payments`, {});
+    await operator(pair[0].port, 'PUT', `/projects/${p.projectId}/products`, {
+      products: [{ rail: 'card_payments', productId: 'prod_pro', entitlementKeys: ['pro'] }],
+    });
+
+    // COUNT subscriptions ending in a few seconds, through the card webhook of either replica.
+    const end = Math.floor(Date.now() / 1000) + 4;
+    for (let i = 0; i < COUNT; i++) {
+      const id = `sub_replicas_${process.pid}_${i}`;
+      const sub = {
+        id,
+        object: 'subscription',
+        customer: `cus_replicas_${process.pid}_${i}`,
+        status: 'active',
+        cancel_at_period_end: false,
+        current_period_end: end,
+        metadata: {},
+        items: {
+          object: 'list',
+          data: [{ id: `si_${i}`, object: 'subscription_item', current_period_end: end, price: { id: 'price_pro', product: 'prod_pro' } }],
+        },
+      };
+      subscriptions.set(id, sub);
+      const t = Math.floor(Date.now() / 1000);
+      const payload = JSON.stringify({
+        id: `evt_replicas_${process.pid}_${i}`,
+        object: 'event',
+        created: t,
+        livemode: false,
+        type: 'customer.subscription.updated',
+        data: { object: sub },
+      });
+      const signature = createHmac('sha256', WEBHOOK_SECRET).update(`${t}.${payload}`).digest('hex');
+      const res = await fetch(`http://127.0.0.1:${pair[i % 2].port}/v1/webhooks/card_payments/${p.projectId}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${signature}` },
+        body: payload,
+      });
+      assert.equal(res.status, 200, await res.text());
+    }
+
+    // Both replicas' job workers sweep every 10 s: every subscription read within a minute …
+    const deadline = Date.now() + 60_000;
+    while (reads.size < COUNT && Date.now() < deadline) await sleep(250);
+    assert.equal(reads.size, COUNT, `${reads.size} of ${COUNT} subscriptions read`);
+    // … and none again: the read renewed it (a later sweep finds nothing due).
+    await sleep(12_000);
+    assert.deepEqual(
+      [...reads.entries()].filter(([, hits]) => hits !== 1),
+      [],
+      'each subscription read once',
+    );
   });
 });

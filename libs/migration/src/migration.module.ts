@@ -2,14 +2,14 @@ import { Module, type OnModuleInit } from '@nestjs/common';
 import { KeysModule } from '#keys';
 import { ErasureHooks, IdentityModule } from '#identity';
 import { EntitlementsModule } from '#entitlements';
-import { RailsModule } from '#rails';
+import { RailsModule, StoreNotificationsModule } from '#rails';
 import { MigratedUsersRepository } from './users/migrated-users.repository.js';
 import { MigrationController } from './users/migration.controller.js';
 import { UserMigrationService } from './users/user-migration.service.js';
 
 /** Bulk user migration (POST /v1/migration/users). */
 @Module({
-  imports: [KeysModule, IdentityModule, EntitlementsModule, RailsModule],
+  imports: [KeysModule, IdentityModule, EntitlementsModule, RailsModule, StoreNotificationsModule],
   controllers: [MigrationController],
   providers: [MigratedUsersRepository, UserMigrationService],
 })

@@ -1,6 +1,7 @@
 import { RailNotificationsRecentIndex1790000002640 } from './migrations/1790000002640-rail-notifications-recent-index.migration.js';
 import { RailsSchema1790000000600 } from './migrations/1790000000600-rails-schema.migration.js';
 import { CustomerScopeForeignKey1790000000923 } from './migrations/1790000000923-customer-scope-foreign-key.migration.js';
+import { RailExpiryReads1790000002300 } from './migrations/1790000002300-rail-expiry-reads.migration.js';
 
 export { RailsModule } from './rails.module.js';
 export {
@@ -57,7 +58,12 @@ export { APPLE_ROOT_CERTIFICATES, appleRootCertificates } from './ios/apple-root
 export { RailSecretsStatus } from './operator/rail-secrets-status.js';
 
 /** Migrations of the rails context, in order. */
-export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignKey1790000000923, RailNotificationsRecentIndex1790000002640];
+export const RAILS_MIGRATIONS = [
+  RailsSchema1790000000600,
+  CustomerScopeForeignKey1790000000923,
+  RailExpiryReads1790000002300,
+  RailNotificationsRecentIndex1790000002640,
+];
 
 // Store notifications
 export { StoreNotificationsModule } from './store-notifications.module.js';
@@ -67,3 +73,5 @@ export { parseRailSecrets, RailSecretsError, type RailSecretsContent, type Proje
 // Reading the rails (reconciliation, refresh, migration gate)
 export { RailReader, type RailReadReason, type RailReadResult, type RailReadOptions } from './reading/rail-reader.service.js';
 export { RAIL_READ_BUCKETS } from './reading/rail-read-bounds.service.js';
+export { ExpiryReadsJob, EXPIRY_READS_EVERY_MS, type ExpirySweepSummary } from './reconcile/expiry-reads.job.js';
+export { EXPIRY_READ_BACKOFF_MS, expiryBackoffMs, settleExpiryRead, lanesOf, type ExpiryReadSettlement } from './reconcile/expiry-reads.js';

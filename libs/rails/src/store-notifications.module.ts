@@ -22,10 +22,13 @@ import { RailReader } from './reading/rail-reader.service.js';
 import { OperatorCustomerRefreshController, ServerCustomerRefreshController } from './reading/customer-refresh.controller.js';
 import { CustomerRefresh } from './reading/customer-refresh.service.js';
 import { StoreObservations } from './reading/store-observations.service.js';
+import { ExpiryReadsJob } from './reconcile/expiry-reads.job.js';
+import { ExpiryReadsRepository } from './reconcile/expiry-reads.repository.js';
 
 /**
  * Store notifications of the card-payment, iOS and Android rails, the rails' operator
- * settings, and the reads of the rails' APIs (RailReader: reconciliation, refresh, migration gate).
+ * settings, and the reads of the rails' APIs (RailReader: reconciliation, refresh, migration gate)
+ * with the sweep of reads at expiry.
  */
 @Module({
   imports: [RailsModule, KeysModule, EntitlementsModule, IdentityModule, AuditModule],
@@ -45,6 +48,8 @@ import { StoreObservations } from './reading/store-observations.service.js';
     StoreObservations,
     RailReader,
     CustomerRefresh,
+    ExpiryReadsRepository,
+    ExpiryReadsJob,
   ],
   exports: [RailReader],
 })

@@ -33,7 +33,7 @@ export const PRODUCTS = [
  * credentials; functions that make a customer through each rail's notification (registers its
  * own beforeAll/afterAll).
  */
-export function railReadHarness() {
+export function railReadHarness(env: Record<string, string> = {}) {
   let t: TestApp;
   let fx: ProjectFixture;
   let file: RailSecretsFile;
@@ -92,6 +92,7 @@ export function railReadHarness() {
         ANDROID_PUBLISHER_BASE_URL: google.baseUrl,
         RAIL_READ_TIMEOUT_MS: String(READ_TIMEOUT_MS),
         LOG_LEVEL: 'debug',
+        ...env,
       },
       { onLogLine: (line) => logs.push(line) },
     );

@@ -34,7 +34,8 @@ export class MigrationResultView {
   @ApiProperty() entitlementsGranted: number;
   @ApiProperty() entitlementsSkippedRailBacked: number;
   @ApiProperty() entitlementsSkippedLapsed: number;
-  @ApiProperty({ description: 'Rail ids named but no rail state known yet: no grant; a re-run resolves' }) entitlementsUndetermined: number;
+  @ApiProperty({ description: 'Rail ids named whose rails could not be read (no credentials configured, or the API failed): no grant; a re-run resolves' })
+  entitlementsUndetermined: number;
   @ApiProperty({ description: 'Keys this request registered in the project catalogue' }) entitlementKeysRegistered: number;
   @ApiProperty({ type: MigrationDetailsView }) details: MigrationDetailsView;
   @ApiProperty({ description: 'Unix ms' }) processedAt: number;

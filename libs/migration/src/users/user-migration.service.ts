@@ -4,9 +4,10 @@ import { Clock, type TenantScope } from '#platform';
 import type { AuthContext } from '#keys';
 import { BulkIdentity, inTransactionWithRetry, mergeTraits, type Traits } from '#identity';
 import { MigrationGrants } from '#entitlements';
-import { type CustomerRailStatus, CustomerRailStatuses } from '#rails';
+import { CustomerRailStatuses, RailReader } from '#rails';
+import { type GateOutcome, type GateRailId, type RailFound, distinctRailIds, gateOutcome, railIdKey } from '../domain/migration-gate.js';
 import { DEVELOPER_ALIAS_TYPE, type GraphSnapshot, nodeKey, planMigration, type RowPlan } from '../domain/migration-plan.js';
-import { isRowError, type MigrationRow, PURCHASE_ALIAS_TYPES, type RowError, usersOf, validateRow } from '../domain/migration-rows.js';
+import { isRowError, type MigrationRow, PURCHASE_ALIAS_TYPES, RAIL_ID_FIELDS, type RowError, usersOf, validateRow } from '../domain/migration-rows.js';
 import { MigratedUsersRepository } from './migrated-users.repository.js';
 import type { MigrationResultView } from './migration-result.view.js';
 
@@ -26,6 +27,22 @@ interface Counts {
   conflicts: RowPlan['conflict'][];
 }
 
+/** A row's customer the gate decides after reading its purchase ids from their rails. */
+interface PendingGate {
+  customerId: string;
+  keys: string[];
+  ids: GateRailId[];
+}
+
+/** Rail reads of one request: a few at a time, and none started after this long (the rest stay undetermined). */
+const GATE_READS_AT_ONCE = 4;
+export const GATE_READS_BUDGET_MS = 20_000;
+/** A rate-limit wait the gate sits out (once) rather than leave the id undetermined. */
+const GATE_READ_MAX_WAIT_MS = 1_000;
+
+/** The purchase alias types and their rails. */
+const RAIL_OF_PURCHASE_TYPE = new Map<string, GateRailId['rail']>(RAIL_ID_FIELDS.filter((f) => f.purchase).map((f) => [f.type, f.rail]));
+
 /**
  * Bulk user migration. One transaction per request, set-based: load the alias
  * nodes the rows name, lock their customers, resolve the rows in order in memory, then write
@@ -40,6 +57,7 @@ export class UserMigrationService {
     private readonly identity: BulkIdentity,
     private readonly grants: MigrationGrants,
     private readonly railStatuses: CustomerRailStatuses,
+    private readonly reader: RailReader,
     private readonly migratedUsers: MigratedUsersRepository,
     private readonly clock: Clock,
   ) {}
@@ -59,7 +77,18 @@ export class UserMigrationService {
       }
     });
 
-    const counts = rows.length === 0 ? emptyCounts() : await inTransactionWithRetry(this.dataSource, (manager) => this.apply(manager, auth, rows));
+    let counts = emptyCounts();
+    if (rows.length > 0) {
+      // Links first, so a rail read applies to the row's customer; then the rails of the
+      // customers without a record are read, outside any transaction; then those are decided.
+      const first = await inTransactionWithRetry(this.dataSource, (manager) => this.apply(manager, auth, rows));
+      counts = first.counts;
+      if (first.pending.length > 0) {
+        const found = await this.readRails(auth, first.pending);
+        const decided = await inTransactionWithRetry(this.dataSource, (manager) => this.decidePending(manager, auth, first.pending, found));
+        for (const key of GATE_COUNTS) counts[key] += decided[key];
+      }
+    }
     return {
       object: 'migration_result',
       env: auth.env,
@@ -83,7 +112,7 @@ export class UserMigrationService {
     };
   }
 
-  private async apply(manager: EntityManager, auth: AuthContext, rows: MigrationRow[]): Promise<Counts> {
+  private async apply(manager: EntityManager, auth: AuthContext, rows: MigrationRow[]): Promise<{ counts: Counts; pending: PendingGate[] }> {
     const scope: TenantScope = auth;
     const counts = emptyCounts();
 
@@ -101,14 +130,15 @@ export class UserMigrationService {
     const neighbours = await this.identity.aliasesOfCustomers(manager, scope, known, [DEVELOPER_ALIAS_TYPE, ...PURCHASE_ALIAS_TYPES]);
     const snapshot: GraphSnapshot = { owners: new Map(), developerIds: new Map() };
     for (const hit of hits) snapshot.owners.set(nodeKey(hit.type, hit.value), { customerId: hit.customerId, forgotten: hit.forgotten });
-    const withPurchaseIds = new Set<string>();
+    const purchaseIdsOf = new Map<string, GateRailId[]>();
     for (const alias of neighbours) {
       if (alias.type === DEVELOPER_ALIAS_TYPE) {
         const ids = snapshot.developerIds.get(alias.customerId) ?? new Set<string>();
         ids.add(alias.value);
         snapshot.developerIds.set(alias.customerId, ids);
       } else {
-        withPurchaseIds.add(alias.customerId);
+        const rail = RAIL_OF_PURCHASE_TYPE.get(alias.type);
+        if (rail) purchaseIdsOf.set(alias.customerId, [...(purchaseIdsOf.get(alias.customerId) ?? []), { rail, value: alias.value }]);
       }
     }
 
@@ -147,19 +177,25 @@ export class UserMigrationService {
       manager,
     );
 
-    // 4. The gate: what the rails hold for each customer decides who receives the asserted grant.
+    // 4. The gate: what the rails hold for each customer decides who receives the asserted
+    // grant; a customer with purchase ids but no rail record is decided after reading them.
     const gated = plan.rows.filter((p) => p.customerId !== null && p.row.entitlementKeys.length > 0);
     const existingCustomers = gated.filter((p) => p.outcome !== 'created').map((p) => p.customerId as string);
     const status = await this.railStatuses.of(scope, existingCustomers, this.clock.nowMs(), manager);
     const pairs: { customerId: string; key: string }[] = [];
+    const pending: PendingGate[] = [];
     for (const p of gated) {
       const customerId = p.customerId as string;
-      const keys = p.row.entitlementKeys.length;
-      const rail: CustomerRailStatus = status.get(customerId) ?? 'none';
-      if (rail === 'live') counts.entitlementsSkippedRailBacked += keys;
-      else if (rail === 'lapsed') counts.entitlementsSkippedLapsed += keys;
-      else if (p.row.railIds.some((id) => id.purchase) || withPurchaseIds.has(customerId)) counts.entitlementsUndetermined += keys;
-      else for (const key of p.row.entitlementKeys) pairs.push({ customerId, key });
+      const stored = status.get(customerId) ?? 'none';
+      const ids =
+        stored === 'none'
+          ? distinctRailIds([
+              ...p.row.railIds.filter((id) => id.purchase).map((id) => ({ rail: id.rail, value: id.value })),
+              ...(purchaseIdsOf.get(customerId) ?? []),
+            ])
+          : [];
+      if (ids.length > 0) pending.push({ customerId, keys: p.row.entitlementKeys, ids });
+      else tally(counts, gateOutcome(stored, 0, []), customerId, p.row.entitlementKeys, pairs);
     }
     const registered = await this.grants.registerKeys(
       manager,
@@ -179,8 +215,94 @@ export class UserMigrationService {
       if (p.outcome === 'conflict') counts.conflicts.push(p.conflict);
       else counts[p.outcome] += 1;
     }
+    return { counts, pending };
+  }
+
+  /** Reads every pending rail id once (a few at a time, within the budget); an id not read is `unavailable`. */
+  private async readRails(scope: TenantScope, pending: readonly PendingGate[]): Promise<Map<string, RailFound>> {
+    const ids = distinctRailIds(pending.flatMap((p) => p.ids));
+    const found = new Map<string, RailFound>();
+    const deadline = this.clock.wallNowMs() + GATE_READS_BUDGET_MS;
+    let next = 0;
+    const readNext = async () => {
+      while (next < ids.length && this.clock.wallNowMs() < deadline) {
+        const id = ids[next++];
+        found.set(railIdKey(id), await this.readOne(scope, id, deadline));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(GATE_READS_AT_ONCE, ids.length) }, readNext));
+    return found;
+  }
+
+  private async readOne(scope: TenantScope, id: GateRailId, deadline: number): Promise<RailFound> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await this.reader.readRailId(scope, id.rail, id.value, 'migration');
+        const wait = result.retryAfterMs ?? 0;
+        if (
+          result.found !== 'unavailable' ||
+          !result.throttled ||
+          attempt > 0 ||
+          wait <= 0 ||
+          wait > GATE_READ_MAX_WAIT_MS ||
+          this.clock.wallNowMs() + wait >= deadline
+        )
+          return result.found;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      } catch {
+        return 'unavailable';
+      }
+    }
+  }
+
+  /** Decides the customers whose rails were read: the stored records (after the reads), else what the reads found. */
+  private async decidePending(
+    manager: EntityManager,
+    auth: AuthContext,
+    pending: readonly PendingGate[],
+    found: ReadonlyMap<string, RailFound>,
+  ): Promise<Counts> {
+    const scope: TenantScope = auth;
+    const counts = emptyCounts();
+    const status = await this.railStatuses.of(
+      scope,
+      pending.map((p) => p.customerId),
+      this.clock.nowMs(),
+      manager,
+    );
+    const pairs: { customerId: string; key: string }[] = [];
+    for (const p of pending) {
+      const reads = p.ids.map((id) => found.get(railIdKey(id)) ?? 'unavailable');
+      tally(counts, gateOutcome(status.get(p.customerId) ?? 'none', p.ids.length, reads), p.customerId, p.keys, pairs);
+    }
+    if (pairs.length > 0) {
+      const granted = await this.grants.grantLifetime(manager, scope, pairs, {
+        actor: `api_key:${auth.keyId}`,
+        requestId: auth.requestId,
+        reason: MIGRATION_GRANT_REASON,
+      });
+      counts.entitlementsGranted = granted.granted.length;
+      counts.entitlementsAlreadyGranted = granted.alreadyPresent;
+    }
     return counts;
   }
+}
+
+/** The counts the second step of the gate adds to the first's. */
+const GATE_COUNTS = [
+  'entitlementsGranted',
+  'entitlementsAlreadyGranted',
+  'entitlementsSkippedRailBacked',
+  'entitlementsSkippedLapsed',
+  'entitlementsUndetermined',
+] as const satisfies readonly (keyof Counts)[];
+
+/** Counts a customer's keys under the gate's outcome; granted keys join `pairs`. */
+function tally(counts: Counts, outcome: GateOutcome, customerId: string, keys: readonly string[], pairs: { customerId: string; key: string }[]): void {
+  if (outcome === 'skipped_rail_backed') counts.entitlementsSkippedRailBacked += keys.length;
+  else if (outcome === 'skipped_lapsed') counts.entitlementsSkippedLapsed += keys.length;
+  else if (outcome === 'undetermined') counts.entitlementsUndetermined += keys.length;
+  else for (const key of keys) pairs.push({ customerId, key });
 }
 
 function emptyCounts(): Counts {

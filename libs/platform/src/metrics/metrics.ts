@@ -131,6 +131,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Counted by the rails' sweep of reads at expiry (libs/rails ExpiryReadsJob). */
+  readonly railExpiryReads = new Counter({
+    name: 'rail_expiry_reads_total',
+    help: 'Rail subscriptions read after their end passed, by rail and outcome (applied, no_change, no_subscription, unavailable, rate_limited, superseded)',
+    labelNames: ['rail', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly railExpiryReadsDue = new Gauge({
+    name: 'rail_expiry_reads_due',
+    help: 'Rail subscriptions whose end passed and whose read is due, by rail, as of the last sweep; the same on every replica',
+    labelNames: ['rail'] as const,
+    registers: [this.registry],
+  });
+
   constructor(@Optional() @Inject(DataSource) dataSource?: DataSource | null) {
     collectDefaultMetrics({ register: this.registry });
     const pool = () => (dataSource?.isInitialized ? ((dataSource.driver as unknown as { master?: PgPoolCounts }).master ?? undefined) : undefined);

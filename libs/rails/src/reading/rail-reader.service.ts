@@ -27,6 +27,8 @@ export interface RailReadResult {
   auditEventId: string | null;
   /** When unavailable because of a store's `429` / `5xx` back-off or the project's read rate: how long until a read may go. */
   retryAfterMs?: number;
+  /** True when the project's read rate refused the read (no store was asked): not a failure of the rail. */
+  throttled?: boolean;
 }
 
 /** Who asked for the read (audit actor and request id); optional. */
@@ -75,7 +77,7 @@ export class RailReader {
     const waitMs = await this.bounds.admit(scope.projectId, rail);
     if (waitMs > 0) {
       this.metrics.railReads.inc({ rail, outcome: 'throttled' });
-      return { rail, id: railId, found: 'unavailable', decision: 'unavailable', auditEventId: null, retryAfterMs: waitMs };
+      return { rail, id: railId, found: 'unavailable', decision: 'unavailable', auditEventId: null, retryAfterMs: waitMs, throttled: true };
     }
     const readAtMs = this.clock.nowMs();
     let observation;

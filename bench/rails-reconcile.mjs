@@ -1,0 +1,304 @@
+// Reads at expiry, a phase script beside bench/run.mjs:
+//
+//   npm run build && DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/rails-reconcile.mjs
+//
+// Starts the compiled API (NODE_ENV=development, TEST_CLOCK=enabled) on a scratch database and
+// a local card-processor API answering every read in 50 ms (the renewal the notification never
+// brought). Seeds N card subscriptions over P projects whose ends are spread over one hour of
+// service-clock time, then moves the test clock through that hour in steps within a few
+// minutes of wall time, while a paced load reads GET /v1/entitlements. Goals:
+//   bound      every subscription read within 5 min (service clock) of its end
+//   once       none read twice
+//   rates      no project's reads above the card rail's 20 reads/s in any second (wall clock)
+//   p99        GET /v1/entitlements p99 during the hour within 10 % of the same load before it
+// Environment: DATABASE_URL (required), BENCH_RAILS_N (100000), BENCH_RAILS_PROJECTS (20),
+// BENCH_RAILS_WALL_SECONDS (the hour's wall time; default N / 400, at least 60),
+// BENCH_RAILS_READ_RATE (GET /v1/entitlements per second, 50), BENCH_RAILS_BASELINE_SECONDS (20),
+// LOG_LEVEL (warn).
+import http from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  API_ENTRY,
+  apiEnv,
+  apiNodeArgs,
+  call,
+  createScratchDatabase,
+  freePort,
+  killChildren,
+  requireDatabaseAndBuild,
+  startNode,
+  stop,
+  waitForHttp,
+  withClient,
+} from './lib/common.mjs';
+import { ORIGIN, mintWebApp, seedReaders } from './lib/read-routes.mjs';
+
+const adminUrl = requireDatabaseAndBuild('node bench/rails-reconcile.mjs');
+const N = Number(process.env.BENCH_RAILS_N ?? 100_000);
+const PROJECTS = Number(process.env.BENCH_RAILS_PROJECTS ?? 20);
+const WALL_SECONDS = Number(process.env.BENCH_RAILS_WALL_SECONDS ?? Math.max(60, Math.ceil(N / 400)));
+const READ_RATE = Number(process.env.BENCH_RAILS_READ_RATE ?? 50);
+const BASELINE_SECONDS = Number(process.env.BENCH_RAILS_BASELINE_SECONDS ?? 20);
+const STORE_LATENCY_MS = 50;
+const CARD_READS_PER_SECOND = 20;
+const BOUND_MS = 5 * 60_000;
+const HOUR_S = 3600;
+const STEPS = 120;
+const OPERATOR = 'op_bench_rails_reconcile_0123456789';
+const log = (line = '') => process.stdout.write(`${line}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const check = (ok) => (ok ? 'ok  ' : 'MISS');
+const p99 = (values) => {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
+};
+
+/** The service clock as the bench moved it: wall time plus the offsets it applied. */
+let offsetMs = 0;
+const serviceNowMs = () => Date.now() + offsetMs;
+
+/**
+ * The card processor's API: one subscription by id, or a customer's listing, answered after
+ * 50 ms with the subscription renewed for a month. Records each read (subscription, project,
+ * wall and service time).
+ */
+function startProcessor(ends) {
+  const reads = [];
+  const subscriptionOf = (id) => {
+    const match = /^sub_b_(\d+)_(\d+)$/.exec(id);
+    if (!match) return null;
+    const renewedEnd = Math.floor(serviceNowMs() / 1000) + 30 * 86400;
+    return {
+      id,
+      object: 'subscription',
+      customer: `cus_b_${match[1]}_${match[2]}`,
+      status: 'active',
+      livemode: false,
+      cancel_at_period_end: false,
+      current_period_end: renewedEnd,
+      metadata: {},
+      items: {
+        object: 'list',
+        data: [{ id: `si_${id}`, object: 'subscription_item', current_period_end: renewedEnd, price: { id: 'price_pro', product: 'prod_pro' } }],
+      },
+    };
+  };
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://processor');
+    setTimeout(() => {
+      res.setHeader('content-type', 'application/json');
+      const byId = /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname);
+      const customer = /^\/v1\/customers\/([^/]+)$/.exec(url.pathname);
+      if (customer) return res.end(JSON.stringify({ id: customer[1], object: 'customer' }));
+      const listed = url.pathname === '/v1/subscriptions' ? url.searchParams.get('customer')?.replace(/^cus_/, 'sub_') : undefined;
+      const id = byId ? byId[1] : listed;
+      const sub = id ? subscriptionOf(id) : null;
+      if (!sub || !ends.has(id)) {
+        return res.writeHead(404).end(JSON.stringify({ error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such object' } }));
+      }
+      reads.push({ id, project: Number(id.split('_')[2]), wallMs: Date.now(), serviceMs: serviceNowMs() });
+      if (byId) return res.end(JSON.stringify(sub));
+      return res.end(JSON.stringify({ object: 'list', data: [sub], has_more: false, url: '/v1/subscriptions' }));
+    }, STORE_LATENCY_MS);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, reads, port: server.address().port })));
+}
+
+/** Seeds `N` card subscriptions over the projects in SQL (customers, card customer aliases, subscription records). */
+async function seedSubscriptions(dbUrl, projectIds, startMs) {
+  const ends = new Map();
+  const perProject = Math.ceil(N / projectIds.length);
+  await withClient(dbUrl, async (client) => {
+    for (const [p, projectId] of projectIds.entries()) {
+      const count = Math.min(perProject, N - p * perProject);
+      if (count <= 0) break;
+      // Ends spread evenly over the hour, interleaved across projects.
+      const params = [projectId, p, count, startMs, HOUR_S * 1000, projectIds.length, N];
+      const series = `SELECT i, ($4::bigint + (((i * $6::int + $2::int)::float8 / $7::int) * $5::bigint)::bigint) AS end_ms FROM generate_series(0, $3::int - 1) AS i`;
+      await client.query(
+        `INSERT INTO customers (id, project_id, env, traits, created_at, updated_at)
+         SELECT 'cdcust_b_' || $2::int || '_' || i, $1, 'sandbox', '{}'::jsonb, now(), now() FROM (${series}) s`,
+        params,
+      );
+      await client.query(
+        `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, created_at)
+         SELECT $1, 'sandbox', 'card_customer_id', 'cus_b_' || $2::int || '_' || i, 'cdcust_b_' || $2::int || '_' || i, now() FROM (${series}) s`,
+        params,
+      );
+      const { rows } = await client.query(
+        `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
+         SELECT $1, 'sandbox', 'card_payments', 'sub_b_' || $2::int || '_' || i, 'cdcust_b_' || $2::int || '_' || i, 'prod_pro', 'active',
+                to_timestamp(end_ms / 1000), $4::bigint - 3600000, 'active', now(), now()
+           FROM (${series}) s
+         RETURNING subscription_id, (extract(epoch FROM valid_until) * 1000)::float8 AS end_ms`,
+        params,
+      );
+      for (const row of rows) ends.set(row.subscription_id, Number(row.end_ms));
+    }
+  });
+  return ends;
+}
+
+/** GET /v1/entitlements at `rate`/s until `until()` says stop; latencies from each request's due time (no coordinated omission). */
+async function pacedReads(base, publishable, users, rate, until) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const url = new URL(base);
+  const latencies = [];
+  let errors = 0;
+  const inFlight = new Set();
+  const start = performance.now();
+  for (let n = 0; !until(); n++) {
+    const due = start + (n * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const user = users[n % users.length];
+    const request = new Promise((resolve) => {
+      const req = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: `/v1/entitlements?userId=${user.userId}`,
+          agent,
+          headers: { authorization: `Bearer ${publishable}`, origin: ORIGIN },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode === 200) latencies.push(performance.now() - due);
+            else errors++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => (errors++, resolve()));
+      req.end();
+    });
+    inFlight.add(request);
+    request.finally(() => inFlight.delete(request));
+  }
+  await Promise.all(inFlight);
+  agent.destroy();
+  return { latencies, errors };
+}
+
+async function main() {
+  log(`rails-reconcile: ${N} card subscriptions over ${PROJECTS} projects, ends spread over one hour of service time in ${WALL_SECONDS} s of wall time`);
+  const db = await createScratchDatabase(adminUrl, 'rails_reconcile');
+  const secretsDir = mkdtempSync(path.join(tmpdir(), 'bench-rails-'));
+  const secretsFile = path.join(secretsDir, 'rail-secrets.json');
+  writeFileSync(secretsFile, JSON.stringify({ projects: {} }));
+  const ends = new Map();
+  const processor = await startProcessor(ends);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const api = startNode(
+    'api',
+    API_ENTRY,
+    {
+      ...apiEnv(db.url, port, OPERATOR),
+      NODE_ENV: 'development',
+      TEST_CLOCK: 'enabled',
+      RAIL_SECRETS_FILE: secretsFile,
+      CARD_PAYMENTS_API_BASE_URL: `http://127.0.0.1:${processor.port}`,
+    },
+    apiNodeArgs(),
+  );
+  try {
+    await waitForHttp(api, `${base}/v1/readyz`, 120_000);
+    const projects = [];
+    for (let p = 0; p < PROJECTS; p++) {
+      const minted = await mintWebApp(base, OPERATOR, `rails reconcile ${p}`, { withSecret: p === 0 });
+      await call(base, 'PUT', `/admin/v1/projects/${minted.project.id}/rails/card_payments`, OPERATOR, {});
+      await call(base, 'PUT', `/admin/v1/projects/${minted.project.id}/products`, OPERATOR, {
+        products: [{ rail: 'card_payments', productId: 'prod_pro', entitlementKeys: ['pro'] }],
+      });
+      projects.push(minted);
+    }
+    const secrets = Object.fromEntries(
+      projects.map((m, p) => [m.project.id, { card_payments: { webhookSecrets: [`whsec_bench_${p}_0123456789`], apiKey: `sk_test_bench_${p}` } }]),
+    );
+    writeFileSync(secretsFile, JSON.stringify({ projects: secrets }));
+    const readers = await seedReaders({ base, publishable: projects[0].publishable, secret: projects[0].secret }, 200);
+    const startMs = Date.now() + 5 * 60_000;
+    const seedStarted = Date.now();
+    for (const [id, end] of await seedSubscriptions(
+      db.url,
+      projects.map((m) => m.project.id),
+      startMs,
+    ))
+      ends.set(id, end);
+    log(`seeded ${ends.size} subscriptions in ${Math.round((Date.now() - seedStarted) / 1000)} s; the first ends 5 min from now (service clock)`);
+    await sleep(6_000); // the secrets file is re-read at least every 5 s
+
+    // Baseline: the same reads with nothing due (the sweep runs and finds nothing).
+    let stopReads = false;
+    const baselineUntil = Date.now() + BASELINE_SECONDS * 1000;
+    const baseline = await pacedReads(base, projects[0].publishable, readers, READ_RATE, () => Date.now() >= baselineUntil);
+
+    // The hour: 5 min to the first end, then the hour, in STEPS advances over WALL_SECONDS.
+    const during = pacedReads(base, projects[0].publishable, readers, READ_RATE, () => stopReads);
+    const totalAdvanceS = 5 * 60 + HOUR_S + 6 * 60; // past the last end by the bound, so every read is due
+    const stepS = Math.ceil(totalAdvanceS / STEPS);
+    const hourStarted = Date.now();
+    for (let step = 0; step < STEPS; step++) {
+      const res = await call(base, 'POST', '/admin/v1/test-clock/advance', OPERATOR, { seconds: stepS });
+      offsetMs = res.nowMs - Date.now();
+      const next = hourStarted + ((step + 1) * WALL_SECONDS * 1000) / STEPS;
+      await sleep(Math.max(0, next - Date.now()));
+    }
+    // Let the backlog drain (bounded), then one more sweep period for any second read.
+    const drainUntil = Date.now() + 10 * 60_000;
+    while (new Set(processor.reads.map((r) => r.id)).size < ends.size && Date.now() < drainUntil) await sleep(500);
+    await sleep(12_000);
+    stopReads = true;
+    const hour = await during;
+    const wallS = Math.round((Date.now() - hourStarted) / 1000);
+
+    // Goals.
+    const byId = new Map();
+    for (const read of processor.reads) byId.set(read.id, [...(byId.get(read.id) ?? []), read]);
+    const unread = [...ends.keys()].filter((id) => !byId.has(id)).length;
+    const twice = [...byId.values()].filter((reads) => reads.length > 1).length;
+    const lags = [...byId.entries()].map(([id, reads]) => reads[0].serviceMs - ends.get(id));
+    const late = lags.filter((lag) => lag > BOUND_MS).length;
+    const perSecond = new Map();
+    for (const read of processor.reads) {
+      const key = `${read.project}:${Math.floor(read.wallMs / 1000)}`;
+      perSecond.set(key, (perSecond.get(key) ?? 0) + 1);
+    }
+    const busiest = Math.max(0, ...perSecond.values());
+    const before = p99(baseline.latencies);
+    const after = p99(hour.latencies);
+    const ratio = after / before;
+    log(`reads: ${processor.reads.length} for ${ends.size} subscriptions in ${wallS} s of wall time; unread ${unread}; read twice ${twice}`);
+    log(`lag from end to read (service clock): p50 ${Math.round(p50(lags) / 1000)} s, max ${Math.round(Math.max(0, ...lags) / 1000)} s`);
+    log(
+      `GET /v1/entitlements p99: ${before.toFixed(1)} ms before (${baseline.latencies.length} reads, ${baseline.errors} errors), ${after.toFixed(1)} ms during (${hour.latencies.length} reads, ${hour.errors} errors)`,
+    );
+    log(`${check(unread === 0 && late === 0)} bound: every subscription read within 5 min of its end (${late} late, ${unread} unread)`);
+    log(`${check(twice === 0)} once: none read twice (${twice})`);
+    log(`${check(busiest <= CARD_READS_PER_SECOND)} rates: busiest project second ${busiest} reads (limit ${CARD_READS_PER_SECOND}/s)`);
+    log(`${check(ratio <= 1.1)} p99: GET /v1/entitlements during the hour ${(ratio * 100).toFixed(0)} % of before (goal ≤ 110 %)`);
+  } finally {
+    await stop(api);
+    processor.server.closeAllConnections();
+    processor.server.close();
+    rmSync(secretsDir, { recursive: true, force: true });
+    await db.drop();
+  }
+}
+
+function p50(values) {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err.stack ?? err}\n`);
+  killChildren();
+  process.exit(1);
+});

@@ -1,0 +1,148 @@
+import { Injectable } from '@nestjs/common';
+import { type CrossTenant, type Env, type TenantScope, Sql } from '#platform';
+import type { PurchaseRail } from '#entitlements';
+import type { ExpiryReadSettlement } from './expiry-reads.js';
+
+/** A row leased to this replica, with what its subscription holds now. */
+export interface ClaimedExpiryRead {
+  projectId: string;
+  env: Env;
+  rail: PurchaseRail;
+  subscriptionId: string;
+  attempts: number;
+  /** The end the row was scheduled for (Unix ms). */
+  dueValidUntilMs: number;
+  /** Whether the subscription is still active with that end and no rail state after it. */
+  stillDue: boolean;
+}
+
+interface ClaimedRow {
+  project_id: string;
+  env: Env;
+  rail: PurchaseRail;
+  subscription_id: string;
+  attempts: number;
+  due_ms: number;
+  still_due: boolean;
+}
+
+const KEY = `project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`;
+
+/**
+ * SQL of the reads at expiry. The sweep's methods are cross-tenant (due rows are found by
+ * time across tenants; each row carries its tenant); a row's settlement takes its scope.
+ * Service-clock times are Unix ms (`nowMs`); the lease is in wall-clock ms, so a test-clock
+ * advance never frees a row another replica is reading.
+ */
+@Injectable()
+export class ExpiryReadsRepository {
+  constructor(private readonly sql: Sql) {}
+
+  /**
+   * Schedules up to `limit` subscriptions whose end passed at `nowMs` while active, with no
+   * rail state newer than that end and no row for that end yet (a row for an earlier end is
+   * reset). Returns how many rows it scheduled.
+   */
+  async schedule(_sweep: CrossTenant, nowMs: number, limit: number): Promise<number> {
+    return this.sql.affected(
+      `INSERT INTO rail_expiry_reads AS r (project_id, env, rail, subscription_id, due_valid_until, status, attempts, next_read_at_ms, updated_at_ms)
+       SELECT s.project_id, s.env, s.rail, s.subscription_id, s.valid_until, 'pending', 0, $1::bigint, $1::bigint
+         FROM rail_subscriptions s
+        WHERE s.state = 'active' AND s.valid_until IS NOT NULL AND s.valid_until <= to_timestamp($1::bigint / 1000.0)
+          AND s.rail_time_ms <= (extract(epoch FROM s.valid_until) * 1000)::bigint
+          AND NOT EXISTS (SELECT 1 FROM rail_expiry_reads e
+                           WHERE e.project_id = s.project_id AND e.env = s.env AND e.rail = s.rail
+                             AND e.subscription_id = s.subscription_id AND e.due_valid_until = s.valid_until)
+        ORDER BY s.valid_until
+        LIMIT $2
+       ON CONFLICT ON CONSTRAINT rail_expiry_reads_pk DO UPDATE
+          SET due_valid_until = EXCLUDED.due_valid_until, status = 'pending', attempts = 0, next_read_at_ms = EXCLUDED.next_read_at_ms,
+              leased_until_ms = NULL, leased_by = NULL, last_outcome = NULL, updated_at_ms = EXCLUDED.updated_at_ms
+        WHERE r.due_valid_until <> EXCLUDED.due_valid_until`,
+      [nowMs, limit],
+    );
+  }
+
+  /**
+   * Leases up to `limit` pending rows due at `nowMs` (oldest first) to `worker` until
+   * `wallNowMs + leaseMs` (FOR UPDATE SKIP LOCKED: two replicas never lease one row).
+   */
+  async claim(
+    _sweep: CrossTenant,
+    options: { nowMs: number; wallNowMs: number; leaseMs: number; worker: string; limit: number },
+  ): Promise<ClaimedExpiryRead[]> {
+    const rows = await this.sql.rows<ClaimedRow>(
+      `WITH due AS (
+         SELECT project_id, env, rail, subscription_id FROM rail_expiry_reads
+          WHERE status = 'pending' AND next_read_at_ms <= $1::bigint AND (leased_until_ms IS NULL OR leased_until_ms <= $2::bigint)
+          ORDER BY next_read_at_ms
+          LIMIT $5
+          FOR UPDATE SKIP LOCKED)
+       UPDATE rail_expiry_reads r SET leased_until_ms = $2::bigint + $3::bigint, leased_by = $4, updated_at_ms = $1::bigint
+         FROM due, rail_subscriptions s
+        WHERE r.project_id = due.project_id AND r.env = due.env AND r.rail = due.rail AND r.subscription_id = due.subscription_id
+          AND s.project_id = r.project_id AND s.env = r.env AND s.rail = r.rail AND s.subscription_id = r.subscription_id
+       RETURNING r.project_id, r.env, r.rail, r.subscription_id, r.attempts,
+                 (extract(epoch FROM r.due_valid_until) * 1000)::float8 AS due_ms,
+                 (s.state = 'active' AND s.valid_until = r.due_valid_until
+                  AND s.rail_time_ms <= (extract(epoch FROM s.valid_until) * 1000)::bigint) AS still_due`,
+      [options.nowMs, options.wallNowMs, options.leaseMs, options.worker, options.limit],
+    );
+    return rows.map((row) => ({
+      projectId: row.project_id,
+      env: row.env,
+      rail: row.rail,
+      subscriptionId: row.subscription_id,
+      attempts: row.attempts,
+      dueValidUntilMs: Number(row.due_ms),
+      stillDue: row.still_due,
+    }));
+  }
+
+  /** Records a read's settlement on a row this worker leases; false when the lease was lost. */
+  async settle(
+    scope: TenantScope,
+    row: { rail: PurchaseRail; subscriptionId: string },
+    worker: string,
+    settlement: ExpiryReadSettlement,
+    nowMs: number,
+  ): Promise<boolean> {
+    const affected = await this.sql.affected(
+      `UPDATE rail_expiry_reads SET status = $6, attempts = $7, next_read_at_ms = $8, last_outcome = $9, leased_until_ms = NULL, leased_by = NULL, updated_at_ms = $10
+        WHERE ${KEY} AND leased_by = $5`,
+      [
+        scope.projectId,
+        scope.env,
+        row.rail,
+        row.subscriptionId,
+        worker,
+        settlement.status,
+        settlement.attempts,
+        settlement.nextReadAtMs,
+        settlement.outcome,
+        nowMs,
+      ],
+    );
+    return affected === 1;
+  }
+
+  /** Frees a leased row unread (the sweep ran out of time): it stays due. */
+  async release(scope: TenantScope, row: { rail: PurchaseRail; subscriptionId: string }, worker: string): Promise<void> {
+    await this.sql.affected(`UPDATE rail_expiry_reads SET leased_until_ms = NULL, leased_by = NULL WHERE ${KEY} AND leased_by = $5`, [
+      scope.projectId,
+      scope.env,
+      row.rail,
+      row.subscriptionId,
+      worker,
+    ]);
+  }
+
+  /** Pending rows due at `nowMs`, per rail (the backlog gauge). */
+  async dueByRail(_sweep: CrossTenant, nowMs: number): Promise<Map<PurchaseRail, number>> {
+    const rows = await this.sql.rows<{ rail: PurchaseRail; count: number }>(
+      `SELECT rail, count(*)::int AS count FROM rail_expiry_reads WHERE status = 'pending' AND next_read_at_ms <= $1 GROUP BY rail`,
+      [nowMs],
+    );
+    return new Map(rows.map((row) => [row.rail, row.count]));
+  }
+}

@@ -1,0 +1,220 @@
+import { WebhookDispatcher } from '#webhooks';
+import { ExpiryReadsJob } from '#rails';
+import { keyHeaders } from '../support/fixtures.js';
+import { BUNDLE, railReadHarness, uid } from '../support/harness/rails-read.js';
+import { transactionPayload } from '../support/store-signing.js';
+import { operatorAuth } from '../support/test-app.js';
+import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver.js';
+
+const DAY = 86_400;
+
+describe('rails: reads at expiry and the migration gate, against the stores’ stand-ins', () => {
+  const h = railReadHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' });
+  const { now, card, google, cardCustomer, iosCustomer, androidCustomer, appleReports, googleReports, pro, audit } = h;
+  let receiver: WebhookReceiver;
+  let hookPath = '';
+
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+    hookPath = `/hooks/${uid('reconcile')}`;
+    const res = await h.t.http
+      .post(`/admin/v1/projects/${h.fx.projectId}/webhook-endpoints`)
+      .set(operatorAuth())
+      .send({ url: receiver.url(hookPath), env: 'sandbox' });
+    expect(res.status).toBe(201);
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+
+  const sweep = () => h.t.app.get(ExpiryReadsJob).sweepOnce();
+  const advance = async (seconds: number) =>
+    expect((await h.t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds })).status).toBe(200);
+  const reconciliations = async (customerId: string) => {
+    const rows: { event_id: string }[] = await h.t.dataSource.query(
+      `SELECT event_id FROM audit_entries WHERE project_id = $1 AND customer_id = $2 AND event_type = 'reconciliation' ORDER BY event_id`,
+      [h.fx.projectId, customerId],
+    );
+    return Promise.all(rows.map(async (row) => (await audit(row.event_id)).body.data));
+  };
+  const expiryRow = async (rail: string, subscriptionId: string) =>
+    (
+      await h.t.dataSource.query(
+        `SELECT status, attempts, last_outcome AS "lastOutcome" FROM rail_expiry_reads WHERE project_id = $1 AND env = 'sandbox' AND rail = $2 AND subscription_id = $3`,
+        [h.fx.projectId, rail, subscriptionId],
+      )
+    )[0] ?? null;
+  const storedState = async (rail: string, subscriptionId: string) =>
+    (
+      await h.t.dataSource.query(`SELECT state FROM rail_subscriptions WHERE project_id = $1 AND env = 'sandbox' AND rail = $2 AND subscription_id = $3`, [
+        h.fx.projectId,
+        rail,
+        subscriptionId,
+      ])
+    )[0]?.state as string | undefined;
+
+  describe('at expiry', () => {
+    it('card: a renewal the notification missed keeps access (extended, audit reconciliation, outbound webhook), read once', async () => {
+      const { customerId, cardCustomer: cus, sub } = await cardCustomer({ periodEnd: now() + 60 });
+      const renewedEnd = now() + 30 * DAY;
+      card.subscription(sub.id, cus, { productId: 'prod_pro', periodEnd: renewedEnd, livemode: false });
+      await advance(120);
+      expect((await pro(customerId))?.isActive ?? false).toBe(false);
+
+      await sweep();
+      expect(await pro(customerId)).toEqual(expect.objectContaining({ isActive: true, validUntil: renewedEnd }));
+      expect(await expiryRow('card_payments', sub.id)).toEqual({ status: 'done', attempts: 0, lastOutcome: 'applied' });
+      const [entry, ...more] = await reconciliations(customerId);
+      expect(more).toEqual([]);
+      expect(entry).toEqual(expect.objectContaining({ rail: 'card_payments', eventType: 'reconciliation', decision: 'applied', reconciledWithProvider: true }));
+
+      await h.t.app.get(WebhookDispatcher).drain();
+      await receiver.waitFor((hooks) => hooks.some((r) => r.path === hookPath && r.json.data?.serviceCustomerId === customerId));
+      const updates = receiver.of(hookPath).filter((r) => r.json.type === 'customer.entitlements.updated' && r.json.data.serviceCustomerId === customerId);
+      expect(updates.length).toBeGreaterThanOrEqual(1);
+      expect(updates[updates.length - 1].json.data.entitlements).toEqual([expect.objectContaining({ key: 'pro', isActive: true })]);
+
+      // Read once: a later sweep finds nothing due for it.
+      const reads = () => card.calls.filter((call) => call.includes(sub.id) || call.includes(cus)).length;
+      const before = reads();
+      await advance(60);
+      await sweep();
+      expect(reads()).toBe(before);
+    });
+
+    it('iOS: a refund the notification missed is caught (the subscription ends, audit reconciliation)', async () => {
+      const { customerId, tx } = await iosCustomer({ expiresMs: h.t.clock.nowMs() + 60_000 });
+      appleReports(tx, 5, { revocationDate: h.t.clock.nowMs() - 1000, revocationReason: 0 });
+      await advance(120);
+      await sweep();
+      expect(await storedState('ios_store', tx.originalTransactionId)).toBe('inactive');
+      expect(await expiryRow('ios_store', tx.originalTransactionId)).toEqual(expect.objectContaining({ status: 'done', lastOutcome: 'applied' }));
+      expect(await reconciliations(customerId)).toEqual([expect.objectContaining({ rail: 'ios_store', eventType: 'reconciliation', decision: 'applied' })]);
+      expect((await pro(customerId))?.isActive ?? false).toBe(false);
+    });
+
+    it('Android: a renewal the notification missed keeps access', async () => {
+      const { customerId, token } = await androidCustomer({ expiry: now() + 60 });
+      googleReports(token, { expiry: now() + 30 * DAY });
+      await advance(120);
+      await sweep();
+      expect(await pro(customerId)).toEqual(expect.objectContaining({ isActive: true }));
+      expect(await expiryRow('android_store', token)).toEqual(expect.objectContaining({ status: 'done', lastOutcome: 'applied' }));
+    });
+
+    it('card: an unreadable rail leaves the stored state, is read again after the back-off and then applied', async () => {
+      const { customerId, cardCustomer: cus, sub } = await cardCustomer({ periodEnd: now() + 60 });
+      card.fault = { status: 500 };
+      try {
+        await advance(120);
+        await sweep();
+        expect(await expiryRow('card_payments', sub.id)).toEqual({ status: 'pending', attempts: 1, lastOutcome: 'unavailable' });
+        expect((await pro(customerId))?.isActive ?? false).toBe(false);
+      } finally {
+        card.fault = null;
+      }
+      const renewedEnd = now() + 30 * DAY;
+      card.subscription(sub.id, cus, { productId: 'prod_pro', periodEnd: renewedEnd, livemode: false });
+      // Not before the first back-off (5 min).
+      await advance(4 * 60);
+      await sweep();
+      expect(await expiryRow('card_payments', sub.id)).toEqual(expect.objectContaining({ status: 'pending', attempts: 1 }));
+      await advance(61);
+      await sweep();
+      expect(await expiryRow('card_payments', sub.id)).toEqual({ status: 'done', attempts: 1, lastOutcome: 'applied' });
+      expect(await pro(customerId)).toEqual(expect.objectContaining({ isActive: true, validUntil: renewedEnd }));
+    });
+  });
+
+  describe('migration gate', () => {
+    const migrate = (users: object[]) => h.t.http.post('/v1/migration/users').set(keyHeaders(h.fx, h.fx.keys.skTest)).send({ users });
+    const gateCounts = (body: any) => ({
+      granted: body.entitlementsGranted,
+      railBacked: body.entitlementsSkippedRailBacked,
+      lapsed: body.entitlementsSkippedLapsed,
+      undetermined: body.entitlementsUndetermined,
+      alreadyGranted: body.details.entitlementsAlreadyGranted,
+    });
+    const appleTransaction = (expiresMs: number) =>
+      transactionPayload({ bundleId: BUNDLE, productId: 'pro.monthly', signedDate: h.t.clock.nowMs(), expiresDate: expiresMs });
+
+    it('each rail: live is rail-backed, ended is lapsed, no subscription gets the grant; a re-run counts the same', async () => {
+      // Card customers the processor knows (live, canceled) and one it does not.
+      const cardLive = uid('cus');
+      card.subscription(uid('sub'), cardLive, { productId: 'prod_pro', periodEnd: now() + 30 * DAY, livemode: false });
+      const cardEnded = uid('cus');
+      card.subscription(uid('sub'), cardEnded, { productId: 'prod_pro', periodEnd: now() - DAY, status: 'canceled', livemode: false });
+      const cardNone = uid('cus');
+      // iOS original transactions: active, expired, unknown to the store.
+      const iosLive = appleTransaction(h.t.clock.nowMs() + 30 * DAY * 1000);
+      appleReports(iosLive, 1);
+      const iosEnded = appleTransaction(h.t.clock.nowMs() - DAY * 1000);
+      appleReports(iosEnded, 2);
+      const iosNone = uid('2000');
+      // Android purchase tokens: active, expired, unknown to the store.
+      const tokenLive = uid('tok');
+      googleReports(tokenLive, { expiry: now() + 30 * DAY });
+      const tokenEnded = uid('tok');
+      googleReports(tokenEnded, { state: 'SUBSCRIPTION_STATE_EXPIRED', expiry: now() - DAY });
+      const tokenNone = uid('tok');
+
+      const users = [
+        { developerUserId: uid('u'), cardCustomerId: cardLive, entitlements: { pro: true } },
+        { developerUserId: uid('u'), cardCustomerId: cardEnded, entitlements: { pro: true } },
+        { developerUserId: uid('u'), cardCustomerId: cardNone, entitlements: { pro: true } },
+        { developerUserId: uid('u'), iosStoreOriginalTransactionId: iosLive.originalTransactionId, entitlements: { pro: true } },
+        { developerUserId: uid('u'), iosStoreOriginalTransactionId: iosEnded.originalTransactionId, entitlements: { pro: true } },
+        { developerUserId: uid('u'), iosStoreOriginalTransactionId: iosNone, entitlements: { pro: true } },
+        { developerUserId: uid('u'), androidPurchaseToken: tokenLive, entitlements: { pro: true } },
+        { developerUserId: uid('u'), androidPurchaseToken: tokenEnded, entitlements: { pro: true } },
+        { developerUserId: uid('u'), androidPurchaseToken: tokenNone, entitlements: { pro: true } },
+      ];
+      const first = await migrate(users);
+      expect(first.status).toBe(200);
+      expect(gateCounts(first.body)).toEqual({ granted: 3, railBacked: 3, lapsed: 3, undetermined: 0, alreadyGranted: 0 });
+
+      // The reads applied the live subscriptions to the migrated customers: a re-run decides from the records.
+      const again = await migrate(users);
+      expect(gateCounts(again.body)).toEqual({ granted: 0, railBacked: 3, lapsed: 3, undetermined: 0, alreadyGranted: 3 });
+    });
+
+    it('a rail that cannot be read is undetermined; a re-run once it is readable converges', async () => {
+      const cardNone = uid('cus');
+      const cardLive = uid('cus');
+      card.subscription(uid('sub'), cardLive, { productId: 'prod_pro', periodEnd: now() + 30 * DAY, livemode: false });
+      const users = [
+        { developerUserId: uid('u'), cardCustomerId: cardNone, entitlements: { pro: true } },
+        { developerUserId: uid('u'), cardCustomerId: cardLive, entitlements: { pro: true } },
+        { developerUserId: uid('u'), entitlements: { pro: true } },
+      ];
+      card.fault = { status: 500 };
+      let first;
+      try {
+        first = await migrate(users);
+      } finally {
+        card.fault = null;
+      }
+      expect(gateCounts(first.body)).toEqual({ granted: 1, railBacked: 0, lapsed: 0, undetermined: 2, alreadyGranted: 0 });
+      // The processor's back-off after the failure passes on the service clock.
+      await advance(10 * 60);
+      const second = await migrate(users);
+      expect(gateCounts(second.body)).toEqual({ granted: 1, railBacked: 1, lapsed: 0, undetermined: 0, alreadyGranted: 1 });
+      const third = await migrate(users);
+      expect(gateCounts(third.body)).toEqual({ granted: 0, railBacked: 1, lapsed: 0, undetermined: 0, alreadyGranted: 2 });
+    });
+
+    it('no read credentials for a rail: undetermined', async () => {
+      const project = await h.railProject();
+      h.writeSecrets({ [project.projectId]: { card_payments: { webhookSecrets: ['whsec_nokey_0123456789abcdef'] } } });
+      const res = await h.t.http
+        .post('/v1/migration/users')
+        .set(keyHeaders(project, project.keys.skTest))
+        .send({ users: [{ developerUserId: uid('u'), cardCustomerId: uid('cus'), entitlements: { pro: true } }] });
+      expect(gateCounts(res.body)).toEqual({ granted: 0, railBacked: 0, lapsed: 0, undetermined: 1, alreadyGranted: 0 });
+    });
+  });
+
+  it('the Publisher API is read for purchase tokens (not a fake of our own)', () => {
+    expect(google.calls.length).toBeGreaterThan(0);
+  });
+});
