@@ -237,6 +237,10 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
         'post /admin/v1/webhook-endpoints/{endpointId}/rotate-secret',
         'post /admin/v1/webhook-endpoints/{endpointId}/test',
         'post /admin/v1/webhook-deliveries/{deliveryId}/retry',
+        'post /v1/server/customers/{customerId}/refresh',
+        'post /admin/v1/projects/{projectId}/customers/{customerId}/refresh',
+        'post /admin/v1/projects/{projectId}/merge-reviews/{reviewId}/approve',
+        'post /admin/v1/projects/{projectId}/merge-reviews/{reviewId}/dismiss',
       ]);
       const keyless = new Set(['/v1/healthz', '/v1/readyz', '/v1/sdk/versions']);
       const problems: string[] = [];

@@ -8,8 +8,16 @@ import { createStoreChain } from '../support/store-signing.js';
 const DAY = 86_400;
 
 describe('rails: refresh reads the rails (POST /v1/server/customers/{customerId}/refresh)', () => {
-  const h = railReadHarness();
+  const h = railReadHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' });
   const { now, card, google, cardCustomer, iosCustomer, androidCustomer, appleReports, googleReports, refresh, audit, auditCount } = h;
+  // Outbound events are recorded only where an endpoint is enabled: one (never reached) listens to the sandbox.
+  beforeAll(async () => {
+    const res = await h.t.http
+      .post(`/admin/v1/projects/${h.fx.projectId}/webhook-endpoints`)
+      .set(operatorAuth())
+      .send({ url: 'http://127.0.0.1:9/hooks/refresh', env: 'sandbox' });
+    expect(res.status).toBe(201);
+  });
   const events = async (customerId: string) =>
     ((await h.t.dataSource.query(`SELECT type FROM webhook_events WHERE customer_id = $1 ORDER BY created_at_ms, id`, [customerId])) as { type: string }[]).map(
       (row) => row.type,

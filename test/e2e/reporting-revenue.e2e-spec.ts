@@ -317,19 +317,25 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
   });
 
   it('time passing: a subscription whose period ended a day ago without news from its rail stops counting, once', async () => {
-    const lapse = () => t.dataSource.transaction((manager) => t.app.get(RevenueLapseJob).scanOnce(manager));
+    // The scan covers every project of the shared database: run it until nothing is due, then read this project's figures.
+    const lapse = async () => {
+      for (let batch = 0; batch < 50; batch += 1) {
+        if ((await t.dataSource.transaction((manager) => t.app.get(RevenueLapseJob).scanOnce(manager))) === 0) return;
+      }
+    };
     await lapse();
     const before = (await data()).mrrCents;
     const sub = pricedSubscription([{ amount: 700 }], { periodEnd: now() + 3600 });
     expect((await send(event('customer.subscription.created', sub))).body.decision).toBe('applied');
     expect((await data()).mrrCents).toBe(before + 700);
     await advanceDays(1);
-    expect(await lapse()).toBe(0);
+    await lapse();
     expect((await data()).mrrCents).toBe(before + 700);
     await advanceDays(1);
-    expect(await lapse()).toBe(1);
+    await lapse();
     expect((await data()).mrrCents).toBe(before);
-    expect(await lapse()).toBe(0);
+    await lapse();
+    expect((await data()).mrrCents).toBe(before);
     // The rail's renewal brings it back.
     expect((await send(event('customer.subscription.updated', { ...sub, items: pricedSubscription([{ amount: 700 }]).items }))).body.decision).toBe('applied');
     expect((await data()).mrrCents).toBe(before + 700);
