@@ -10,6 +10,7 @@ export { originAllowed, originsToLearn, isValidAllowlistEntry } from './domain/o
 export { parseApiKey, extractApiKey, sha256Hex } from './domain/api-key-format.js';
 export { WorkspaceDirectory, type WorkspaceAppRow, type WorkspaceProjectRow } from './workspaces/workspace-directory.service.js';
 export { CreateAppDto } from './operator/operator.dto.js';
+export { WorkspaceKeyIssuer, type WorkspaceSummary } from './workspaces/workspace-key-issuer.service.js';
 import { KeysSchema1790000000100 } from './migrations/1790000000100-keys-schema.migration.js';
 import { KeysSourcemapsBucket1790000000990 } from './migrations/1790000000990-keys-sourcemaps-bucket.migration.js';
 import { KeysWorkspaces1790000002200 } from './migrations/1790000002200-keys-workspaces.migration.js';

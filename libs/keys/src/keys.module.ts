@@ -24,6 +24,7 @@ import { ProjectRateLimits } from './rate-limits/project-rate-limits.service.js'
 import { WorkspacesAdminController } from './workspaces/workspaces-admin.controller.js';
 import { WorkspacesAdminService } from './workspaces/workspaces-admin.service.js';
 import { WorkspaceDirectory } from './workspaces/workspace-directory.service.js';
+import { WorkspaceKeyIssuer } from './workspaces/workspace-key-issuer.service.js';
 import { WorkspacesRepository } from './workspaces/workspaces.repository.js';
 @Module({
   controllers: [KeysAdminController, AppConfigController, HeartbeatController, WorkspacesAdminController],
@@ -31,6 +32,7 @@ import { WorkspacesRepository } from './workspaces/workspaces.repository.js';
     WorkspacesRepository,
     WorkspacesAdminService,
     WorkspaceDirectory,
+    WorkspaceKeyIssuer,
     KeysRepository,
     ProjectsRepository,
     ProjectDirectory,
@@ -48,7 +50,7 @@ import { WorkspacesRepository } from './workspaces/workspaces.repository.js';
     DemoSeeder,
     DemoSeedRepository,
   ],
-  exports: [KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder, ProjectDirectory, WorkspaceDirectory],
+  exports: [KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder, ProjectDirectory, WorkspaceDirectory, WorkspaceKeyIssuer],
 })
 export class KeysModule implements OnModuleInit {
   constructor(
