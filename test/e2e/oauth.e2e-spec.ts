@@ -177,6 +177,19 @@ describe('oauth: connector sign-in', () => {
     expect(projects.body.data.projects.map((p: { id: string }) => p.id)).toEqual([project.projectId]);
   });
 
+  it('an access token (workspace key) lasts one hour of the service clock', async () => {
+    const { tokens } = await signIn();
+    t.clock.advance(3601);
+    try {
+      const res = await t.http.get('/v1/workspace/projects').set(cli(tokens.access_token));
+      expect(res.status).toBe(401);
+      expect(res.body.error.message).toBe('This API key has expired');
+    } finally {
+      t.clock.advance(-3601);
+    }
+    expect((await t.http.get('/v1/workspace/projects').set(cli(tokens.access_token))).status).toBe(200);
+  });
+
   it('a code is valid 60 s (service clock)', async () => {
     const clientId = (await register()).body.client_id;
     const v = verifier();

@@ -104,7 +104,7 @@ export class OauthModel implements AuthorizationCodeModel, RefreshTokenModel {
 
   async generateAccessToken(client: Client, user: GrantUser, scope: string[]): Promise<string> {
     const name = `OAuth: ${String(client.name ?? client.id)}`.slice(0, 100);
-    return (await this.issuer.mint(user.workspaceId, scope, name)).key;
+    return (await this.issuer.mint(user.workspaceId, scope, name, ACCESS_TOKEN_LIFETIME_S)).key;
   }
 
   generateRefreshToken(): Promise<string> {

@@ -30,8 +30,8 @@ export class WorkspaceKeyIssuer {
     return (await this.workspaces.findWorkspace(workspaceId)) !== null;
   }
 
-  /** A new key of the workspace with these scopes (unknown ones dropped); its plaintext is returned once. */
-  async mint(workspaceId: string, scopes: readonly string[], name: string): Promise<{ id: string; key: string }> {
+  /** A new key of the workspace with these scopes (unknown ones dropped), valid `lifetimeS` seconds; its plaintext is returned once. */
+  async mint(workspaceId: string, scopes: readonly string[], name: string, lifetimeS: number): Promise<{ id: string; key: string }> {
     const key = mintWorkspaceKey();
     const id = newId('key');
     await this.workspaces.insertKey({
@@ -42,6 +42,7 @@ export class WorkspaceKeyIssuer {
       scopes: [...new Set(scopes.filter((scope) => WORKSPACE_KEY_SCOPES.includes(scope)))],
       status: 'active',
       createdAt: this.clock.now(),
+      expiresAt: new Date(this.clock.nowMs() + lifetimeS * 1000),
       secretHash: sha256Hex(key),
     });
     return { id, key };
