@@ -15,8 +15,14 @@ import { ForgetService } from './forget/forget.service.js';
 import { IdentifyController } from './identify/identify.controller.js';
 import { IdentifyService } from './identify/identify.service.js';
 import { IdentifyVelocityLimiter } from './identify/velocity-limiter.js';
+import { LinkHooks } from './identify/link-hooks.js';
 import { IdentityAdminController } from './operator/identity-admin.controller.js';
 import { IdentityAdminService } from './operator/identity-admin.service.js';
+import { CustomerConsole } from './console/customer-console.service.js';
+import { MergeHooks } from './console/merge-hooks.js';
+import { MergeReviewDecisions } from './console/merge-review-decisions.service.js';
+import { MergeReviewDecisionsRepository } from './console/merge-review-decisions.repository.js';
+import { CustomerReadsRepository } from './console/customer-reads.repository.js';
 import { IdTokenVerifier } from './tokens/id-token-verifier.service.js';
 import { IdentityProviderService } from './tokens/identity-provider.service.js';
 import { IdentityProviderRepository } from './tokens/identity-provider.repository.js';
@@ -34,6 +40,7 @@ import { IdentityProviderRepository } from './tokens/identity-provider.repositor
     BulkIdentity,
     IdentifyService,
     IdentifyVelocityLimiter,
+    LinkHooks,
     IdTokenVerifier,
     IdentityProviderRepository,
     IdentityProviderService,
@@ -42,7 +49,24 @@ import { IdentityProviderRepository } from './tokens/identity-provider.repositor
     ErasureHooks,
     ErasureWorker,
     IdentityAdminService,
+    CustomerConsole,
+    CustomerReadsRepository,
+    MergeHooks,
+    MergeReviewDecisions,
+    MergeReviewDecisionsRepository,
   ],
-  exports: [CustomerDirectory, RailIdentity, RailCustomers, BulkIdentity, ErasureHooks, ErasureWorker, IdTokenVerifier, IdentifyService],
+  exports: [
+    CustomerDirectory,
+    CustomerConsole,
+    MergeHooks,
+    RailIdentity,
+    RailCustomers,
+    BulkIdentity,
+    ErasureHooks,
+    ErasureWorker,
+    IdTokenVerifier,
+    IdentifyService,
+    LinkHooks,
+  ],
 })
 export class IdentityModule {}

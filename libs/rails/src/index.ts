@@ -1,3 +1,4 @@
+import { RailNotificationsRecentIndex1790000002640 } from './migrations/1790000002640-rail-notifications-recent-index.migration.js';
 import { RailsSchema1790000000600 } from './migrations/1790000000600-rails-schema.migration.js';
 import { CustomerScopeForeignKey1790000000923 } from './migrations/1790000000923-customer-scope-foreign-key.migration.js';
 
@@ -10,6 +11,15 @@ export {
   type RailApplyResult,
   type RailDecisionRecord,
 } from './model/rail-state-applier.service.js';
+export {
+  RailRevenueFeed,
+  type RailRevenueSink,
+  type RailRevenueChange,
+  type RailPriceLine,
+  type RailPayment,
+  type RailAmount,
+  type BillingPeriodUnit,
+} from './model/rail-revenue-feed.service.js';
 export { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
 export { type RailSubscriptionWrite, type RailTransactionRecord, type RailNotificationRecord } from './model/rail-subscriptions.repository.js';
 export type { RailSettingsRecord } from './model/rail-settings.repository.js';
@@ -47,9 +57,13 @@ export { APPLE_ROOT_CERTIFICATES, appleRootCertificates } from './ios/apple-root
 export { RailSecretsStatus } from './operator/rail-secrets-status.js';
 
 /** Migrations of the rails context, in order. */
-export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignKey1790000000923];
+export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignKey1790000000923, RailNotificationsRecentIndex1790000002640];
 
 // Store notifications
 export { StoreNotificationsModule } from './store-notifications.module.js';
 export { RailSecrets, RAIL_SECRETS_CHECK_INTERVAL_MS } from './secrets/rail-secrets.service.js';
 export { parseRailSecrets, RailSecretsError, type RailSecretsContent, type ProjectRailSecrets, type ServiceAccountKey } from './secrets/rail-secrets.js';
+
+// Reading the rails (reconciliation, refresh, migration gate)
+export { RailReader, type RailReadReason, type RailReadResult, type RailReadOptions } from './reading/rail-reader.service.js';
+export { RAIL_READ_BUCKETS } from './reading/rail-read-bounds.service.js';
