@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       railSecretsFile: undefined,
       androidPublisherBaseUrl: 'https://androidpublisher.googleapis.com/',
+      consoleDir: 'dist/console',
       cardPaymentsApiBaseUrl: 'https://api.stripe.com',
       appStoreServerApiBaseUrl: 'https://api.storekit.itunes.apple.com',
       appStoreServerApiSandboxBaseUrl: 'https://api.storekit-sandbox.itunes.apple.com',

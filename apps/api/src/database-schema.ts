@@ -10,6 +10,7 @@ import { SOURCEMAPS_MIGRATIONS } from '#sourcemaps';
 import { MIGRATION_MIGRATIONS } from '#migration';
 import { WEBHOOKS_MIGRATIONS } from '#webhooks';
 import { REPORTING_MIGRATIONS } from '#reporting';
+import { CONSOLE_MIGRATIONS } from '#console';
 
 /** Entities and migrations of every context, in the order the migrations must run. */
 export const DATABASE_SCHEMA: DatabaseSchema = {
@@ -26,6 +27,7 @@ export const DATABASE_SCHEMA: DatabaseSchema = {
     ...MIGRATION_MIGRATIONS,
     ...WEBHOOKS_MIGRATIONS,
     ...REPORTING_MIGRATIONS,
+    ...CONSOLE_MIGRATIONS,
     ...PLATFORM_MIGRATIONS,
   ],
 };
