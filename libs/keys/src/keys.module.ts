@@ -14,6 +14,8 @@ import { OriginLearningService } from './heartbeat/origin-learning.service.js';
 import { DemoSeedRepository } from './operator/demo-seed.repository.js';
 import { DemoSeeder } from './operator/demo-seeder.service.js';
 import { KeysAdminController } from './operator/keys-admin.controller.js';
+import { KeysOperatorReadsController } from './operator/operator-reads.controller.js';
+import { KeysOperatorReads } from './operator/operator-reads.service.js';
 import { KeyLifecycleService } from './operator/key-lifecycle.service.js';
 import { ProjectsAdminService } from './operator/projects-admin.service.js';
 import { RateLimitsAdminService } from './operator/rate-limits-admin.service.js';
@@ -26,10 +28,11 @@ import { WorkspacesAdminService } from './workspaces/workspaces-admin.service.js
 import { WorkspaceDirectory } from './workspaces/workspace-directory.service.js';
 import { WorkspacesRepository } from './workspaces/workspaces.repository.js';
 @Module({
-  controllers: [KeysAdminController, AppConfigController, HeartbeatController, WorkspacesAdminController],
+  controllers: [KeysAdminController, KeysOperatorReadsController, AppConfigController, HeartbeatController, WorkspacesAdminController],
   providers: [
     WorkspacesRepository,
     WorkspacesAdminService,
+    KeysOperatorReads,
     WorkspaceDirectory,
     KeysRepository,
     ProjectsRepository,

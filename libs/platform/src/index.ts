@@ -52,6 +52,7 @@ export * from './health/readiness.js';
 export * from './metrics/metrics.js';
 export * from './metrics/metrics-server.js';
 export * from './platform.module.js';
+export * from './operator/operator-query.js';
 import { PlatformPrimitives1790000000900 } from './migrations/1790000000900-platform-primitives.migration.js';
 
 /** Migrations of the platform (idempotency keys, jobs), after every context's. */

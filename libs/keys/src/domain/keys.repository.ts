@@ -84,6 +84,15 @@ export class KeysRepository {
     return this.sql.rows<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE app_id = $1 ORDER BY created_at, env, kind, id`, [appId], manager);
   }
 
+  /** Keys of several apps of one project (api_keys_app_idx). */
+  async listKeysOfApps(projectId: string, appIds: readonly string[]): Promise<ApiKeyRow[]> {
+    if (appIds.length === 0) return [];
+    return this.sql.rows<ApiKeyRow>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE app_id = ANY($2::text[]) AND project_id = $1 ORDER BY created_at, env, kind, id`,
+      [projectId, appIds],
+    );
+  }
+
   async findKeyForUpdate(keyId: string, manager: EntityManager): Promise<ApiKeyRow | null> {
     const rows = await this.sql.rows<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1 FOR UPDATE`, [keyId], manager);
     return rows[0] ?? null;

@@ -56,6 +56,21 @@ export class ProjectsRepository {
     return rows[0] ?? null;
   }
 
+  /** Projects newest first, `limit` rows after the cursor project (created_at, id) when given. */
+  async listProjects(limit: number, startingAfter: ProjectRow | null): Promise<ProjectRow[]> {
+    return this.sql.rows<ProjectRow>(
+      `SELECT id, name, archived_at AS "archivedAt", created_at AS "createdAt" FROM projects
+        WHERE $1::timestamptz IS NULL OR (created_at, id) < ($1::timestamptz, $2::text)
+        ORDER BY created_at DESC, id DESC LIMIT $3`,
+      [startingAfter?.createdAt ?? null, startingAfter?.id ?? null, limit],
+    );
+  }
+
+  /** The project's apps, oldest first (apps_project_idx). */
+  async listAppsOfProject(projectId: string, limit: number): Promise<AppRow[]> {
+    return this.sql.rows<AppRow>(`SELECT ${APP_COLUMNS} FROM apps WHERE project_id = $1 ORDER BY created_at, id LIMIT $2`, [projectId, limit]);
+  }
+
   /** Whether the project exists; with `lock`, holds its row (FOR NO KEY UPDATE) until the transaction ends. */
   async projectExists(projectId: string, lock: boolean, manager?: EntityManager): Promise<boolean> {
     const row = await this.sql.one(`SELECT id FROM projects WHERE id = $1${lock ? ' FOR NO KEY UPDATE' : ''}`, [projectId], manager);

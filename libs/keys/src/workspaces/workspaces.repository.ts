@@ -52,6 +52,24 @@ export class WorkspacesRepository {
     return this.sql.one<WorkspaceRow>(`SELECT id, name, created_at AS "createdAt" FROM workspaces WHERE id = $1`, [workspaceId]);
   }
 
+  /** Workspaces newest first with their project ids. */
+  async listWorkspaces(limit: number): Promise<(WorkspaceRow & { projects: string[] })[]> {
+    return this.sql.rows<WorkspaceRow & { projects: string[] }>(
+      `SELECT w.id, w.name, w.created_at AS "createdAt",
+              COALESCE((SELECT array_agg(p.project_id ORDER BY p.added_at, p.project_id) FROM workspace_projects p WHERE p.workspace_id = w.id), '{}') AS projects
+         FROM workspaces w ORDER BY w.created_at DESC, w.id DESC LIMIT $1`,
+      [limit],
+    );
+  }
+
+  /** The workspace's keys (never their hashes), newest first. */
+  async listKeys(workspaceId: string, limit: number): Promise<WorkspaceKeyRow[]> {
+    return this.sql.rows<WorkspaceKeyRow>(`SELECT ${KEY_COLUMNS} FROM workspace_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, [
+      workspaceId,
+      limit,
+    ]);
+  }
+
   async projectIds(workspaceId: string): Promise<string[]> {
     const rows = await this.sql.rows<{ projectId: string }>(
       `SELECT project_id AS "projectId" FROM workspace_projects WHERE workspace_id = $1 ORDER BY added_at, project_id`,
