@@ -17,12 +17,7 @@ export interface List<T> {
   data: T[];
 }
 
-export interface Workspace {
-  id: string;
-  name?: string;
-  projectIds?: string[];
-  createdAt?: number;
-}
+export type Workspace = Schemas['WorkspaceSummaryView'];
 
 export interface CustomerMatch {
   serviceCustomerId: string;

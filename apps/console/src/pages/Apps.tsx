@@ -1,7 +1,7 @@
 // A project's apps (create mints four keys: the secret ones shown once) and its key activity log.
 import { useState } from 'react';
-import { ApiFailure, api, call, raw } from '../api/client';
-import type { App, List } from '../api/types';
+import { ApiFailure, api, call } from '../api/client';
+import type { App } from '../api/types';
 import { SecretDialog } from '../components/dialogs';
 import { Empty, Field, FormAlert, Loaded, Select, errorFor } from '../components/ui';
 import { useLoad } from '../components/useLoad';
@@ -11,7 +11,7 @@ import { href } from '../router';
 const PLATFORMS = ['web', 'ios', 'android'] as const;
 
 export function Apps({ projectId }: { projectId: string }) {
-  const apps = useLoad(() => raw<List<App>>('GET', `/admin/v1/projects/${projectId}/apps`), [projectId]);
+  const apps = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/apps', { params: { path: { projectId } } })), [projectId]);
   const activity = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/key-activity', { params: { path: { projectId } } })), [projectId]);
   const [created, setCreated] = useState<App>();
   return (

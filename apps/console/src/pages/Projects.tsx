@@ -1,7 +1,7 @@
 // Projects: list, create, open, archive (typed confirmation: the project's name).
 import { useState } from 'react';
-import { ApiFailure, api, call, raw } from '../api/client';
-import type { List, Project } from '../api/types';
+import { ApiFailure, api, call } from '../api/client';
+import type { Project } from '../api/types';
 import { ConfirmDialog } from '../components/dialogs';
 import { Empty, Field, FormAlert, Loaded, Status, errorFor } from '../components/ui';
 import { useLoad } from '../components/useLoad';
@@ -9,7 +9,7 @@ import { date } from '../format';
 import { href, navigate } from '../router';
 
 export function Projects() {
-  const projects = useLoad(() => raw<List<Project>>('GET', '/admin/v1/projects'), []);
+  const projects = useLoad(() => call(api.GET('/admin/v1/projects', { params: { query: { limit: '100' } } })), []);
   const [archiving, setArchiving] = useState<Project>();
   return (
     <>

@@ -1,15 +1,15 @@
 // Workspaces (what the CLI and the assistant connector sign in to) and their keys: create (shown
 // once), revoke with a typed confirmation; attach a project.
 import { useState } from 'react';
-import { ApiFailure, api, call, raw } from '../api/client';
-import type { List, Workspace, WorkspaceKey } from '../api/types';
+import { ApiFailure, api, call } from '../api/client';
+import type { Workspace, WorkspaceKey } from '../api/types';
 import { ConfirmDialog, SecretDialog } from '../components/dialogs';
 import { Empty, Field, FormAlert, Loaded, Status, errorFor } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { date } from '../format';
 
 export function Workspaces() {
-  const workspaces = useLoad(() => raw<List<Workspace>>('GET', '/admin/v1/workspaces'), []);
+  const workspaces = useLoad(() => call(api.GET('/admin/v1/workspaces')), []);
   const [name, setName] = useState('');
   const [error, setError] = useState<unknown>();
   const create = async () => {
@@ -52,7 +52,7 @@ export function Workspaces() {
 }
 
 function WorkspaceCard({ workspace }: { workspace: Workspace }) {
-  const keys = useLoad(() => raw<List<WorkspaceKey>>('GET', `/admin/v1/workspaces/${workspace.id}/keys`), [workspace.id]);
+  const keys = useLoad(() => call(api.GET('/admin/v1/workspaces/{workspaceId}/keys', { params: { path: { workspaceId: workspace.id } } })), [workspace.id]);
   const [shown, setShown] = useState<string>();
   const [revoking, setRevoking] = useState<WorkspaceKey>();
   const [error, setError] = useState<unknown>();
@@ -69,7 +69,7 @@ function WorkspaceCard({ workspace }: { workspace: Workspace }) {
     <section className="card" aria-labelledby={`ws-${workspace.id}`}>
       <h2 id={`ws-${workspace.id}`}>{workspace.name ?? workspace.id}</h2>
       <p className="muted">
-        <code>{workspace.id}</code> · projects: {workspace.projectIds?.join(', ') || '—'}
+        <code>{workspace.id}</code> · projects: {workspace.projects.join(', ') || '—'}
       </p>
       <button type="button" onClick={() => void mint()}>
         Create workspace key
