@@ -1,0 +1,45 @@
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
+import { screenshot } from './browser.js';
+
+const ROOT = join(__dirname, '..', '..', '..');
+
+/** The console bundle the service serves (dist/console): built with Vite when a run has none yet. */
+export function ensureConsoleBuilt(): void {
+  if (existsSync(join(ROOT, 'dist', 'console', 'index.html'))) return;
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'apps/console/vite.config.mjs'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+}
+
+/** axe on the page as it is: no serious or critical violation. */
+export async function expectAccessible(page: Page): Promise<void> {
+  const results = await new AxeBuilder({ page }).analyze();
+  const blocking = results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+  expect(blocking.map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.map((node) => node.target.join(' ')).join(' | ')}`)).toEqual([]);
+}
+
+/** The page's own content has loaded: no "Loading …" status left. */
+export async function settled(page: Page): Promise<void> {
+  await page.locator('main h1').first().waitFor();
+  await page.waitForFunction(`![...document.querySelectorAll('[role="status"]')].some((node) => /^Loading/.test(node.textContent || ''))`);
+}
+
+/** Checks a page (axe, nothing wider than the viewport) and saves its screenshot. */
+export async function checkPage(page: Page, name: string): Promise<string> {
+  await settled(page);
+  await expectAccessible(page);
+  const width = page.viewportSize()!.width;
+  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth');
+  expect(overflow).toBeLessThanOrEqual(width);
+  return screenshot(page, name);
+}
+
+/** The README's picture of the console. */
+export function publishScreenshot(path: string): void {
+  copyFileSync(path, join(ROOT, 'docs', 'console.png'));
+}
