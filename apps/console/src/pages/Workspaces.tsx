@@ -51,7 +51,24 @@ export function Workspaces() {
   );
 }
 
+/** A workspace; its keys are read when opened, so the page stays at one call however many workspaces there are. */
 function WorkspaceCard({ workspace }: { workspace: Workspace }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <section className="card" aria-labelledby={`ws-${workspace.id}`}>
+      <h2 id={`ws-${workspace.id}`}>{workspace.name || workspace.id}</h2>
+      <p className="muted">
+        <code>{workspace.id}</code> · projects: {workspace.projects.join(', ') || '—'} · created {date(workspace.createdAt)}
+      </p>
+      <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
+        {open ? 'Hide keys' : 'Show keys'}
+      </button>
+      {open && <WorkspaceKeys workspace={workspace} />}
+    </section>
+  );
+}
+
+function WorkspaceKeys({ workspace }: { workspace: Workspace }) {
   const keys = useLoad(() => call(api.GET('/admin/v1/workspaces/{workspaceId}/keys', { params: { path: { workspaceId: workspace.id } } })), [workspace.id]);
   const [shown, setShown] = useState<string>();
   const [revoking, setRevoking] = useState<WorkspaceKey>();
@@ -66,11 +83,7 @@ function WorkspaceCard({ workspace }: { workspace: Workspace }) {
     }
   };
   return (
-    <section className="card" aria-labelledby={`ws-${workspace.id}`}>
-      <h2 id={`ws-${workspace.id}`}>{workspace.name ?? workspace.id}</h2>
-      <p className="muted">
-        <code>{workspace.id}</code> · projects: {workspace.projects.join(', ') || '—'}
-      </p>
+    <div>
       <button type="button" onClick={() => void mint()}>
         Create workspace key
       </button>
@@ -108,6 +121,6 @@ function WorkspaceCard({ workspace }: { workspace: Workspace }) {
           }}
         />
       )}
-    </section>
+    </div>
   );
 }
