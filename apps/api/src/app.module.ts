@@ -5,7 +5,7 @@ import { AuditModule } from '#audit';
 import { IdentityModule } from '#identity';
 import { TrustModule } from '#trust';
 import { EntitlementsModule } from '#entitlements';
-import { TelemetryModule } from '#telemetry';
+import { CustomerConsoleModule, TelemetryModule } from '#telemetry';
 import { RailsModule, StoreNotificationsModule } from '#rails';
 import { SourceMapsModule } from '#sourcemaps';
 import { MigrationModule } from '#migration';
@@ -26,6 +26,7 @@ export class AppModule {
         EntitlementsModule,
         TrustModule,
         TelemetryModule,
+        CustomerConsoleModule,
         RailsModule,
         StoreNotificationsModule,
         SourceMapsModule,

@@ -96,6 +96,22 @@ export class AuditEntriesRepository {
   }
 
   /**
+   * A customer's entries newest first (audit_entries_customer_idx read backwards), at most
+   * `limit`, older than the entry `before` when given (same created_at: smaller id).
+   */
+  listForCustomer(scope: TenantScope, customerId: string, before: string | null, limit: number): Promise<AuditRow[]> {
+    return this.sql.rows<AuditRow>(
+      `SELECT event_id, rail, env, event_type, project_id, customer_id, decision, reason, request_id, actor, details, created_at
+         FROM audit_entries a
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3
+          AND ($4::text IS NULL OR (created_at, id) < (SELECT b.created_at, b.id FROM audit_entries b
+                                                        WHERE b.project_id = $1 AND b.env = $2 AND b.event_id = $4))
+        ORDER BY created_at DESC, id DESC LIMIT $5`,
+      [scope.projectId, scope.env, customerId, before, limit],
+    );
+  }
+
+  /**
    * Deletes, in its own transaction holding the transaction-level retention lock, at most
    * `limit` entries created before `cutoff` (of one project when `projectId` is given), oldest
    * first. Returns how many, or null when another replica holds the lock.

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
-import { AuditEntriesRepository, type AuditEntryWrite } from './audit-entries.repository.js';
+import { AuditEntriesRepository, type AuditEntryWrite, type AuditRow } from './audit-entries.repository.js';
 import type { AuditEntryData } from './audit-entry.view.js';
 
 /** What a writer appends: the stored entry, with the id and details optional. */
@@ -66,25 +66,42 @@ export class AuditJournal {
   /** One entry of the scope, or null (unknown id, or another project's or environment's). */
   async find(scope: TenantScope, eventId: string): Promise<AuditEntryData | null> {
     const row = await this.entries.find(scope, eventId);
-    if (!row) return null;
-    const railFields: Partial<Pick<AuditEntryData, 'signatureVerified' | 'reconciledWithProvider' | 'rawEventReceivedAt' | 'processedAt'>> = {};
-    for (const [field, type] of RAIL_DETAIL_FIELDS) {
-      const value = row.details?.[field];
-      if (typeof value === type) Object.assign(railFields, { [field]: value });
-    }
-    return {
-      eventId: row.event_id,
-      rail: row.rail,
-      env: row.env,
-      eventType: row.event_type,
-      projectId: row.project_id,
-      customerId: row.customer_id,
-      decision: row.decision,
-      reason: row.reason,
-      requestId: row.request_id,
-      actor: row.actor,
-      createdAt: Math.floor(new Date(row.created_at).getTime() / 1000),
-      ...railFields,
-    };
+    return row ? toData(row) : null;
   }
+
+  /**
+   * A customer's entries newest first, each as `find` answers it; `before` is the eventId of the
+   * last entry of the previous page. `hasMore` when older entries remain.
+   */
+  async customerTimeline(
+    scope: TenantScope,
+    customerId: string,
+    limit: number,
+    before: string | null,
+  ): Promise<{ entries: AuditEntryData[]; hasMore: boolean }> {
+    const rows = await this.entries.listForCustomer(scope, customerId, before, limit + 1);
+    return { entries: rows.slice(0, limit).map(toData), hasMore: rows.length > limit };
+  }
+}
+
+function toData(row: AuditRow): AuditEntryData {
+  const railFields: Partial<Pick<AuditEntryData, 'signatureVerified' | 'reconciledWithProvider' | 'rawEventReceivedAt' | 'processedAt'>> = {};
+  for (const [field, type] of RAIL_DETAIL_FIELDS) {
+    const value = row.details?.[field];
+    if (typeof value === type) Object.assign(railFields, { [field]: value });
+  }
+  return {
+    eventId: row.event_id,
+    rail: row.rail,
+    env: row.env,
+    eventType: row.event_type,
+    projectId: row.project_id,
+    customerId: row.customer_id,
+    decision: row.decision,
+    reason: row.reason,
+    requestId: row.request_id,
+    actor: row.actor,
+    createdAt: Math.floor(new Date(row.created_at).getTime() / 1000),
+    ...railFields,
+  };
 }

@@ -1,3 +1,5 @@
+import { EntitlementHistory } from './reads/entitlement-history.service.js';
+import { EntitlementHistoryRepository } from './reads/entitlement-history.repository.js';
 import { CatalogRepository } from './catalog/catalog.repository.js';
 import { Module } from '@nestjs/common';
 import { KeysModule } from '#keys';
@@ -21,6 +23,8 @@ import { EntitlementsController } from './reads/entitlements.controller.js';
   imports: [KeysModule, AuditModule, IdentityModule],
   controllers: [EntitlementsController, ServerCustomersController, OperatorEntitlementsController],
   providers: [
+    EntitlementHistory,
+    EntitlementHistoryRepository,
     EntitlementRepository,
     EntitlementReadService,
     EntitlementQueries,
@@ -32,6 +36,6 @@ import { EntitlementsController } from './reads/entitlements.controller.js';
     ProductCatalog,
     CatalogRepository,
   ],
-  exports: [EntitlementReadService, EntitlementWriter, EntitlementChangeFeed, EntitlementKeyRegistry, ProductCatalog, MigrationGrants],
+  exports: [EntitlementReadService, EntitlementHistory, EntitlementWriter, EntitlementChangeFeed, EntitlementKeyRegistry, ProductCatalog, MigrationGrants],
 })
 export class EntitlementsModule {}

@@ -3,6 +3,7 @@ import { CustomerScopeForeignKey1790000000922 } from './migrations/1790000000922
 
 export { EntitlementsModule } from './entitlements.module.js';
 export { EntitlementReadService } from './reads/entitlement-read.service.js';
+export { EntitlementHistory, type EntitlementHistoryEntry, type EntitlementOrigin } from './reads/entitlement-history.service.js';
 export { EntitlementWriter, type RailEntitlementWrite } from './grants/entitlement-writer.service.js';
 export {
   EntitlementChangeFeed,

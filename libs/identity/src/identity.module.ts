@@ -17,6 +17,8 @@ import { IdentifyService } from './identify/identify.service.js';
 import { IdentifyVelocityLimiter } from './identify/velocity-limiter.js';
 import { IdentityAdminController } from './operator/identity-admin.controller.js';
 import { IdentityAdminService } from './operator/identity-admin.service.js';
+import { CustomerConsole } from './console/customer-console.service.js';
+import { CustomerReadsRepository } from './console/customer-reads.repository.js';
 import { IdTokenVerifier } from './tokens/id-token-verifier.service.js';
 import { IdentityProviderService } from './tokens/identity-provider.service.js';
 import { IdentityProviderRepository } from './tokens/identity-provider.repository.js';
@@ -42,7 +44,9 @@ import { IdentityProviderRepository } from './tokens/identity-provider.repositor
     ErasureHooks,
     ErasureWorker,
     IdentityAdminService,
+    CustomerConsole,
+    CustomerReadsRepository,
   ],
-  exports: [CustomerDirectory, RailIdentity, RailCustomers, BulkIdentity, ErasureHooks, ErasureWorker, IdTokenVerifier, IdentifyService],
+  exports: [CustomerDirectory, CustomerConsole, RailIdentity, RailCustomers, BulkIdentity, ErasureHooks, ErasureWorker, IdTokenVerifier, IdentifyService],
 })
 export class IdentityModule {}

@@ -1,9 +1,12 @@
+import { ConsoleCustomerIndexes1790000002610 } from './migrations/1790000002610-console-customer-indexes.migration.js';
 import { CreateIdentity1790000000300 } from './migrations/1790000000300-create-identity.migration.js';
 import { ErasureJobs1790000000910 } from './migrations/1790000000910-erasure-jobs.migration.js';
 import { CustomerScopeForeignKeys1790000000920 } from './migrations/1790000000920-customer-scope-foreign-keys.migration.js';
 
 export { IdentityModule } from './identity.module.js';
 export { CustomerDirectory, type CustomerHint } from './customers/customer-directory.service.js';
+export { CustomerConsole, type CustomerIdentities, type CustomerMatch, type CustomerSearchHit } from './console/customer-console.service.js';
+export type { AliasRow as CustomerAliasRow } from './console/customer-reads.repository.js';
 export type { CustomerProfile } from './customers/identity.repository.js';
 export { RailIdentity, type AliasNode } from './customers/rail-identity.service.js';
 export { RailCustomers } from './customers/rail-customers.service.js';
@@ -19,5 +22,10 @@ export { ALIAS_TYPES, PERSONAL_ALIAS_TYPES, USER_ID_PATTERN, ANONYMOUS_ID_PATTER
 export { CUSTOMER_ID_PREFIX } from './domain/ids.js';
 
 /** Migrations of the identity context, in order. */
-export const IDENTITY_MIGRATIONS = [CreateIdentity1790000000300, ErasureJobs1790000000910, CustomerScopeForeignKeys1790000000920];
+export const IDENTITY_MIGRATIONS = [
+  CreateIdentity1790000000300,
+  ErasureJobs1790000000910,
+  CustomerScopeForeignKeys1790000000920,
+  ConsoleCustomerIndexes1790000002610,
+];
 export { addCustomerScopeForeignKey } from './migrations/customer-scope-foreign-key.js';

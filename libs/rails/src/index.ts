@@ -1,3 +1,4 @@
+import { RailNotificationsRecentIndex1790000002640 } from './migrations/1790000002640-rail-notifications-recent-index.migration.js';
 import { RailsSchema1790000000600 } from './migrations/1790000000600-rails-schema.migration.js';
 import { CustomerScopeForeignKey1790000000923 } from './migrations/1790000000923-customer-scope-foreign-key.migration.js';
 
@@ -47,7 +48,7 @@ export { APPLE_ROOT_CERTIFICATES, appleRootCertificates } from './ios/apple-root
 export { RailSecretsStatus } from './operator/rail-secrets-status.js';
 
 /** Migrations of the rails context, in order. */
-export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignKey1790000000923];
+export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignKey1790000000923, RailNotificationsRecentIndex1790000002640];
 
 // Store notifications
 export { StoreNotificationsModule } from './store-notifications.module.js';

@@ -1,9 +1,11 @@
+import { EventsCustomerRecentIndex1790000002630 } from './migrations/1790000002630-events-customer-recent-index.migration.js';
 import { CreateTelemetryEvents1790000000500 } from './migrations/1790000000500-create-telemetry-events.migration.js';
 import { AddEventContext1790000000710 } from './migrations/1790000000710-add-event-context.migration.js';
 import { CustomerScopeForeignKey1790000000925 } from './migrations/1790000000925-customer-scope-foreign-key.migration.js';
 import { EventsJsonPayloads1790000000950 } from './migrations/1790000000950-events-json-payloads.migration.js';
 
 export { TelemetryModule } from './telemetry.module.js';
+export { CustomerConsoleModule } from './console/customer-console.module.js';
 export { EventIdentityResolver, type ResolverRunSummary } from './identity/event-identity-resolver.service.js';
 export { EventPartitionMaintenance, type MaintenanceSummary } from './storage/event-partition-maintenance.service.js';
 export { EVENT_RETENTION_DAYS } from './storage/event-partitions.js';
@@ -15,4 +17,5 @@ export const TELEMETRY_MIGRATIONS = [
   AddEventContext1790000000710,
   CustomerScopeForeignKey1790000000925,
   EventsJsonPayloads1790000000950,
+  EventsCustomerRecentIndex1790000002630,
 ];

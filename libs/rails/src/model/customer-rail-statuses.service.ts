@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { TenantScope } from '#platform';
-import type { CustomerRailStatus } from './rail-model.js';
+import type { CustomerRailStatus, RailSubscriptionRecord } from './rail-model.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
 
 /** What the rails know of customers, for other contexts (the subscriptions table stays the rails' own). */
@@ -12,5 +12,10 @@ export class CustomerRailStatuses {
   /** Every listed customer's rail status at `nowMs` (a customer without a rail record reads as such); in `manager`'s transaction when given. */
   of(scope: TenantScope, customerIds: readonly string[], nowMs: number, manager?: EntityManager): Promise<Map<string, CustomerRailStatus>> {
     return this.subscriptions.statusOfCustomers(scope, customerIds, nowMs, manager);
+  }
+
+  /** The customer's subscription records on every rail, newest change first (at most `limit`). */
+  async subscriptionsOf(scope: TenantScope, customerId: string, limit = 50): Promise<RailSubscriptionRecord[]> {
+    return (await this.subscriptions.listForCustomer(scope, customerId)).slice(0, limit);
   }
 }
