@@ -19,45 +19,7 @@ export interface List<T> {
 
 export type Workspace = Schemas['WorkspaceSummaryView'];
 
-export interface CustomerMatch {
-  serviceCustomerId: string;
-  crossdeckCustomerId?: string | null;
-  userId?: string | null;
-  anonymousIds?: string[];
-  email?: string | null;
-  matchedBy?: string;
-}
-
-export interface CustomerEntitlement {
-  key?: string;
-  entitlementKey?: string;
-  active?: boolean;
-  source?: unknown;
-  validUntil?: number | null;
-  revokedAt?: number | null;
-}
-
-export interface CustomerDetail {
-  serviceCustomerId?: string;
-  crossdeckCustomerId?: string | null;
-  userId?: string | null;
-  identities?: Record<string, unknown>[] | Record<string, unknown>;
-  entitlements?: CustomerEntitlement[] | { active?: CustomerEntitlement[]; past?: CustomerEntitlement[] };
-  subscriptions?: Record<string, unknown>[];
-  erasure?: unknown;
-  erasureStatus?: unknown;
-  recentEvents?: Record<string, unknown>[];
-}
-
-export interface TimelineEntry {
-  id?: string;
-  eventId?: string;
-  kind?: string;
-  type?: string;
-  action?: string;
-  at?: number;
-  atMs?: number;
-  createdAt?: number;
-  reason?: string | null;
-  [field: string]: unknown;
-}
+export type CustomerMatch = Schemas['CustomerSearchHitView'];
+export type CustomerDetail = Schemas['CustomerDetailView'];
+export type CustomerEntitlement = Schemas['CustomerEntitlementView'];
+export type TimelineEntry = Schemas['AuditEntryData'];

@@ -1,59 +1,23 @@
-// A customer: identities, entitlements (active and past), subscriptions, erasure status, recent
-// events, the audit timeline newest first; grant / revoke with a reason; refresh from the rails.
+// A customer: identities (alias graph), entitlements (active and past), rail subscriptions, erasure
+// status, recent events (one call); the audit timeline newest first (a second); grant and revoke
+// with a reason; refresh from the rails.
 import { useState } from 'react';
-import { raw } from '../api/client';
-import type { CustomerDetail, CustomerEntitlement, List, TimelineEntry } from '../api/types';
+import { api, call, raw } from '../api/client';
 import { Alert, Empty, Loaded } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useEnv } from '../env';
 import { date } from '../format';
+import { Entitlements, Events, Identities, Subscriptions } from './CustomerPanels';
 import { GrantRevoke } from './GrantRevoke';
-
-function entitlementsOf(detail: CustomerDetail): { active: CustomerEntitlement[]; past: CustomerEntitlement[] } {
-  const value = detail.entitlements;
-  if (Array.isArray(value)) return { active: value.filter((e) => e.active !== false), past: value.filter((e) => e.active === false) };
-  return { active: value?.active ?? [], past: value?.past ?? [] };
-}
-
-function Json({ value }: { value: unknown }) {
-  return <pre className="json">{JSON.stringify(value, null, 2)}</pre>;
-}
-
-function Entitlements({ title, rows }: { title: string; rows: CustomerEntitlement[] }) {
-  return (
-    <>
-      <h3>{title}</h3>
-      {rows.length === 0 ? (
-        <Empty>None.</Empty>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Source</th>
-              <th scope="col">Valid until</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row, index) => (
-              <tr key={(row.key ?? row.entitlementKey ?? '') + index}>
-                <td>{row.key ?? row.entitlementKey}</td>
-                <td>{typeof row.source === 'object' ? JSON.stringify(row.source) : String(row.source ?? '—')}</td>
-                <td>{row.validUntil ? date(row.validUntil) : 'no end'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </>
-  );
-}
 
 export function Customer({ projectId, customerId }: { projectId: string; customerId: string }) {
   const env = useEnv();
-  const base = `/admin/v1/projects/${projectId}/customers/${encodeURIComponent(customerId)}`;
-  const detail = useLoad(() => raw<CustomerDetail>('GET', base, { query: { env } }), [base, env]);
-  const timeline = useLoad(() => raw<List<TimelineEntry>>('GET', `${base}/timeline`, { query: { env, limit: 50 } }), [base, env]);
+  const path = { projectId, customerId };
+  const detail = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/customers/{customerId}', { params: { path, query: { env } } })), [customerId, env]);
+  const timeline = useLoad(
+    () => call(api.GET('/admin/v1/projects/{projectId}/customers/{customerId}/timeline', { params: { path, query: { env, limit: '50' } } })),
+    [customerId, env],
+  );
   const [refreshNote, setRefreshNote] = useState<string>();
   const reload = () => {
     detail.reload();
@@ -61,7 +25,7 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
   };
   const refresh = async () => {
     try {
-      await raw('POST', `${base}/refresh`, { query: { env } });
+      await raw('POST', `/admin/v1/projects/${projectId}/customers/${encodeURIComponent(customerId)}/refresh`, { query: { env } });
       setRefreshNote('Refreshed from the rails.');
       reload();
     } catch (failure) {
@@ -78,32 +42,20 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
       </button>
       {refreshNote && <Alert kind={refreshNote.startsWith('Refresh failed') ? 'error' : 'info'}>{refreshNote}</Alert>}
       <Loaded load={detail} label="the customer">
-        {(data) => {
-          const { active, past } = entitlementsOf(data);
-          return (
-            <div className="grid">
-              <section aria-labelledby="entitlements">
-                <h2 id="entitlements">Entitlements</h2>
-                <Entitlements title="Active" rows={active} />
-                <Entitlements title="Past" rows={past} />
-              </section>
-              <section aria-labelledby="identities">
-                <h2 id="identities">Identities</h2>
-                <Json value={data.identities ?? { userId: data.userId, crossdeckCustomerId: data.crossdeckCustomerId }} />
-                <h3>Erasure</h3>
-                <p>{String((data.erasureStatus ?? data.erasure ?? 'none') as string)}</p>
-              </section>
-              <section aria-labelledby="subscriptions">
-                <h2 id="subscriptions">Subscriptions</h2>
-                {data.subscriptions?.length ? <Json value={data.subscriptions} /> : <Empty>No rail subscriptions.</Empty>}
-              </section>
-              <section aria-labelledby="events">
-                <h2 id="events">Recent events</h2>
-                {data.recentEvents?.length ? <Json value={data.recentEvents} /> : <Empty>No recent events.</Empty>}
-              </section>
-            </div>
-          );
-        }}
+        {(data) => (
+          <>
+            <p className="muted">
+              {data.traits.email ?? 'no email'}
+              {data.traits.firstName ? ` · ${data.traits.firstName}` : ''} · since {date(data.createdAt)}
+              {data.forgotten ? ' · forgotten' : ''}
+              {data.erasure ? ` · erasure ${data.erasure.status}` : ' · no erasure requested'}
+            </p>
+            <Entitlements rows={data.entitlements} />
+            <Subscriptions rows={data.subscriptions} />
+            <Identities identities={data.identities} />
+            <Events rows={data.recentEvents} />
+          </>
+        )}
       </Loaded>
       <GrantRevoke projectId={projectId} customerId={customerId} onDone={reload} />
       <section aria-labelledby="timeline">
@@ -114,15 +66,11 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
               <Empty>Nothing recorded yet.</Empty>
             ) : (
               <ol className="timeline">
-                {list.data.map((entry, index) => (
-                  <li key={String(entry.id ?? entry.eventId ?? index)}>
-                    <strong>{entry.kind ?? entry.type ?? entry.action}</strong>{' '}
-                    <span className="muted">{date(entry.at ?? entry.createdAt ?? (entry.atMs ? Math.floor(entry.atMs / 1000) : undefined))}</span>
-                    {entry.reason && <span> — {entry.reason}</span>}
-                    <details>
-                      <summary>Details</summary>
-                      <Json value={entry} />
-                    </details>
+                {list.data.map((entry) => (
+                  <li key={entry.eventId}>
+                    <strong>{entry.eventType}</strong> <span className="muted">{date(entry.createdAt)}</span> · {entry.rail} · {entry.decision}
+                    <br />
+                    <span>{entry.reason}</span> <small className="muted">by {entry.actor}</small>
                   </li>
                 ))}
               </ol>

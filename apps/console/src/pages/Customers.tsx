@@ -1,7 +1,7 @@
 // Customer search: developer user id, anonymous id, cdcust_ id, email or a rail id.
 import { useState } from 'react';
-import { raw } from '../api/client';
-import type { CustomerMatch, List } from '../api/types';
+import { api, call } from '../api/client';
+import type { CustomerMatch } from '../api/types';
 import { Alert, Empty, Field } from '../components/ui';
 import { useEnv } from '../env';
 import { href } from '../router';
@@ -13,11 +13,13 @@ export function Customers({ projectId }: { projectId: string }) {
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const search = async () => {
-    if (!q.trim()) return setError('q: type something to search for.');
+    if (q.trim().length < 3) return setError('Type at least 3 characters: an id, an email or a rail id, matched exactly.');
     setBusy(true);
     setError(undefined);
     try {
-      const list = await raw<List<CustomerMatch>>('GET', `/admin/v1/projects/${projectId}/customers`, { query: { env, q: q.trim(), limit: 25 } });
+      const list = await call(
+        api.GET('/admin/v1/projects/{projectId}/customers', { params: { path: { projectId }, query: { env, q: q.trim(), limit: '25' } } }),
+      );
       setResults(list.data);
     } catch (failure) {
       setError((failure as Error).message);
@@ -70,14 +72,12 @@ export function Customers({ projectId }: { projectId: string }) {
             {results.map((customer) => (
               <tr key={customer.serviceCustomerId}>
                 <td>
-                  <a href={href(`/p/${projectId}/customers/${encodeURIComponent(customer.serviceCustomerId)}`)}>
-                    {customer.crossdeckCustomerId ?? customer.serviceCustomerId}
-                  </a>
+                  <a href={href(`/p/${projectId}/customers/${encodeURIComponent(customer.serviceCustomerId)}`)}>{customer.serviceCustomerId}</a>
                 </td>
                 <td>{customer.userId ?? '—'}</td>
                 <td>{customer.email ?? '—'}</td>
-                <td>{customer.anonymousIds?.join(', ') || '—'}</td>
-                <td>{customer.matchedBy ?? '—'}</td>
+                <td>{customer.anonymousIds.join(', ') || '—'}</td>
+                <td>{customer.matchedBy.replace('_', ' ')}</td>
               </tr>
             ))}
           </tbody>
