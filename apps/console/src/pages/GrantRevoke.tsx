@@ -2,7 +2,7 @@
 // The contract's rules are checked as you type: key in snake_case, a grant's reason 20 to 500
 // characters, a revoke's 1 to 500; the service's own answer is shown next to its field.
 import { useState } from 'react';
-import { ApiFailure, api, call, raw } from '../api/client';
+import { ApiFailure, api, call } from '../api/client';
 import { Alert, Field, FormAlert, Select, errorFor } from '../components/ui';
 import { useEnv } from '../env';
 
@@ -39,7 +39,13 @@ export function GrantRevoke({ projectId, customerId, onDone }: { projectId: stri
             body: { entitlementKey, duration, reason, env },
           }),
         );
-      else await raw('POST', `/admin/v1/projects/${projectId}/customers/${encodeURIComponent(customerId)}/revoke`, { body: { entitlementKey, reason, env } });
+      else
+        await call(
+          api.POST('/admin/v1/projects/{projectId}/customers/{customerId}/revoke', {
+            params: { path: { projectId, customerId } },
+            body: { entitlementKey, reason, env },
+          }),
+        );
       setDone(action === 'grant' ? `Granted ${entitlementKey} in ${env}.` : `Revoked ${entitlementKey} in ${env}.`);
       setReason('');
       onDone();
