@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       railSecretsFile: undefined,
       androidPublisherBaseUrl: 'https://androidpublisher.googleapis.com/',
+      consoleDir: 'dist/console',
       serviceName: 'entitlements',
       region: 'local',
       sdkVersionEnforcement: false,

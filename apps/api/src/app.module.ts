@@ -11,6 +11,7 @@ import { SourceMapsModule } from '#sourcemaps';
 import { MigrationModule } from '#migration';
 import { ReportingModule } from '#reporting';
 import { WebhooksModule } from '#webhooks';
+import { ConsoleModule } from '#console';
 
 /** Imports the context modules, nothing else. */
 @Module({})
@@ -33,6 +34,7 @@ export class AppModule {
         MigrationModule,
         WebhooksModule,
         ReportingModule,
+        ConsoleModule,
         ...extraModules,
       ],
     };

@@ -41,6 +41,7 @@ export * from './policy/route-rate-limit.js';
 export * from './policy/route-table.js';
 export * from './policy/request-tenant.js';
 export * from './policy/operator-token.js';
+export * from './policy/console-session.js';
 export * from './idempotency/idempotency.service.js';
 export * from './jobs/on-job.decorator.js';
 export * from './jobs/job-queue.service.js';

@@ -73,6 +73,8 @@ export interface AppConfig {
   docsEnabled: boolean;
   /** DOCS_OPERATOR: the document lists the operator API (only with OPERATOR_TOKEN set too); off unless asked. */
   docsOperator: boolean;
+  /** CONSOLE_DIR: the built console (index.html and assets/), served under /console when OPERATOR_TOKEN is set. */
+  consoleDir: string;
 }
 
 export class ConfigError extends Error {}
@@ -125,6 +127,14 @@ function streamName(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(raw)) throw new ConfigError(`${name} must be 1 to 64 letters, digits, '_' or '-' (got "${raw}")`);
+  return raw;
+}
+
+/** A folder path (relative paths are resolved from the working directory); the folder itself may not exist yet. */
+function directoryPath(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw.includes('\0') || /[\r\n]/.test(raw)) throw new ConfigError(`${name} must be a folder path (got "${raw}")`);
   return raw;
 }
 
@@ -221,6 +231,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sourcemapDecodeWorkers: integer(env, 'SOURCEMAP_DECODE_WORKERS', 1, 1, 16),
     docsEnabled: flag(env, 'DOCS_ENABLED', ['true', 'on', '1'], nodeEnv !== 'production'),
     docsOperator: flag(env, 'DOCS_OPERATOR', ['true', 'on', '1'], false),
+    consoleDir: directoryPath(env, 'CONSOLE_DIR', 'dist/console'),
   };
 }
 

@@ -8,6 +8,7 @@ import { requestIdOf } from '../http/request-id.js';
 import { formatBodyLimit } from '../http/body-parsing.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { checkOperatorToken } from '../policy/operator-token.js';
+import { Clock } from '../clock/clock.js';
 import { type HttpRequest, type HttpResponse, originalPathOf, pathOf } from '../http/http-types.js';
 
 interface BodyParserError {
@@ -34,6 +35,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   constructor(
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
     @Optional() @Inject(APP_CONFIG) private readonly config?: AppConfig,
+    @Optional() private readonly clock?: Clock,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -125,7 +127,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private unknownOperatorRoute(req: HttpRequest, res: HttpResponse): ApiError {
     if (!this.config) return ApiError.resourceMissing(`No such resource: ${req.method} ${pathOf(req)}`);
     try {
-      checkOperatorToken(this.config, this.logger, req, res);
+      // Without the clock no session cookie can be checked for expiry: only the bearer token counts.
+      checkOperatorToken(this.config, this.logger, req, res, this.clock ? this.clock.nowMs() : Number.POSITIVE_INFINITY);
     } catch (err) {
       return err as ApiError;
     }

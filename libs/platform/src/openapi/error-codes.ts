@@ -38,6 +38,7 @@ const CATALOGUE = {
     env_mismatch: { type: 'permission_error', example: 'The request declares environment "production" but the API key belongs to "sandbox"' },
     insufficient_scope: { type: 'permission_error', example: 'This API key lacks the scope required by this endpoint: errors:read' },
     project_not_allowed: { type: 'permission_error', example: 'This API key cannot read project proj_8fJ2kQ0000000000000000' },
+    csrf_token_invalid: { type: 'permission_error', example: 'A change made with the console session cookie needs its X-CSRF-Token header' },
   },
   404: {
     resource_missing: { type: 'invalid_request_error', example: 'No such resource: GET /admin/v1/projects/prj_0000000000000000' },

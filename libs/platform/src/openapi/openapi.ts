@@ -3,7 +3,7 @@ import { ApiProperty, ApiPropertyOptional, DocumentBuilder, type OpenAPIObject, 
 import { routeTable, type RouteEntry } from '../policy/route-table.js';
 import { ERROR_CATALOGUE, type ErrorCodes, mergeErrorCodes, unknownErrorCodes } from './error-codes.js';
 import { type DocsReply, REDOC_INIT, docsPage, redocBundle } from './docs-page.js';
-import { API_KEY_BEARER, API_KEY_CLIENT_HEADER, API_KEY_HEADER, OPERATOR_BEARER } from './security-schemes.js';
+import { API_KEY_BEARER, API_KEY_CLIENT_HEADER, API_KEY_HEADER, CONSOLE_SESSION, OPERATOR_BEARER } from './security-schemes.js';
 
 export class ErrorBody {
   @ApiProperty({
@@ -41,7 +41,7 @@ export class VersionErrorEnvelope {
   surface: string;
 }
 
-export { API_KEY_BEARER, API_KEY_CLIENT_HEADER, API_KEY_HEADER, OPERATOR_BEARER };
+export { API_KEY_BEARER, API_KEY_CLIENT_HEADER, API_KEY_HEADER, CONSOLE_SESSION, OPERATOR_BEARER };
 
 export interface OpenApiOptions {
   /** The operator section is documented: the operator API is on (OPERATOR_TOKEN) and DOCS_OPERATOR=true. */
@@ -73,6 +73,12 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
       API_KEY_CLIENT_HEADER,
     )
     .addSecurity(OPERATOR_BEARER, { type: 'http', scheme: 'bearer', description: 'OPERATOR_TOKEN of the operator (dashboard) API (opaque, not a JWT)' })
+    .addSecurity(CONSOLE_SESSION, {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'console_session',
+      description: 'Console session cookie; changes also send X-CSRF-Token',
+    })
     .build();
   const raw = SwaggerModule.createDocument(app, config, { extraModels: [ErrorEnvelope, VersionErrorEnvelope] });
   return polishOpenApiDocument(raw, options, routeDocsByOperation(routeTable(app)));
@@ -144,7 +150,8 @@ const TAGS: [string, string][] = [
   ['releases', 'Release source maps for error symbolication (secret key)'],
   ['migration', 'Bulk user migration (secret key)'],
   ['reporting', 'Read API: workspace projects, apps and coverage (secret or workspace key; the scope per operation)'],
-  ['operator', 'Operator (dashboard) API under /admin/v1, authenticated with OPERATOR_TOKEN'],
+  ['console', 'The operator console: its session cookie (sign-in with OPERATOR_TOKEN, CSRF token for changes)'],
+  ['operator', 'Operator (dashboard) API under /admin/v1, authenticated with OPERATOR_TOKEN or the console session cookie'],
 ];
 
 /** The few numeric fields that may be fractional; every other number of the API is an integer. */
@@ -177,8 +184,10 @@ export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiO
   const doc = document as unknown as Json;
   const paths: Json = {};
   const entries = Object.entries<Json>(doc.paths ?? {});
-  const isOperator = (path: string) => path.startsWith('/admin/');
-  for (const [path, item] of [...entries.filter(([p]) => !isOperator(p)), ...entries.filter(([p]) => isOperator(p))]) {
+  const isOperator = (path: string) => path.startsWith('/admin/') || path.startsWith('/console/');
+  // The public API, then the console's session, then /admin.
+  const rank = (path: string) => (path.startsWith('/admin/') ? 2 : isOperator(path) ? 1 : 0);
+  for (const [path, item] of [...entries].sort(([a], [b]) => rank(a) - rank(b))) {
     if (isOperator(path) && !options.operatorApi) continue;
     // A route's legacy alias paths are accepted but documented once, under the canonical path.
     for (const method of HTTP_METHODS) if (item[method] && routeDocs.get(`${method} ${path}`)?.alias) delete item[method];
@@ -211,7 +220,8 @@ export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiO
       }
       const route = routeDocs.get(`${method} ${path}`);
       // Public routes and store webhooks take no API key: an explicit empty requirement says so.
-      if (route && (route.policy === 'public' || route.policy === 'store_webhook')) operation.security = [];
+      // A public route that checks a credential itself (the console session) declares it.
+      if (route && (route.policy === 'public' || route.policy === 'store_webhook') && !operation.security?.length) operation.security = [];
       writeErrorResponses(operation, route?.errorCodes ?? { 500: ['internal_error'] });
       for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
         const headers: Json = { ...(response.headers ?? {}), 'X-Request-Id': header('X-Request-Id'), 'Cache-Control': header('Cache-Control') };
@@ -236,7 +246,10 @@ export function polishOpenApiDocument(document: OpenAPIObject, options: OpenApiO
   const order = [...TAGS.map(([name]) => name), ...[...used].filter((name) => !described.has(name)).sort()];
   doc.tags = order.filter((name) => used.has(name)).map((name) => ({ name, description: described.get(name) ?? name }));
 
-  if (!options.operatorApi && doc.components.securitySchemes) delete doc.components.securitySchemes[OPERATOR_BEARER];
+  if (!options.operatorApi && doc.components.securitySchemes) {
+    delete doc.components.securitySchemes[OPERATOR_BEARER];
+    delete doc.components.securitySchemes[CONSOLE_SESSION];
+  }
   pruneUnusedSchemas(doc);
   integerNumbers(doc);
   return document;
@@ -298,7 +311,7 @@ export function impliedErrorCodes(route: RouteEntry): ErrorCodes {
     if (policy.kinds.includes('publishable')) implied.push({ 403: ['origin_not_allowed', 'bundle_id_not_allowed', 'package_name_not_allowed'] });
     if (policy.scopes?.length) implied.push({ 403: ['insufficient_scope'] });
   } else if (policy?.kind === 'operator') {
-    implied.push({ 401: ['invalid_operator_token'], 404: ['resource_missing'] });
+    implied.push({ 401: ['invalid_operator_token'], 403: ['csrf_token_invalid'], 404: ['resource_missing'] });
   } else if (policy?.kind === 'store_webhook') {
     implied.push({ 404: ['resource_missing'] });
   }

@@ -1,6 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { Clock } from '../clock/clock.js';
 import { ApiError } from '../errors/api-error.js';
 import { DEFAULT_BODY_LIMIT_BYTES, assertDeclaredLength, readJsonBody } from '../http/body-parsing.js';
 import { requestIdOf } from '../http/request-id.js';
@@ -36,6 +37,7 @@ export class RoutePolicyGuard implements CanActivate {
     private readonly rateLimits: RouteRateLimits,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    private readonly clock: Clock,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -51,7 +53,7 @@ export class RoutePolicyGuard implements CanActivate {
       case 'public':
         break;
       case 'operator':
-        checkOperatorToken(this.config, this.logger, req, res);
+        checkOperatorToken(this.config, this.logger, req, res, this.clock.nowMs());
         break;
       case 'api_key': {
         const { scope, auth } = await this.hooks.authenticateApiKey(policy, req, res);

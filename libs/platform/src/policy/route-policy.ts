@@ -1,6 +1,6 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth } from '@nestjs/swagger';
-import { OPERATOR_BEARER } from '../openapi/security-schemes.js';
+import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
+import { CONSOLE_SESSION, OPERATOR_BEARER } from '../openapi/security-schemes.js';
 import type { JsonBounds } from '../http/json-bounds.js';
 import type { HttpRequest } from '../http/http-types.js';
 
@@ -49,8 +49,11 @@ export function DeclarePolicy(policy: RoutePolicy): MethodDecorator & ClassDecor
  */
 export const Public = () => DeclarePolicy({ kind: 'public' });
 
-/** The operator (dashboard) API: `Authorization: Bearer <OPERATOR_TOKEN>`; 404 when the operator API is off. */
-export const Operator = () => applyDecorators(DeclarePolicy({ kind: 'operator' }), ApiBearerAuth(OPERATOR_BEARER));
+/**
+ * The operator (dashboard) API: `Authorization: Bearer <OPERATOR_TOKEN>`, or the console's
+ * session cookie (changes with its X-CSRF-Token); 404 when the operator API is off.
+ */
+export const Operator = () => applyDecorators(DeclarePolicy({ kind: 'operator' }), ApiBearerAuth(OPERATOR_BEARER), ApiSecurity(CONSOLE_SESSION));
 
 /** A store notification endpoint of `rail`; the rail's gate answers 404 for an unknown project or a rail not enabled. */
 export const StoreWebhook = (rail: string) => DeclarePolicy({ kind: 'store_webhook', rail });

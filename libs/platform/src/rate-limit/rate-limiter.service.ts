@@ -53,8 +53,18 @@ export class RateLimiterService implements OnModuleDestroy {
   }
 
   async take(scope: TenantScope, bucket: string, rule: BucketRule, cost: number, options: { partial?: boolean } = {}): Promise<RateLimitDecision> {
-    const partial = options.partial ?? false;
-    const key = `rl:${scope.projectId}:${scope.env}:${bucket}`;
+    return this.takeKey(`rl:${scope.projectId}:${scope.env}:${bucket}`, bucket, rule, cost, options.partial ?? false);
+  }
+
+  /**
+   * A bucket of something that is not a tenant (the console's sign-in attempts per client
+   * address): `subject` names it, shared through Redis like the others.
+   */
+  async takeFor(subject: string, bucket: string, rule: BucketRule, cost: number): Promise<RateLimitDecision> {
+    return this.takeKey(`rl:${bucket}:${subject}`, bucket, rule, cost, false);
+  }
+
+  private async takeKey(key: string, bucket: string, rule: BucketRule, cost: number, partial: boolean): Promise<RateLimitDecision> {
     return this.failOpen.run<RateLimitDecision>(
       async () => {
         const { granted, tokens } = await this.store.take(key, rule, cost, this.clock.nowMs(), partial);
