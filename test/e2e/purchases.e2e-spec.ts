@@ -69,7 +69,7 @@ describe('rails: purchase sync on the iOS store rail', () => {
     it('lists the configured rails in the store-rails shape', async () => {
       const res = await t.http.get(`/admin/v1/projects/${fx.projectId}/rails`).set(operatorAuth());
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({
+      expect(res.body).toMatchObject({
         object: 'list',
         data: [{ rail: 'ios_store', enabled: true, bundleId: BUNDLE, trustedRootCertificates: [chain.rootPem], secretsConfigured: false }],
       });
@@ -229,7 +229,7 @@ describe('rails: purchase sync on the iOS store rail', () => {
       expectError(limited, 429, 'rate_limited');
       expect(limited.headers['retry-after']).toBeDefined();
       const list = await t.http.get(`/admin/v1/projects/${(await createProjectWithApp(t)).projectId}/rails`).set(operatorAuth());
-      expect(list.body).toEqual({ object: 'list', data: [] });
+      expect(list.body).toMatchObject({ object: 'list', data: [] });
     });
 
     it('malformed bodies and a project without the iOS rail answer 400; no key is 401', async () => {

@@ -121,7 +121,7 @@ describe('webhooks: Android store (POST /v1/webhooks/android_store/{projectId}?t
   describe('operator configuration', () => {
     it('PUT rails/android_store takes the package name; GET rails shows secretsConfigured', async () => {
       const res = await t.http.get(`/admin/v1/projects/${fx.projectId}/rails`).set(operatorAuth());
-      expect(res.body).toEqual({ object: 'list', data: [{ rail: 'android_store', enabled: true, packageName: PACKAGE, secretsConfigured: true }] });
+      expect(res.body).toMatchObject({ object: 'list', data: [{ rail: 'android_store', enabled: true, packageName: PACKAGE, secretsConfigured: true }] });
       expectError(await t.http.put(`/admin/v1/projects/${fx.projectId}/rails/android_store`).set(operatorAuth()).send({}), 400, 'missing_required_param');
       expectError(
         await t.http.put(`/admin/v1/projects/${fx.projectId}/rails/android_store`).set(operatorAuth()).send({ packageName: 'not a package' }),

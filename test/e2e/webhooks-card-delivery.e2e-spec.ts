@@ -20,7 +20,7 @@ describe('webhooks: card payments, configuration and delivery (POST /v1/webhooks
     it('PUT rails/card_payments enables the rail; GET rails shows it with secretsConfigured', async () => {
       const res = await t.http.get(`/admin/v1/projects/${fx.projectId}/rails`).set(operatorAuth());
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ object: 'list', data: [{ rail: 'card_payments', enabled: true, accountId: 'acct_test_1', secretsConfigured: true }] });
+      expect(res.body).toMatchObject({ object: 'list', data: [{ rail: 'card_payments', enabled: true, accountId: 'acct_test_1', secretsConfigured: true }] });
       const other = await createProject(t);
       await t.http.put(`/admin/v1/projects/${other}/rails/card_payments`).set(operatorAuth()).send({});
       const list = await t.http.get(`/admin/v1/projects/${other}/rails`).set(operatorAuth());

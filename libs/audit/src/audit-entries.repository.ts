@@ -95,6 +95,16 @@ export class AuditEntriesRepository {
     );
   }
 
+  /** Entries of the scope by id (audit_entries_event_uq), in no particular order. */
+  findMany(scope: TenantScope, eventIds: readonly string[]): Promise<AuditRow[]> {
+    if (eventIds.length === 0) return Promise.resolve([]);
+    return this.sql.rows<AuditRow>(
+      `SELECT event_id, rail, env, event_type, project_id, customer_id, decision, reason, request_id, actor, details, created_at
+         FROM audit_entries WHERE project_id = $1 AND env = $2 AND event_id = ANY($3::text[])`,
+      [scope.projectId, scope.env, eventIds],
+    );
+  }
+
   /**
    * A customer's entries newest first (audit_entries_customer_idx read backwards), at most
    * `limit`, older than the entry `before` when given (same created_at: smaller id).

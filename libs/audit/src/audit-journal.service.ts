@@ -69,6 +69,17 @@ export class AuditJournal {
     return row ? toData(row) : null;
   }
 
+  /** The rail subscription id (`details.subscriptionId`) each of the given rail entries names, by eventId. */
+  async railSubscriptionIds(scope: TenantScope, eventIds: readonly string[]): Promise<Map<string, string>> {
+    const rows = await this.entries.findMany(scope, eventIds);
+    const ids = new Map<string, string>();
+    for (const row of rows) {
+      const id = row.details?.subscriptionId;
+      if (typeof id === 'string') ids.set(row.event_id, id);
+    }
+    return ids;
+  }
+
   /**
    * A customer's entries newest first, each as `find` answers it; `before` is the eventId of the
    * last entry of the previous page. `hasMore` when older entries remain.

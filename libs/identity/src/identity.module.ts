@@ -18,6 +18,9 @@ import { IdentifyVelocityLimiter } from './identify/velocity-limiter.js';
 import { IdentityAdminController } from './operator/identity-admin.controller.js';
 import { IdentityAdminService } from './operator/identity-admin.service.js';
 import { CustomerConsole } from './console/customer-console.service.js';
+import { MergeHooks } from './console/merge-hooks.js';
+import { MergeReviewDecisions } from './console/merge-review-decisions.service.js';
+import { MergeReviewDecisionsRepository } from './console/merge-review-decisions.repository.js';
 import { CustomerReadsRepository } from './console/customer-reads.repository.js';
 import { IdTokenVerifier } from './tokens/id-token-verifier.service.js';
 import { IdentityProviderService } from './tokens/identity-provider.service.js';
@@ -46,7 +49,21 @@ import { IdentityProviderRepository } from './tokens/identity-provider.repositor
     IdentityAdminService,
     CustomerConsole,
     CustomerReadsRepository,
+    MergeHooks,
+    MergeReviewDecisions,
+    MergeReviewDecisionsRepository,
   ],
-  exports: [CustomerDirectory, CustomerConsole, RailIdentity, RailCustomers, BulkIdentity, ErasureHooks, ErasureWorker, IdTokenVerifier, IdentifyService],
+  exports: [
+    CustomerDirectory,
+    CustomerConsole,
+    MergeHooks,
+    RailIdentity,
+    RailCustomers,
+    BulkIdentity,
+    ErasureHooks,
+    ErasureWorker,
+    IdTokenVerifier,
+    IdentifyService,
+  ],
 })
 export class IdentityModule {}

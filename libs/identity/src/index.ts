@@ -1,3 +1,4 @@
+import { MergeReviewDecisions1790000002650 } from './migrations/1790000002650-merge-review-decisions.migration.js';
 import { ConsoleCustomerIndexes1790000002610 } from './migrations/1790000002610-console-customer-indexes.migration.js';
 import { CreateIdentity1790000000300 } from './migrations/1790000000300-create-identity.migration.js';
 import { ErasureJobs1790000000910 } from './migrations/1790000000910-erasure-jobs.migration.js';
@@ -6,6 +7,7 @@ import { CustomerScopeForeignKeys1790000000920 } from './migrations/179000000092
 export { IdentityModule } from './identity.module.js';
 export { CustomerDirectory, type CustomerHint } from './customers/customer-directory.service.js';
 export { CustomerConsole, type CustomerIdentities, type CustomerMatch, type CustomerSearchHit } from './console/customer-console.service.js';
+export { MergeHooks, type MergeHook, type CustomerMerge } from './console/merge-hooks.js';
 export type { AliasRow as CustomerAliasRow } from './console/customer-reads.repository.js';
 export type { CustomerProfile } from './customers/identity.repository.js';
 export { RailIdentity, type AliasNode } from './customers/rail-identity.service.js';
@@ -27,5 +29,6 @@ export const IDENTITY_MIGRATIONS = [
   ErasureJobs1790000000910,
   CustomerScopeForeignKeys1790000000920,
   ConsoleCustomerIndexes1790000002610,
+  MergeReviewDecisions1790000002650,
 ];
 export { addCustomerScopeForeignKey } from './migrations/customer-scope-foreign-key.js';

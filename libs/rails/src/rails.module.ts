@@ -1,13 +1,16 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { Clock } from '#platform';
 import { KeysModule } from '#keys';
 import { AuditModule } from '#audit';
-import { IdentityModule } from '#identity';
-import { EntitlementsModule } from '#entitlements';
+import { IdentityModule, MergeHooks } from '#identity';
+import { EntitlementWriter, EntitlementsModule } from '#entitlements';
 import { IosStoreVerifier } from './ios/ios-store-verifier.service.js';
 import { RailSecretsStatus } from './operator/rail-secrets-status.js';
 import { RailSecrets } from './secrets/rail-secrets.service.js';
 import { RailsOperatorController } from './operator/rails-operator.controller.js';
 import { RailsOperatorService } from './operator/rails-operator.service.js';
+import { RailsConsole } from './operator/rails-console.service.js';
+import { RailNotificationsReadRepository } from './operator/rail-notifications-read.repository.js';
 import { PurchaseSyncController } from './purchases/purchase-sync.controller.js';
 import { PurchaseSyncService } from './purchases/purchase-sync.service.js';
 import { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
@@ -29,9 +32,26 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     // The rails listing's secretsConfigured comes from the secrets file.
     { provide: RailSecretsStatus, useExisting: RailSecrets },
     RailsOperatorService,
+    RailsConsole,
+    RailNotificationsReadRepository,
     PurchaseSyncService,
   ],
   // The repositories serve the store notifications module of this context; other contexts use the services.
   exports: [RailSubscriptionsRepository, RailStateApplier, CustomerRailStatuses, RailSettingsRepository, IosStoreVerifier, RailSecrets],
 })
-export class RailsModule {}
+export class RailsModule implements OnModuleInit {
+  constructor(
+    private readonly mergeHooks: MergeHooks,
+    private readonly subscriptions: RailSubscriptionsRepository,
+    private readonly writer: EntitlementWriter,
+    private readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    // An approved merge review moves the other customer's subscription records and rail-derived entitlements.
+    this.mergeHooks.register('rails', async (scope, merge, manager) => {
+      await this.subscriptions.reassignCustomer(scope, merge.fromCustomerId, merge.intoCustomerId, this.clock.now(), manager);
+      await this.writer.moveRailEntitlements(manager, scope, merge.fromCustomerId, merge.intoCustomerId);
+    });
+  }
+}

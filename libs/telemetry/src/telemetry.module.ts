@@ -10,6 +10,8 @@ import { EventBuffer } from './buffer/event-buffer.service.js';
 import { EventsController } from './ingest/events.controller.js';
 import { ErrorIssueDetailService } from './issues/error-issue-detail.service.js';
 import { ErrorIssuesController } from './issues/error-issues.controller.js';
+import { ErrorIssuesAdminController } from './console/error-issues-admin.controller.js';
+import { IssueUsersRepository } from './console/issue-users.repository.js';
 import { ERROR_FRAME_SYMBOLICATOR } from './issues/frame-symbolicator.js';
 import { ErrorIssuesRepository } from './issues/error-issues.repository.js';
 import { IngestEventsService } from './ingest/ingest-events.service.js';
@@ -21,13 +23,14 @@ import { ErrorAllowanceService } from './throttle/error-allowance.service.js';
 /** Telemetry ingestion (POST /v1/events), error issues (symbolicated on read), identity resolution of events, partitions. */
 @Module({
   imports: [KeysModule, IdentityModule, SourceMapsModule],
-  controllers: [EventsController, ErrorIssuesController],
+  controllers: [EventsController, ErrorIssuesController, ErrorIssuesAdminController],
   providers: [
     IngestEventsService,
     EventsRepository,
     EventBuffer,
     ErrorIssuesRepository,
     ErrorIssueDetailService,
+    IssueUsersRepository,
     ErrorAllowanceService,
     EventIdentityResolver,
     EventIdentityHintsRepository,

@@ -1,10 +1,11 @@
-import { Body, Controller, Get, Param, Put, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, Operator } from '#platform';
+import { ApiErrors, Operator, RequestId } from '#platform';
+import { MergeReviewDecisions, type ReviewDecision } from '../console/merge-review-decisions.service.js';
 import { IdentityProviderView, PutIdentityProviderDto } from '../tokens/identity-provider.dto.js';
 import { IdentityProviderService } from '../tokens/identity-provider.service.js';
 import { IdentityAdminService } from './identity-admin.service.js';
-import { ErasureList, MergeReviewList } from './identity-admin.views.js';
+import { DecidedMergeReviewView, ErasureList, MergeReviewList } from './identity-admin.views.js';
 
 /** Operator endpoints of identity (the /admin operator middleware authenticates them). */
 @ApiTags('operator')
@@ -14,6 +15,7 @@ export class IdentityAdminController {
   constructor(
     private readonly providers: IdentityProviderService,
     private readonly admin: IdentityAdminService,
+    private readonly decisions: MergeReviewDecisions,
   ) {}
 
   @Put('identity-provider')
@@ -43,5 +45,44 @@ export class IdentityAdminController {
   @ApiErrors({ 400: ['invalid_param_value'] })
   erasures(@Param('projectId') projectId: string, @Query('env') env?: string): Promise<ErasureList> {
     return this.admin.erasures(projectId, env);
+  }
+
+  @Post('merge-reviews/:reviewId/approve')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'adminApproveMergeReview',
+    summary: "Approve an identify conflict: the other customer's ids, subscriptions and rail entitlements move to the canonical customer",
+  })
+  @ApiOkResponse({ type: DecidedMergeReviewView })
+  @ApiErrors({ 404: ['resource_missing'], 409: ['review_already_decided'] })
+  approve(@Param('projectId') projectId: string, @Param('reviewId') reviewId: string, @RequestId() requestId: string): Promise<DecidedMergeReviewView> {
+    return this.decide(projectId, reviewId, 'approved', requestId);
+  }
+
+  @Post('merge-reviews/:reviewId/dismiss')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'adminDismissMergeReview', summary: 'Dismiss an identify conflict: both customers stay as they are' })
+  @ApiOkResponse({ type: DecidedMergeReviewView })
+  @ApiErrors({ 404: ['resource_missing'], 409: ['review_already_decided'] })
+  dismiss(@Param('projectId') projectId: string, @Param('reviewId') reviewId: string, @RequestId() requestId: string): Promise<DecidedMergeReviewView> {
+    return this.decide(projectId, reviewId, 'dismissed', requestId);
+  }
+
+  private async decide(projectId: string, reviewId: string, decision: ReviewDecision, requestId: string): Promise<DecidedMergeReviewView> {
+    const r = await this.decisions.decide(projectId, reviewId, decision, requestId);
+    const seconds = (d: Date) => Math.floor(new Date(d).getTime() / 1000);
+    return {
+      object: 'merge_review',
+      id: r.id,
+      env: r.env,
+      developerUserId: r.developerUserId,
+      anonymousId: r.anonymousId,
+      canonicalCustomerId: r.canonicalCustomerId,
+      otherCustomerId: r.otherCustomerId,
+      status: decision,
+      createdAt: seconds(r.createdAt),
+      decidedAt: seconds(r.decidedAt!),
+      auditEventId: r.auditEventId,
+    };
   }
 }

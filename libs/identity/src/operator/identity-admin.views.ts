@@ -12,6 +12,20 @@ export class MergeReviewView {
   @ApiProperty({ description: 'Unix seconds' }) createdAt: number;
 }
 
+export class DecidedMergeReviewView {
+  @ApiProperty({ example: 'merge_review' }) object: 'merge_review';
+  @ApiProperty({ example: 'mrev_3kTq9Vx2LmN8pR4sW7yZ1aBc' }) id: string;
+  @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
+  @ApiProperty({ type: String, nullable: true }) developerUserId: string | null;
+  @ApiProperty({ type: String, nullable: true }) anonymousId: string | null;
+  @ApiProperty() canonicalCustomerId: string;
+  @ApiProperty() otherCustomerId: string;
+  @ApiProperty({ enum: ['approved', 'dismissed'] }) status: 'approved' | 'dismissed';
+  @ApiProperty({ description: 'Unix seconds' }) createdAt: number;
+  @ApiProperty({ description: 'Unix seconds' }) decidedAt: number;
+  @ApiProperty({ description: 'The audit entry of the decision (on the canonical customer)' }) auditEventId: string;
+}
+
 export class MergeReviewList {
   @ApiProperty({ example: 'list' }) object: 'list';
   @ApiProperty({ type: [MergeReviewView] }) data: MergeReviewView[];

@@ -54,6 +54,10 @@ export class ApiError extends Error {
   static resourceMissing(message: string): ApiError {
     return new ApiError(404, 'invalid_request_error', 'resource_missing', message);
   }
+  /** 409: the request conflicts with the resource's current state (e.g. a review already decided). */
+  static conflict(code: 'review_already_decided', message: string): ApiError {
+    return new ApiError(409, 'invalid_request_error', code, message);
+  }
   static rateLimited(retryAfterMs: number, sampleRate: number, message = 'Too many requests; retry later'): ApiError {
     const retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
     return new ApiError(429, 'rate_limit_error', 'rate_limited', message, undefined, {

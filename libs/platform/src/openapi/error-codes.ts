@@ -43,6 +43,9 @@ const CATALOGUE = {
   404: {
     resource_missing: { type: 'invalid_request_error', example: 'No such resource: GET /admin/v1/projects/prj_0000000000000000' },
   },
+  409: {
+    review_already_decided: { type: 'invalid_request_error', example: 'Merge review mrev_3kTq9Vx2LmN8pR4sW7yZ1aBc was already approved' },
+  },
   413: {
     invalid_param_value: { type: 'invalid_request_error', example: 'Request body exceeds the 64 KiB limit of this endpoint' },
   },

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsPositive, IsString, Length, Matches } from 'class-validator';
 import { PURCHASE_RAILS, type PurchaseRail } from '#entitlements';
+import { RailPanelView } from './rails-console.views.js';
 
 export class PutIosStoreRailDto {
   @ApiProperty({ example: 'com.example.app', description: "The app's bundle identifier; signed data of another bundle is refused" })
@@ -42,4 +43,10 @@ export class RailView {
 export class RailList {
   @ApiProperty({ example: 'list' }) object: 'list';
   @ApiProperty({ type: [RailView] }) data: RailView[];
+  @ApiProperty({ enum: ['sandbox', 'production'], description: 'The environment of the notifications in rails' }) env: string;
+  @ApiProperty({
+    type: [RailPanelView],
+    description: 'Every rail (ios_store, card_payments, android_store), configured or not, with secrets as booleans, its webhook URL and latest notifications',
+  })
+  rails: RailPanelView[];
 }

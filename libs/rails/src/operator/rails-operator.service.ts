@@ -1,12 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ApiError, Clock } from '#platform';
+import { ApiError, Clock, type Env } from '#platform';
 import { ProjectDirectory } from '#keys';
 import type { IosStoreSettings } from '../ios/ios-store-settings.js';
 import { parsePemCertificates } from '../ios/ios-store-settings.js';
 import { type RailSettingsRecord, RailSettingsRepository } from '../model/rail-settings.repository.js';
 import type { PutIosStoreRailDto, RailList, RailView } from './rails-operator.dto.js';
 import { RailSecretsStatus } from './rail-secrets-status.js';
+import { RailsConsole } from './rails-console.service.js';
 
 /** Operator: the non-secret rail settings of a project. */
 @Injectable()
@@ -17,6 +18,7 @@ export class RailsOperatorService {
     private readonly settings: RailSettingsRepository,
     private readonly projects: ProjectDirectory,
     private readonly secrets: RailSecretsStatus,
+    private readonly console: RailsConsole,
   ) {}
 
   async putIosStore(projectId: string, dto: PutIosStoreRailDto): Promise<RailView> {
@@ -40,10 +42,11 @@ export class RailsOperatorService {
     return this.view(projectId, saved);
   }
 
-  async list(projectId: string): Promise<RailList> {
+  /** The configured rails (data) and, additively, every rail's console panel for `env` (rails). */
+  async list(projectId: string, env: Env, baseUrl: string): Promise<RailList> {
     await this.projects.assertExists(projectId, { manager: this.dataSource.manager });
-    const rails = await this.settings.list({ projectId });
-    return { object: 'list', data: rails.filter((rail) => rail.enabled).map((rail) => this.view(projectId, rail)) };
+    const [rails, panels] = await Promise.all([this.settings.list({ projectId }), this.console.panels(projectId, env, baseUrl)]);
+    return { object: 'list', data: rails.filter((rail) => rail.enabled).map((rail) => this.view(projectId, rail)), env, rails: panels };
   }
 
   private view(projectId: string, rail: RailSettingsRecord): RailView {

@@ -1,0 +1,41 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { PURCHASE_RAILS } from '#entitlements';
+
+/** Response shapes of the console's rails page. */
+export class RailNotificationView {
+  @ApiProperty({ example: 'rail_notification' }) object: 'rail_notification';
+  @ApiProperty({ description: "The rail's notification id (notificationUUID, evt_…, Pub/Sub messageId)" }) id: string;
+  @ApiProperty({ description: 'Unix seconds' }) receivedAt: number;
+  @ApiProperty({ example: 'DID_RENEW', description: "The rail's type (iOS: notificationType, card: event type, Android: notification type)" }) type: string;
+  @ApiProperty({ enum: ['applied', 'no_op', 'rejected'] }) decision: string;
+  @ApiProperty({ type: String, nullable: true, description: 'The subscription id the decision named (original transaction id, sub_…, purchase token)' })
+  railId: string | null;
+  @ApiProperty({ type: String, nullable: true }) customerId: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'GET /v1/server/audit/{eventId}' }) auditEventId: string | null;
+}
+
+export class RailNotificationList {
+  @ApiProperty({ example: 'list' }) object: 'list';
+  @ApiProperty({ type: [RailNotificationView] }) data: RailNotificationView[];
+  @ApiProperty({ description: 'Older notifications remain (pass the last id as before)' }) hasMore: boolean;
+  @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
+}
+
+export class RailSecretsView {
+  @ApiProperty({ type: Boolean, nullable: true, description: 'Webhook verification secret configured (null: this rail needs none)' }) webhook: boolean | null;
+  @ApiProperty({ type: Boolean, nullable: true, description: 'Store API credentials configured (null: this rail needs none)' }) read: boolean | null;
+}
+
+export class RailPanelView {
+  @ApiProperty({ enum: PURCHASE_RAILS }) rail: string;
+  @ApiProperty({ description: 'Settings saved with the PUT route of this rail' }) configured: boolean;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'What the PUT route of this rail set (never secrets)' }) settings: Record<
+    string,
+    unknown
+  >;
+  @ApiProperty({ type: RailSecretsView }) secrets: RailSecretsView;
+  @ApiProperty({ description: "The URL to paste into the store's console (built from the request's scheme and host)" }) webhookUrl: string;
+  @ApiProperty({ type: [RailNotificationView], description: 'The latest 20 notifications of the environment, newest first' })
+  notifications: RailNotificationView[];
+  @ApiProperty() notificationsHasMore: boolean;
+}
