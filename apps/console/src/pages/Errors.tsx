@@ -1,6 +1,5 @@
 // Error issues by fingerprint, and one issue with its latest event's symbolicated stack.
-import { raw } from '../api/client';
-import type { List } from '../api/types';
+import { api, call } from '../api/client';
 import type { components } from '../api/operator';
 import { Empty, Loaded } from '../components/ui';
 import { useLoad } from '../components/useLoad';
@@ -8,19 +7,14 @@ import { useEnv } from '../env';
 import { date } from '../format';
 import { href } from '../router';
 
-type Issue = components['schemas']['ErrorIssueView'] & { affectedUsers?: number; affectedCustomers?: number; status?: string };
 type Frame = components['schemas']['ErrorFrameView'];
-interface IssueDetail {
-  issue?: Issue;
-  fingerprint?: string;
-  latestEvent?: { message?: string; name?: string; frames?: Frame[]; stack?: Frame[] } | null;
-  frames?: Frame[];
-  [field: string]: unknown;
-}
 
 export function Errors({ projectId }: { projectId: string }) {
   const env = useEnv();
-  const issues = useLoad(() => raw<List<Issue>>('GET', `/admin/v1/projects/${projectId}/error-issues`, { query: { env } }), [projectId, env]);
+  const issues = useLoad(
+    () => call(api.GET('/admin/v1/projects/{projectId}/error-issues', { params: { path: { projectId }, query: { env } } })),
+    [projectId, env],
+  );
   return (
     <>
       <h1>Errors</h1>
@@ -34,7 +28,6 @@ export function Errors({ projectId }: { projectId: string }) {
                 <tr>
                   <th scope="col">Issue</th>
                   <th scope="col">Events</th>
-                  <th scope="col">Affected users</th>
                   <th scope="col">First seen</th>
                   <th scope="col">Last seen</th>
                 </tr>
@@ -48,7 +41,6 @@ export function Errors({ projectId }: { projectId: string }) {
                       <small className="muted">{issue.fingerprint}</small>
                     </td>
                     <td>{issue.count}</td>
-                    <td>{issue.affectedUsers ?? issue.affectedCustomers ?? 'not measured'}</td>
                     <td>{date(issue.firstSeenAt)}</td>
                     <td>{date(issue.lastSeenAt)}</td>
                   </tr>
@@ -65,7 +57,7 @@ export function Errors({ projectId }: { projectId: string }) {
 export function ErrorIssue({ projectId, fingerprint }: { projectId: string; fingerprint: string }) {
   const env = useEnv();
   const issue = useLoad(
-    () => raw<IssueDetail>('GET', `/admin/v1/projects/${projectId}/error-issues/${encodeURIComponent(fingerprint)}`, { query: { env } }),
+    () => call(api.GET('/admin/v1/projects/{projectId}/error-issues/{fingerprint}', { params: { path: { projectId, fingerprint }, query: { env } } })),
     [projectId, fingerprint, env],
   );
   return (
@@ -74,21 +66,43 @@ export function ErrorIssue({ projectId, fingerprint }: { projectId: string; fing
         Issue <code>{fingerprint}</code>
       </h1>
       <Loaded load={issue} label="the issue">
-        {(data) => {
-          const frames = data.latestEvent?.frames ?? data.latestEvent?.stack ?? data.frames ?? [];
-          return (
-            <>
-              {data.issue && (
-                <p>
-                  {data.issue.count} events, first seen {date(data.issue.firstSeenAt)}, last seen {date(data.issue.lastSeenAt)}
-                </p>
-              )}
-              {data.latestEvent?.message && <p className="error-message">{data.latestEvent.message}</p>}
-              <h2>Stack of the latest event</h2>
-              {frames.length === 0 ? <Empty>The latest event has no stack.</Empty> : <Stack frames={frames} />}
-            </>
-          );
-        }}
+        {(data) => (
+          <>
+            <p>
+              {data.count} events, first seen {date(data.firstSeenAt)}, last seen {date(data.lastSeenAt)}
+            </p>
+            {data.latestEvent?.message && <p className="error-message">{data.latestEvent.message}</p>}
+            <h2>Stack of the latest event</h2>
+            {!data.latestEvent?.frames?.length ? <Empty>The latest event has no stack.</Empty> : <Stack frames={data.latestEvent.frames} />}
+            <h2>Affected users</h2>
+            {data.affectedUsers.length === 0 ? (
+              <Empty>No identified user hit this issue.</Empty>
+            ) : (
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Customer</th>
+                    <th scope="col">User id</th>
+                    <th scope="col">Events</th>
+                    <th scope="col">Last hit</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.affectedUsers.map((user) => (
+                    <tr key={user.serviceCustomerId}>
+                      <td>
+                        <a href={href(`/p/${projectId}/customers/${encodeURIComponent(user.serviceCustomerId)}`)}>{user.serviceCustomerId}</a>
+                      </td>
+                      <td>{user.userId ?? '—'}</td>
+                      <td>{user.count}</td>
+                      <td>{date(user.lastHitAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </>
+        )}
       </Loaded>
     </>
   );

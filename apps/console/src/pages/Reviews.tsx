@@ -1,6 +1,6 @@
 // Review queues: identify conflicts (approve / dismiss) and erasures.
 import { useState } from 'react';
-import { api, call, raw } from '../api/client';
+import { api, call } from '../api/client';
 import { Alert, Empty, Loaded, Status } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useEnv } from '../env';
@@ -19,7 +19,9 @@ export function Reviews({ projectId }: { projectId: string }) {
   const [note, setNote] = useState<string>();
   const act = async (reviewId: string, action: 'approve' | 'dismiss') => {
     try {
-      await raw('POST', `/admin/v1/projects/${projectId}/merge-reviews/${reviewId}/${action}`, { query: { env } });
+      const params = { params: { path: { projectId, reviewId } } };
+      if (action === 'approve') await call(api.POST('/admin/v1/projects/{projectId}/merge-reviews/{reviewId}/approve', params));
+      else await call(api.POST('/admin/v1/projects/{projectId}/merge-reviews/{reviewId}/dismiss', params));
       setNote(`Review ${reviewId} ${action === 'approve' ? 'approved' : 'dismissed'}.`);
       reviews.reload();
     } catch (failure) {
