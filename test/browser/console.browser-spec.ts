@@ -8,7 +8,7 @@ import { RailSecrets } from '#rails';
 import { RailSecretsFile } from '../support/rail-secrets-file.js';
 import { TEST_OPERATOR_TOKEN, operatorAuth } from '../support/test-app.js';
 import { launchBrowser, serveTestApp, type BrowserSession, type ServedApp } from './support/browser.js';
-import { checkPage, ensureConsoleBuilt, publishScreenshot } from './support/console.js';
+import { checkPage, buildConsole, publishScreenshot } from './support/console.js';
 
 const CARD_SECRET = 'whsec_console_0123456789abcdefghijkl';
 const uid = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
@@ -40,7 +40,7 @@ describe('operator console', () => {
   };
 
   beforeAll(async () => {
-    ensureConsoleBuilt();
+    buildConsole();
     secrets = new RailSecretsFile();
     receiver = createServer((_req, res) => res.writeHead(200).end('ok'));
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -264,7 +264,7 @@ describe('operator console', () => {
         .filter((m): m is RegExpExecArray => m !== null && m[2] === fileUrl)
         .map((m) => ({ function: m[1], filename: m[2], lineno: Number(m[3]), colno: Number(m[4]), in_app: true }));
     }
-    const fingerprint = createHash('sha256').update(release).digest('hex').slice(0, 16);
+    const fingerprint = createHash('sha256').update(release).digest('hex').slice(0, 8); // 8 hex characters
     const sent = await http()
       .post('/v1/events')
       .set({ Authorization: `Bearer ${sk}` })

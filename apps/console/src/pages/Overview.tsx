@@ -7,17 +7,16 @@ import { useEnv } from '../env';
 import { measured, money } from '../format';
 import { MrrChart } from './MrrChart';
 
+/** GET /admin/v1/projects/{projectId}/overview (the reporting context's OverviewView). */
 export interface OverviewData {
-  mrr?: number | null;
-  mrrMinor?: number | null;
-  currency?: string;
-  payingCustomers?: number | null;
-  activeSubscriptionsByRail?: Record<string, number | null> | null;
-  eventsToday?: number | null;
-  openErrorIssues?: number | null;
-  deadJobs?: number | null;
-  mrrSeries?: { day: string; mrr: number | null }[] | null;
-  dailyMrr?: { day: string; mrr: number | null }[] | null;
+  currency: string;
+  mrrCents: number | null;
+  payingCustomers: number | null;
+  activeSubscriptionsByRail: Record<string, number | null>;
+  eventsToday: number | null;
+  openErrorIssues: number | null;
+  deadJobs: number;
+  mrrSeries: { date: string; mrrCents: number | null }[];
 }
 
 function Figure({ label, value }: { label: string; value: string }) {
@@ -37,12 +36,12 @@ export function Overview({ projectId }: { projectId: string }) {
       <h1>Overview</h1>
       <Loaded load={overview} label="the overview">
         {(data) => {
-          const series = data.mrrSeries ?? data.dailyMrr ?? [];
+          const series = data.mrrSeries ?? [];
           const byRail = Object.entries(data.activeSubscriptionsByRail ?? {});
           return (
             <>
               <dl className="figures">
-                <Figure label="MRR" value={money(data.mrrMinor ?? data.mrr, data.currency)} />
+                <Figure label="MRR" value={money(data.mrrCents, data.currency)} />
                 <Figure label="Paying customers" value={measured(data.payingCustomers)} />
                 <Figure label="Events today" value={measured(data.eventsToday)} />
                 <Figure label="Open error issues" value={measured(data.openErrorIssues)} />
