@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
@@ -45,7 +45,8 @@ export async function checkPage(page: Page, name: string): Promise<string> {
   return screenshot(page, name);
 }
 
-/** The README's picture of the console. */
+/** The README's picture of the console (docs/console.png): written when missing or with UPDATE_CONSOLE_PNG=1, so runs leave the tree clean. */
 export function publishScreenshot(path: string): void {
-  copyFileSync(path, join(ROOT, 'docs', 'console.png'));
+  const target = join(ROOT, 'docs', 'console.png');
+  if (!existsSync(target) || process.env.UPDATE_CONSOLE_PNG === '1') copyFileSync(path, target);
 }
