@@ -6,8 +6,9 @@ import { useLoad } from '../components/useLoad';
 import { date } from '../format';
 
 const RAILS = ['ios_store', 'android_store', 'card_payments'] as const;
+type Rail = (typeof RAILS)[number];
 interface Row {
-  rail: string;
+  rail: Rail;
   productId: string;
   entitlementKeys: string;
 }
@@ -23,7 +24,7 @@ export function Products({ projectId }: { projectId: string }) {
         {(data) => (
           <Editor
             projectId={projectId}
-            initial={data.products.map((p) => ({ rail: p.rail, productId: p.productId, entitlementKeys: p.entitlementKeys.join(' ') }))}
+            initial={data.products.map((p) => ({ rail: p.rail as Rail, productId: p.productId, entitlementKeys: p.entitlementKeys.join(' ') }))}
             onSaved={keys.reload}
           />
         )}
@@ -77,7 +78,7 @@ function Editor({ projectId, initial, onSaved }: { projectId: string; initial: R
       entitlementKeys: row.entitlementKeys.split(/[\s,]+/).filter(Boolean),
     }));
     try {
-      await call(api.PUT('/admin/v1/projects/{projectId}/products', { params: { path: { projectId } }, body: { products } as never }));
+      await call(api.PUT('/admin/v1/projects/{projectId}/products', { params: { path: { projectId } }, body: { products } }));
       setSaved(true);
       onSaved();
     } catch (failure) {
@@ -98,7 +99,7 @@ function Editor({ projectId, initial, onSaved }: { projectId: string; initial: R
       {rows.map((row, index) => (
         <fieldset key={index} className="row">
           <legend>Product {index + 1}</legend>
-          <Select label="Rail" name={`rail-${index}`} value={row.rail} options={RAILS} onChange={(rail) => update(index, { rail })} />
+          <Select label="Rail" name={`rail-${index}`} value={row.rail} options={RAILS} onChange={(rail) => update(index, { rail: rail as Rail })} />
           <Field label="Product id" name={`productId-${index}`} value={row.productId} onChange={(productId) => update(index, { productId })} />
           <Field
             label="Entitlement keys"

@@ -34,7 +34,7 @@ export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
   };
   const patch = (body: Record<string, unknown>, done: string) =>
     attempt(async () => {
-      await call(api.PATCH('/admin/v1/webhook-endpoints/{endpointId}', { ...path, body: body as never }));
+      await call(api.PATCH('/admin/v1/webhook-endpoints/{endpointId}', { ...path, body }));
       return done;
     });
   return (

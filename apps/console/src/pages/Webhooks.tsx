@@ -83,8 +83,8 @@ function CreateEndpoint({ projectId, onCreated }: { projectId: string; onCreated
     setError(undefined);
     if (!/^https?:\/\//.test(url)) return setError(new ApiFailure(400, 'invalid_param_value', 'url must be an https URL.', 'url'));
     try {
-      const body = { url, env, ...(description ? { description } : {}) };
-      onCreated(await call(api.POST('/admin/v1/projects/{projectId}/webhook-endpoints', { params: { path: { projectId } }, body: body as never })));
+      const body = { url, env, eventTypes: ['*' as const], ...(description ? { description } : {}) };
+      onCreated(await call(api.POST('/admin/v1/projects/{projectId}/webhook-endpoints', { params: { path: { projectId } }, body })));
       setUrl('');
       setDescription('');
     } catch (failure) {
