@@ -164,7 +164,15 @@ describe('operator console', () => {
       metadata: { developerUserId: userId },
       items: {
         object: 'list',
-        data: [{ id: uid('si'), object: 'subscription_item', current_period_end: now() + 30 * 86400, price: { id: uid('price'), product: 'prod_pro' } }],
+        data: [
+          {
+            id: uid('si'),
+            object: 'subscription_item',
+            current_period_end: now() + 30 * 86400,
+            quantity: 1,
+            price: { id: uid('price'), product: 'prod_pro', unit_amount: 1299, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } },
+          },
+        ],
       },
     };
     const payload = JSON.stringify({
