@@ -34,8 +34,4 @@ export async function signOut(): Promise<void> {
   setCsrfToken('');
 }
 
-/** After sign-in, the OAuth connector flow continues at `?next=/oauth/authorize…`. */
-export function nextAfterSignIn(search: string): string | null {
-  const next = new URLSearchParams(search).get('next');
-  return next && next.startsWith('/oauth/authorize') ? next : null;
-}
+export { nextAfterSignIn } from '../rules';

@@ -1,6 +1,7 @@
 // Small shared pieces: alerts, loading / empty / error states, form fields with inline errors.
 import { type ReactNode, useId } from 'react';
 import { ApiFailure } from '../api/client';
+import { fieldOfError } from '../rules';
 import type { Load } from './useLoad';
 
 export function Alert({ children, kind = 'error' }: { children: ReactNode; kind?: 'error' | 'info' }) {
@@ -37,8 +38,7 @@ export function Empty({ children }: { children: ReactNode }) {
 /** The field an error names: `param` when the API gives it, else the message's first word. */
 export function errorFor(error: unknown, field: string): string | undefined {
   if (!(error instanceof ApiFailure)) return undefined;
-  if (error.param) return error.param === field ? error.message : undefined;
-  return error.message.split(/[\s:]/)[0] === field ? error.message : undefined;
+  return fieldOfError(error.message, error.param, [field]) ? error.message : undefined;
 }
 
 /** An error no field claims: shown as a page-level alert. */
