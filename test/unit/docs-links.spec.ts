@@ -68,7 +68,7 @@ function linkProblem(file: string, target: string): string | null {
 
 /** Legitimate uses of the word: database and checkout sessions. */
 const ALLOWED_SESSION =
-  /checkout[ .]session|session (state|advisory|settings?|cookies?|locks?)|per session|database sessions?|(postgresql|pg|backend)'?s? sessions?/i;
+  /checkout[ .]session|console[ _]sessions?|api\/session|session (state|advisory|settings?|cookies?|locks?)|per session|database sessions?|(postgresql|pg|backend)'?s? sessions?/i;
 
 /** Mentions of work sessions or tracker numbers in a document. */
 function historyMentions(markdown: string): string[] {

@@ -9,6 +9,7 @@ import { RAILS_MIGRATIONS } from '#rails';
 import { SOURCEMAPS_MIGRATIONS } from '#sourcemaps';
 import { MIGRATION_MIGRATIONS } from '#migration';
 import { WEBHOOKS_MIGRATIONS } from '#webhooks';
+import { CONSOLE_MIGRATIONS } from '#console';
 
 /** Entities and migrations of every context, in the order the migrations must run. */
 export const DATABASE_SCHEMA: DatabaseSchema = {
@@ -24,6 +25,7 @@ export const DATABASE_SCHEMA: DatabaseSchema = {
     ...SOURCEMAPS_MIGRATIONS,
     ...MIGRATION_MIGRATIONS,
     ...WEBHOOKS_MIGRATIONS,
+    ...CONSOLE_MIGRATIONS,
     ...PLATFORM_MIGRATIONS,
   ],
 };

@@ -26,6 +26,7 @@ import { ProjectRateLimits } from './rate-limits/project-rate-limits.service.js'
 import { WorkspacesAdminController } from './workspaces/workspaces-admin.controller.js';
 import { WorkspacesAdminService } from './workspaces/workspaces-admin.service.js';
 import { WorkspaceDirectory } from './workspaces/workspace-directory.service.js';
+import { WorkspaceKeyIssuer } from './workspaces/workspace-key-issuer.service.js';
 import { WorkspacesRepository } from './workspaces/workspaces.repository.js';
 @Module({
   controllers: [KeysAdminController, KeysOperatorReadsController, AppConfigController, HeartbeatController, WorkspacesAdminController],
@@ -34,6 +35,7 @@ import { WorkspacesRepository } from './workspaces/workspaces.repository.js';
     WorkspacesAdminService,
     KeysOperatorReads,
     WorkspaceDirectory,
+    WorkspaceKeyIssuer,
     KeysRepository,
     ProjectsRepository,
     ProjectDirectory,
@@ -51,7 +53,7 @@ import { WorkspacesRepository } from './workspaces/workspaces.repository.js';
     DemoSeeder,
     DemoSeedRepository,
   ],
-  exports: [KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder, ProjectDirectory, WorkspaceDirectory],
+  exports: [KeyLookupService, OriginLearningService, ProjectRateLimits, DemoSeeder, ProjectDirectory, WorkspaceDirectory, WorkspaceKeyIssuer],
 })
 export class KeysModule implements OnModuleInit {
   constructor(

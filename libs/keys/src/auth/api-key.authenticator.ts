@@ -145,6 +145,9 @@ export class ApiKeyAuthenticator {
     if (record.status === 'revoked') {
       return { reason: 'key_revoked', keyId: record.keyId, error: ApiError.authentication('key_revoked', 'This API key has been revoked') };
     }
+    if (record.expiresAtMs !== null && this.clock.nowMs() >= record.expiresAtMs) {
+      return { reason: 'workspace_key_expired', keyId: record.keyId, error: ApiError.authentication('invalid_api_key', 'This API key has expired') };
+    }
     const missingScopes = (requirement.scopes ?? []).filter((scope) => !record.scopes.includes(scope));
     if (missingScopes.length > 0) {
       return {

@@ -11,6 +11,8 @@ export interface WorkspaceKeyRecord {
   keyId: string;
   workspaceId: string;
   status: 'active' | 'revoked';
+  /** Null: never expires. */
+  expiresAtMs: number | null;
   scopes: string[];
   secretHash: string;
   projectIds: string[];
@@ -70,6 +72,7 @@ export class KeyLookupService {
           keyId: row.id,
           workspaceId: row.workspaceId,
           status: row.status,
+          expiresAtMs: row.expiresAt ? new Date(row.expiresAt).getTime() : null,
           scopes: row.scopes,
           secretHash: row.secretHash,
           projectIds: await this.workspaces.projectIds(row.workspaceId),

@@ -17,6 +17,8 @@ export interface WorkspaceKeyRow {
   scopes: string[];
   status: 'active' | 'revoked';
   createdAt: Date;
+  /** Null: never expires (keys the operator mints). */
+  expiresAt?: Date | null;
 }
 
 export interface WorkspaceProjectRow {
@@ -34,7 +36,7 @@ export interface WorkspaceAppRow {
   publishableKeyTest: string | null;
 }
 
-const KEY_COLUMNS = `id, workspace_id AS "workspaceId", name, last4, scopes, status, created_at AS "createdAt"`;
+const KEY_COLUMNS = `id, workspace_id AS "workspaceId", name, last4, scopes, status, created_at AS "createdAt", expires_at AS "expiresAt"`;
 
 /**
  * Workspaces, their projects and their keys. Operator settings above the tenants: a workspace
@@ -127,8 +129,8 @@ export class WorkspacesRepository {
 
   async insertKey(row: WorkspaceKeyRow & { secretHash: string }): Promise<void> {
     await this.sql.run(
-      `INSERT INTO workspace_keys (id, workspace_id, name, secret_hash, last4, scopes, status, created_at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'active', $7)`,
-      [row.id, row.workspaceId, row.name, row.secretHash, row.last4, JSON.stringify(row.scopes), row.createdAt],
+      `INSERT INTO workspace_keys (id, workspace_id, name, secret_hash, last4, scopes, status, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'active', $7, $8)`,
+      [row.id, row.workspaceId, row.name, row.secretHash, row.last4, JSON.stringify(row.scopes), row.createdAt, row.expiresAt ?? null],
     );
   }
 
@@ -144,5 +146,15 @@ export class WorkspacesRepository {
       `SELECT ${KEY_COLUMNS}, secret_hash AS "secretHash" FROM workspace_keys WHERE secret_hash = $1`,
       [secretHash],
     );
+  }
+
+  /** Every workspace by name (the connector consent page's choice). */
+  async listWorkspacesByName(): Promise<WorkspaceRow[]> {
+    return this.sql.rows<WorkspaceRow>(`SELECT id, name, created_at AS "createdAt" FROM workspaces ORDER BY name, id`, []);
+  }
+
+  async revokeKeys(keyIds: readonly string[], at: Date): Promise<void> {
+    if (keyIds.length === 0) return;
+    await this.sql.run(`UPDATE workspace_keys SET status = 'revoked', revoked_at = COALESCE(revoked_at, $2) WHERE id = ANY($1::text[])`, [keyIds, at]);
   }
 }
