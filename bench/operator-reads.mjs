@@ -107,7 +107,8 @@ async function main() {
   const scratch = await createScratchDatabase(adminUrl, 'opr');
   const operatorToken = `op_bench_${randomBytes(16).toString('hex')}`;
   const port = await freePort();
-  const api = startNode('api', apiEntry, apiEnv(scratch.url, port, operatorToken), apiNodeArgs());
+  // No metrics listener: its fixed port may be taken by another run on the machine.
+  const api = startNode('api', apiEntry, { ...apiEnv(scratch.url, port, operatorToken), METRICS_PORT: '0' }, apiNodeArgs());
   const apiBase = `http://127.0.0.1:${port}`;
   let failed = false;
   try {

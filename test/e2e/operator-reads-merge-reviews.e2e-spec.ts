@@ -33,12 +33,17 @@ describe('operator: merge review approve and dismiss', () => {
     return { a, b, canonical, otherCustomer, reviewId: review.id as string };
   }
 
-  it("approve merges the other customer's ids and subscriptions into the canonical one, journaled; a second action is 409", async () => {
+  it("approve merges the other customer's ids, subscriptions and events into the canonical one, journaled; a second action is 409", async () => {
     const c = await conflict();
     await t.dataSource.query(
       `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
        VALUES ($1, 'sandbox', 'card_payments', $2, $3, 'price_pro', 'active', now() + interval '30 days', 1, 'active', now(), now())`,
       [p.projectId, uid('sub'), c.otherCustomer],
+    );
+    await t.dataSource.query(
+      `INSERT INTO events (project_id, env, event_id, client_day, app_id, name, timestamp_ms, received_at_ms, customer_id)
+       VALUES ($1, 'sandbox', $2, current_date, $3, 'screen_view', $4, $4, $5)`,
+      [p.projectId, uid('ev'), p.appId, t.clock.nowMs(), c.otherCustomer],
     );
     const res = await act(c.reviewId, 'approve');
     expect(res.status).toBe(200);
@@ -62,6 +67,7 @@ describe('operator: merge review approve and dismiss', () => {
     }
     const page = await t.http.get(`/admin/v1/projects/${p.projectId}/customers/${c.canonical}?env=sandbox`).set(operatorAuth());
     expect(page.body.subscriptions).toHaveLength(1);
+    expect(page.body.recentEvents).toHaveLength(1);
     expect(page.body.identities.merges).toEqual([
       expect.objectContaining({ id: c.reviewId, role: 'canonical', status: 'approved', otherCustomerId: c.otherCustomer }),
     ]);

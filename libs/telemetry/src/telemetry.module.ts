@@ -1,6 +1,7 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { KeysModule } from '#keys';
-import { CustomerDirectory, ErasureHooks, IdentityModule } from '#identity';
+import { CustomerDirectory, ErasureHooks, IdentityModule, MergeHooks } from '#identity';
+import { EVENT_MERGE_HOOK_NAME, reattributeCustomerEvents } from './identity/event-merge.repository.js';
 import { SourceMapSymbolicator, SourceMapsModule } from '#sourcemaps';
 import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/event-erasure.repository.js';
 import { EVENT_CUSTOMER_LOOKUP } from './identity/customer-lookup.js';
@@ -42,11 +43,17 @@ import { ErrorAllowanceService } from './throttle/error-allowance.service.js';
   exports: [EventIdentityResolver, EventPartitionMaintenance],
 })
 export class TelemetryModule implements OnModuleInit {
-  constructor(private readonly erasureHooks: ErasureHooks) {}
+  constructor(
+    private readonly erasureHooks: ErasureHooks,
+    private readonly mergeHooks: MergeHooks,
+  ) {}
 
   onModuleInit(): void {
     this.erasureHooks.register(EVENT_ERASURE_HOOK_NAME, async (scope, subject, manager) => {
       await anonymiseCustomerEvents(scope, subject, manager);
+    });
+    this.mergeHooks.register(EVENT_MERGE_HOOK_NAME, async (scope, merge, manager) => {
+      await reattributeCustomerEvents(scope, merge, manager);
     });
   }
 }
