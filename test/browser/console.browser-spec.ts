@@ -29,14 +29,17 @@ describe('operator console', () => {
   let secretKey = '';
   let publishableKey = '';
   const userId = uid('user');
-  const pages: string[] = [];
+  const pages: [string, string][] = [];
 
   const page = () => browser.page;
   const http = () => served.t.http;
   const now = () => Math.floor(served.t.clock.nowMs() / 1000);
-  const open = async (path: string) => {
-    pages.push(path);
-    await page().goto(`${served.baseUrl}/console/#${path}`);
+  const open = (path: string) => page().goto(`${served.baseUrl}/console/#${path}`);
+  /** Checks the page shown (axe, width, screenshot) and remembers it for the 390-px pass. */
+  const check = async (name: string) => {
+    const hash = new URL(page().url()).hash.replace(/^#/, '');
+    if (hash && !pages.some(([path]) => path === hash)) pages.push([hash, name]);
+    return checkPage(page(), name);
   };
 
   beforeAll(async () => {
@@ -73,7 +76,7 @@ describe('operator console', () => {
     await page().getByRole('button', { name: 'Sign in' }).click();
     await page().getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
     await page().getByText('Sandbox: test mode').waitFor();
-    await checkPage(page(), 'projects');
+    await check('projects');
   });
 
   it('creates a project and a web app, and copies a secret key shown once', async () => {
@@ -102,7 +105,7 @@ describe('operator console', () => {
     expect(stored).not.toContain(secretKey);
     await dialog.getByRole('button', { name: 'Done' }).click();
     await page().getByRole('link', { name: 'Console web app' }).waitFor();
-    await checkPage(page(), 'apps');
+    await check('apps');
 
     // The copied key works against the public API.
     const entitlements = await http()
@@ -118,7 +121,7 @@ describe('operator console', () => {
     const app = await http().get(`/admin/v1/apps/${appId}`).set(operatorAuth());
     publishableKey = app.body.keys.find((k: any) => k.kind === 'publishable' && k.env === 'sandbox').key;
     const last4 = secretKey.slice(-4);
-    await checkPage(page(), 'app');
+    await check('app');
 
     await page()
       .getByRole('button', { name: `Rotate secret sandbox key ending ${last4}` })
@@ -199,7 +202,7 @@ describe('operator console', () => {
     await page().getByRole('heading', { name: 'Timeline' }).waitFor();
     await page().getByRole('cell', { name: 'pro', exact: true }).first().waitFor();
     await page().locator('.timeline li').first().waitFor();
-    await checkPage(page(), 'customer');
+    await check('customer');
 
     await page().getByLabel('Entitlement key').fill('support_credit');
     await page().getByLabel('Reason').fill('too short');
@@ -236,7 +239,7 @@ describe('operator console', () => {
     await page()
       .getByText(/approved\./)
       .waitFor();
-    await checkPage(page(), 'reviews');
+    await check('reviews');
   });
 
   it('opens an error issue with its symbolicated frames', async () => {
@@ -294,7 +297,7 @@ describe('operator console', () => {
     await page().getByRole('link', { name: 'error.unhandled' }).click();
     await page().getByText('src/greet.ts:3:9').waitFor();
     await page().getByText('throw new Error(message);').waitFor();
-    await checkPage(page(), 'error-issue');
+    await check('error-issue');
   });
 
   it('creates a webhook endpoint (its secret shown once)', async () => {
@@ -306,11 +309,11 @@ describe('operator console', () => {
     const dialog = page().getByRole('dialog');
     await dialog.getByTestId('secret').waitFor();
     await dialog.getByRole('button', { name: 'Done' }).click();
-    await checkPage(page(), 'webhooks');
+    await check('webhooks');
     await page().getByRole('link', { name: hookUrl }).click();
     await page().getByRole('button', { name: 'Send test' }).click();
     await page().getByText('Test event queued.').waitFor();
-    await checkPage(page(), 'webhook-endpoint');
+    await check('webhook-endpoint');
   });
 
   it('every other page passes axe; the overview is the README picture', async () => {
@@ -322,17 +325,18 @@ describe('operator console', () => {
       [`/p/${projectId}/overview`, 'overview'],
     ]) {
       await open(path);
-      const shot = await checkPage(page(), name);
+      const shot = await check(name);
       if (name === 'overview') publishScreenshot(shot);
     }
   });
 
   it('every page is usable 390 px wide', async () => {
     await page().setViewportSize({ width: 390, height: 844 });
-    for (const path of [...new Set(pages)]) {
-      await page().goto(`${served.baseUrl}/console/#${path}`);
+    for (const [path, name] of pages) {
+      await open(path);
+      await page().reload();
       await page().getByRole('radio', { name: 'production' }).waitFor();
-      await checkPage(page(), `390-${path.replace(/^\/p\/[^/]+\//, '')}`);
+      await checkPage(page(), `390-${name}`);
     }
     await page().setViewportSize({ width: 1280, height: 800 });
   });
@@ -340,6 +344,8 @@ describe('operator console', () => {
   it('signs out', async () => {
     await page().getByRole('button', { name: 'Sign out' }).click();
     await page().getByLabel('Operator token').waitFor();
+    await page().setViewportSize({ width: 390, height: 844 });
+    await checkPage(page(), '390-sign-in');
     const session = await page().evaluate<number>("fetch('/console/api/session').then((r) => r.status)");
     expect(session).toBe(401);
   });

@@ -11,6 +11,8 @@ const ROOT = join(__dirname, '..', '..', '..');
 export function buildConsole(): void {
   execFileSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'apps/console/vite.config.mjs'], {
     cwd: ROOT,
+    // The production bundle whatever jest set NODE_ENV to (otherwise React's development build is bundled).
+    env: { ...process.env, NODE_ENV: 'production' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }

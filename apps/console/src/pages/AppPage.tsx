@@ -44,7 +44,7 @@ function Keys({ keys, onChanged }: { keys: ApiKey[]; onChanged: () => void }) {
     <section aria-labelledby="keys">
       <h2 id="keys">Keys</h2>
       {error && <Alert>{error}</Alert>}
-      <table>
+      <table tabIndex={0}>
         <thead>
           <tr>
             <th scope="col">Key</th>

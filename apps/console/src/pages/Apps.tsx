@@ -50,7 +50,7 @@ export function Apps({ projectId }: { projectId: string }) {
             list.data.length === 0 ? (
               <Empty>No key activity yet.</Empty>
             ) : (
-              <table>
+              <table tabIndex={0}>
                 <thead>
                   <tr>
                     <th scope="col">When</th>

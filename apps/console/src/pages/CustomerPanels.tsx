@@ -6,7 +6,7 @@ import { date, dateMs } from '../format';
 function EntitlementTable({ caption, rows }: { caption: string; rows: CustomerEntitlement[] }) {
   if (rows.length === 0) return <Empty>No {caption.toLowerCase()} entitlements.</Empty>;
   return (
-    <table>
+    <table tabIndex={0}>
       <caption>{caption}</caption>
       <thead>
         <tr>
@@ -53,7 +53,7 @@ export function Subscriptions({ rows }: { rows: CustomerDetail['subscriptions'] 
       {rows.length === 0 ? (
         <Empty>No rail subscriptions.</Empty>
       ) : (
-        <table>
+        <table tabIndex={0}>
           <thead>
             <tr>
               <th scope="col">Rail</th>
@@ -90,7 +90,7 @@ export function Identities({ identities }: { identities: CustomerDetail['identit
   return (
     <section aria-labelledby="identities">
       <h2 id="identities">Identities</h2>
-      <table>
+      <table tabIndex={0}>
         <thead>
           <tr>
             <th scope="col">Type</th>
@@ -135,7 +135,7 @@ export function Events({ rows }: { rows: CustomerDetail['recentEvents'] }) {
       {rows.length === 0 ? (
         <Empty>No recent events.</Empty>
       ) : (
-        <table>
+        <table tabIndex={0}>
           <thead>
             <tr>
               <th scope="col">When</th>

@@ -57,7 +57,7 @@ export function Customers({ projectId }: { projectId: string }) {
         </Empty>
       )}
       {results && results.length > 0 && (
-        <table>
+        <table tabIndex={0}>
           <caption>Matches in {env}</caption>
           <thead>
             <tr>

@@ -23,7 +23,7 @@ export function Errors({ projectId }: { projectId: string }) {
           list.data.length === 0 ? (
             <Empty>No errors reported in {env}.</Empty>
           ) : (
-            <table>
+            <table tabIndex={0}>
               <thead>
                 <tr>
                   <th scope="col">Issue</th>
@@ -78,7 +78,7 @@ export function ErrorIssue({ projectId, fingerprint }: { projectId: string; fing
             {data.affectedUsers.length === 0 ? (
               <Empty>No identified user hit this issue.</Empty>
             ) : (
-              <table>
+              <table tabIndex={0}>
                 <thead>
                   <tr>
                     <th scope="col">Customer</th>

@@ -26,7 +26,7 @@ export function Jobs() {
           list.data.length === 0 ? (
             <Empty>No dead jobs. Everything ran.</Empty>
           ) : (
-            <table>
+            <table tabIndex={0}>
               <thead>
                 <tr>
                   <th scope="col">Job</th>

@@ -36,7 +36,7 @@ export function Products({ projectId }: { projectId: string }) {
             list.data.length === 0 ? (
               <Empty>No entitlement keys yet: name one in the catalogue or grant one.</Empty>
             ) : (
-              <table>
+              <table tabIndex={0}>
                 <thead>
                   <tr>
                     <th scope="col">Key</th>

@@ -23,7 +23,7 @@ export function Projects() {
             list.data.length === 0 ? (
               <Empty>No projects yet: create the first one above.</Empty>
             ) : (
-              <table>
+              <table tabIndex={0}>
                 <thead>
                   <tr>
                     <th scope="col">Name</th>

@@ -42,7 +42,7 @@ function Panel({ projectId, rail }: { projectId: string; rail: RailPanel }) {
       {rail.notifications.length === 0 ? (
         <Empty>No notifications received in this environment yet.</Empty>
       ) : (
-        <table>
+        <table tabIndex={0}>
           <thead>
             <tr>
               <th scope="col">Notification</th>

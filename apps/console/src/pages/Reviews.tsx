@@ -39,7 +39,7 @@ export function Reviews({ projectId }: { projectId: string }) {
             list.data.length === 0 ? (
               <Empty>No conflicts waiting for review in {env}.</Empty>
             ) : (
-              <table>
+              <table tabIndex={0}>
                 <thead>
                   <tr>
                     <th scope="col">Queued</th>
@@ -98,7 +98,7 @@ export function Reviews({ projectId }: { projectId: string }) {
             list.data.length === 0 ? (
               <Empty>No erasure requests in {env}.</Empty>
             ) : (
-              <table>
+              <table tabIndex={0}>
                 <thead>
                   <tr>
                     <th scope="col">Customer</th>

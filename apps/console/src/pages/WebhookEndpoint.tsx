@@ -94,7 +94,7 @@ export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
             list.data.length === 0 ? (
               <Empty>No deliveries yet: send a test.</Empty>
             ) : (
-              <table>
+              <table tabIndex={0}>
                 <thead>
                   <tr>
                     <th scope="col">Created</th>

@@ -35,7 +35,7 @@ export function Webhooks({ projectId }: { projectId: string }) {
             list.data.length === 0 ? (
               <Empty>No webhook endpoints in {env} yet.</Empty>
             ) : (
-              <table>
+              <table tabIndex={0}>
                 <thead>
                   <tr>
                     <th scope="col">URL</th>
