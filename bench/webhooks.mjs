@@ -9,6 +9,8 @@
 //   isolation  the same with a 5th endpoint that never answers: the 4 endpoints' p99 and the
 //              grant p99 against the fan-out run
 //   outbox     closed-loop grant throughput of a project with 4 endpoints against one without
+//   card       the same for card-payments notifications (new subscriptions), and the p99 from a
+//              notification's request to the receipt of its customer.entitlements.updated
 // Environment: DATABASE_URL (required), BENCH_WEBHOOKS_SECONDS (8), BENCH_WEBHOOKS_GRANTS_PER_S
 // (125: two events per grant to 4 endpoints = 1,000 deliveries/s), LOG_LEVEL (warn).
 import { randomBytes } from 'node:crypto';
@@ -27,6 +29,9 @@ import {
   waitForHttp,
 } from './lib/common.mjs';
 import { ORIGIN, mintWebApp } from './lib/read-routes.mjs';
+import { cardSecretsFile, closedLoopNotifications } from './lib/card-notifications.mjs';
+import os from 'node:os';
+import path from 'node:path';
 
 const adminUrl = requireDatabaseAndBuild('node bench/webhooks.mjs');
 const SECONDS = Number(process.env.BENCH_WEBHOOKS_SECONDS ?? 8);
@@ -152,6 +157,7 @@ async function closedLoopGrants(api, ms, connections = 8) {
 async function main() {
   const db = await createScratchDatabase(adminUrl, 'webhooks');
   const token = `op_bench_${randomBytes(16).toString('hex')}`;
+  const cards = cardSecretsFile(path.join(os.tmpdir(), `bench-webhooks-rails-${process.pid}.json`));
   const port = await freePort();
   const env = {
     ...apiEnv(db.url, port, token),
@@ -160,6 +166,7 @@ async function main() {
     WEBHOOK_SIGNING_KEY: randomBytes(32).toString('base64'),
     METRICS_PORT: '0',
     SEED_DEMO: 'false',
+    RAIL_SECRETS_FILE: cards.path,
   };
   const server = startNode('api', API_ENTRY, env, apiNodeArgs());
   const receivers = await startReceivers();
@@ -189,8 +196,30 @@ async function main() {
     log(
       `${ratio >= 0.9 ? 'ok' : 'MISS'} webhooks outbox cost (grant path): ${Math.round(on)} grants/s with 4 endpoints vs ${Math.round(off)} without (${ratio.toFixed(2)}x, goal >= 0.9x)`,
     );
-    log('MISS webhooks outbox cost (card-notification path): not measured by this script');
+    const cardOff = await project(base, token, 'wh card off', receivers, []);
+    await cards.enable(base, token, cardOff.project.id);
+    const cardOn = await project(base, token, 'wh card on', receivers, four);
+    await cards.enable(base, token, cardOn.project.id);
+    const from = receivers.received.length;
+    const noEndpoints = await closedLoopNotifications(base, cardOff.project.id, SECONDS * 1000);
+    const withEndpoints = await closedLoopNotifications(base, cardOn.project.id, SECONDS * 1000);
+    const expected = withEndpoints.done * 2 * four.length;
+    const deadline = Date.now() + 30_000;
+    const mine = () => receivers.received.slice(from).filter((r) => withEndpoints.sentAt.has(r.customerId));
+    while (mine().length < expected && Date.now() < deadline) await sleep(50);
+    const cardRatio = withEndpoints.perSecond / noEndpoints.perSecond;
+    log(
+      `${cardRatio >= 0.9 ? 'ok' : 'MISS'} webhooks outbox cost (card-notification path): ${Math.round(withEndpoints.perSecond)} notifications/s with 4 endpoints vs ` +
+        `${Math.round(noEndpoints.perSecond)} without (${cardRatio.toFixed(2)}x, goal >= 0.9x; ${noEndpoints.failed + withEndpoints.failed} failed)`,
+    );
+    const got = mine();
+    const cardP99 = p99(got.map((r) => r.at - withEndpoints.sentAt.get(r.customerId)));
+    const cardOk = cardP99 < 1000 && got.length === expected;
+    log(
+      `${cardOk ? 'ok' : 'MISS'} webhooks card notification -> delivery: p99 ${cardP99} ms (goal < 1000) under the closed loop, ${got.length}/${expected} delivered`,
+    );
   } finally {
+    cards.remove();
     receivers.close();
     await stop(server);
     await db.drop();

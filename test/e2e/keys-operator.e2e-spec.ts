@@ -125,6 +125,9 @@ describe('keys: operator API (projects, apps, keys, rate-limit overrides, OpenAP
         alias: { sustained: 10, burst: 100 },
         sourcemaps: { sustained: 0.5, burst: 60 },
         reads: { sustained: 20, burst: 100 },
+        rail_reads_card_payments: { sustained: 20, burst: 20 },
+        rail_reads_ios_store: { sustained: 10, burst: 10 },
+        rail_reads_android_store: { sustained: 10, burst: 10 },
       });
       expectError(
         await t.http

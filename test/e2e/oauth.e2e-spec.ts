@@ -237,6 +237,19 @@ describe('oauth: connector sign-in', () => {
     expect((await t.http.post('/oauth/revoke').send({ token: 'unknown' })).status).toBe(200);
   });
 
+  it('registrations past 60 a minute from one address are 429 until the bucket refills', async () => {
+    const limited = await createTestApp({ OPERATOR_TOKEN: `op_limited_${randomBytes(12).toString('hex')}` });
+    try {
+      const body = { client_name: 'x', redirect_uris: [REDIRECT] };
+      for (let i = 0; i < 60; i++) expect((await limited.http.post('/oauth/register').send(body)).status).toBe(201);
+      expect((await limited.http.post('/oauth/register').send(body)).status).toBe(429);
+      limited.clock.advance(2);
+      expect((await limited.http.post('/oauth/register').send(body)).status).toBe(201);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('without OPERATOR_TOKEN connector sign-in is off (404)', async () => {
     const off = await createTestApp({ OPERATOR_TOKEN: '' });
     try {

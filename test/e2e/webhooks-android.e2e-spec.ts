@@ -470,4 +470,32 @@ describe('webhooks: Android store (POST /v1/webhooks/android_store/{projectId}?t
     const scanned = await tablesContaining(t.dataSource, [PUSH_TOKEN, privateKeyBody]);
     for (const { table, hits } of scanned) expect({ table, hits }).toEqual({ table, hits: 0 });
   });
+
+  describe('revenue ledger', () => {
+    it('the line item’s recurring price, over the base plan’s period, is the subscription’s MRR; its order is recognised once', async () => {
+      const token = uid('tok_rev_');
+      const purchase = subscription(token, { ack: true, productId: 'pro_yearly' });
+      purchase.lineItems = [
+        {
+          productId: 'pro_yearly',
+          expiryTime: iso(now() + 365 * 86400),
+          autoRenewingPlan: { autoRenewEnabled: true, recurringPrice: { currencyCode: 'USD', units: '59', nanos: 990_000_000 } },
+          offerDetails: { basePlanId: 'annual' },
+        },
+      ];
+      const read = async () => (await t.http.get('/v1/revenue').set(keyHeaders(fx, fx.keys.skLive))).body.data;
+      const before = await read();
+      expect((await push(subNotification(4, token, { subscriptionId: 'pro_yearly' }))).body.decision).toBe('applied');
+      const after = await read();
+      // 59.99 a year is 499.92 a month.
+      expect(after.byRail.android_store.mrrCents - before.byRail.android_store.mrrCents).toBe(500);
+      expect(after.recognisedCashThisMonthCents - before.recognisedCashThisMonthCents).toBe(5999);
+      // The same order read again (a renewal-status change) is not counted twice; expiry leaves MRR.
+      await push(subNotification(3, token, { subscriptionId: 'pro_yearly' }));
+      expect((await read()).recognisedCashThisMonthCents).toBe(after.recognisedCashThisMonthCents);
+      purchase.subscriptionState = 'SUBSCRIPTION_STATE_EXPIRED';
+      await push(subNotification(13, token, { subscriptionId: 'pro_yearly' }));
+      expect((await read()).byRail.android_store.mrrCents).toBe(before.byRail.android_store.mrrCents);
+    });
+  });
 });

@@ -359,6 +359,67 @@ describe('two replicas over one PostgreSQL and one Redis', () => {
     }
   });
 
+  it('the revenue lapse scan lapses each subscription once while both replicas run it', async () => {
+    const p = await project(replicas[0].port);
+    const COUNT = 120;
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      // COUNT customers each paying 10.00 a month through a card subscription whose period ended
+      // two days ago, and one whose period runs on: the ledger's rows as the rails would leave them.
+      const id = `'cdcust_lapse_' || g`;
+      const seed = [p.projectId, COUNT + 1];
+      await client.query(
+        `INSERT INTO customers (id, project_id, env, created_at, updated_at) SELECT ${id}, $1, 'sandbox', now(), now() FROM generate_series(1, $2) g`,
+        seed,
+      );
+      await client.query(
+        `INSERT INTO revenue_subscriptions (project_id, env, rail, subscription_id, customer_id, active, currency, monthly_minor, updated_at, valid_until)
+         SELECT $1, 'sandbox', 'card_payments', 'sub_lapse_' || g, ${id}, true, 'USD', 1000, now(),
+                CASE WHEN g = $2 THEN now() + interval '20 days' ELSE now() - interval '2 days' END
+           FROM generate_series(1, $2) g`,
+        seed,
+      );
+      await client.query(
+        `INSERT INTO revenue_customers (project_id, env, customer_id, rail, currency, monthly_minor, subscriptions)
+         SELECT $1, 'sandbox', ${id}, 'card_payments', 'USD', 1000, 1 FROM generate_series(1, $2) g`,
+        seed,
+      );
+      await client.query(
+        `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) SELECT $1, 'sandbox', ${id}, 'USD', 1000 FROM generate_series(1, $2) g`,
+        seed,
+      );
+      await client.query(
+        `INSERT INTO revenue_totals (project_id, env, rail, currency, mrr_minor, paying_customers)
+         VALUES ($1, 'sandbox', 'all', 'USD', $2 * 1000, $2), ($1, 'sandbox', 'all', '*', 0, $2),
+                ($1, 'sandbox', 'card_payments', 'USD', $2 * 1000, $2), ($1, 'sandbox', 'card_payments', '*', 0, $2)`,
+        seed,
+      );
+      const active = async () =>
+        Number((await client.query(`SELECT count(*) AS n FROM revenue_subscriptions WHERE project_id = $1 AND active`, [p.projectId])).rows[0].n);
+      // The scan runs every 15 s on one replica at a time.
+      const deadline = Date.now() + 60_000;
+      while ((await active()) > 1 && Date.now() < deadline) await sleep(500);
+      assert.equal(await active(), 1, 'every lapsed subscription inactive, the running one still active');
+      const totals = (
+        await client.query(
+          `SELECT rail, currency, mrr_minor::float8 AS mrr, paying_customers AS paying FROM revenue_totals WHERE project_id = $1 ORDER BY rail, currency`,
+          [p.projectId],
+        )
+      ).rows;
+      assert.deepEqual(totals, [
+        { rail: 'all', currency: '*', mrr: 0, paying: 1 },
+        { rail: 'all', currency: 'USD', mrr: 1000, paying: 1 },
+        { rail: 'card_payments', currency: '*', mrr: 0, paying: 1 },
+        { rail: 'card_payments', currency: 'USD', mrr: 1000, paying: 1 },
+      ]);
+      const left = await client.query(`SELECT count(*)::int AS n FROM revenue_customers WHERE project_id = $1`, [p.projectId]);
+      assert.equal(left.rows[0].n, 1, 'one customer row left');
+    } finally {
+      await client.end();
+    }
+  });
+
   it('a rolling restart of both replicas under load loses no acknowledged event and exits 0', async () => {
     const p = await project(replicas[0].port, { events: { sustained: 100_000, burst: 100_000 } });
     const acknowledged = [];
@@ -469,6 +530,39 @@ describe('outbound webhooks with two replicas', () => {
     const mine = received.filter((e) => ids.includes(e.id));
     assert.equal(mine.length, COUNT);
     assert.equal(new Set(mine.map((e) => e.id)).size, COUNT);
+  });
+
+  it("an endpoint created on one replica receives the other's change committed right after the answer", async () => {
+    const p = await project(pair[0].port);
+    const identified = await fetch(`http://127.0.0.1:${pair[1].port}/v1/identify`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${p.publishable}`, Origin: ORIGIN, 'content-type': 'application/json' },
+      body: JSON.stringify({ userId: `presence_${process.pid}`, anonymousId: `presence_anon_${process.pid}` }),
+    }).then((res) => res.json());
+    const customerId = identified.serviceCustomerId;
+    const grant = async (entitlementKey) => {
+      const res = await fetch(`http://127.0.0.1:${pair[1].port}/v1/server/customers/${customerId}/grant`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${p.secret.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ entitlementKey, duration: 'P30D', reason: 'Replicas presence check grant' }),
+      });
+      assert.equal(res.status, 200, JSON.stringify(await res.json()));
+    };
+    // Replica 1 reads "no endpoint" for the scope and keeps the answer briefly; replica 0 then creates one.
+    await grant('before_endpoint');
+    await operator(pair[0].port, 'POST', `/projects/${p.projectId}/webhook-endpoints`, {
+      url: `${base}/presence`,
+      env: 'sandbox',
+      eventTypes: ['customer.entitlements.updated'],
+    });
+    await grant('after_endpoint');
+    const mine = () => received.filter((e) => e.data?.serviceCustomerId === customerId);
+    await waitFor(() => mine().length >= 1, 30_000);
+    await sleep(1_500);
+    assert.deepEqual(
+      mine().map((e) => e.data.changes.map((c) => c.key)),
+      [['after_endpoint']],
+    );
   });
 
   it('a delivery in flight when its replica is killed is delivered by the other', async () => {

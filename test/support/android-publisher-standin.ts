@@ -26,6 +26,8 @@ export class AndroidPublisherStandIn {
   tokensIssued = 0;
   /** While true, every Publisher API read answers 500. */
   failReads = false;
+  /** While true, Publisher API reads never answer (the connection stays open until stop()). */
+  hangReads = false;
   /** While true, the token endpoint answers 500. */
   failTokens = false;
   readonly keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -94,6 +96,7 @@ export class AndroidPublisherStandIn {
     const auth = req.headers.authorization ?? '';
     if (!this.issued.has(auth.replace(/^Bearer /, ''))) return json(401, { error: { code: 401, message: 'Request had invalid authentication credentials.' } });
     const prefix = '/androidpublisher/v3/applications/';
+    if (this.hangReads && req.method === 'GET') return;
     if (!path.startsWith(prefix)) return json(404, { error: { code: 404, message: 'Not found' } });
     const rest = path.slice(prefix.length);
     let m: RegExpMatchArray | null;

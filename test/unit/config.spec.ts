@@ -30,6 +30,10 @@ describe('loadConfig', () => {
       railSecretsFile: undefined,
       androidPublisherBaseUrl: 'https://androidpublisher.googleapis.com/',
       consoleDir: 'dist/console',
+      cardPaymentsApiBaseUrl: 'https://api.stripe.com',
+      appStoreServerApiBaseUrl: 'https://api.storekit.itunes.apple.com',
+      appStoreServerApiSandboxBaseUrl: 'https://api.storekit-sandbox.itunes.apple.com',
+      railReadTimeoutMs: 10_000,
       serviceName: 'entitlements',
       region: 'local',
       sdkVersionEnforcement: false,
@@ -275,6 +279,11 @@ describe('loadConfig', () => {
   it('ANDROID_PUBLISHER_BASE_URL: an http(s) root, with a trailing slash', () => {
     expect(loadConfig({ ANDROID_PUBLISHER_BASE_URL: 'http://127.0.0.1:9000' }).androidPublisherBaseUrl).toBe('http://127.0.0.1:9000/');
     expect(loadConfig({ ANDROID_PUBLISHER_BASE_URL: 'https://proxy.internal/google/' }).androidPublisherBaseUrl).toBe('https://proxy.internal/google/');
+    expect(loadConfig({ CARD_PAYMENTS_API_BASE_URL: 'http://127.0.0.1:9001/' }).cardPaymentsApiBaseUrl).toBe('http://127.0.0.1:9001');
+    expect(loadConfig({ APP_STORE_SERVER_API_BASE_URL: 'http://127.0.0.1:9002' }).appStoreServerApiBaseUrl).toBe('http://127.0.0.1:9002');
+    expect(loadConfig({ APP_STORE_SERVER_API_SANDBOX_BASE_URL: 'http://127.0.0.1:9003/' }).appStoreServerApiSandboxBaseUrl).toBe('http://127.0.0.1:9003');
+    expect(() => loadConfig({ CARD_PAYMENTS_API_BASE_URL: 'ftp://x' })).toThrow(/CARD_PAYMENTS_API_BASE_URL/);
+    expect(() => loadConfig({ RAIL_READ_TIMEOUT_MS: '5' })).toThrow(/RAIL_READ_TIMEOUT_MS/);
     expect(configError({ ANDROID_PUBLISHER_BASE_URL: 'ftp://x' }).message).toMatch(/^ANDROID_PUBLISHER_BASE_URL /);
   });
 

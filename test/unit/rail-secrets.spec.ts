@@ -36,6 +36,17 @@ describe('parseRailSecrets', () => {
     expect(parsed.projects.proj_b).toEqual({});
   });
 
+  it('reads the card API key (with or without webhook secrets); never echoes a bad one', () => {
+    const both = parseRailSecrets(JSON.stringify({ projects: { p: { card_payments: { webhookSecrets: ['whsec_a'], apiKey: 'rk_live_x' } } } }));
+    expect(both.projects.p.card_payments).toEqual({ webhookSecrets: ['whsec_a'], apiKey: 'rk_live_x' });
+    const readOnly = parseRailSecrets(JSON.stringify({ projects: { p: { card_payments: { apiKey: 'rk_live_x' } } } }));
+    expect(readOnly.projects.p.card_payments).toEqual({ webhookSecrets: [], apiKey: 'rk_live_x' });
+    expect(error({ projects: { p: { card_payments: { apiKey: '' } } } })).toMatch(/card_payments\.apiKey must be a non-empty string/);
+    expect(error({ projects: { p: { ios_store: { issuerId: 'i', keyId: 'k', privateKey: 'sk_secret_value' } } } })).toBe(
+      'projects.p.ios_store.privateKey must be a PEM private key',
+    );
+  });
+
   it.each([
     ['not JSON', 'whsec_secret{', /is not valid JSON/],
     ['no projects', {}, /^projects must be an object/],

@@ -118,6 +118,8 @@ describe('Android notifications', () => {
       needsAcknowledgement: true,
       obfuscatedAccountId: 'acct',
       linkedPurchaseToken: null,
+      price: null,
+      orderId: null,
     });
     expect(subscriptionState({ ...read, subscriptionState: 'SUBSCRIPTION_STATE_ON_HOLD' }, null).active).toBe(false);
     expect(productState({ purchaseState: 0, purchaseType: 0, acknowledgementState: 0 }, 'sku')).toEqual(

@@ -79,12 +79,16 @@ describe('telemetry: storage helpers', () => {
     ]);
   });
 
-  it('one statement per batch; the issue upsert joins it only when a fingerprint is present', () => {
+  it('one statement per batch; the issue and rollup upserts join it only when a fingerprint or a page view is present', () => {
     const meta = { projectId: 'p', env: 'sandbox', appId: 'a', receivedAtMs: 9, sdkName: null, sdkVersion: null };
-    const plain = buildInsertStatement(meta, [row()]);
+    const views = buildInsertStatement(meta, [row()]);
+    expect(views.withIssues).toBe(true);
+    expect(views.sql).toContain('INSERT INTO analytics_daily_hosts');
+    const plain = buildInsertStatement(meta, [row({ name: 'app.opened' })]);
     expect(plain.withIssues).toBe(false);
     expect(plain.sql).toContain('ON CONFLICT (project_id, env, event_id, client_day)');
     expect(plain.sql).not.toContain('error_issues');
+    expect(plain.sql).not.toContain('analytics_daily_hosts');
     const errors = buildInsertStatement(meta, [row({ fingerprint: 'abcdef01' })]);
     expect(errors.withIssues).toBe(true);
     expect(errors.sql).toContain('INSERT INTO error_issues');

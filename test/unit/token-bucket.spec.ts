@@ -127,7 +127,19 @@ describe('token bucket math', () => {
   });
 
   it('the default table names every bucket with sustained <= burst', () => {
-    expect(Object.keys(DEFAULT_BUCKET_RULES).sort()).toEqual(['alias', 'entitlements', 'events', 'forget', 'heartbeat', 'purchases', 'reads', 'sourcemaps']);
+    expect(Object.keys(DEFAULT_BUCKET_RULES).sort()).toEqual([
+      'alias',
+      'entitlements',
+      'events',
+      'forget',
+      'heartbeat',
+      'purchases',
+      'rail_reads_android_store',
+      'rail_reads_card_payments',
+      'rail_reads_ios_store',
+      'reads',
+      'sourcemaps',
+    ]);
     for (const r of Object.values(DEFAULT_BUCKET_RULES)) {
       expect(r.sustained).toBeGreaterThan(0);
       expect(r.burst).toBeGreaterThanOrEqual(r.sustained);

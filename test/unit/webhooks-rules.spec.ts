@@ -11,7 +11,7 @@ import {
   serviceSignatureHeader,
   standardSignatureHeader,
 } from '#webhooks';
-import { railChangeCause, subscriptionEventTypes } from '../../libs/rails/src/model/subscription-events.js';
+import { railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from '../../libs/rails/src/model/subscription-events.js';
 
 describe('webhooks: pure rules', () => {
   describe('secrets and signatures', () => {
@@ -126,6 +126,53 @@ describe('webhooks: pure rules', () => {
       expect(railChangeCause('deactivated', { ...ended, endedBy: 'revoked' })).toBe('refund');
       expect(railChangeCause('deactivated', { ...ended, rawStatus: 'past_due' })).toBe('billing_issue');
       expect(railChangeCause('deactivated', ended)).toBe('expiration');
+    });
+
+    it("auto-renew turned off or on: subscription.canceled / subscription.uncanceled, from each rail's status word", () => {
+      expect(willRenew('active', 'active (cancel_at_period_end)')).toBe(false);
+      expect(willRenew('active', 'DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED')).toBe(false);
+      expect(willRenew('active', 'SUBSCRIPTION_STATE_CANCELED')).toBe(false);
+      expect(willRenew('active', 'DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED')).toBe(true);
+      expect(willRenew('active', 'SUBSCRIPTION_STATE_ACTIVE')).toBe(true);
+      expect(willRenew('active', null)).toBe(true);
+      expect(willRenew('inactive', 'EXPIRED')).toBe(false);
+      const facts = (before: string | null, after: string | null) => ({
+        stored: { state: 'active' as const, productId: 'p', validUntil: 200, rawStatus: before },
+        next: { state: 'active' as const, productId: 'p', validUntil: 200, rawStatus: after },
+      });
+      for (const [on, off] of [
+        ['active', 'active (cancel_at_period_end)'],
+        ['DID_RENEW', 'DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED'],
+        ['SUBSCRIPTION_STATE_ACTIVE', 'SUBSCRIPTION_STATE_CANCELED'],
+      ]) {
+        expect(renewalEventTypes(facts(on, off))).toEqual(['subscription.canceled']);
+        expect(renewalEventTypes(facts(off, off))).toEqual([]);
+        expect(subscriptionEventTypes(facts(on, off))).toEqual(['subscription.canceled']);
+      }
+      expect(renewalEventTypes(facts('DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED', 'DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED'))).toEqual([
+        'subscription.uncanceled',
+      ]);
+      expect(renewalEventTypes(facts('SUBSCRIPTION_STATE_CANCELED', 'SUBSCRIPTION_STATE_ACTIVE'))).toEqual(['subscription.uncanceled']);
+      // An iOS purchase sync says nothing about renewal: no event either way; the store's later
+      // AUTO_RENEW_ENABLED still means "turned on again".
+      const disabled = 'DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED';
+      const enabled = 'DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED';
+      expect(renewalEventTypes(facts(disabled, 'Auto-Renewable Subscription'))).toEqual([]);
+      expect(renewalEventTypes(facts(disabled, 'DID_CHANGE_RENEWAL_PREF/UPGRADE'))).toEqual([]);
+      expect(renewalEventTypes(facts('Auto-Renewable Subscription', enabled))).toEqual(['subscription.uncanceled']);
+      expect(renewalEventTypes(facts('Auto-Renewable Subscription', disabled))).toEqual(['subscription.canceled']);
+      expect(renewalEventTypes(facts('DID_RENEW', enabled))).toEqual([]);
+      expect(renewalEventTypes(facts(enabled, enabled))).toEqual([]);
+      expect(willRenew('active', 'Auto-Renewable Subscription')).toBe(true);
+      // A renewal of a canceled subscription re-enabled: renewed and uncanceled.
+      const renewed = {
+        ...facts('active (cancel_at_period_end)', 'active'),
+        next: { state: 'active' as const, productId: 'p', validUntil: 300, rawStatus: 'active' },
+      };
+      expect(subscriptionEventTypes(renewed)).toEqual(['subscription.renewed', 'subscription.uncanceled']);
+      // Ending, or a stored record without its status word: no renewal event.
+      expect(renewalEventTypes({ ...facts('active', 'x'), next: { state: 'inactive', productId: 'p', validUntil: 200, rawStatus: 'canceled' } })).toEqual([]);
+      expect(renewalEventTypes({ stored: { state: 'active', productId: 'p', validUntil: 200 }, next: facts('a', 'canceled').next })).toEqual([]);
     });
   });
 });

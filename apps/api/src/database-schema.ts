@@ -9,6 +9,7 @@ import { RAILS_MIGRATIONS } from '#rails';
 import { SOURCEMAPS_MIGRATIONS } from '#sourcemaps';
 import { MIGRATION_MIGRATIONS } from '#migration';
 import { WEBHOOKS_MIGRATIONS } from '#webhooks';
+import { REPORTING_MIGRATIONS } from '#reporting';
 import { CONSOLE_MIGRATIONS } from '#console';
 
 /** Entities and migrations of every context, in the order the migrations must run. */
@@ -25,6 +26,7 @@ export const DATABASE_SCHEMA: DatabaseSchema = {
     ...SOURCEMAPS_MIGRATIONS,
     ...MIGRATION_MIGRATIONS,
     ...WEBHOOKS_MIGRATIONS,
+    ...REPORTING_MIGRATIONS,
     ...CONSOLE_MIGRATIONS,
     ...PLATFORM_MIGRATIONS,
   ],

@@ -1,6 +1,6 @@
 export { ConsoleModule } from './console.module.js';
 export { CONSOLE_CSP, CONSOLE_HEADERS } from './console-headers.js';
-import { ConsoleOauth1790000002300 } from './migrations/1790000002300-console-oauth.migration.js';
+import { ConsoleOauth1790000003010 } from './migrations/1790000003010-console-oauth.migration.js';
 
 /** Migrations of the console (connector sign-in), after the keys context's (they reference workspaces and workspace keys). */
-export const CONSOLE_MIGRATIONS = [ConsoleOauth1790000002300];
+export const CONSOLE_MIGRATIONS = [ConsoleOauth1790000003010];

@@ -15,6 +15,7 @@ import { ForgetService } from './forget/forget.service.js';
 import { IdentifyController } from './identify/identify.controller.js';
 import { IdentifyService } from './identify/identify.service.js';
 import { IdentifyVelocityLimiter } from './identify/velocity-limiter.js';
+import { LinkHooks } from './identify/link-hooks.js';
 import { IdentityAdminController } from './operator/identity-admin.controller.js';
 import { IdentityAdminService } from './operator/identity-admin.service.js';
 import { CustomerConsole } from './console/customer-console.service.js';
@@ -39,6 +40,7 @@ import { IdentityProviderRepository } from './tokens/identity-provider.repositor
     BulkIdentity,
     IdentifyService,
     IdentifyVelocityLimiter,
+    LinkHooks,
     IdTokenVerifier,
     IdentityProviderRepository,
     IdentityProviderService,
@@ -64,6 +66,7 @@ import { IdentityProviderRepository } from './tokens/identity-provider.repositor
     ErasureWorker,
     IdTokenVerifier,
     IdentifyService,
+    LinkHooks,
   ],
 })
 export class IdentityModule {}

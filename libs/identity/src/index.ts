@@ -18,6 +18,7 @@ export { ErasureHooks, type ErasureHook, type ErasureSubject } from './forget/er
 export { ErasureWorker, ERASURE_SLA_DAYS } from './forget/erasure.job.js';
 export { IdTokenVerifier, type VerifiedIdentity } from './tokens/id-token-verifier.service.js';
 export { IdentifyService } from './identify/identify.service.js';
+export { LinkHooks, type LinkHook, type AnonymousLink } from './identify/link-hooks.js';
 export { slidingWindowDecision, VELOCITY_LIMIT, VELOCITY_WINDOW_MS } from './identify/velocity-limiter.js';
 export { sanitizeTraits, mergeTraits, MAX_TRAIT_KEYS, MAX_TRAIT_STRING, type Traits, type TraitValue } from './domain/traits.js';
 export { ALIAS_TYPES, PERSONAL_ALIAS_TYPES, USER_ID_PATTERN, ANONYMOUS_ID_PATTERN, APP_ACCOUNT_TOKEN_PATTERN } from './domain/identifier-rules.js';

@@ -15,12 +15,14 @@ import { KeysProjectListIndex1790000002620 } from './migrations/1790000002620-ke
 import { KeysSchema1790000000100 } from './migrations/1790000000100-keys-schema.migration.js';
 import { KeysSourcemapsBucket1790000000990 } from './migrations/1790000000990-keys-sourcemaps-bucket.migration.js';
 import { KeysWorkspaces1790000002200 } from './migrations/1790000002200-keys-workspaces.migration.js';
-import { KeysWorkspaceKeyExpiry1790000002310 } from './migrations/1790000002310-keys-workspace-key-expiry.migration.js';
+import { KeysRailReadBuckets1790000002310 } from './migrations/1790000002310-keys-rail-read-buckets.migration.js';
+import { KeysWorkspaceKeyExpiry1790000003000 } from './migrations/1790000003000-keys-workspace-key-expiry.migration.js';
 
 export const KEYS_MIGRATIONS = [
   KeysSchema1790000000100,
   KeysSourcemapsBucket1790000000990,
   KeysWorkspaces1790000002200,
-  KeysWorkspaceKeyExpiry1790000002310,
+  KeysRailReadBuckets1790000002310,
   KeysProjectListIndex1790000002620,
+  KeysWorkspaceKeyExpiry1790000003000,
 ];

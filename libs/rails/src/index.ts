@@ -11,6 +11,15 @@ export {
   type RailApplyResult,
   type RailDecisionRecord,
 } from './model/rail-state-applier.service.js';
+export {
+  RailRevenueFeed,
+  type RailRevenueSink,
+  type RailRevenueChange,
+  type RailPriceLine,
+  type RailPayment,
+  type RailAmount,
+  type BillingPeriodUnit,
+} from './model/rail-revenue-feed.service.js';
 export { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
 export { type RailSubscriptionWrite, type RailTransactionRecord, type RailNotificationRecord } from './model/rail-subscriptions.repository.js';
 export type { RailSettingsRecord } from './model/rail-settings.repository.js';
@@ -54,3 +63,7 @@ export const RAILS_MIGRATIONS = [RailsSchema1790000000600, CustomerScopeForeignK
 export { StoreNotificationsModule } from './store-notifications.module.js';
 export { RailSecrets, RAIL_SECRETS_CHECK_INTERVAL_MS } from './secrets/rail-secrets.service.js';
 export { parseRailSecrets, RailSecretsError, type RailSecretsContent, type ProjectRailSecrets, type ServiceAccountKey } from './secrets/rail-secrets.js';
+
+// Reading the rails (reconciliation, refresh, migration gate)
+export { RailReader, type RailReadReason, type RailReadResult, type RailReadOptions } from './reading/rail-reader.service.js';
+export { RAIL_READ_BUCKETS } from './reading/rail-read-bounds.service.js';

@@ -3,7 +3,7 @@ import { Clock } from '#platform';
 import { KeysModule } from '#keys';
 import { AuditModule } from '#audit';
 import { IdentityModule, MergeHooks } from '#identity';
-import { EntitlementWriter, EntitlementsModule } from '#entitlements';
+import { EntitlementChangeFeed, EntitlementWriter, EntitlementsModule } from '#entitlements';
 import { IosStoreVerifier } from './ios/ios-store-verifier.service.js';
 import { RailSecretsStatus } from './operator/rail-secrets-status.js';
 import { RailSecrets } from './secrets/rail-secrets.service.js';
@@ -15,6 +15,7 @@ import { PurchaseSyncController } from './purchases/purchase-sync.controller.js'
 import { PurchaseSyncService } from './purchases/purchase-sync.service.js';
 import { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
 import { RailSettingsRepository } from './model/rail-settings.repository.js';
+import { RailRevenueFeed } from './model/rail-revenue-feed.service.js';
 import { RailStateApplier } from './model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from './model/rail-subscriptions.repository.js';
 
@@ -26,6 +27,7 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     RailSettingsRepository,
     RailSubscriptionsRepository,
     RailStateApplier,
+    RailRevenueFeed,
     CustomerRailStatuses,
     IosStoreVerifier,
     RailSecrets,
@@ -37,21 +39,28 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     PurchaseSyncService,
   ],
   // The repositories serve the store notifications module of this context; other contexts use the services.
-  exports: [RailSubscriptionsRepository, RailStateApplier, CustomerRailStatuses, RailSettingsRepository, IosStoreVerifier, RailSecrets],
+  exports: [RailSubscriptionsRepository, RailStateApplier, RailRevenueFeed, CustomerRailStatuses, RailSettingsRepository, IosStoreVerifier, RailSecrets],
 })
 export class RailsModule implements OnModuleInit {
   constructor(
     private readonly mergeHooks: MergeHooks,
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly writer: EntitlementWriter,
+    private readonly revenue: RailRevenueFeed,
+    private readonly changes: EntitlementChangeFeed,
     private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
-    // An approved merge review moves the other customer's subscription records and rail-derived entitlements.
+    // An approved merge review moves the other customer's subscription records, revenue and
+    // rail-derived entitlements; both customers' entitlement changes go to the change feed, as
+    // when a rail-only customer is folded into a named one.
     this.mergeHooks.register('rails', async (scope, merge, manager) => {
+      const tracker = await this.changes.track(manager, scope, [merge.fromCustomerId, merge.intoCustomerId]);
       await this.subscriptions.reassignCustomer(scope, merge.fromCustomerId, merge.intoCustomerId, this.clock.now(), manager);
+      await this.revenue.reassigned(manager, scope, merge.fromCustomerId, merge.intoCustomerId);
       await this.writer.moveRailEntitlements(manager, scope, merge.fromCustomerId, merge.intoCustomerId);
+      await tracker.publish(manager, (_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));
     });
   }
 }

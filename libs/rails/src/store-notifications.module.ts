@@ -15,11 +15,21 @@ import { RailsAdminController } from './settings/rails-admin.controller.js';
 import { StoreRailSettings } from './settings/store-rail-settings.service.js';
 import { StoreWebhooksController } from './webhooks/store-webhooks.controller.js';
 import { WebhookGate } from './webhooks/webhook-gate.service.js';
+import { AppStoreServerApiClient } from './reading/app-store-server-api.client.js';
+import { CardPaymentsApiClient } from './reading/card-payments-api.client.js';
+import { RailReadBounds } from './reading/rail-read-bounds.service.js';
+import { RailReader } from './reading/rail-reader.service.js';
+import { OperatorCustomerRefreshController, ServerCustomerRefreshController } from './reading/customer-refresh.controller.js';
+import { CustomerRefresh } from './reading/customer-refresh.service.js';
+import { StoreObservations } from './reading/store-observations.service.js';
 
-/** Store notifications of the card-payment, iOS and Android rails, rail secrets and the rails' operator settings. */
+/**
+ * Store notifications of the card-payment, iOS and Android rails, the rails' operator
+ * settings, and the reads of the rails' APIs (RailReader: reconciliation, refresh, migration gate).
+ */
 @Module({
   imports: [RailsModule, KeysModule, EntitlementsModule, IdentityModule, AuditModule],
-  controllers: [StoreWebhooksController, RailsAdminController],
+  controllers: [StoreWebhooksController, RailsAdminController, ServerCustomerRefreshController, OperatorCustomerRefreshController],
   providers: [
     WebhookGate,
     NotificationProcessor,
@@ -29,7 +39,14 @@ import { WebhookGate } from './webhooks/webhook-gate.service.js';
     AndroidPublisherClient,
     AndroidWebhookService,
     IosWebhookService,
+    CardPaymentsApiClient,
+    AppStoreServerApiClient,
+    RailReadBounds,
+    StoreObservations,
+    RailReader,
+    CustomerRefresh,
   ],
+  exports: [RailReader],
 })
 export class StoreNotificationsModule implements OnModuleInit {
   constructor(

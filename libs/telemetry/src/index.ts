@@ -3,10 +3,13 @@ import { CreateTelemetryEvents1790000000500 } from './migrations/1790000000500-c
 import { AddEventContext1790000000710 } from './migrations/1790000000710-add-event-context.migration.js';
 import { CustomerScopeForeignKey1790000000925 } from './migrations/1790000000925-customer-scope-foreign-key.migration.js';
 import { EventsJsonPayloads1790000000950 } from './migrations/1790000000950-events-json-payloads.migration.js';
+import { EventRollups1790000002500 } from './migrations/1790000002500-event-rollups.migration.js';
 
 export { TelemetryModule } from './telemetry.module.js';
+export { EventRollups, type AffectedUserRow, type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow } from './rollups/event-rollups.service.js';
 export { CustomerConsoleModule } from './console/customer-console.module.js';
 export { EventIdentityResolver, type ResolverRunSummary } from './identity/event-identity-resolver.service.js';
+export { CustomerActivityFeed, type CustomerActivitySink } from './identity/customer-activity-feed.service.js';
 export { EventPartitionMaintenance, type MaintenanceSummary } from './storage/event-partition-maintenance.service.js';
 export { EVENT_RETENTION_DAYS } from './storage/event-partitions.js';
 export { anonymiseCustomerEvents, EVENT_ERASURE_HOOK_NAME } from './erasure/event-erasure.repository.js';
@@ -17,5 +20,6 @@ export const TELEMETRY_MIGRATIONS = [
   AddEventContext1790000000710,
   CustomerScopeForeignKey1790000000925,
   EventsJsonPayloads1790000000950,
+  EventRollups1790000002500,
   EventsCustomerRecentIndex1790000002630,
 ];

@@ -1,10 +1,12 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { KeysModule } from '#keys';
-import { CustomerDirectory, ErasureHooks, IdentityModule, MergeHooks } from '#identity';
+import { CustomerDirectory, ErasureHooks, IdentityModule, LinkHooks, MergeHooks } from '#identity';
 import { EVENT_MERGE_HOOK_NAME, reattributeCustomerEvents } from './identity/event-merge.repository.js';
 import { SourceMapSymbolicator, SourceMapsModule } from '#sourcemaps';
 import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/event-erasure.repository.js';
+import { ROLLUP_ERASURE_HOOK_NAME, forgetRollupIdentifiers } from './erasure/rollup-erasure.js';
 import { EVENT_CUSTOMER_LOOKUP } from './identity/customer-lookup.js';
+import { CustomerActivityFeed } from './identity/customer-activity-feed.service.js';
 import { EventIdentityHintsRepository } from './identity/event-identity-hints.repository.js';
 import { EventIdentityResolver } from './identity/event-identity-resolver.service.js';
 import { EventBuffer } from './buffer/event-buffer.service.js';
@@ -20,6 +22,10 @@ import { EventPartitionMaintenanceRepository } from './storage/event-partition-m
 import { EventPartitionMaintenance } from './storage/event-partition-maintenance.service.js';
 import { EventsRepository } from './storage/events.repository.js';
 import { ErrorAllowanceService } from './throttle/error-allowance.service.js';
+import { EventRollupsRepository } from './rollups/event-rollups.repository.js';
+import { EventRollups } from './rollups/event-rollups.service.js';
+
+const ACQUISITION_SIGNUP_HOOK_NAME = 'acquisition-signup';
 
 /** Telemetry ingestion (POST /v1/events), error issues (symbolicated on read), identity resolution of events, partitions. */
 @Module({
@@ -35,16 +41,21 @@ import { ErrorAllowanceService } from './throttle/error-allowance.service.js';
     ErrorAllowanceService,
     EventIdentityResolver,
     EventIdentityHintsRepository,
+    CustomerActivityFeed,
     EventPartitionMaintenance,
     EventPartitionMaintenanceRepository,
+    EventRollupsRepository,
+    EventRollups,
     { provide: EVENT_CUSTOMER_LOOKUP, useExisting: CustomerDirectory },
     { provide: ERROR_FRAME_SYMBOLICATOR, useExisting: SourceMapSymbolicator },
   ],
-  exports: [EventIdentityResolver, EventPartitionMaintenance],
+  exports: [EventIdentityResolver, EventPartitionMaintenance, EventRollups, CustomerActivityFeed],
 })
 export class TelemetryModule implements OnModuleInit {
   constructor(
     private readonly erasureHooks: ErasureHooks,
+    private readonly linkHooks: LinkHooks,
+    private readonly rollups: EventRollups,
     private readonly mergeHooks: MergeHooks,
   ) {}
 
@@ -52,6 +63,11 @@ export class TelemetryModule implements OnModuleInit {
     this.erasureHooks.register(EVENT_ERASURE_HOOK_NAME, async (scope, subject, manager) => {
       await anonymiseCustomerEvents(scope, subject, manager);
     });
+    this.erasureHooks.register(ROLLUP_ERASURE_HOOK_NAME, (scope, subject, manager) => forgetRollupIdentifiers(scope, subject, manager));
+    // An anonymous id becoming a customer counts one signup under its first touch.
+    this.linkHooks.register(ACQUISITION_SIGNUP_HOOK_NAME, (scope, link, manager) =>
+      this.rollups.countSignup(scope, link.customerId, link.anonymousId, link.linkedAtMs, manager),
+    );
     this.mergeHooks.register(EVENT_MERGE_HOOK_NAME, async (scope, merge, manager) => {
       await reattributeCustomerEvents(scope, merge, manager);
     });

@@ -6,6 +6,7 @@ import { AuditModule } from '#audit';
 import { TrustAdminController } from './gate/trust-admin.controller.js';
 import { TrustController } from './gate/trust.controller.js';
 import { TrustGateService } from './gate/trust-gate.service.js';
+import { TrustSettingsCache } from './gate/trust-settings.cache.js';
 import { TrustSettingsRepository } from './gate/trust-settings.repository.js';
 import { DeviceBindingRepository } from './bindings/device-binding.repository.js';
 import { ResolveController } from './resolve/resolve.controller.js';
@@ -15,7 +16,7 @@ import { ResolveService } from './resolve/resolve.service.js';
 @Module({
   imports: [KeysModule, IdentityModule, EntitlementsModule, AuditModule],
   controllers: [ResolveController, TrustController, TrustAdminController],
-  providers: [DeviceBindingRepository, ResolveService, TrustSettingsRepository, TrustGateService],
+  providers: [DeviceBindingRepository, ResolveService, TrustSettingsRepository, TrustSettingsCache, TrustGateService],
 })
 export class TrustModule implements OnModuleInit {
   constructor(

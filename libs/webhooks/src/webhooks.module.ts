@@ -11,6 +11,7 @@ import { WebhookSecrets } from './endpoints/webhook-secrets.service.js';
 import { ExpiryScanJob } from './expiry/expiry-scan.job.js';
 import { WebhookOutboxRepository } from './outbox/webhook-outbox.repository.js';
 import { WebhookOutbox } from './outbox/webhook-outbox.service.js';
+import { EndpointPresence } from './outbox/endpoint-presence.service.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
 /**
@@ -26,6 +27,7 @@ import { WebhookMetrics } from './webhook-metrics.js';
     WebhookEndpointsRepository,
     WebhookEndpointsService,
     WebhookOutboxRepository,
+    EndpointPresence,
     WebhookOutbox,
     WebhookDeliveriesRepository,
     WebhookDispatcher,

@@ -24,7 +24,7 @@ interface SubOptions {
 }
 
 /** One app per spec file with the card-payments rail enabled, its secrets file and catalogue, and signed-event helpers (registers its own beforeAll/afterAll). */
-export function cardWebhookHarness() {
+export function cardWebhookHarness(env: Record<string, string> = {}) {
   let t: TestApp;
   let fx: ProjectFixture;
   let file: RailSecretsFile;
@@ -33,7 +33,7 @@ export function cardWebhookHarness() {
 
   beforeAll(async () => {
     file = new RailSecretsFile();
-    t = await createTestApp({ RAIL_SECRETS_FILE: file.path, LOG_LEVEL: 'warn' }, { onLogLine: (line) => logs.push(line) });
+    t = await createTestApp({ RAIL_SECRETS_FILE: file.path, LOG_LEVEL: 'warn', ...env }, { onLogLine: (line) => logs.push(line) });
     fx = await createProjectWithApp(t);
     file.write({ projects: { [fx.projectId]: { card_payments: { webhookSecrets: [SECRET_NEW, SECRET_OLD] } } } });
     t.app.get(RailSecrets).reloadIfChanged();

@@ -20,7 +20,7 @@ export class OauthController {
   @Post('register')
   @BodyLimit(FORM_LIMIT, { raw: true })
   async register(@Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
-    send(res, await this.oauth.register(parseBody(req)));
+    send(res, await this.oauth.register(parseBody(req), req.ip));
   }
 
   @Get('authorize')

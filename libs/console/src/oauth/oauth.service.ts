@@ -5,8 +5,10 @@ import {
   APP_CONFIG,
   type AppConfig,
   ApiError,
+  type BucketRule,
   CONSOLE_SESSION_COOKIE,
   Clock,
+  RateLimiterService,
   cookieValue,
   csrfTokenMatches,
   csrfTokenOf,
@@ -25,6 +27,9 @@ export interface OauthAnswer {
   json?: unknown;
   html?: string;
 }
+
+/** Dynamic registration is open (RFC 7591): 60 clients a minute per address (and deployment) keep it from filling the table. */
+export const REGISTRATIONS: BucketRule = { sustained: 1, burst: 60 };
 
 const redirect = (location: string): OauthAnswer => ({ status: 302, headers: { Location: location, 'Cache-Control': 'no-store' } });
 const html = (status: number, body: string, headers: Record<string, string> = {}): OauthAnswer => ({
@@ -54,6 +59,7 @@ export class OauthService {
     private readonly model: OauthModel,
     private readonly repo: OauthRepository,
     private readonly issuer: WorkspaceKeyIssuer,
+    private readonly limiter: RateLimiterService,
   ) {
     this.server = new OAuth2Server({
       model,
@@ -72,8 +78,10 @@ export class OauthService {
     return this.config.operatorToken;
   }
 
-  async register(body: Record<string, unknown>): Promise<OauthAnswer> {
-    this.operatorToken();
+  async register(body: Record<string, unknown>, address: string): Promise<OauthAnswer> {
+    const deployment = sha256Hex(this.operatorToken()).slice(0, 16);
+    const decision = await this.limiter.takeFor(`${deployment}:${address}`, 'oauth_register', REGISTRATIONS, 1);
+    if (decision.granted < 1) throw ApiError.rateLimited(decision.retryAfterMs, 0);
     const checked = validateRegistration(body);
     if ('error' in checked) return oauthError(400, checked.error, checked.description);
     const id = `oc_${randomBytes(16).toString('hex')}`;

@@ -30,6 +30,8 @@ export interface CustomerEntitlementChange {
  * leaves nothing behind.
  */
 export interface EntitlementChangeSink {
+  /** Whether changes of the scope are of interest at all; when not, the feed reads nothing (the change costs no statement). */
+  wants(scope: TenantScope, manager?: EntityManager): Promise<boolean>;
   record(manager: EntityManager, scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void>;
 }
 
@@ -54,7 +56,7 @@ export interface PassedEntitlement {
  * The one place every entitlement writer (manual grant and revoke, rails, migration, the
  * expiry scan) reports its change: it snapshots the customers' active entitlements before the
  * change and hands before, after and the writer's events to the attached sink in the same
- * transaction. Without a sink it costs nothing.
+ * transaction. Without a sink, or when the sink does not want the scope, it costs nothing.
  */
 @Injectable()
 export class EntitlementChangeFeed {
@@ -76,7 +78,7 @@ export class EntitlementChangeFeed {
   /** Reads the customers' active entitlements now; `publish` reads them again and reports the change. */
   async track(manager: EntityManager, scope: TenantScope, customerIds: readonly string[]): Promise<EntitlementChangeTracker> {
     const sink = this.sink;
-    if (!sink) return NO_TRACKING;
+    if (!sink || !(await sink.wants(scope, manager))) return NO_TRACKING;
     const ids = [...new Set(customerIds)].sort();
     const before = new Map<string, PublicEntitlement[]>();
     for (const id of ids) before.set(id, await this.active(manager, scope, id));

@@ -11,6 +11,7 @@ import { IdTokenVerifier, type VerifiedIdentity } from '../tokens/id-token-verif
 import type { IdentifyDto } from './identify.dto.js';
 import type { AliasResultView, LinkedId } from './alias-result.view.js';
 import { IdentifyVelocityLimiter } from './velocity-limiter.js';
+import { LinkHooks } from './link-hooks.js';
 
 interface LinkRequest {
   userId: string;
@@ -37,6 +38,7 @@ export class IdentifyService {
     private readonly verifier: IdTokenVerifier,
     private readonly velocity: IdentifyVelocityLimiter,
     private readonly clock: Clock,
+    private readonly linkHooks: LinkHooks,
   ) {}
 
   async identify(auth: AuthContext, dto: IdentifyDto): Promise<AliasResultView> {
@@ -92,7 +94,13 @@ export class IdentifyService {
   }
 
   private link(scope: TenantScope, request: LinkRequest): Promise<LinkOutcome> {
-    return inTransactionWithRetry(this.dataSource, (manager) => this.linkOnce(scope, request, manager));
+    return inTransactionWithRetry(this.dataSource, async (manager) => {
+      const outcome = await this.linkOnce(scope, request, manager);
+      if (request.anonymousId !== null) {
+        await this.linkHooks.runAll(scope, { customerId: outcome.customerId, anonymousId: request.anonymousId, linkedAtMs: this.clock.nowMs() }, manager);
+      }
+      return outcome;
+    });
   }
 
   private async linkOnce(scope: TenantScope, request: LinkRequest, manager: EntityManager): Promise<LinkOutcome> {

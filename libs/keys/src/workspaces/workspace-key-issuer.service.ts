@@ -22,8 +22,9 @@ export class WorkspaceKeyIssuer {
     private readonly clock: Clock,
   ) {}
 
+  /** The workspaces a consent may pick from (newest first, the 500 newest). */
   async listWorkspaces(): Promise<WorkspaceSummary[]> {
-    return (await this.workspaces.listWorkspacesByName()).map(({ id, name }) => ({ id, name }));
+    return (await this.workspaces.listWorkspaces(500)).map(({ id, name }) => ({ id, name }));
   }
 
   async workspaceExists(workspaceId: string): Promise<boolean> {

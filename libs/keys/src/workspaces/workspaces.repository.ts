@@ -148,11 +148,6 @@ export class WorkspacesRepository {
     );
   }
 
-  /** Every workspace by name (the connector consent page's choice). */
-  async listWorkspacesByName(): Promise<WorkspaceRow[]> {
-    return this.sql.rows<WorkspaceRow>(`SELECT id, name, created_at AS "createdAt" FROM workspaces ORDER BY name, id`, []);
-  }
-
   async revokeKeys(keyIds: readonly string[], at: Date): Promise<void> {
     if (keyIds.length === 0) return;
     await this.sql.run(`UPDATE workspace_keys SET status = 'revoked', revoked_at = COALESCE(revoked_at, $2) WHERE id = ANY($1::text[])`, [keyIds, at]);

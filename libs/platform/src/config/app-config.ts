@@ -23,6 +23,13 @@ export interface AppConfig {
   railSecretsFile: string | undefined;
   /** Root of the Android Publisher API (a stand-in in tests and air-gapped installs); ends with `/`. */
   androidPublisherBaseUrl: string;
+  /** Root of the card processor's REST API (CARD_PAYMENTS_API_BASE_URL); a stand-in in tests and air-gapped installs. */
+  cardPaymentsApiBaseUrl: string;
+  /** Roots of the App Store Server API, production and sandbox (APP_STORE_SERVER_API_BASE_URL, …_SANDBOX_BASE_URL); no trailing `/`. */
+  appStoreServerApiBaseUrl: string;
+  appStoreServerApiSandboxBaseUrl: string;
+  /** RAIL_READ_TIMEOUT_MS: a read of a rail's API is cut after it (10 s by default). */
+  railReadTimeoutMs: number;
   serviceName: string;
   region: string;
   /** Ships dark: the 426 sdk_version_unsupported rule is only enforced when true. */
@@ -140,6 +147,16 @@ function directoryPath(env: Env, name: string, fallback: string): string {
 
 export const DEFAULT_ANDROID_PUBLISHER_BASE_URL = 'https://androidpublisher.googleapis.com/';
 
+export const DEFAULT_CARD_PAYMENTS_API_BASE_URL = 'https://api.stripe.com';
+export const DEFAULT_APP_STORE_SERVER_API_BASE_URL = 'https://api.storekit.itunes.apple.com';
+export const DEFAULT_APP_STORE_SERVER_API_SANDBOX_BASE_URL = 'https://api.storekit-sandbox.itunes.apple.com';
+/** The contract's bound on one read of a rail's API. */
+export const DEFAULT_RAIL_READ_TIMEOUT_MS = 10_000;
+
+function withoutTrailingSlash(value: string): string {
+  return value.replace(/\/+$/, '');
+}
+
 function withTrailingSlash(value: string): string {
   return value.endsWith('/') ? value : `${value}/`;
 }
@@ -205,6 +222,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     railSecretsFile,
     androidPublisherBaseUrl: withTrailingSlash(url(env, 'ANDROID_PUBLISHER_BASE_URL', ['https:', 'http:']) ?? DEFAULT_ANDROID_PUBLISHER_BASE_URL),
+    cardPaymentsApiBaseUrl: withoutTrailingSlash(url(env, 'CARD_PAYMENTS_API_BASE_URL', ['https:', 'http:']) ?? DEFAULT_CARD_PAYMENTS_API_BASE_URL),
+    appStoreServerApiBaseUrl: withoutTrailingSlash(url(env, 'APP_STORE_SERVER_API_BASE_URL', ['https:', 'http:']) ?? DEFAULT_APP_STORE_SERVER_API_BASE_URL),
+    appStoreServerApiSandboxBaseUrl: withoutTrailingSlash(
+      url(env, 'APP_STORE_SERVER_API_SANDBOX_BASE_URL', ['https:', 'http:']) ?? DEFAULT_APP_STORE_SERVER_API_SANDBOX_BASE_URL,
+    ),
+    railReadTimeoutMs: integer(env, 'RAIL_READ_TIMEOUT_MS', DEFAULT_RAIL_READ_TIMEOUT_MS, 100, 60_000),
     serviceName: env.SERVICE_NAME || 'entitlements',
     region: env.REGION || 'local',
     sdkVersionEnforcement: flag(env, 'SDK_VERSION_ENFORCEMENT', ['enabled', 'true', 'on', '1'], false),

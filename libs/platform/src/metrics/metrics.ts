@@ -97,6 +97,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Counted by the rails' RailReader, once per read of a rail id (reconciliation, refresh, migration gate). */
+  readonly railReads = new Counter({
+    name: 'rail_reads_total',
+    help: "Reads of a rail's API, by rail (card_payments, ios_store, android_store) and outcome (live, ended, none: what the rail holds; unavailable: not readable; throttled: held back by the project's read rate or a store's back-off)",
+    labelNames: ['rail', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   /** Counted by the JobWorker; the gauges are refreshed from the jobs table on its tick (every second). */
   readonly jobsProcessed = new Counter({
     name: 'jobs_processed_total',

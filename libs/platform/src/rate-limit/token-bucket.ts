@@ -17,7 +17,19 @@ export interface TakeOutcome {
   granted: number;
 }
 
-export const BUCKET_NAMES = ['events', 'purchases', 'entitlements', 'heartbeat', 'forget', 'alias', 'sourcemaps', 'reads'] as const;
+export const BUCKET_NAMES = [
+  'events',
+  'purchases',
+  'entitlements',
+  'heartbeat',
+  'forget',
+  'alias',
+  'sourcemaps',
+  'reads',
+  'rail_reads_card_payments',
+  'rail_reads_ios_store',
+  'rail_reads_android_store',
+] as const;
 export type BucketName = (typeof BUCKET_NAMES)[number];
 
 export const DEFAULT_BUCKET_RULES: Readonly<Record<BucketName, BucketRule>> = Object.freeze({
@@ -31,6 +43,11 @@ export const DEFAULT_BUCKET_RULES: Readonly<Record<BucketName, BucketRule>> = Ob
   sourcemaps: { sustained: 0.5, burst: 60 },
   /** The read API (read-api.md), charged per project and key. */
   reads: { sustained: 20, burst: 100 },
+  // The service's own reads of each store's API per project (store-rails.md "Bounds"): a mass
+  // expiry is spread over time instead of flooding the store (the stores' quotas are per app).
+  rail_reads_card_payments: { sustained: 20, burst: 20 },
+  rail_reads_ios_store: { sustained: 10, burst: 10 },
+  rail_reads_android_store: { sustained: 10, burst: 10 },
 });
 
 /** Tokens available at nowMs. A bucket never seen before starts full. */

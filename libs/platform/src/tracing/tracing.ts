@@ -1,4 +1,4 @@
-import { context, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, context, propagation, trace } from '@opentelemetry/api';
 import type { Instrumentation } from '@opentelemetry/instrumentation';
 import type { tracing as sdkTracing } from '@opentelemetry/sdk-node';
 
@@ -116,4 +116,45 @@ export function activeTraceFields(): { trace_id?: string; span_id?: string } {
   const { traceId, spanId, traceFlags } = span.spanContext();
   // Unsampled spans are not exported: their ids would lead nowhere, except the incoming trace id.
   return traceFlags & 1 ? { trace_id: traceId, span_id: spanId } : { trace_id: traceId };
+}
+
+/** A W3C trace context as carried between processes. */
+export interface TraceHeaders {
+  traceparent: string | null;
+  tracestate: string | null;
+}
+
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/**
+ * The W3C `traceparent` / `tracestate` of the active span, for work that continues later
+ * elsewhere (an outbound webhook delivered after the change's commit); nulls when tracing is
+ * off or no span is active.
+ */
+export function currentTraceHeaders(): TraceHeaders {
+  if (!trace.getSpan(context.active())) return { traceparent: null, tracestate: null };
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  const traceparent = carrier.traceparent && TRACEPARENT.test(carrier.traceparent) ? carrier.traceparent : null;
+  const tracestate = traceparent && carrier.tracestate ? carrier.tracestate.slice(0, 512) : null;
+  return { traceparent, tracestate };
+}
+
+/**
+ * Runs `fn` in a span named `name` whose parent is the given trace context (kept from an
+ * earlier request), so that the outgoing calls it makes continue that trace; with tracing off
+ * or no stored context it just runs `fn`.
+ */
+export async function withRemoteParent<T>(name: string, headers: TraceHeaders, attributes: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  if (!tracingActive() || !headers.traceparent) return fn();
+  const carrier: Record<string, string> = { traceparent: headers.traceparent, ...(headers.tracestate ? { tracestate: headers.tracestate } : {}) };
+  const parent = propagation.extract(ROOT_CONTEXT, carrier);
+  const tracer = trace.getTracer('entitlements-service');
+  return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent, async (span) => {
+    try {
+      return await fn();
+    } finally {
+      span.end();
+    }
+  });
 }

@@ -3,6 +3,8 @@
  * from the Android Publisher API, reduced to what the rail needs. Pure.
  */
 import { checkRailMillis, checkRailSeconds, checkRailText } from '../model/rail-bounds.js';
+import { type AndroidPricedLineItem, androidPriceLines } from '../model/rail-prices.js';
+import type { RailPriceLine } from '../model/rail-revenue-feed.service.js';
 
 export const SUBSCRIPTION_NOTIFICATION_TYPES: Record<number, string> = {
   1: 'SUBSCRIPTION_RECOVERED',
@@ -136,7 +138,9 @@ export interface AndroidSubscriptionRead {
   linkedPurchaseToken?: string | null;
   testPurchase?: object | null;
   externalAccountIdentifiers?: { obfuscatedExternalAccountId?: string | null } | null;
-  lineItems?: { productId?: string | null; expiryTime?: string | null }[] | null;
+  lineItems?: ({ productId?: string | null; expiryTime?: string | null } & AndroidPricedLineItem)[] | null;
+  startTime?: string | null;
+  latestOrderId?: string | null;
 }
 
 /** What the rail reads of `purchases.products.get` (ProductPurchase). */
@@ -158,6 +162,9 @@ export interface AndroidPurchaseState {
   needsAcknowledgement: boolean;
   obfuscatedAccountId: string | null;
   linkedPurchaseToken: string | null;
+  /** The line items' recurring prices (revenue ledger), and the latest order's id (a payment, counted once). */
+  price?: RailPriceLine[] | null;
+  orderId?: string | null;
 }
 
 /** Field names of a Publisher API read in RailFieldError. */
@@ -185,6 +192,8 @@ export function subscriptionState(read: AndroidSubscriptionRead, fallbackProduct
     needsAcknowledgement: read.acknowledgementState === 'ACKNOWLEDGEMENT_STATE_PENDING',
     obfuscatedAccountId: read.externalAccountIdentifiers?.obfuscatedExternalAccountId ?? null,
     linkedPurchaseToken: read.linkedPurchaseToken ?? null,
+    price: androidPriceLines(items, read.startTime),
+    orderId: typeof read.latestOrderId === 'string' && read.latestOrderId.length > 0 && read.latestOrderId.length <= 512 ? read.latestOrderId : null,
   };
 }
 

@@ -7,21 +7,37 @@ import type { ServiceAccountKey } from '../secrets/rail-secrets.js';
 import type { AndroidProductRead, AndroidSubscriptionRead } from './android-notifications.js';
 
 export const ANDROID_PUBLISHER_SCOPE = 'https://www.googleapis.com/auth/androidpublisher';
-const REQUEST_TIMEOUT_MS = 10_000;
-/**
- * Per-call options of the client: a timeout, and Node's own fetch (gaxios otherwise imports the
- * ESM-only node-fetch lazily, which the CommonJS test runner cannot load).
- */
-const CALL_OPTIONS = { timeout: REQUEST_TIMEOUT_MS, fetchImplementation: globalThis.fetch };
 /** A cached access token is renewed this long before it expires. */
 const TOKEN_MARGIN_MS = 60_000;
 
 /** The Publisher API or the token endpoint could not be read: the webhook answers 503 rail_unavailable. */
 export class AndroidPublisherUnavailable extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The API's HTTP status when it answered (404: no such purchase). */
+    readonly status?: number,
+    /** The API's Retry-After, in ms, when it sent one. */
+    readonly retryAfterMs?: number,
+  ) {
     super(message);
     this.name = 'AndroidPublisherUnavailable';
   }
+}
+
+/** Retry-After (seconds or an HTTP date) in ms; undefined when absent or unreadable. */
+export function retryAfterMsOf(value: string | null | undefined, nowMs: number): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+function headerOf(headers: unknown, name: string): string | undefined {
+  if (!headers || typeof headers !== 'object') return undefined;
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const value = (headers as Record<string, unknown>)[name];
+  return typeof value === 'string' ? value : undefined;
 }
 
 function base64url(input: Buffer | string): string {
@@ -40,32 +56,43 @@ function base64url(input: Buffer | string): string {
 export class AndroidPublisherClient {
   private readonly tokens = new Map<string, { accessToken: string; expiresAtMs: number }>();
 
+  /**
+   * Per-call options of the client: the read timeout; no retries of the library's own (it
+   * retries timeouts, 429 and 5xx three times by default, which would stretch the timeout and
+   * override the service's back-off: Pub/Sub redelivers a notification, the reads back off);
+   * and Node's own fetch (gaxios otherwise imports the ESM-only node-fetch lazily, which the
+   * CommonJS test runner cannot load).
+   */
+  private readonly callOptions: { timeout: number; retry: boolean; fetchImplementation: typeof fetch };
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.callOptions = { timeout: config.railReadTimeoutMs, retry: false, fetchImplementation: globalThis.fetch };
+  }
 
   async getSubscription(account: ServiceAccountKey, packageName: string, token: string): Promise<AndroidSubscriptionRead> {
     const api = await this.api(account);
-    return this.call('purchases.subscriptionsv2.get', async () => (await api.purchases.subscriptionsv2.get({ packageName, token }, CALL_OPTIONS)).data);
+    return this.call('purchases.subscriptionsv2.get', async () => (await api.purchases.subscriptionsv2.get({ packageName, token }, this.callOptions)).data);
   }
 
   async getProduct(account: ServiceAccountKey, packageName: string, productId: string, token: string): Promise<AndroidProductRead> {
     const api = await this.api(account);
-    return this.call('purchases.products.get', async () => (await api.purchases.products.get({ packageName, productId, token }, CALL_OPTIONS)).data);
+    return this.call('purchases.products.get', async () => (await api.purchases.products.get({ packageName, productId, token }, this.callOptions)).data);
   }
 
   async acknowledgeSubscription(account: ServiceAccountKey, packageName: string, subscriptionId: string, token: string): Promise<void> {
     const api = await this.api(account);
     await this.call('purchases.subscriptions.acknowledge', () =>
-      api.purchases.subscriptions.acknowledge({ packageName, subscriptionId, token, requestBody: {} }, CALL_OPTIONS),
+      api.purchases.subscriptions.acknowledge({ packageName, subscriptionId, token, requestBody: {} }, this.callOptions),
     );
   }
 
   async acknowledgeProduct(account: ServiceAccountKey, packageName: string, productId: string, token: string): Promise<void> {
     const api = await this.api(account);
     await this.call('purchases.products.acknowledge', () =>
-      api.purchases.products.acknowledge({ packageName, productId, token, requestBody: {} }, CALL_OPTIONS),
+      api.purchases.products.acknowledge({ packageName, productId, token, requestBody: {} }, this.callOptions),
     );
   }
 
@@ -73,9 +100,11 @@ export class AndroidPublisherClient {
     try {
       return await fn();
     } catch (err) {
-      const status = (err as { status?: number; response?: { status?: number } }).status ?? (err as { response?: { status?: number } }).response?.status;
+      const response = (err as { response?: { status?: number; headers?: unknown } }).response;
+      const status = (err as { status?: number }).status ?? response?.status;
       const detail = status ? `HTTP ${status}` : err instanceof Error ? err.message.split('\n')[0].slice(0, 200) : 'unknown error';
-      throw new AndroidPublisherUnavailable(`${what} failed (${detail})`);
+      const retryAfterMs = retryAfterMsOf(headerOf(response?.headers, 'retry-after'), this.clock.nowMs());
+      throw new AndroidPublisherUnavailable(`${what} failed (${detail})`, typeof status === 'number' ? status : undefined, retryAfterMs);
     }
   }
 
@@ -108,7 +137,7 @@ export class AndroidPublisherClient {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }).toString(),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        signal: AbortSignal.timeout(this.config.railReadTimeoutMs),
       });
     } catch {
       throw new AndroidPublisherUnavailable('the token endpoint could not be reached');

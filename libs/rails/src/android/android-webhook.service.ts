@@ -5,6 +5,7 @@ import { ApiError, Clock, type Env, type TenantScope, TenantScopes } from '#plat
 import { ProductCatalog } from '#entitlements';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
+import type { RailPayment } from '../model/rail-revenue-feed.service.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
@@ -31,6 +32,9 @@ const RAIL = 'android_store' as const;
 interface AndroidSettings {
   packageName?: string;
 }
+
+/** A purchase state read from the Publisher API, to apply. */
+export type AndroidStateReading = Extract<Reading, { kind: 'state' }>;
 
 /** What was read for one notification: the state to apply, or a decision without a state. */
 type Reading =
@@ -196,11 +200,16 @@ export class AndroidWebhookService {
     }
   }
 
-  private async apply(
+  /**
+   * Applies a purchase state read from the Publisher API (for a notification, or by a read of
+   * the rail): `event` gives the rail time and the type named with a revocation. Writes one
+   * audit entry.
+   */
+  async apply(
     manager: EntityManager,
     scope: TenantScope,
-    notification: AndroidNotification,
-    reading: Extract<Reading, { kind: 'state' }>,
+    notification: Pick<AndroidNotification, 'eventTimeMillis' | 'eventType'>,
+    reading: AndroidStateReading,
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
     const { state, purchaseToken } = reading;
@@ -227,6 +236,8 @@ export class AndroidWebhookService {
         railTimeMs: notification.eventTimeMillis,
         rawStatus: reading.revoked ? `${state.rawStatus} (${notification.eventType})` : state.rawStatus,
         ignoreRailTime: true,
+        price: state.price ?? null,
+        payment: androidPayment(state, active, notification.eventTimeMillis),
       },
       context,
     );
@@ -281,4 +292,11 @@ export class AndroidWebhookService {
   ): Promise<NotificationOutcome> {
     return this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
   }
+}
+
+/** The latest order of an active subscription read is a recurring payment at its recurring price (its order id counts it once). */
+function androidPayment(state: AndroidPurchaseState, active: boolean, eventTimeMillis: number): RailPayment | null {
+  const line = state.price?.[0];
+  if (!active || !state.orderId || !line) return null;
+  return { transactionId: state.orderId, currency: line.currency, amount: line.amount, recurring: true, paidAtMs: eventTimeMillis };
 }

@@ -3,9 +3,12 @@
  * the rail reads. Pure: parsing and the state table of store-rails.md ("card").
  */
 import { checkRailSeconds, checkRailText } from '../model/rail-bounds.js';
+import { cardInvoicePayment, cardPriceLines } from '../model/rail-prices.js';
+import type { RailPayment, RailPriceLine } from '../model/rail-revenue-feed.service.js';
 
 export const CARD_SUBSCRIPTION_EVENTS = ['customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted'] as const;
 export const CARD_CHECKOUT_COMPLETED = 'checkout.session.completed';
+export const CARD_INVOICE_PAID = 'invoice.paid';
 
 /** Subscription statuses that keep entitlements on (until the current period end). */
 export const CARD_ACTIVE_STATUSES: readonly string[] = ['active', 'trialing', 'past_due'];
@@ -38,6 +41,8 @@ export interface CardSubscription {
   currentPeriodEnd: number | null;
   cancelAtPeriodEnd: boolean;
   hints: CardCustomerHints;
+  /** Every fixed-price item's price per billing period (revenue ledger); null when none carries one. */
+  price: RailPriceLine[] | null;
 }
 
 export interface CardCheckoutSession {
@@ -50,6 +55,7 @@ export interface CardCheckoutSession {
 export type CardEvent =
   | { kind: 'subscription'; id: string; type: string; created: number; livemode: boolean; subscription: CardSubscription }
   | { kind: 'checkout'; id: string; type: string; created: number; livemode: boolean; session: CardCheckoutSession }
+  | { kind: 'invoice'; id: string; type: string; created: number; livemode: boolean; customer: string | null; payment: RailPayment | null }
   | { kind: 'ignored'; id: string; type: string; created: number; livemode: boolean };
 
 /** The event is authentic but not the processor's format: 400 invalid_param_value. */
@@ -113,7 +119,17 @@ function subscription(object: Json): CardSubscription {
     currentPeriodEnd,
     cancelAtPeriodEnd: object.cancel_at_period_end === true,
     hints: hints(object),
+    price: cardPriceLines(object),
   };
+}
+
+/**
+ * A subscription object as the processor's API answers it (the same object its events carry).
+ * Throws CardEventFormatError or RailFieldError like parseCardEvent.
+ */
+export function parseCardSubscription(object: unknown): CardSubscription {
+  if (!isObject(object)) throw new CardEventFormatError('the subscription is not a JSON object');
+  return subscription(object);
 }
 
 function checkoutSession(object: Json): CardCheckoutSession {
@@ -151,6 +167,11 @@ export function parseCardEvent(body: unknown): CardEvent {
   const base = { id, type, created, livemode: body.livemode };
   if ((CARD_SUBSCRIPTION_EVENTS as readonly string[]).includes(type)) return { ...base, kind: 'subscription', subscription: subscription(body.data.object) };
   if (type === CARD_CHECKOUT_COMPLETED) return { ...base, kind: 'checkout', session: checkoutSession(body.data.object) };
+  if (type === CARD_INVOICE_PAID && body.data.object.object === 'invoice') {
+    const customer = ref(body.data.object.customer);
+    checkRailText(customer, `${OBJECT}.customer`);
+    return { ...base, kind: 'invoice', customer, payment: cardInvoicePayment(body.data.object, created) };
+  }
   return { ...base, kind: 'ignored' };
 }
 

@@ -6,6 +6,7 @@ import { ProductCatalog } from '#entitlements';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
+import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
 import { RailCustomerLinks } from '../notifications/rail-customer-links.service.js';
@@ -41,6 +42,7 @@ export class CardWebhookService {
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly catalog: ProductCatalog,
     private readonly clock: Clock,
+    private readonly revenue: RailRevenueFeed,
   ) {}
 
   async receive(projectId: string, rawBody: Buffer, signatureHeader: string | undefined, requestId: string): Promise<RailNotificationView> {
@@ -76,6 +78,8 @@ export class CardWebhookService {
           return this.applySubscription(manager, scope, event.subscription, event.created, context);
         case 'checkout':
           return this.linkCheckout(manager, scope, event.session, context);
+        case 'invoice':
+          return this.recordInvoice(manager, scope, event, context);
         default:
           return this.record(manager, scope, null, 'no_op', `Event type ${event.type} changes no entitlement`, context);
       }
@@ -102,7 +106,11 @@ export class CardWebhookService {
     throw this.gate.invalidSignature(RAIL, projectId, reason, requestId);
   }
 
-  private async applySubscription(
+  /**
+   * Applies a subscription object (from an event, or read from the processor's API) through the
+   * rail model; `created` (Unix seconds) is its rail time. Writes one audit entry.
+   */
+  async applySubscription(
     manager: EntityManager,
     scope: TenantScope,
     sub: CardSubscription,
@@ -148,6 +156,7 @@ export class CardWebhookService {
         validUntil,
         railTimeMs: created * 1000,
         rawStatus: sub.cancelAtPeriodEnd ? `${sub.status} (cancel_at_period_end)` : sub.status,
+        price: sub.price,
       },
       unknown.length > 0 ? { ...context, details: { ...context.details, productsNotInCatalogue: unknown } } : context,
     );
@@ -175,6 +184,19 @@ export class CardWebhookService {
       return customerId;
     }
     return this.links.createRailOnly(manager, scope, [cardNode]);
+  }
+
+  /** `invoice.paid`: recognised cash of the card customer's customer; the decision stays no_op (no entitlement changes). */
+  private async recordInvoice(
+    manager: EntityManager,
+    scope: TenantScope,
+    event: Extract<CardEvent, { kind: 'invoice' }>,
+    context: RailEventContext,
+  ): Promise<NotificationOutcome> {
+    const holder = event.customer ? await this.links.findByAlias(manager, scope, { type: RAIL_ALIAS_TYPES.cardCustomerId, value: event.customer }) : null;
+    if (!holder || !event.payment) return this.record(manager, scope, holder, 'no_op', `Invoice of an unknown card customer or without a paid amount`, context);
+    await this.revenue.paid(manager, scope, RAIL, holder, event.payment);
+    return this.record(manager, scope, holder, 'no_op', `Invoice ${event.payment.transactionId} paid: recognised as cash; changes no entitlement`, context);
   }
 
   /** `checkout.session.completed` links its card customer to the customer it names (see RailCustomerLinks.link). */

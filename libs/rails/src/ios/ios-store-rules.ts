@@ -24,6 +24,10 @@ export interface StoreTransaction {
   revocationDate?: number;
   inAppOwnershipType?: string;
   appAccountToken?: string;
+  /** Milli-units of `currency` (revenue ledger). */
+  price?: number;
+  currency?: string;
+  purchaseDate?: number;
 }
 
 /**

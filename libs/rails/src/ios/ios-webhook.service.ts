@@ -11,7 +11,8 @@ import type { RailNotificationView } from '../notifications/rail-notification.vi
 import type { RailSettingsRecord } from '../model/rail-settings.repository.js';
 import { WebhookGate } from '../webhooks/webhook-gate.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
-import { checkNotificationBounds, checkRenewalBounds, stateOfNotification } from './ios-notifications.js';
+import { type IosNotificationState, checkNotificationBounds, checkRenewalBounds, stateOfNotification } from './ios-notifications.js';
+import { iosPayment, iosPriceLines } from '../model/rail-prices.js';
 import { type StoreTransaction, checkTransactionBounds, envOfStoreEnvironment, isFamilyShared, normaliseAppAccountToken } from './ios-store-rules.js';
 import type { IosStoreSettings } from './ios-store-settings.js';
 import { IosStoreVerifier, StoreVerificationError, describeVerificationFailure } from './ios-store-verifier.service.js';
@@ -189,16 +190,33 @@ export class IosWebhookService {
     renewal: { gracePeriodExpiresDate?: number } | null,
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
-    const originalTransactionId = transaction.originalTransactionId as string;
-    const productId = transaction.productId as string;
-    const node = { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId };
+    const node = { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: transaction.originalTransactionId as string };
     const state = stateOfNotification(notification, transaction, renewal);
     if (!state) {
       const holder = await this.identity.findCustomerByAlias(scope, node, manager);
       return this.record(manager, scope, holder, 'no_op', `${context.eventType} changes no entitlement`, context);
     }
+    // The newest rail time wins: the signedDate of the outermost signed payload (the notification's).
+    return this.applyTransactionState(manager, scope, transaction, state, notification.signedDate, context);
+  }
+
+  /**
+   * Applies the state a verified transaction stands for (from a notification, or read from the
+   * App Store Server API) with `railTimeMs` as its rail time; the product must be in the
+   * catalogue (else `rejected`). Writes one audit entry.
+   */
+  async applyTransactionState(
+    manager: EntityManager,
+    scope: TenantScope,
+    transaction: StoreTransaction,
+    state: IosNotificationState,
+    railTimeMs: number,
+    context: RailEventContext,
+  ): Promise<NotificationOutcome> {
+    const originalTransactionId = transaction.originalTransactionId as string;
+    const productId = transaction.productId as string;
     if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, manager)).length === 0) {
-      const holder = await this.identity.findCustomerByAlias(scope, node, manager);
+      const holder = await this.identity.findCustomerByAlias(scope, { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId }, manager);
       return this.record(manager, scope, holder, 'rejected', `Product ${productId} is not in the project's catalogue for ${RAIL}`, context);
     }
     const customerId = await this.resolveCustomer(manager, scope, transaction);
@@ -213,9 +231,10 @@ export class IosWebhookService {
         state: state.state,
         endedBy: state.endedBy,
         validUntil: state.validUntil,
-        // The newest rail time wins: the signedDate of the outermost signed payload (the notification's).
-        railTimeMs: notification.signedDate,
+        railTimeMs,
         rawStatus: state.rawStatus,
+        price: iosPriceLines(transaction),
+        payment: iosPayment(transaction),
       },
       { ...context, transactionId: transaction.transactionId ?? null, details: { ...context.details, familyShared: isFamilyShared(transaction) } },
     );

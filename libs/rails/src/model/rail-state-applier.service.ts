@@ -14,8 +14,9 @@ import {
   isOlderThanStored,
   itemsOf,
 } from './rail-model.js';
+import { type RailPayment, type RailPriceLine, RailRevenueFeed } from './rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
-import { railChangeCause, subscriptionEventTypes } from './subscription-events.js';
+import { railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from './subscription-events.js';
 
 /** The rail's current view of one subscription, already mapped to the shared model. */
 export interface RailStateChange {
@@ -42,6 +43,9 @@ export interface RailStateChange {
   rawStatus: string | null;
   /** Android: the state read from the Publisher API is current whatever its time. */
   ignoreRailTime?: boolean;
+  /** The subscription's price per billing period when the event carries it (revenue ledger), and the payment it reports. */
+  price?: RailPriceLine[] | null;
+  payment?: RailPayment | null;
 }
 
 /** What the audit entry says about the event (store-rails.md "auditEventId"). */
@@ -114,6 +118,7 @@ export class RailStateApplier {
     private readonly writer: EntitlementWriter,
     private readonly journal: AuditJournal,
     private readonly changes: EntitlementChangeFeed,
+    private readonly revenue: RailRevenueFeed,
   ) {}
 
   async apply(manager: EntityManager, scope: TenantScope, change: RailStateChange, event: RailEventContext): Promise<RailApplyResult> {
@@ -173,6 +178,16 @@ export class RailStateApplier {
       now,
       manager,
     );
+    const { rail, subscriptionId, customerId, state, validUntil } = subscription;
+    await this.revenue.changed(manager, scope, {
+      rail,
+      subscriptionId,
+      customerId,
+      state,
+      validUntil,
+      price: change.price ?? null,
+      payment: change.payment ?? null,
+    });
 
     const entitlementState = change.state === 'active' ? 'active' : (change.endedBy ?? 'expired');
     const entitlements: PublicEntitlement[] = [];
@@ -222,8 +237,8 @@ export class RailStateApplier {
       manager,
       (_key, kind) => railChangeCause(kind, facts.next),
       (customerId) =>
-        changed && customerId === change.customerId
-          ? subscriptionEventTypes(facts).map((type) => ({
+        customerId === change.customerId
+          ? (changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts)).map((type) => ({
               type,
               data: {
                 serviceCustomerId: customerId,
@@ -232,7 +247,7 @@ export class RailStateApplier {
                 productId: change.productId,
                 state: change.state,
                 validUntil: change.validUntil,
-                willRenew: change.state === 'active' && !/cancel/i.test(change.rawStatus ?? ''),
+                willRenew: willRenew(change.state, change.rawStatus),
                 priceMicros: null,
                 currency: null,
                 railEventId: auditEventId,

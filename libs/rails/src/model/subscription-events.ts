@@ -20,8 +20,34 @@ export function isBillingIssue(rawStatus: string | null): boolean {
   return rawStatus !== null && BILLING_ISSUE_STATUSES.has(rawStatus);
 }
 
+/**
+ * iOS status words that say nothing about auto-renew: purchase sync's transaction types and
+ * notifications about something else (plan preference, offers, billing, one-time charges).
+ */
+const RENEWAL_SILENT =
+  /^(DID_CHANGE_RENEWAL_PREF|OFFER_REDEEMED|DID_FAIL_TO_RENEW|ONE_TIME_CHARGE|TRANSACTION$|Auto-Renewable|Non-Renewing|Non-Consumable|Consumable)/;
+
+/**
+ * What a rail's status word says about auto-renew: `off` (card `… (cancel_at_period_end)`, iOS
+ * `DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED`, Android `SUBSCRIPTION_STATE_CANCELED`, still
+ * active until its end), `turned_on` (iOS `AUTO_RENEW_ENABLED`: it was off), `on` (any other card
+ * or Android status, iOS `SUBSCRIBED`, `DID_RENEW`), or null when it says nothing.
+ */
+export function renewalIntent(rawStatus: string | null): 'off' | 'on' | 'turned_on' | null {
+  if (rawStatus === null) return null;
+  if (/cancel/i.test(rawStatus) || rawStatus.endsWith('AUTO_RENEW_DISABLED')) return 'off';
+  if (rawStatus.endsWith('AUTO_RENEW_ENABLED')) return 'turned_on';
+  return RENEWAL_SILENT.test(rawStatus) ? null : 'on';
+}
+
+/** `willRenew` of the events: active and auto-renew not known to be off. */
+export function willRenew(state: RailState, rawStatus: string | null): boolean {
+  return state === 'active' && renewalIntent(rawStatus) !== 'off';
+}
+
 export interface SubscriptionChangeFacts {
-  stored: Pick<RailSubscriptionRecord, 'state' | 'productId' | 'validUntil'> | null;
+  /** `rawStatus` of the stored record, when known: turning auto-renew off or on is read from it. */
+  stored: (Pick<RailSubscriptionRecord, 'state' | 'productId' | 'validUntil'> & { rawStatus?: string | null }) | null;
   next: { state: RailState; productId: string; validUntil: number | null; endedBy?: 'revoked' | 'expired'; rawStatus: string | null };
 }
 
@@ -34,6 +60,7 @@ export function subscriptionEventTypes({ stored, next }: SubscriptionChangeFacts
     else if ((next.validUntil ?? Infinity) > (stored?.validUntil ?? Infinity)) types.push('subscription.renewed');
     if (stored && wasActive && stored.productId !== next.productId) types.push('subscription.product_changed');
     if (isBillingIssue(next.rawStatus)) types.push('subscription.billing_issue');
+    types.push(...renewalEventTypes({ stored, next }));
   } else if (wasActive || !stored) {
     if (next.endedBy === 'revoked') types.push('subscription.refunded');
     else if (isBillingIssue(next.rawStatus)) types.push('subscription.billing_issue', 'subscription.expired');
@@ -51,4 +78,20 @@ export function railChangeCause(
   if (change === 'extended') return 'renewal';
   if (next.endedBy === 'revoked') return 'refund';
   return isBillingIssue(next.rawStatus) ? 'billing_issue' : 'expiration';
+}
+
+/**
+ * `subscription.canceled` (auto-renew turned off, still active) or `subscription.uncanceled`
+ * (turned on again) when a subscription that stays active changes its renewal; empty
+ * otherwise, also when the new status word says nothing about renewal (an iOS purchase sync).
+ * A notification that changes nothing else yields only these.
+ */
+export function renewalEventTypes({ stored, next }: SubscriptionChangeFacts): string[] {
+  if (stored?.state !== 'active' || next.state !== 'active' || stored.rawStatus === undefined) return [];
+  const before = renewalIntent(stored.rawStatus);
+  const after = renewalIntent(next.rawStatus);
+  if (after === 'off') return before === 'off' ? [] : ['subscription.canceled'];
+  if (after === 'turned_on') return before === 'on' || before === 'turned_on' ? [] : ['subscription.uncanceled'];
+  if (after === 'on') return before === 'off' ? ['subscription.uncanceled'] : [];
+  return [];
 }

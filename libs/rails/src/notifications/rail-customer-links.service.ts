@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Clock, type TenantScope } from '#platform';
-import { EntitlementWriter } from '#entitlements';
+import { EntitlementChangeFeed, EntitlementWriter } from '#entitlements';
 import { type AliasNode, RailCustomers, RailIdentity } from '#identity';
+import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 
 export interface NamedCustomerHints {
@@ -30,6 +31,8 @@ export class RailCustomerLinks {
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly writer: EntitlementWriter,
     private readonly clock: Clock,
+    private readonly changes: EntitlementChangeFeed,
+    private readonly revenue: RailRevenueFeed,
   ) {}
 
   /** The active customer of a rail node (a forgotten customer's node reads as unknown, as in purchase sync). */
@@ -90,10 +93,18 @@ export class RailCustomerLinks {
     return this.identity.linkAliasIfAbsent(scope, customerId, node, manager);
   }
 
-  /** Moves a rail-only customer's rail aliases, subscription records and rail-derived entitlements. */
+  /**
+   * Moves a rail-only customer's rail aliases, subscription records and rail-derived
+   * entitlements. Both customers' entitlement changes go to the change feed: the rail-only
+   * customer's keys end (cause `revoke`: they left that customer), the named customer's start
+   * or extend (cause `purchase`: the purchase is now theirs).
+   */
   private async fold(manager: EntityManager, scope: TenantScope, railOnlyCustomerId: string, intoCustomerId: string): Promise<void> {
+    const tracker = await this.changes.track(manager, scope, [railOnlyCustomerId, intoCustomerId]);
     await this.customers.moveRailAliases(manager, scope, railOnlyCustomerId, intoCustomerId);
     await this.subscriptions.reassignCustomer(scope, railOnlyCustomerId, intoCustomerId, this.clock.now(), manager);
+    await this.revenue.reassigned(manager, scope, railOnlyCustomerId, intoCustomerId);
     await this.writer.moveRailEntitlements(manager, scope, railOnlyCustomerId, intoCustomerId);
+    await tracker.publish(manager, (_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));
   }
 }

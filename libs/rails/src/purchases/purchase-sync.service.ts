@@ -5,6 +5,7 @@ import type { AuthContext } from '#keys';
 import { RailIdentity, inTransactionWithRetry } from '#identity';
 import { EntitlementReadService } from '#entitlements';
 import { RailFieldError } from '../model/rail-bounds.js';
+import { iosPayment, iosPriceLines } from '../model/rail-prices.js';
 import { type StoreTransaction, checkTransactionBounds, isFamilyShared, normaliseAppAccountToken, stateOfTransaction } from '../ios/ios-store-rules.js';
 import type { IosStoreSettings } from '../ios/ios-store-settings.js';
 import { IosStoreVerifier, StoreVerificationError } from '../ios/ios-store-verifier.service.js';
@@ -144,6 +145,8 @@ export class PurchaseSyncService {
         validUntil: state.validUntil,
         railTimeMs: transaction.signedDate,
         rawStatus: state.rawStatus,
+        price: iosPriceLines(transaction),
+        payment: iosPayment(transaction),
       },
       {
         eventType: 'purchase_sync',

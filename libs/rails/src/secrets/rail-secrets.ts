@@ -5,8 +5,10 @@
  */
 
 export interface CardPaymentsSecrets {
-  /** Every listed secret is tried (rotation). */
+  /** Every listed secret is tried (rotation); empty when the project only reads the rail. */
   webhookSecrets: string[];
+  /** A secret or restricted key of the processor (read-only on customers and subscriptions), for reading the rail. */
+  apiKey?: string;
 }
 
 /** A Google service-account key (the JSON file Google issues); extra fields are kept. */
@@ -77,9 +79,15 @@ function httpsOrHttpUrl(value: unknown, path: string): string {
 
 function cardPayments(value: unknown, path: string): CardPaymentsSecrets {
   const card = object(value, path);
+  const apiKey = card.apiKey === undefined ? undefined : nonEmptyString(card.apiKey, `${path}.apiKey`);
   const secrets = card.webhookSecrets;
+  // A project may read the rail (apiKey) without receiving its webhooks, and the other way round.
+  if (secrets === undefined && apiKey !== undefined) return { webhookSecrets: [], apiKey };
   if (!Array.isArray(secrets) || secrets.length === 0) throw new RailSecretsError(`${path}.webhookSecrets must be a non-empty array of strings`);
-  return { webhookSecrets: secrets.map((secret, i) => nonEmptyString(secret, `${path}.webhookSecrets[${i}]`)) };
+  return {
+    webhookSecrets: secrets.map((secret, i) => nonEmptyString(secret, `${path}.webhookSecrets[${i}]`)),
+    ...(apiKey !== undefined ? { apiKey } : {}),
+  };
 }
 
 function androidStore(value: unknown, path: string): AndroidStoreSecrets {
@@ -103,10 +111,12 @@ function androidStore(value: unknown, path: string): AndroidStoreSecrets {
 
 function iosStore(value: unknown, path: string): IosStoreSecrets {
   const ios = object(value, path);
+  const privateKey = nonEmptyString(ios.privateKey, `${path}.privateKey`);
+  if (!privateKey.includes('PRIVATE KEY-----')) throw new RailSecretsError(`${path}.privateKey must be a PEM private key`);
   return {
     issuerId: nonEmptyString(ios.issuerId, `${path}.issuerId`),
     keyId: nonEmptyString(ios.keyId, `${path}.keyId`),
-    privateKey: nonEmptyString(ios.privateKey, `${path}.privateKey`),
+    privateKey,
   };
 }
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type CrossTenant, type Env, type TenantScope, Sql } from '#platform';
+import { CustomerActivityFeed } from './customer-activity-feed.service.js';
 
 /** One distinct hint set of stored events (the resolver's queue, `event_identity_hints`). */
 export interface HintSetRow {
@@ -23,7 +24,10 @@ export interface HintSetUpdate {
 /** The resolver's queue and the events it fills in. */
 @Injectable()
 export class EventIdentityHintsRepository {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly activity: CustomerActivityFeed,
+  ) {}
 
   /**
    * Leases up to `limit` due sets across tenants (FOR UPDATE SKIP LOCKED, then
@@ -50,16 +54,18 @@ export class EventIdentityHintsRepository {
    */
   async applyOutcome(scope: TenantScope, set: HintSetRow, update: HintSetUpdate, nowMs: number): Promise<number> {
     return this.sql.transaction(async (manager) => {
-      const changed = await this.sql.affected(
+      const [changed] = await this.sql.rows<{ last_seen_ms: string }>(
         `UPDATE event_identity_hints
             SET pending = $4, attempts = $5, resolve_after_ms = $6,
                 customer_id = COALESCE($7, customer_id),
                 resolved_at_ms = CASE WHEN $7::text IS NULL THEN resolved_at_ms ELSE $8 END
-          WHERE project_id = $1 AND env = $2 AND id = $3`,
+          WHERE project_id = $1 AND env = $2 AND id = $3
+         RETURNING last_seen_ms`,
         [scope.projectId, scope.env, set.id, update.pending, update.attempts, update.afterMs, update.customerId, nowMs],
         manager,
       );
       if (!changed || update.customerId === null) return 0;
+      await this.activity.active(manager, scope, update.customerId, Number(changed.last_seen_ms));
       // Equality on each present hint and IS NULL on the others: the planner uses the
       // partial "unresolved" index of the first present hint.
       const params: unknown[] = [scope.projectId, scope.env, update.customerId];

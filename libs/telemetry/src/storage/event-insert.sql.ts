@@ -5,6 +5,7 @@
  * error events, their issues upserted in the same statement. Pure: shared by the repository
  * and the benchmark's bare baseline, so both run exactly the same SQL.
  */
+import { ROLLUP_CTES, ROLLUP_RETURNING, feedsRollups } from './event-rollups.sql.js';
 import { INT4_OID, INT8_OID, JSON_OID, TEXT_OID, concatArrayParams, int4ArrayParam, int8ArrayParam, textArrayParam } from '#platform';
 
 export interface EventRow {
@@ -151,14 +152,14 @@ ON CONFLICT (project_id, env, event_id, client_day) DO UPDATE SET
   deliveries = LEAST(e.deliveries + 1, 32767)`;
 
 /**
- * Events, hint sets and error issues, still one statement: the upserted rows feed the
- * issue upsert. Only first deliveries (deliveries = 1) count; issues are locked in
+ * Events, hint sets, error issues and the per-day rollups (event-rollups.sql.ts), still one
+ * statement: the upserted rows feed the issue and rollup upserts. Only first deliveries (deliveries = 1) count; issues are locked in
  * fingerprint order so concurrent batches cannot deadlock.
  */
 function withIssues(insert: string): string {
   return `
 WITH ${HINTS_CTE}, ins AS (${insert}
-  RETURNING e.fingerprint, e.timestamp_ms, e.name, e.level, e.deliveries
+  RETURNING e.fingerprint, e.timestamp_ms, e.name, e.level, e.deliveries, ${ROLLUP_RETURNING}
 ), issues AS (
   INSERT INTO error_issues AS i (project_id, env, fingerprint, event_count, first_seen_ms, last_seen_ms, last_event_name, last_level, created_at_ms, updated_at_ms)
   SELECT $1, $2, fingerprint, count(*) FILTER (WHERE deliveries = 1), min(timestamp_ms), max(timestamp_ms),
@@ -174,7 +175,7 @@ WITH ${HINTS_CTE}, ins AS (${insert}
     last_level = CASE WHEN EXCLUDED.last_seen_ms >= i.last_seen_ms THEN EXCLUDED.last_level ELSE i.last_level END,
     updated_at_ms = EXCLUDED.updated_at_ms
   RETURNING 1
-)
+), ${ROLLUP_CTES}
 SELECT (SELECT count(*) FROM ins)::int AS written, (SELECT count(*) FROM issues)::int AS issues`;
 }
 
@@ -228,6 +229,7 @@ export interface EncodedRows {
   rowCount: number;
   /** Distinct hint sets as JSON objects, sorted (the lock order of the hint-set upsert). */
   hintSets: string[];
+  /** Some row is an error event or a page view: the statement with the issue and rollup upserts. */
   withIssues: boolean;
   columns: Uint8Array[];
 }
@@ -273,7 +275,7 @@ export function encodeRows(rows: readonly EventRow[]): EncodedRows {
   return {
     rowCount: rows.length,
     hintSets: hintSets(rows),
-    withIssues: rows.some((r) => r.fingerprint !== null),
+    withIssues: rows.some(feedsRollups),
     columns: EVENT_COLUMNS.map((c) => c.param(rows)),
   };
 }

@@ -60,6 +60,18 @@ export class PartitionSession {
     ]);
   }
 
+  /**
+   * Deletes at most `limit` daily visitor rows (the distinct-visitor rollup, the only rollup
+   * that grows with visitors) of days before `beforeMs`; returns how many. Reads reach 90
+   * days back; the views counters stay.
+   */
+  purgeVisitorDaysBatch(beforeMs: number, limit: number): Promise<number> {
+    return this.countDeleted(
+      `DELETE FROM analytics_daily_visitors WHERE ctid IN (SELECT ctid FROM analytics_daily_visitors WHERE day < (to_timestamp($1 / 1000.0) AT TIME ZONE 'UTC')::date LIMIT ${limit})`,
+      [beforeMs],
+    );
+  }
+
   private async countDeleted(deleteSql: string, params: unknown[]): Promise<number> {
     const [{ n }]: { n: number }[] = await this.runner.query(`WITH purged AS (${deleteSql} RETURNING 1) SELECT count(*)::int AS n FROM purged`, params);
     return n;

@@ -19,6 +19,8 @@ export interface MaintenanceSummary {
   purgedFromDefault: number;
   /** Hint sets (resolver queue) not seen within the retention. */
   purgedHintSets: number;
+  /** Daily visitor rows (analytics rollup) of days past the retention. */
+  purgedVisitorDays: number;
   /** False when another replica held the lock. */
   ran: boolean;
 }
@@ -26,8 +28,8 @@ export interface MaintenanceSummary {
 /**
  * Keeps the daily partitions of `events`: creates them a week ahead, drops those past
  * retention (90 days of client time), and purges the DEFAULT partition (clients with clocks
- * far off) by receive time, and forgets hint sets (the resolver's queue) not seen within
- * the retention. Rows of a new day that already sit in the default partition
+ * far off) by receive time, forgets hint sets (the resolver's queue) not seen within
+ * the retention and the analytics rollup's daily visitor rows past it. Rows of a new day that already sit in the default partition
  * are moved into the new table before it is attached. Hourly in-process
  * (at start too); not under NODE_ENV=test, where tests call runOnce().
  */
@@ -50,13 +52,13 @@ export class EventPartitionMaintenance {
   })
   async maintainJob(): Promise<void> {
     const summary = await this.runOnce();
-    if (summary.created.length + summary.dropped.length + summary.purgedFromDefault + summary.purgedHintSets > 0)
+    if (summary.created.length + summary.dropped.length + summary.purgedFromDefault + summary.purgedHintSets + summary.purgedVisitorDays > 0)
       this.logger.info({ ...summary }, 'event partitions maintained');
   }
 
   async runOnce(retentionDays?: number): Promise<MaintenanceSummary> {
     const summary = await this.repository.withMaintenanceLock(PARTITION_SCAN, (session) => this.maintain(session, retentionDays));
-    return summary ?? { created: [], dropped: [], purgedFromDefault: 0, purgedHintSets: 0, ran: false };
+    return summary ?? { created: [], dropped: [], purgedFromDefault: 0, purgedHintSets: 0, purgedVisitorDays: 0, ran: false };
   }
 
   /** The partitions of `events` (names). */
@@ -67,7 +69,7 @@ export class EventPartitionMaintenance {
   private async maintain(session: PartitionSession, retentionDays?: number): Promise<MaintenanceSummary> {
     const nowMs = this.clock.nowMs();
     const plan = planPartitions(nowMs, await session.partitions(), retentionDays);
-    const summary: MaintenanceSummary = { created: [], dropped: [], purgedFromDefault: 0, purgedHintSets: 0, ran: true };
+    const summary: MaintenanceSummary = { created: [], dropped: [], purgedFromDefault: 0, purgedHintSets: 0, purgedVisitorDays: 0, ran: true };
     for (const day of plan.create) {
       summary.created.push(await session.createPartition(day));
     }
@@ -76,6 +78,7 @@ export class EventPartitionMaintenance {
     }
     summary.purgedFromDefault = await this.inBatches((limit) => session.purgeDefaultBatch(plan.purgeDefaultBeforeMs, limit));
     summary.purgedHintSets = await this.inBatches((limit) => session.purgeHintSetsBatch(plan.purgeDefaultBeforeMs, limit));
+    summary.purgedVisitorDays = await this.inBatches((limit) => session.purgeVisitorDaysBatch(plan.purgeDefaultBeforeMs, limit));
     return summary;
   }
 

@@ -12,6 +12,7 @@ import {
   normaliseEmail,
   supportReference,
 } from './trust-rules.js';
+import { TrustSettingsCache } from './trust-settings.cache.js';
 import { TrustSettingsRepository } from './trust-settings.repository.js';
 import type { TrustGateDto, TrustGateView, TrustSettingsDto, TrustSettingsView, TrustStatusQueryDto, TrustStatusView } from './trust.dto.js';
 
@@ -40,6 +41,7 @@ export const REVIEW_EVENT_TYPE = 'trust.review';
 export class TrustGateService {
   constructor(
     private readonly settings: TrustSettingsRepository,
+    private readonly cache: TrustSettingsCache,
     private readonly journal: AuditJournal,
     private readonly sql: Sql,
     private readonly clock: Clock,
@@ -59,6 +61,7 @@ export class TrustGateService {
     const emailDomains = [...new Set((dto.review?.emailDomains ?? []).map(normaliseDomain).filter((d) => d !== ''))];
     const next: TrustSettings = { supportEmail: dto.supportEmail ?? null, blocks, review: { emailDomains } };
     await this.settings.replace(projectId, next, this.clock.now());
+    this.cache.invalidate(projectId);
     return this.view(projectId, next);
   }
 
@@ -72,7 +75,7 @@ export class TrustGateService {
     if (!query.userId && !query.email && !query.domain && !query.ip) {
       throw ApiError.missingParam('One of userId, email, domain or ip is required');
     }
-    const settings = await this.settings.load(auth.projectId);
+    const settings = await this.cache.get(auth.projectId);
     const match = matchBlock(settings, { userIds: query.userId ? [query.userId] : [], email: query.email, domain: query.domain, ip: query.ip });
     if (!match) return { object: 'trust_status', blocked: false, blockReason: null, blockedKey: null, blockEventId: null };
     const blockEventId = await this.recordBlock(auth, match, 'status', null);
@@ -82,7 +85,7 @@ export class TrustGateService {
   /** The signup gate (either key kind): block, review or allow by email, domain and ip. */
   async gate(auth: AuthContext, body: TrustGateDto): Promise<TrustGateView> {
     if (!body.email && !body.ip && !body.domain) throw ApiError.missingParam('One of email, ip or domain is required');
-    const settings = await this.settings.load(auth.projectId);
+    const settings = await this.cache.get(auth.projectId);
     const candidates: TrustCandidates = { email: body.email, domain: body.domain, ip: body.ip };
     const supportEmail = settings.supportEmail;
     const match = matchBlock(settings, candidates);
@@ -137,7 +140,7 @@ export class TrustGateService {
 
   /** Resolve's check: the customer's user ids, email and the request's ip against the block lists. */
   async checkForResolve(auth: AuthContext, candidates: TrustCandidates, customerId: string | null): Promise<BlockVerdict> {
-    const settings = await this.settings.load(auth.projectId);
+    const settings = await this.cache.get(auth.projectId);
     const match = matchBlock(settings, candidates);
     if (!match) return { blocked: false, blockReason: null, blockedKey: null, reference: null, supportEmail: settings.supportEmail, blockEventId: null };
     const blockEventId = await this.recordBlock(auth, match, 'resolve', customerId);

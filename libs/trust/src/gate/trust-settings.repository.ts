@@ -14,6 +14,12 @@ export class TrustSettingsRepository {
     return (await this.sql.one(`SELECT 1 FROM projects WHERE id = $1`, [projectId])) !== null;
   }
 
+  /** The settings' version (0 when the project has none stored). */
+  async version(projectId: string): Promise<number> {
+    const row = await this.sql.one<{ version: string }>(`SELECT version FROM trust_settings WHERE project_id = $1`, [projectId]);
+    return row ? Number(row.version) : 0;
+  }
+
   async load(projectId: string): Promise<TrustSettings> {
     const [settings, blocks] = await Promise.all([
       this.sql.one<{ support_email: string | null; review_email_domains: string[] }>(
@@ -40,7 +46,8 @@ export class TrustSettingsRepository {
       await this.sql.run(
         `INSERT INTO trust_settings (project_id, support_email, review_email_domains, updated_at) VALUES ($1, $2, $3, $4)
          ON CONFLICT (project_id) DO UPDATE SET support_email = EXCLUDED.support_email,
-           review_email_domains = EXCLUDED.review_email_domains, updated_at = EXCLUDED.updated_at`,
+           review_email_domains = EXCLUDED.review_email_domains, updated_at = EXCLUDED.updated_at,
+           version = trust_settings.version + 1`,
         [projectId, settings.supportEmail, settings.review.emailDomains, at],
         manager,
       );

@@ -1,9 +1,16 @@
 import { Body, Controller, Get, Header, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors } from '#platform';
+import { ApiErrors, RateLimit } from '#platform';
 import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import { TrustGateDto, TrustGateView, TrustStatusQueryDto, TrustStatusView } from './trust.dto.js';
 import { TrustGateService } from './trust-gate.service.js';
+
+/**
+ * The trust endpoints' rate-limit bucket: `alias` (10/s, burst 100, per project), the bucket
+ * of identify. The gate and the status check run at sign-up and sign-in, beside identify,
+ * and a block list must not be probed faster than identities can be linked.
+ */
+const TRUST_BUCKET = 'alias';
 
 /** The trust endpoints answer their verdict at the top level of the body (the public clients read `blocked` and `action` there). */
 @ApiTags('trust')
@@ -13,6 +20,7 @@ export class TrustController {
 
   @Get('status')
   @RequireApiKey({ kinds: ['secret'] })
+  @RateLimit(TRUST_BUCKET)
   @Header('Cache-Control', 'private, no-store')
   @ApiOperation({
     operationId: 'getTrustStatus',
@@ -22,7 +30,7 @@ export class TrustController {
       'rule of the project matches; a block writes an audit entry (blockEventId, GET /v1/server/audit/{eventId}).',
   })
   @ApiOkResponse({ type: TrustStatusView })
-  @ApiErrors({ 400: ['missing_required_param', 'invalid_param_value'] })
+  @ApiErrors({ 400: ['missing_required_param', 'invalid_param_value'], 429: ['rate_limited'] })
   status(@CurrentKey() auth: AuthContext, @Query() query: TrustStatusQueryDto): Promise<TrustStatusView> {
     return this.gate.status(auth, query);
   }
@@ -30,6 +38,7 @@ export class TrustController {
   @Post('gate')
   @HttpCode(200)
   @RequireApiKey({ kinds: ['publishable', 'secret'] })
+  @RateLimit(TRUST_BUCKET)
   @Header('Cache-Control', 'private, no-store')
   @ApiOperation({
     operationId: 'trustGate',
@@ -39,7 +48,7 @@ export class TrustController {
       '(blockEventId). An email domain under review: action review, band medium. Otherwise allow, band low.',
   })
   @ApiOkResponse({ type: TrustGateView })
-  @ApiErrors({ 400: ['missing_required_param', 'invalid_param_value'] })
+  @ApiErrors({ 400: ['missing_required_param', 'invalid_param_value'], 429: ['rate_limited'] })
   check(@CurrentKey() auth: AuthContext, @Body() body: TrustGateDto): Promise<TrustGateView> {
     return this.gate.gate(auth, body);
   }

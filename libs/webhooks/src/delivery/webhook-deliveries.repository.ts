@@ -11,6 +11,9 @@ export interface ClaimedDelivery {
   /** Null when erasure purged it. */
   body: string | null;
   eventCreatedAtMs: number;
+  /** The W3C trace context of the change that produced the event (null without tracing). */
+  traceparent: string | null;
+  tracestate: string | null;
   url: string;
   secretVersion: number;
   previousSecretExpiresMs: number | null;
@@ -55,7 +58,7 @@ export class WebhookDeliveriesRepository {
          FROM picked, webhook_events ev, webhook_endpoints e
         WHERE d.id = picked.id AND ev.id = d.event_id AND e.id = d.endpoint_id
        RETURNING d.id, d.endpoint_id AS "endpointId", d.event_id AS "eventId", d.attempts, ev.body, ev.created_at_ms::float8 AS "eventCreatedAtMs",
-                 e.url, e.secret_version AS "secretVersion", e.previous_secret_expires_ms::float8 AS "previousSecretExpiresMs"`,
+                 ev.traceparent, ev.tracestate, e.url, e.secret_version AS "secretVersion", e.previous_secret_expires_ms::float8 AS "previousSecretExpiresMs"`,
       [options.nowMs, options.leaseMs, options.worker, options.perEndpoint, options.skip, options.limit],
     );
   }

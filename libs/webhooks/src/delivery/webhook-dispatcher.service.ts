@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, PeriodicJobs, crossTenant } from '#platform';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, PeriodicJobs, crossTenant, withRemoteParent } from '#platform';
 import { FAILING_DISABLE_AFTER_MS, MAX_IN_FLIGHT_PER_ENDPOINT, nextAttemptAtMs } from '../domain/webhook-rules.js';
 import { serviceSignatureHeader, standardSignatureHeader } from '../domain/webhook-signatures.js';
 import { WebhookSecrets } from '../endpoints/webhook-secrets.service.js';
@@ -143,18 +143,26 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     const t = Math.floor(this.clock.wallNowMs() / 1000);
     const secrets = this.secrets.signingSecrets({ ...delivery, id: delivery.endpointId }, nowMs);
     const signature = serviceSignatureHeader(secrets, t, delivery.body);
-    const outcome = await this.sender.send(
-      delivery.url,
-      {
-        'Content-Type': 'application/json',
-        'User-Agent': this.userAgent,
-        'Service-Signature': signature,
-        'Crossdeck-Signature': signature,
-        'webhook-id': delivery.eventId,
-        'webhook-timestamp': String(t),
-        'webhook-signature': standardSignatureHeader(secrets, delivery.eventId, t, delivery.body),
-      },
-      delivery.body,
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'User-Agent': this.userAgent,
+      'Service-Signature': signature,
+      'Crossdeck-Signature': signature,
+      'webhook-id': delivery.eventId,
+      'webhook-timestamp': String(t),
+      'webhook-signature': standardSignatureHeader(secrets, delivery.eventId, t, delivery.body),
+    };
+    // The change's trace context goes along: as stored when this process does not trace; when
+    // it does, the attempt runs in a span whose parent is the change's, and the HTTP client's
+    // span (same trace) replaces these headers with its own position in that trace.
+    if (delivery.traceparent) headers.traceparent = delivery.traceparent;
+    if (delivery.traceparent && delivery.tracestate) headers.tracestate = delivery.tracestate;
+    const body = delivery.body;
+    const outcome = await withRemoteParent(
+      'webhook delivery',
+      { traceparent: delivery.traceparent, tracestate: delivery.tracestate },
+      { 'webhook.delivery_id': delivery.id, 'webhook.event_id': delivery.eventId, 'webhook.endpoint_id': delivery.endpointId },
+      () => this.sender.send(delivery.url, headers, body),
     );
     if (outcome.ok) this.metrics.commitToDelivery.observe(Math.max(0, this.clock.nowMs() - delivery.eventCreatedAtMs) / 1000);
     this.record(delivery, attempts, outcome, false);

@@ -7,6 +7,7 @@ import { checkEndpointUrl, isPublicAddress } from '../domain/address-policy.js';
 import { DELIVERY_STATUSES, type DeliveryStatus, MAX_ENDPOINTS_PER_ENV, PREVIOUS_SECRET_TTL_MS } from '../domain/webhook-rules.js';
 import { type DeliveryRecord, WebhookOutboxRepository } from '../outbox/webhook-outbox.repository.js';
 import { WebhookOutbox } from '../outbox/webhook-outbox.service.js';
+import { EndpointPresence } from '../outbox/endpoint-presence.service.js';
 import { type EndpointRecord, WebhookEndpointsRepository } from './webhook-endpoints.repository.js';
 import { WebhookSecrets } from './webhook-secrets.service.js';
 import type {
@@ -67,6 +68,7 @@ export class WebhookEndpointsService {
     private readonly recorder: WebhookOutbox,
     private readonly secrets: WebhookSecrets,
     private readonly journal: AuditJournal,
+    private readonly presence: EndpointPresence,
   ) {
     this.allowPrivate = config.webhooksAllowPrivate;
   }
@@ -75,7 +77,7 @@ export class WebhookEndpointsService {
     await this.assertUrl(body.url);
     const scope = TenantScopes.operator(projectId, body.env);
     const nowMs = this.clock.nowMs();
-    return this.dataSource.transaction(async (manager) => {
+    const view = await this.dataSource.transaction(async (manager) => {
       if (!(await this.endpoints.projectExists(projectId, manager))) throw ApiError.resourceMissing(`No such project: ${projectId}`);
       const id = `we_${randomLowerAlnum(24)}`;
       const created = await this.endpoints.insertBounded(
@@ -89,6 +91,9 @@ export class WebhookEndpointsService {
       await this.audit(manager, scope, 'webhook_endpoint.created', id, requestId, { url: body.url, eventTypes: created.eventTypes });
       return { ...endpointView(created), secret: this.secrets.secret(id, created.secretVersion) };
     });
+    // Committed: the answer waits until no replica can still skip this scope's changes.
+    await this.presence.enabled(scope);
+    return view;
   }
 
   async list(projectId: string, env?: string): Promise<WebhookEndpointList> {
@@ -106,12 +111,15 @@ export class WebhookEndpointsService {
     if (body.url !== undefined) await this.assertUrl(body.url);
     const current = await this.find(endpointId);
     const scope = TenantScopes.operator(current.projectId, current.env);
-    return this.dataSource.transaction(async (manager) => {
+    const view = await this.dataSource.transaction(async (manager) => {
       const patched = await this.endpoints.patch(scope, endpointId, body, this.clock.nowMs(), manager);
       if (!patched) throw ApiError.resourceMissing(`No such webhook endpoint: ${endpointId}`);
       await this.audit(manager, scope, 'webhook_endpoint.updated', endpointId, requestId, { fields: Object.keys(body).sort(), status: patched.status });
       return endpointView(patched);
     });
+    // Enabled again: as after a creation, the answer waits until every replica tracks the scope.
+    if (current.status !== 'enabled' && view.status === 'enabled') await this.presence.enabled(scope);
+    return view;
   }
 
   async delete(endpointId: string, requestId: string): Promise<WebhookEndpointDeleted> {

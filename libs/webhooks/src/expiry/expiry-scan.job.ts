@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Clock, OnJob, Sql, crossTenant } from '#platform';
 import { type CustomerEntitlementChange, EntitlementChangeFeed, type PassedEntitlement, type PublicEntitlement } from '#entitlements';
+import { EndpointPresence } from '../outbox/endpoint-presence.service.js';
 
 const SCAN = crossTenant('webhooks expiry scan');
 /** The scan runs every 15 s of the service clock: an end is reported well within 60 s. */
@@ -33,6 +34,7 @@ export class ExpiryScanJob {
     private readonly sql: Sql,
     private readonly clock: Clock,
     private readonly feed: EntitlementChangeFeed,
+    private readonly presence: EndpointPresence,
   ) {}
 
   @OnJob({ type: 'webhooks.report_expirations', everyMs: EXPIRY_SCAN_EVERY_MS, maxAttempts: 5, leaseMs: 120_000, backoff: { baseMs: 5_000, maxMs: 60_000 } })
@@ -69,6 +71,8 @@ export class ExpiryScanJob {
     }
     for (const passed of byCustomer.values()) {
       const scope = SCAN.scopeOf({ projectId: passed[0].projectId, env: passed[0].env });
+      // Nobody listens in this scope: nothing to read or report.
+      if (!(await this.presence.hasEnabled(scope, manager))) continue;
       const after = await this.feed.active(manager, scope, passed[0].customerId);
       const change: CustomerEntitlementChange = {
         customerId: passed[0].customerId,

@@ -10,6 +10,27 @@ export interface OutboxEvent {
   body: string;
 }
 
+/** An event of a batch: its customer, and whether its body carries the customer's next `sequence` (written as SEQUENCE_SLOT). */
+export interface CustomerOutboxEvent extends OutboxEvent {
+  customerId: string | null;
+  sequenced: boolean;
+}
+
+/**
+ * What a sequenced body holds in place of its `sequence` until the recording statement puts
+ * the customer's next number there. A real sequence is never 0, and in JSON text this key
+ * with its colon can only be a key (inside a string the quotes are escaped); the envelope and
+ * `data` write it before any nested object, so the first occurrence is the one replaced.
+ */
+export const SEQUENCE_SLOT = 0;
+const SEQUENCE_SLOT_TEXT = `"sequence":${SEQUENCE_SLOT}`;
+
+/** The trace context recorded with a batch of events. */
+export interface OutboxTrace {
+  traceparent: string | null;
+  tracestate: string | null;
+}
+
 export interface DeliveryRecord {
   id: string;
   projectId: string;
@@ -38,31 +59,60 @@ const NEW_DELIVERY_ID = `'wd_' || replace(gen_random_uuid()::text, '-', '')`;
 export class WebhookOutboxRepository {
   constructor(private readonly sql: Sql) {}
 
-  /** The customer's next `sequence` (locks the customer's counter until the transaction ends). */
-  async nextSequence(scope: TenantScope, customerId: string, manager: EntityManager): Promise<number> {
-    const row = await this.sql.one<{ seq: number }>(
-      `INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence) VALUES ($1, $2, $3, 1)
-       ON CONFLICT (project_id, env, customer_id) DO UPDATE SET last_sequence = webhook_customer_sequences.last_sequence + 1
-       RETURNING last_sequence::float8 AS seq`,
-      [scope.projectId, scope.env, customerId],
+  /** Whether the scope has an enabled endpoint (EndpointPresence caches the answer). */
+  async hasEnabledEndpoint(scope: TenantScope, manager?: EntityManager): Promise<boolean> {
+    const row = await this.sql.one<{ found: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status = 'enabled') AS found`,
+      [scope.projectId, scope.env],
       manager,
     );
-    return row!.seq;
+    return row?.found ?? false;
   }
 
-  /** Inserts events and one pending delivery per enabled endpoint of the scope that wants each, in one statement. */
-  async record(scope: TenantScope, customerId: string | null, events: readonly OutboxEvent[], nowMs: number, manager: EntityManager): Promise<number> {
+  /**
+   * One statement for a whole change: bumps the sequence of every customer with a sequenced
+   * event (each locked until the transaction ends) and writes it into that event's body,
+   * inserts the events with the trace context, and one pending delivery per enabled endpoint
+   * of the scope that wants each.
+   */
+  async record(scope: TenantScope, events: readonly CustomerOutboxEvent[], trace: OutboxTrace, nowMs: number, manager: EntityManager): Promise<number> {
     if (events.length === 0) return 0;
+    // Sorted: concurrent changes lock the counters in one order.
+    const sequenced = [...new Set(events.filter((e) => e.sequenced && e.customerId !== null).map((e) => e.customerId as string))].sort();
     return this.sql.affected(
-      `WITH ev AS (
-         INSERT INTO webhook_events (id, project_id, env, customer_id, type, body, created_at_ms)
-         SELECT e.id, $1, $2, $3, e.type, e.body, $7 FROM unnest($4::text[], $5::text[], $6::text[]) AS e(id, type, body)
+      `WITH seq AS (
+         INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence)
+         SELECT $1, $2, c, 1 FROM unnest($8::text[]) AS c
+         ON CONFLICT (project_id, env, customer_id) DO UPDATE SET last_sequence = webhook_customer_sequences.last_sequence + 1
+         RETURNING customer_id, last_sequence),
+       ev AS (
+         INSERT INTO webhook_events (id, project_id, env, customer_id, type, body, created_at_ms, traceparent, tracestate)
+         SELECT e.id, $1, $2, e.customer_id, e.type,
+                CASE WHEN e.sequenced THEN overlay(e.body PLACING '"sequence":' || s.last_sequence
+                                                   FROM strpos(e.body, $11::text) FOR char_length($11::text))
+                     ELSE e.body END,
+                $7, $9, $10
+           FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $12::boolean[]) AS e(id, customer_id, type, body, sequenced)
+           LEFT JOIN seq s ON s.customer_id = e.customer_id
          RETURNING id, type)
        INSERT INTO webhook_deliveries (id, project_id, env, endpoint_id, event_id, event_type, status, attempts, next_attempt_at_ms, created_at_ms)
        SELECT ${NEW_DELIVERY_ID}, $1, $2, w.id, ev.id, ev.type, 'pending', 0, $7, $7
          FROM ev JOIN webhook_endpoints w
            ON w.project_id = $1 AND w.env = $2 AND w.status = 'enabled' AND ('*' = ANY(w.event_types) OR ev.type = ANY(w.event_types))`,
-      [scope.projectId, scope.env, customerId, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.body), nowMs],
+      [
+        scope.projectId,
+        scope.env,
+        events.map((e) => e.id),
+        events.map((e) => e.customerId),
+        events.map((e) => e.type),
+        events.map((e) => e.body),
+        nowMs,
+        sequenced,
+        trace.traceparent,
+        trace.tracestate,
+        SEQUENCE_SLOT_TEXT,
+        events.map((e) => e.sequenced),
+      ],
       manager,
     );
   }

@@ -1,10 +1,11 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
+import { Clock, type TenantScope, currentTraceHeaders, randomLowerAlnum } from '#platform';
 import { type CustomerEntitlementChange, EntitlementChangeFeed, type EntitlementChangeSink, type PublicEntitlement } from '#entitlements';
 import { CustomerDirectory, ErasureHooks } from '#identity';
 import { type ActiveEntitlementView, collapseByKey, diffEntitlements } from '../domain/webhook-rules.js';
-import { type OutboxEvent, WebhookOutboxRepository } from './webhook-outbox.repository.js';
+import { EndpointPresence } from './endpoint-presence.service.js';
+import { type CustomerOutboxEvent, type OutboxEvent, SEQUENCE_SLOT, WebhookOutboxRepository } from './webhook-outbox.repository.js';
 
 export const WEBHOOKS_ERASURE_HOOK_NAME = 'webhooks';
 
@@ -15,7 +16,9 @@ const view = (e: PublicEntitlement): ActiveEntitlementView => ({ key: e.key, val
 /**
  * The outbox recorder: turns every entitlement change (reported by the entitlements
  * context's change feed) and every erasure into events and pending deliveries, in the
- * transaction of the change. Nothing is sent here; the dispatcher delivers after commit.
+ * transaction of the change, with the change's trace context. Nothing is sent here; the
+ * dispatcher delivers after commit. A scope without an enabled endpoint is not tracked at all
+ * (EndpointPresence): its changes cost no statement here.
  */
 @Injectable()
 export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
@@ -25,7 +28,13 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
     private readonly feed: EntitlementChangeFeed,
     private readonly erasureHooks: ErasureHooks,
     private readonly customers: CustomerDirectory,
+    private readonly presence: EndpointPresence,
   ) {}
+
+  /** The change feed asks before it reads anything: only scopes with an enabled endpoint are tracked. */
+  wants(scope: TenantScope, manager?: EntityManager): Promise<boolean> {
+    return this.presence.hasEnabled(scope, manager);
+  }
 
   onModuleInit(): void {
     this.feed.attach(this);
@@ -52,15 +61,15 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
   }
 
   async record(manager: EntityManager, scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
-    const nowMs = this.clock.nowMs();
+    if (!(await this.wants(scope, manager))) return;
+    const events: CustomerOutboxEvent[] = [];
     for (const change of changes) {
       const diff = diffEntitlements(change.before.map(view), change.after.map(view), change.causeOf);
       if (diff.length === 0 && change.events.length === 0) continue;
       const profile = await this.customers.profile(scope, change.customerId, manager);
       const developerUserId = profile?.developerUserIds[0] ?? null;
-      const events: OutboxEvent[] = [];
+      const customerId = change.customerId;
       if (diff.length > 0) {
-        const sequence = await this.repository.nextSequence(scope, change.customerId, manager);
         const winners = collapseByKey(change.after.map(view));
         const entitlements = change.after.filter((e) => {
           const winner = winners.get(e.key);
@@ -68,28 +77,23 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
           winners.delete(e.key);
           return true;
         });
-        events.push(
-          this.envelope(scope, 'customer.entitlements.updated', {
-            serviceCustomerId: change.customerId,
-            developerUserId,
-            sequence,
-            entitlements,
-            changes: diff,
-          }),
-        );
+        const data = { serviceCustomerId: customerId, developerUserId, sequence: SEQUENCE_SLOT, entitlements, changes: diff };
+        events.push({ ...this.envelope(scope, 'customer.entitlements.updated', data), customerId, sequenced: true });
       }
       for (const side of change.events) {
         const { serviceCustomerId, ...rest } = side.data;
-        events.push(this.envelope(scope, side.type, { serviceCustomerId, developerUserId, ...rest }));
+        events.push({ ...this.envelope(scope, side.type, { serviceCustomerId, developerUserId, ...rest }), customerId, sequenced: false });
       }
-      await this.repository.record(scope, change.customerId, events, nowMs, manager);
     }
+    await this.repository.record(scope, events, currentTraceHeaders(), this.clock.nowMs(), manager);
   }
 
   /** Erasure: purges the customer's stored payloads, then records `customer.erased`. */
   async customerErased(manager: EntityManager, scope: TenantScope, customerId: string): Promise<void> {
     const nowMs = this.clock.nowMs();
     await this.repository.purgeCustomer(scope, customerId, nowMs, manager);
-    await this.repository.record(scope, null, [this.envelope(scope, 'customer.erased', { serviceCustomerId: customerId })], nowMs, manager);
+    if (!(await this.wants(scope, manager))) return;
+    const erased = { ...this.envelope(scope, 'customer.erased', { serviceCustomerId: customerId }), customerId: null, sequenced: false };
+    await this.repository.record(scope, [erased], currentTraceHeaders(), nowMs, manager);
   }
 }

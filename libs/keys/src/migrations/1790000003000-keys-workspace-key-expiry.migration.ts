@@ -4,8 +4,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Workspace keys may carry an expiry (the access tokens of connector sign-in last an hour);
  * NULL, as for every key the operator mints, never expires.
  */
-export class KeysWorkspaceKeyExpiry1790000002310 implements MigrationInterface {
-  name = 'KeysWorkspaceKeyExpiry1790000002310';
+export class KeysWorkspaceKeyExpiry1790000003000 implements MigrationInterface {
+  name = 'KeysWorkspaceKeyExpiry1790000003000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE workspace_keys ADD COLUMN expires_at timestamptz NULL`);

@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * consent); rotation marks it `rotated`, reuse revokes the family. Access tokens are
  * workspace keys (`workspace_keys`).
  */
-export class ConsoleOauth1790000002300 implements MigrationInterface {
-  name = 'ConsoleOauth1790000002300';
+export class ConsoleOauth1790000003010 implements MigrationInterface {
+  name = 'ConsoleOauth1790000003010';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`

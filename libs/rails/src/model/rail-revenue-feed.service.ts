@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { TenantScope } from '#platform';
+import type { PurchaseRail, RailState } from './rail-model.js';
+
+/** An amount as the rail states it: minor units of the currency (card), or millionths of its major unit (stores). */
+export type RailAmount = { minor: number } | { micros: number };
+
+export type BillingPeriodUnit = 'day' | 'week' | 'month' | 'year';
+
+/** One priced line of a subscription (card: one per item), per billing period. */
+export interface RailPriceLine {
+  /** ISO 4217, upper case. */
+  currency: string;
+  /** The price of one unit for one billing period. */
+  amount: RailAmount;
+  quantity: number;
+  /** The billing period when the rail states it (card `recurring`); null when only its length is known. */
+  period: { unit: BillingPeriodUnit; count: number } | null;
+  /** The current period's length in ms (stores), from which the period is inferred when `period` is null. */
+  periodMs: number | null;
+}
+
+/** One paid transaction (recognised cash). */
+export interface RailPayment {
+  /** The rail's id of the payment (iOS transactionId, card `in_…`, Android order id): counted once. */
+  transactionId: string;
+  currency: string;
+  amount: RailAmount;
+  /** A subscription payment (true) or a one-off purchase. */
+  recurring: boolean;
+  paidAtMs: number;
+}
+
+/** A subscription record's revenue facts after a rail change, as the rail state applier wrote it. */
+export interface RailRevenueChange {
+  rail: PurchaseRail;
+  subscriptionId: string;
+  customerId: string;
+  state: RailState;
+  /** Unix seconds; null = lifetime. */
+  validUntil: number | null;
+  /** The price the change carries; null when it carries none (the last known price stays). */
+  price: RailPriceLine[] | null;
+  payment: RailPayment | null;
+}
+
+/**
+ * What another context (reporting's revenue ledger) attaches to hear every rail change, in the
+ * transaction of the change: a failing sink rolls the change back.
+ */
+export interface RailRevenueSink {
+  changed(manager: EntityManager, scope: TenantScope, change: RailRevenueChange): Promise<void>;
+  paid(manager: EntityManager, scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void>;
+  /** Every subscription of `fromCustomerId` moved to `toCustomerId` (a rail-only customer folded into another). */
+  reassigned(manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void>;
+}
+
+/**
+ * The port through which the rails report revenue facts (prices, payments) without knowing
+ * who listens. Without a sink it costs nothing.
+ */
+@Injectable()
+export class RailRevenueFeed {
+  private sink: RailRevenueSink | null = null;
+
+  attach(sink: RailRevenueSink): void {
+    this.sink = sink;
+  }
+
+  async changed(manager: EntityManager, scope: TenantScope, change: RailRevenueChange): Promise<void> {
+    await this.sink?.changed(manager, scope, change);
+    if (change.payment) await this.sink?.paid(manager, scope, change.rail, change.customerId, change.payment);
+  }
+
+  async paid(manager: EntityManager, scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
+    await this.sink?.paid(manager, scope, rail, customerId, payment);
+  }
+
+  async reassigned(manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
+    await this.sink?.reassigned(manager, scope, fromCustomerId, toCustomerId);
+  }
+}

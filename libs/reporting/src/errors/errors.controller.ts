@@ -1,0 +1,55 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors } from '#platform';
+import { type AuthContext, CurrentKey } from '#keys';
+import type { ReadEnvelope } from '../read-envelope.js';
+import { ReportingRead } from '../reporting-read.decorator.js';
+import {
+  AffectedUsersEnvelope,
+  ErrorAffectedQueryDto,
+  ErrorImpactEnvelope,
+  ErrorQueryDto,
+  type AffectedUsersData,
+  type ErrorImpactData,
+} from './errors.dto.js';
+import { ErrorsReadsService } from './errors-reads.service.js';
+
+const READ_ERRORS = {
+  400: ['invalid_param_value', 'missing_required_param'],
+  401: ['missing_api_key', 'invalid_api_key', 'key_revoked'],
+  403: ['insufficient_scope', 'project_not_allowed'],
+  429: ['rate_limited'],
+} as const;
+
+@ApiTags('reporting')
+@Controller()
+export class ErrorsController {
+  constructor(private readonly errors: ErrorsReadsService) {}
+
+  @Get('v1/errors')
+  @ReportingRead({ scopes: ['errors:read'] })
+  @ApiOperation({
+    operationId: 'getErrorImpact',
+    summary: "An error's impact: occurrences, affected and paying users, first and last seen (scope errors:read)",
+    description:
+      'Read from the per-day error rollups, never the raw events. An unknown fingerprint is data: null. payingUsers is null while no rail is connected (revenue not_instrumented).',
+  })
+  @ApiOkResponse({ type: ErrorImpactEnvelope })
+  @ApiErrors(READ_ERRORS)
+  impact(@CurrentKey() auth: AuthContext, @Query() query: ErrorQueryDto): Promise<ReadEnvelope<ErrorImpactData | null>> {
+    return this.errors.impact(auth, query.fingerprint);
+  }
+
+  @Get('v1/errors/affected')
+  @ReportingRead({ scopes: ['reporting:identity'] })
+  @ApiOperation({
+    operationId: 'listErrorAffectedUsers',
+    summary: 'Users an error hit with their monthly revenue, revenue at risk first (scope reporting:identity)',
+    description: 'Rows name your own user ids and cdcust_ ids, never emails or names. Ties on revenue: the most recent hit first.',
+  })
+  @ApiOkResponse({ type: AffectedUsersEnvelope })
+  @ApiErrors(READ_ERRORS)
+  affected(@CurrentKey() auth: AuthContext, @Query() query: ErrorAffectedQueryDto): Promise<ReadEnvelope<AffectedUsersData>> {
+    return this.errors.affected(auth, query.fingerprint, query.limit);
+  }
+}

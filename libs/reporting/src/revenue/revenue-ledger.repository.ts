@@ -1,0 +1,330 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { type CrossTenant, type Env, Sql, type TenantScope } from '#platform';
+
+/** `all` sums every rail; `*` counts customers whatever their currency (its MRR stays 0). */
+export type LedgerRail = 'all' | 'ios_store' | 'card_payments' | 'android_store';
+export const ANY_CURRENCY = '*';
+
+export interface LedgerSubscription {
+  customerId: string;
+  active: boolean;
+  /** The end of the current period (null: lifetime or unknown). */
+  validUntil: Date | null;
+  currency: string | null;
+  monthlyMinor: number | null;
+}
+
+/** One customer's active priced subscriptions on one rail in one currency. */
+export interface CustomerRevenueRow {
+  rail: Exclude<LedgerRail, 'all'>;
+  currency: string;
+  monthlyMinor: number;
+  subscriptions: number;
+}
+
+export interface TotalsRow {
+  rail: LedgerRail;
+  currency: string;
+  mrrMinor: number;
+  payingCustomers: number;
+}
+
+export type TotalsDelta = TotalsRow;
+
+export interface DailyRow extends TotalsRow {
+  day: string;
+}
+
+type Num = string | number;
+
+export interface LapseRow {
+  projectId: string;
+  env: Env;
+  rail: string;
+  subscriptionId: string;
+  customerId: string;
+}
+
+/** SQL of the revenue ledger. Every method takes the tenant scope first; writes take the caller's transaction. */
+@Injectable()
+export class RevenueLedgerRepository {
+  constructor(private readonly sql: Sql) {}
+
+  /** Serialises ledger writers of one customer until the transaction ends. */
+  async lockCustomer(scope: TenantScope, customerId: string, manager: EntityManager): Promise<void> {
+    await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`revenue|${scope.projectId}|${scope.env}|${customerId}`], manager);
+  }
+
+  async findSubscription(scope: TenantScope, rail: string, subscriptionId: string, manager: EntityManager): Promise<LedgerSubscription | null> {
+    const row = await this.sql.one<{ customer_id: string; active: boolean; valid_until: Date | null; currency: string | null; monthly_minor: Num | null }>(
+      `SELECT customer_id, active, valid_until, currency, monthly_minor FROM revenue_subscriptions
+        WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4 FOR UPDATE`,
+      [scope.projectId, scope.env, rail, subscriptionId],
+      manager,
+    );
+    if (!row) return null;
+    return {
+      customerId: row.customer_id,
+      active: row.active,
+      validUntil: row.valid_until,
+      currency: row.currency,
+      monthlyMinor: row.monthly_minor === null ? null : Number(row.monthly_minor),
+    };
+  }
+
+  async upsertSubscription(
+    scope: TenantScope,
+    rail: string,
+    subscriptionId: string,
+    sub: LedgerSubscription,
+    now: Date,
+    manager: EntityManager,
+  ): Promise<void> {
+    await this.sql.rows(
+      `INSERT INTO revenue_subscriptions (project_id, env, rail, subscription_id, customer_id, active, currency, monthly_minor, updated_at, valid_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+       ON CONFLICT ON CONSTRAINT revenue_subscriptions_pk DO UPDATE
+          SET customer_id = EXCLUDED.customer_id, active = EXCLUDED.active, currency = EXCLUDED.currency,
+              monthly_minor = EXCLUDED.monthly_minor, updated_at = EXCLUDED.updated_at, valid_until = EXCLUDED.valid_until`,
+      [scope.projectId, scope.env, rail, subscriptionId, sub.customerId, sub.active, sub.currency, sub.monthlyMinor, now, sub.validUntil],
+      manager,
+    );
+  }
+
+  async reassignSubscriptions(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date, manager: EntityManager): Promise<void> {
+    await this.sql.rows(
+      `UPDATE revenue_subscriptions SET customer_id = $4, updated_at = $5 WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
+      [scope.projectId, scope.env, fromCustomerId, toCustomerId, now],
+      manager,
+    );
+  }
+
+  /**
+   * Active subscriptions whose period ended before `endedBefore`, across tenants (the lapse
+   * scan), locked (SKIP LOCKED: a writer of the same row, or another replica, goes first).
+   */
+  async dueLapses(_scan: CrossTenant, endedBefore: Date, limit: number, manager: EntityManager): Promise<LapseRow[]> {
+    const rows = await this.sql.rows<{ project_id: string; env: Env; rail: string; subscription_id: string; customer_id: string }>(
+      `SELECT project_id, env, rail, subscription_id, customer_id FROM revenue_subscriptions
+        WHERE active AND valid_until IS NOT NULL AND valid_until < $1
+        ORDER BY valid_until LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [endedBefore, limit],
+      manager,
+    );
+    return rows.map((r) => ({ projectId: r.project_id, env: r.env, rail: r.rail, subscriptionId: r.subscription_id, customerId: r.customer_id }));
+  }
+
+  async markLapsed(scope: TenantScope, rail: string, subscriptionId: string, now: Date, manager: EntityManager): Promise<void> {
+    await this.sql.rows(
+      `UPDATE revenue_subscriptions SET active = false, updated_at = $5 WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`,
+      [scope.projectId, scope.env, rail, subscriptionId, now],
+      manager,
+    );
+  }
+
+  /** What the customer's subscriptions add up to now (active and priced above zero). */
+  async computeCustomer(scope: TenantScope, customerId: string, manager: EntityManager): Promise<CustomerRevenueRow[]> {
+    const rows = await this.sql.rows<{ rail: CustomerRevenueRow['rail']; currency: string; monthly: Num; n: Num }>(
+      `SELECT rail, currency, sum(monthly_minor) AS monthly, count(*) AS n FROM revenue_subscriptions
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND active AND monthly_minor > 0
+        GROUP BY rail, currency`,
+      [scope.projectId, scope.env, customerId],
+      manager,
+    );
+    return rows.map((r) => ({ rail: r.rail, currency: r.currency, monthlyMinor: Number(r.monthly), subscriptions: Number(r.n) }));
+  }
+
+  /** The customer's rows as the ledger last recorded them. */
+  async storedCustomer(scope: TenantScope, customerId: string, manager: EntityManager): Promise<CustomerRevenueRow[]> {
+    const rows = await this.sql.rows<{ rail: CustomerRevenueRow['rail']; currency: string; monthly_minor: Num; subscriptions: Num }>(
+      `SELECT rail, currency, monthly_minor, subscriptions FROM revenue_customers WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
+      [scope.projectId, scope.env, customerId],
+      manager,
+    );
+    return rows.map((r) => ({ rail: r.rail, currency: r.currency, monthlyMinor: Number(r.monthly_minor), subscriptions: Number(r.subscriptions) }));
+  }
+
+  /** Replaces the customer's per-rail rows and per-currency totals. */
+  async replaceCustomer(scope: TenantScope, customerId: string, rows: readonly CustomerRevenueRow[], manager: EntityManager): Promise<void> {
+    const args = [scope.projectId, scope.env, customerId];
+    await this.sql.rows(`DELETE FROM revenue_customers WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args, manager);
+    await this.sql.rows(`DELETE FROM revenue_customer_totals WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args, manager);
+    if (rows.length === 0) return;
+    await this.sql.rows(
+      `INSERT INTO revenue_customers (project_id, env, customer_id, rail, currency, monthly_minor, subscriptions)
+       SELECT $1, $2, $3, r, c, m, n FROM unnest($4::text[], $5::text[], $6::numeric[], $7::int[]) AS t(r, c, m, n)`,
+      [...args, rows.map((r) => r.rail), rows.map((r) => r.currency), rows.map((r) => r.monthlyMinor), rows.map((r) => r.subscriptions)],
+      manager,
+    );
+    await this.sql.rows(
+      `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor)
+       SELECT $1, $2, $3, c, sum(m) FROM unnest($4::text[], $5::numeric[]) AS t(c, m) GROUP BY c`,
+      [...args, rows.map((r) => r.currency), rows.map((r) => r.monthlyMinor)],
+      manager,
+    );
+  }
+
+  /** Adds the deltas to the totals and records each touched total as the value of `day`. */
+  async applyDeltas(scope: TenantScope, deltas: readonly TotalsDelta[], day: string, manager: EntityManager): Promise<void> {
+    if (deltas.length === 0) return;
+    const keys = [scope.projectId, scope.env, deltas.map((d) => d.rail), deltas.map((d) => d.currency)];
+    // Rows first (a concurrent first insert waits, then both updates apply), then the deltas.
+    await this.sql.rows(
+      `INSERT INTO revenue_totals (project_id, env, rail, currency, mrr_minor, paying_customers)
+       SELECT $1, $2, r, c, 0, 0 FROM unnest($3::text[], $4::text[]) AS t(r, c) ORDER BY r, c
+       ON CONFLICT ON CONSTRAINT revenue_totals_pk DO NOTHING`,
+      keys,
+      manager,
+    );
+    const updated = await this.sql.rows<{ rail: LedgerRail; currency: string; mrr_minor: Num; paying_customers: Num }>(
+      `UPDATE revenue_totals AS rt
+          SET mrr_minor = greatest(0, rt.mrr_minor + d.m), paying_customers = greatest(0, rt.paying_customers + d.p)
+         FROM unnest($3::text[], $4::text[], $5::numeric[], $6::int[]) AS d(r, c, m, p)
+        WHERE rt.project_id = $1 AND rt.env = $2 AND rt.rail = d.r AND rt.currency = d.c
+       RETURNING rt.rail, rt.currency, rt.mrr_minor, rt.paying_customers`,
+      [...keys, deltas.map((d) => d.mrrMinor), deltas.map((d) => d.payingCustomers)],
+      manager,
+    );
+    await this.sql.rows(
+      `INSERT INTO revenue_daily (project_id, env, rail, currency, day, mrr_minor, paying_customers)
+       SELECT $1, $2, r, c, $3::date, m, p FROM unnest($4::text[], $5::text[], $6::numeric[], $7::int[]) AS t(r, c, m, p)
+       ON CONFLICT ON CONSTRAINT revenue_daily_pk DO UPDATE SET mrr_minor = EXCLUDED.mrr_minor, paying_customers = EXCLUDED.paying_customers`,
+      [
+        scope.projectId,
+        scope.env,
+        day,
+        updated.map((u) => u.rail),
+        updated.map((u) => u.currency),
+        updated.map((u) => u.mrr_minor),
+        updated.map((u) => u.paying_customers),
+      ],
+      manager,
+    );
+  }
+
+  /** Records a payment once; true when this call recorded it. */
+  async recordPayment(
+    scope: TenantScope,
+    payment: {
+      rail: string;
+      transactionId: string;
+      customerId: string;
+      currency: string;
+      amountMinor: number;
+      recurring: boolean;
+      paidAt: Date;
+      month: string;
+    },
+    manager: EntityManager,
+  ): Promise<boolean> {
+    const inserted = await this.sql.rows(
+      `INSERT INTO revenue_payments (project_id, env, rail, transaction_id, customer_id, currency, amount_minor, recurring, paid_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT ON CONSTRAINT revenue_payments_pk DO NOTHING RETURNING 1 AS recorded`,
+      [
+        scope.projectId,
+        scope.env,
+        payment.rail,
+        payment.transactionId,
+        payment.customerId,
+        payment.currency,
+        payment.amountMinor,
+        payment.recurring,
+        payment.paidAt,
+      ],
+      manager,
+    );
+    if (inserted.length === 0) return false;
+    await this.sql.rows(
+      `INSERT INTO revenue_cash_monthly (project_id, env, currency, month, recurring, amount_minor) VALUES ($1, $2, $3, $4::date, $5, $6)
+       ON CONFLICT ON CONSTRAINT revenue_cash_monthly_pk DO UPDATE SET amount_minor = revenue_cash_monthly.amount_minor + EXCLUDED.amount_minor`,
+      [scope.projectId, scope.env, payment.currency, payment.month, payment.recurring, payment.amountMinor],
+      manager,
+    );
+    return true;
+  }
+
+  // Reads
+
+  async totals(scope: TenantScope): Promise<TotalsRow[]> {
+    const rows = await this.sql.rows<{ rail: LedgerRail; currency: string; mrr_minor: Num; paying_customers: Num }>(
+      `SELECT rail, currency, mrr_minor, paying_customers FROM revenue_totals WHERE project_id = $1 AND env = $2`,
+      [scope.projectId, scope.env],
+    );
+    return rows.map((r) => ({ rail: r.rail, currency: r.currency, mrrMinor: Number(r.mrr_minor), payingCustomers: Number(r.paying_customers) }));
+  }
+
+  async payingCustomers(scope: TenantScope): Promise<number> {
+    const row = await this.sql.one<{ n: Num }>(
+      `SELECT paying_customers AS n FROM revenue_totals WHERE project_id = $1 AND env = $2 AND rail = 'all' AND currency = '*'`,
+      [scope.projectId, scope.env],
+    );
+    return row ? Number(row.n) : 0;
+  }
+
+  /** The last `limit` daily values of one total up to `toDay` (newest first). */
+  async daily(scope: TenantScope, rail: LedgerRail, currency: string, toDay: string, limit: number): Promise<DailyRow[]> {
+    const rows = await this.sql.rows<{ day: string; mrr_minor: Num; paying_customers: Num }>(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, mrr_minor, paying_customers FROM revenue_daily
+        WHERE project_id = $1 AND env = $2 AND rail = $3 AND currency = $4 AND day <= $5::date
+        ORDER BY day DESC LIMIT $6`,
+      [scope.projectId, scope.env, rail, currency, toDay, limit],
+    );
+    return rows.map((r) => ({ rail, currency, day: r.day, mrrMinor: Number(r.mrr_minor), payingCustomers: Number(r.paying_customers) }));
+  }
+
+  async monthlyByCustomer(scope: TenantScope, currency: string, customerIds: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (customerIds.length === 0) return out;
+    const rows = await this.sql.rows<{ customer_id: string; monthly_minor: Num }>(
+      `SELECT customer_id, monthly_minor FROM revenue_customer_totals WHERE project_id = $1 AND env = $2 AND currency = $3 AND customer_id = ANY($4::text[])`,
+      [scope.projectId, scope.env, currency, [...new Set(customerIds)]],
+    );
+    for (const r of rows) out.set(r.customer_id, Number(r.monthly_minor));
+    return out;
+  }
+
+  /** Customers paying in any currency among `customerIds`. */
+  async payingAmong(scope: TenantScope, customerIds: readonly string[]): Promise<Set<string>> {
+    if (customerIds.length === 0) return new Set();
+    const rows = await this.sql.rows<{ customer_id: string }>(
+      `SELECT DISTINCT customer_id FROM revenue_customer_totals WHERE project_id = $1 AND env = $2 AND customer_id = ANY($3::text[])`,
+      [scope.projectId, scope.env, [...new Set(customerIds)]],
+    );
+    return new Set(rows.map((r) => r.customer_id));
+  }
+
+  async topByRevenue(scope: TenantScope, currency: string, limit: number): Promise<Array<{ customerId: string; monthlyMinor: number }>> {
+    const rows = await this.sql.rows<{ customer_id: string; monthly_minor: Num }>(
+      `SELECT customer_id, monthly_minor FROM revenue_customer_totals WHERE project_id = $1 AND env = $2 AND currency = $3
+        ORDER BY monthly_minor DESC, customer_id LIMIT $4`,
+      [scope.projectId, scope.env, currency, limit],
+    );
+    return rows.map((r) => ({ customerId: r.customer_id, monthlyMinor: Number(r.monthly_minor) }));
+  }
+
+  /** Recognised cash per month, currency and shape; `fromMonth` null: to date. */
+  async cash(scope: TenantScope, fromMonth: string | null): Promise<Array<{ currency: string; recurring: boolean; amountMinor: number }>> {
+    const rows = await this.sql.rows<{ currency: string; recurring: boolean; amount: Num }>(
+      `SELECT currency, recurring, sum(amount_minor) AS amount FROM revenue_cash_monthly
+        WHERE project_id = $1 AND env = $2 AND ($3::date IS NULL OR month >= $3::date)
+        GROUP BY currency, recurring`,
+      [scope.projectId, scope.env, fromMonth],
+    );
+    return rows.map((r) => ({ currency: r.currency, recurring: r.recurring, amountMinor: Number(r.amount) }));
+  }
+
+  async reportingCurrency(scope: Pick<TenantScope, 'projectId'>): Promise<string | null> {
+    const row = await this.sql.one<{ currency: string }>(`SELECT currency FROM reporting_settings WHERE project_id = $1`, [scope.projectId]);
+    return row?.currency ?? null;
+  }
+
+  async setReportingCurrency(project: Pick<TenantScope, 'projectId'>, currency: string, now: Date): Promise<void> {
+    await this.sql.rows(
+      `INSERT INTO reporting_settings (project_id, currency, updated_at) VALUES ($1, $2, $3)
+       ON CONFLICT (project_id) DO UPDATE SET currency = EXCLUDED.currency, updated_at = EXCLUDED.updated_at`,
+      [project.projectId, currency, now],
+    );
+  }
+}

@@ -1,0 +1,140 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Clock, type CrossTenant, type TenantScope } from '#platform';
+import type { PurchaseRail } from '#entitlements';
+import { type RailPayment, type RailRevenueChange, RailRevenueFeed, type RailRevenueSink } from '#rails';
+import { dayOf, monthOf, monthlyPrice, toMinorUnits } from './price-normalisation.js';
+import { totalsDeltas } from './revenue-deltas.js';
+import { RevenueLedgerRepository } from './revenue-ledger.repository.js';
+
+/** The reporting currency of a project without a setting. */
+export const DEFAULT_REPORTING_CURRENCY = 'USD';
+
+/**
+ * The revenue ledger: attached to the rails' revenue feed, it keeps in the transaction of every
+ * rail change each subscription's monthly price, each customer's monthly revenue, the
+ * project's totals (by rail and currency) with their daily values, and recognised cash. Its
+ * reads are point reads of those rows.
+ */
+@Injectable()
+export class RevenueLedger implements RailRevenueSink, OnModuleInit {
+  constructor(
+    private readonly repository: RevenueLedgerRepository,
+    private readonly feed: RailRevenueFeed,
+    private readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    this.feed.attach(this);
+  }
+
+  async changed(manager: EntityManager, scope: TenantScope, change: RailRevenueChange): Promise<void> {
+    const stored = await this.repository.findSubscription(scope, change.rail, change.subscriptionId, manager);
+    const customers = [...new Set([change.customerId, stored?.customerId ?? change.customerId])].sort();
+    for (const customerId of customers) await this.repository.lockCustomer(scope, customerId, manager);
+    const price = monthlyPrice(change.price);
+    const nowMs = this.clock.nowMs();
+    const active = change.state === 'active' && (change.validUntil === null || change.validUntil * 1000 > nowMs);
+    await this.repository.upsertSubscription(
+      scope,
+      change.rail,
+      change.subscriptionId,
+      {
+        customerId: change.customerId,
+        active,
+        validUntil: change.validUntil === null ? null : new Date(change.validUntil * 1000),
+        currency: price?.currency ?? stored?.currency ?? null,
+        monthlyMinor: price?.monthlyMinor ?? stored?.monthlyMinor ?? null,
+      },
+      new Date(nowMs),
+      manager,
+    );
+    for (const customerId of customers) await this.refreshCustomer(manager, scope, customerId);
+  }
+
+  async paid(manager: EntityManager, scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
+    const amountMinor = Math.round(toMinorUnits(payment.amount, payment.currency));
+    if (!(amountMinor > 0)) return;
+    const paidAtMs = payment.paidAtMs > 0 ? payment.paidAtMs : this.clock.nowMs();
+    await this.repository.recordPayment(
+      scope,
+      {
+        rail,
+        transactionId: payment.transactionId,
+        customerId,
+        currency: payment.currency,
+        amountMinor,
+        recurring: payment.recurring,
+        paidAt: new Date(paidAtMs),
+        month: monthOf(paidAtMs),
+      },
+      manager,
+    );
+  }
+
+  async reassigned(manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
+    const customers = [fromCustomerId, toCustomerId].sort();
+    for (const customerId of customers) await this.repository.lockCustomer(scope, customerId, manager);
+    await this.repository.reassignSubscriptions(scope, fromCustomerId, toCustomerId, this.clock.now(), manager);
+    for (const customerId of customers) await this.refreshCustomer(manager, scope, customerId);
+  }
+
+  /**
+   * Stops counting active subscriptions whose period ended before `endedBeforeMs` (the rail
+   * reported neither a renewal nor an end); returns how many it lapsed. Idempotent.
+   */
+  async lapse(manager: EntityManager, scan: CrossTenant, endedBeforeMs: number, limit: number): Promise<number> {
+    const due = await this.repository.dueLapses(scan, new Date(endedBeforeMs), limit, manager);
+    const now = this.clock.now();
+    for (const row of due) {
+      const scope = scan.scopeOf(row);
+      await this.repository.lockCustomer(scope, row.customerId, manager);
+      await this.repository.markLapsed(scope, row.rail, row.subscriptionId, now, manager);
+      await this.refreshCustomer(manager, scope, row.customerId);
+    }
+    return due.length;
+  }
+
+  /** Recomputes one customer's rows from its subscriptions and moves the totals by the difference. */
+  private async refreshCustomer(manager: EntityManager, scope: TenantScope, customerId: string): Promise<void> {
+    const before = await this.repository.storedCustomer(scope, customerId, manager);
+    const after = await this.repository.computeCustomer(scope, customerId, manager);
+    const deltas = totalsDeltas(before, after);
+    if (deltas.length === 0 && sameRows(before, after)) return;
+    await this.repository.replaceCustomer(scope, customerId, after, manager);
+    await this.repository.applyDeltas(scope, deltas, dayOf(this.clock.nowMs()), manager);
+  }
+
+  // Reads
+
+  async reportingCurrency(scope: Pick<TenantScope, 'projectId'>): Promise<string> {
+    return (await this.repository.reportingCurrency(scope)) ?? DEFAULT_REPORTING_CURRENCY;
+  }
+
+  /** Monthly revenue of each customer in the reporting currency (minor units); absent = 0. */
+  async monthlyRevenueByCustomer(scope: TenantScope, customerIds: readonly string[]): Promise<Map<string, number>> {
+    const rows = await this.repository.monthlyByCustomer(scope, await this.reportingCurrency(scope), customerIds);
+    return new Map([...rows].map(([id, minor]) => [id, Math.round(minor)]));
+  }
+
+  async topCustomersByRevenue(scope: TenantScope, limit: number): Promise<Array<{ customerId: string; monthlyRevenueCents: number }>> {
+    const rows = await this.repository.topByRevenue(scope, await this.reportingCurrency(scope), limit);
+    return rows.map((r) => ({ customerId: r.customerId, monthlyRevenueCents: Math.round(r.monthlyMinor) }));
+  }
+
+  /** Distinct customers with an active priced subscription, in any currency. */
+  payingCustomerCount(scope: TenantScope): Promise<number> {
+    return this.repository.payingCustomers(scope);
+  }
+
+  /** Which of `customerIds` pay (in any currency). */
+  payingAmong(scope: TenantScope, customerIds: readonly string[]): Promise<Set<string>> {
+    return this.repository.payingAmong(scope, customerIds);
+  }
+}
+
+function sameRows(a: readonly { rail: string; currency: string; monthlyMinor: number; subscriptions: number }[], b: typeof a): boolean {
+  const key = (r: (typeof a)[number]) => `${r.rail}|${r.currency}|${r.monthlyMinor}|${r.subscriptions}`;
+  const sa = a.map(key).sort().join(',');
+  return sa === b.map(key).sort().join(',');
+}

@@ -1,0 +1,87 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { ReadMetaView } from '../read-envelope.js';
+
+export class RevenueQueryDto {
+  @ApiPropertyOptional({ enum: ['total', 'day'], default: 'total' })
+  @IsOptional()
+  @IsIn(['total', 'day'], { message: 'granularity must be total or day' })
+  granularity?: 'total' | 'day';
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 366, default: 30, description: 'With granularity=day: the series window in days' })
+  @IsOptional()
+  @Type(() => Number)
+  @Min(1, { message: 'days must be between 1 and 366' })
+  @Max(366, { message: 'days must be between 1 and 366' })
+  @IsInt({ message: 'days must be an integer between 1 and 366' })
+  days?: number;
+}
+
+export class PutReportingSettingsDto {
+  @ApiProperty({ example: 'EUR', description: 'ISO 4217 code: the currency mrrCents and the averages count' })
+  @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code (three capital letters, e.g. USD)' })
+  @IsString({ message: 'currency must be an ISO 4217 code (three capital letters, e.g. USD)' })
+  currency: string;
+}
+
+export class ReportingSettingsView {
+  @ApiProperty({ example: 'reporting_settings' }) object: string;
+  @ApiProperty({ example: 'proj_…' }) projectId: string;
+  @ApiProperty({ example: 'EUR' }) currency: string;
+}
+
+export class RailRevenueView {
+  @ApiProperty({ type: Number, nullable: true }) mrrCents: number | null;
+  @ApiProperty({ type: Number, nullable: true }) payingCustomers: number | null;
+}
+export class RevenueByRailView {
+  @ApiProperty({ type: RailRevenueView }) ios_store: RailRevenueView;
+  @ApiProperty({ type: RailRevenueView }) card_payments: RailRevenueView;
+  @ApiProperty({ type: RailRevenueView }) android_store: RailRevenueView;
+}
+export class CashByShapeView {
+  @ApiProperty({ type: Number, nullable: true }) recurring: number | null;
+  @ApiProperty({ type: Number, nullable: true }) oneOff: number | null;
+}
+export class OtherCurrencyView {
+  @ApiProperty({ example: 'EUR' }) currency: string;
+  @ApiProperty() mrrCents: number;
+}
+export class RevenueFiguresView {
+  @ApiProperty({ example: 'USD', description: 'The reporting currency' }) currency: string;
+  @ApiProperty({ type: Number, nullable: true, description: 'Minor units of the reporting currency; null when not instrumented' }) mrrCents: number | null;
+  @ApiProperty({ type: Number, nullable: true }) payingCustomers: number | null;
+  @ApiProperty({ type: RevenueByRailView }) byRail: RevenueByRailView;
+  @ApiProperty({ type: Number, nullable: true }) recognisedCashThisMonthCents: number | null;
+  @ApiProperty({ type: CashByShapeView }) recognisedCashThisMonthByShape: CashByShapeView;
+  @ApiProperty({ type: [OtherCurrencyView], description: 'MRR in other currencies (no exchange rates are applied)' }) otherCurrencies: OtherCurrencyView[];
+}
+export class RevenuePointView {
+  @ApiProperty({ example: '2026-11-29' }) date: string;
+  @ApiProperty({ type: Number, nullable: true }) mrrCents: number | null;
+  @ApiProperty({ type: Number, nullable: true }) payingCustomers: number | null;
+}
+export class RevenueData extends RevenueFiguresView {
+  @ApiProperty({ type: RevenueFiguresView, description: 'The same figures again (the CLI reads them here)' }) current: RevenueFiguresView;
+  @ApiPropertyOptional({ type: [RevenuePointView], description: 'granularity=day: one point per day, oldest first' }) series?: RevenuePointView[];
+}
+export class RevenueEnvelope {
+  @ApiProperty({ example: 'revenue' }) object: string;
+  @ApiProperty({ type: RevenueData }) data: RevenueData;
+  @ApiProperty({ type: ReadMetaView }) meta: ReadMetaView;
+}
+
+export class RevenueAveragesData {
+  @ApiProperty({ example: 'USD' }) currency: string;
+  @ApiProperty({ type: Number, nullable: true, description: 'MRR per paying customer' }) arpuCents: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'combinedLifetimeValueCents per paying customer' }) averageLifetimeValueCents: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'Annualised MRR (× 12) plus one-off cash to date' }) combinedLifetimeValueCents: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'Cash actually recognised, recurring and one-off' }) recognisedCashToDateCents: number | null;
+  @ApiProperty({ type: Number, nullable: true }) payingCustomers: number | null;
+}
+export class RevenueAveragesEnvelope {
+  @ApiProperty({ example: 'revenue_averages' }) object: string;
+  @ApiProperty({ type: RevenueAveragesData }) data: RevenueAveragesData;
+  @ApiProperty({ type: ReadMetaView }) meta: ReadMetaView;
+}

@@ -1,0 +1,28 @@
+import type { EntityManager } from 'typeorm';
+import { type TenantScope, runOn } from '#platform';
+import type { EventErasureSubject } from './event-erasure.repository.js';
+
+export const ROLLUP_ERASURE_HOOK_NAME = 'telemetry.rollups';
+
+/**
+ * The rollups' personal identifiers of a forgotten customer (the erasure hook, in the
+ * erasure's transaction): the user ids an error hit, the anonymous ids' first touches and
+ * the daily visitor rows. Counters stay (aggregates); acquisition_signups go with the
+ * customer row's cascade.
+ */
+export async function forgetRollupIdentifiers(scope: TenantScope, subject: EventErasureSubject, manager: EntityManager): Promise<void> {
+  const base = [scope.projectId, scope.env];
+  const ids = subject.deviceOnly ? subject.anonymousIds : [...subject.userIds, ...subject.anonymousIds];
+  if (!subject.deviceOnly && subject.userIds.length > 0) {
+    await runOn(manager, `DELETE FROM error_affected_users WHERE project_id = $1 AND env = $2 AND user_id = ANY($3::text[])`, [...base, subject.userIds]);
+  }
+  if (subject.anonymousIds.length > 0) {
+    await runOn(manager, `DELETE FROM acquisition_first_touch WHERE project_id = $1 AND env = $2 AND anonymous_id = ANY($3::text[])`, [
+      ...base,
+      subject.anonymousIds,
+    ]);
+  }
+  if (ids.length > 0) {
+    await runOn(manager, `DELETE FROM analytics_daily_visitors WHERE project_id = $1 AND env = $2 AND visitor = ANY($3::text[])`, [...base, ids]);
+  }
+}

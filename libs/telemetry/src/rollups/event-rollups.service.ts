@@ -1,0 +1,45 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { TenantScope } from '#platform';
+import { type AffectedUserRow, type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow, EventRollupsRepository } from './event-rollups.repository.js';
+
+export type { AffectedUserRow, BreakdownDimension, DailyViewsRow, ErrorRollupRow };
+
+/**
+ * What other contexts read of the event rollups (errors, page views, first touches) and
+ * the two acquisition writes that do not come from events: a campaign arrival, and the
+ * signup counted when an anonymous id becomes a customer.
+ */
+@Injectable()
+export class EventRollups {
+  constructor(private readonly repository: EventRollupsRepository) {}
+
+  error(scope: TenantScope, fingerprint: string): Promise<ErrorRollupRow | null> {
+    return this.repository.error(scope, fingerprint);
+  }
+
+  affectedUsers(scope: TenantScope, fingerprint: string, limit: number): Promise<AffectedUserRow[]> {
+    return this.repository.affectedUsers(scope, fingerprint, limit);
+  }
+
+  views(scope: TenantScope, host: string, fromDay: string): Promise<{ series: DailyViewsRow[]; uniqueVisitors: number }> {
+    return this.repository.views(scope, host, fromDay);
+  }
+
+  breakdown(scope: TenantScope, host: string, dimension: BreakdownDimension, fromDay: string, limit: number): Promise<Array<{ key: string; views: number }>> {
+    return this.repository.breakdown(scope, host, dimension, fromDay, limit);
+  }
+
+  recordArrival(scope: TenantScope, anonymousId: string, ref: string, atMs: number): Promise<void> {
+    return this.repository.recordArrival(scope, anonymousId, ref, atMs);
+  }
+
+  /** In the caller's transaction when `manager` is given (identify's link hook). */
+  countSignup(scope: TenantScope, customerId: string, anonymousId: string, atMs: number, manager?: EntityManager): Promise<void> {
+    return this.repository.countSignup(scope, customerId, anonymousId, atMs, manager);
+  }
+
+  signupsBySource(scope: TenantScope, limit: number): Promise<Array<{ source: string; signups: number }>> {
+    return this.repository.signupsBySource(scope, limit);
+  }
+}
