@@ -2,7 +2,7 @@
 // status, recent events (one call); the audit timeline newest first (a second); grant and revoke
 // with a reason; refresh from the rails.
 import { useState } from 'react';
-import { api, call, raw } from '../api/client';
+import { api, call } from '../api/client';
 import { Alert, Empty, Loaded } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useEnv } from '../env';
@@ -25,7 +25,7 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
   };
   const refresh = async () => {
     try {
-      await raw('POST', `/admin/v1/projects/${projectId}/customers/${encodeURIComponent(customerId)}/refresh`, { query: { env } });
+      await call(api.POST('/admin/v1/projects/{projectId}/customers/{customerId}/refresh', { params: { path, query: { env } } }));
       setRefreshNote('Refreshed from the rails.');
       reload();
     } catch (failure) {

@@ -1,23 +1,11 @@
 // The project's figures (the read API's): MRR, paying customers, active subscriptions by rail,
 // events today, open error issues, dead jobs, and a daily MRR chart. A null figure: "not measured".
-import { raw } from '../api/client';
+import { api, call } from '../api/client';
 import { Empty, Loaded } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useEnv } from '../env';
 import { measured, money } from '../format';
 import { MrrChart } from './MrrChart';
-
-/** GET /admin/v1/projects/{projectId}/overview (the reporting context's OverviewView). */
-export interface OverviewData {
-  currency: string;
-  mrrCents: number | null;
-  payingCustomers: number | null;
-  activeSubscriptionsByRail: Record<string, number | null>;
-  eventsToday: number | null;
-  openErrorIssues: number | null;
-  deadJobs: number;
-  mrrSeries: { date: string; mrrCents: number | null }[];
-}
 
 function Figure({ label, value }: { label: string; value: string }) {
   return (
@@ -30,14 +18,17 @@ function Figure({ label, value }: { label: string; value: string }) {
 
 export function Overview({ projectId }: { projectId: string }) {
   const env = useEnv();
-  const overview = useLoad(() => raw<OverviewData>('GET', `/admin/v1/projects/${projectId}/overview`, { query: { env } }), [projectId, env]);
+  const overview = useLoad(
+    () => call(api.GET('/admin/v1/projects/{projectId}/overview', { params: { path: { projectId }, query: { env } } })),
+    [projectId, env],
+  );
   return (
     <>
       <h1>Overview</h1>
       <Loaded load={overview} label="the overview">
         {(data) => {
-          const series = data.mrrSeries ?? [];
-          const byRail = Object.entries(data.activeSubscriptionsByRail ?? {});
+          const series = data.mrrSeries;
+          const byRail = Object.entries(data.activeSubscriptionsByRail);
           return (
             <>
               <dl className="figures">
