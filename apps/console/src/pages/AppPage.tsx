@@ -44,7 +44,7 @@ function Keys({ keys, onChanged }: { keys: ApiKey[]; onChanged: () => void }) {
     <section aria-labelledby="keys">
       <h2 id="keys">Keys</h2>
       {error && <Alert>{error}</Alert>}
-      <table tabIndex={0}>
+      <table tabIndex={0} className="stack-narrow">
         <thead>
           <tr>
             <th scope="col">Key</th>
@@ -60,20 +60,20 @@ function Keys({ keys, onChanged }: { keys: ApiKey[]; onChanged: () => void }) {
         <tbody>
           {keys.map((key) => (
             <tr key={key.id}>
-              <td>
+              <td data-label="Key">
                 <code>{key.kind === 'publishable' && key.key ? key.key : `…${key.last4}`}</code>
                 <br />
                 <small className="muted">{key.id}</small>
               </td>
-              <td>{key.kind}</td>
-              <td>{key.env}</td>
-              <td>
+              <td data-label="Kind">{key.kind}</td>
+              <td data-label="Env">{key.env}</td>
+              <td data-label="Status">
                 <Status value={key.status} />
               </td>
-              <td>{key.scopes?.join(', ') || '—'}</td>
-              <td>{date(key.createdAt)}</td>
-              <td>{date(key.expiresAt)}</td>
-              <td className="row-actions">
+              <td data-label="Scopes">{key.scopes?.join(', ') || '—'}</td>
+              <td data-label="Created">{date(key.createdAt)}</td>
+              <td data-label="Expires">{date(key.expiresAt)}</td>
+              <td data-label="Actions" className="row-actions">
                 {key.status === 'active' && (
                   <>
                     <button type="button" onClick={() => setRotating(key)} aria-label={`Rotate ${key.kind} ${key.env} key ending ${key.last4}`}>
