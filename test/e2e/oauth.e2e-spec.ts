@@ -250,11 +250,29 @@ describe('oauth: connector sign-in', () => {
     }
   });
 
+  it('publishes RFC 8414 metadata naming the endpoints, PKCE S256 and public clients', async () => {
+    const res = await t.http.get('/.well-known/oauth-authorization-server');
+    expect(res.status).toBe(200);
+    const issuer = res.body.issuer as string;
+    expect(issuer).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(res.body).toEqual(
+      expect.objectContaining({
+        authorization_endpoint: `${issuer}/oauth/authorize`,
+        token_endpoint: `${issuer}/oauth/token`,
+        registration_endpoint: `${issuer}/oauth/register`,
+        revocation_endpoint: `${issuer}/oauth/revoke`,
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['none'],
+      }),
+    );
+  });
+
   it('without OPERATOR_TOKEN connector sign-in is off (404)', async () => {
     const off = await createTestApp({ OPERATOR_TOKEN: '' });
     try {
       expect((await off.http.post('/oauth/register').send({ client_name: 'x', redirect_uris: [REDIRECT] })).status).toBe(404);
       expect((await off.http.get('/oauth/authorize')).status).toBe(404);
+      expect((await off.http.get('/.well-known/oauth-authorization-server')).status).toBe(404);
     } finally {
       await off.close();
     }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { type HttpRequest, type HttpResponse, pathOf } from '#platform';
 import { KeysModule } from '#keys';
 import { OauthController } from './oauth/oauth.controller.js';
+import { OauthMetadataController } from './oauth/oauth-metadata.controller.js';
 import { OauthModel } from './oauth/oauth-model.js';
 import { OauthRepository } from './oauth/oauth.repository.js';
 import { OauthService } from './oauth/oauth.service.js';
@@ -16,7 +17,7 @@ import { ConsoleStaticController } from './static/console-static.controller.js';
 /** The operator console: its pages (CONSOLE_DIR) under /console, its signed session, and connector sign-in (OAuth) through it. */
 @Module({
   imports: [KeysModule],
-  controllers: [ConsoleSessionController, ConsoleStaticController, OauthController],
+  controllers: [ConsoleSessionController, ConsoleStaticController, OauthController, OauthMetadataController],
   providers: [ConsoleSessionService, ConsoleFiles, OauthService, OauthModel, OauthRepository],
 })
 export class ConsoleModule implements OnModuleInit {

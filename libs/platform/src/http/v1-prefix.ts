@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { withoutQuery } from './http-types.js';
 
-const UNPREFIXED_ROOTS = ['/v1', '/admin', '/docs', '/console', '/oauth'];
+const UNPREFIXED_ROOTS = ['/v1', '/admin', '/docs', '/console', '/oauth', '/.well-known'];
 
 /**
  * Every public path is accepted with or without /v1; the prefixed form is canonical and is
