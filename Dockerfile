@@ -18,7 +18,9 @@ COPY apps ./apps
 COPY libs ./libs
 COPY config ./config
 COPY scripts ./scripts
-# nest build, then scripts/copy-docs-assets.mjs (postbuild) puts the /docs page's Redoc bundle in dist/docs.
+# nest build; the operator console (client typed from the operator OpenAPI document, Vite bundle in
+# dist/console, which the runtime stage's dist/ carries); then scripts/copy-docs-assets.mjs (postbuild)
+# puts the /docs page's Redoc bundle in dist/docs.
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime

@@ -45,6 +45,37 @@ describe('entitlements: operator dashboard grant, key registry, product catalogu
       expect((await revoke(customerId, { entitlementKey: 'dash_key', reason: 'Ended' })).status).toBe(200);
     });
 
+    it('revokes in the environment named in the body, attributed to the operator, with its reason', async () => {
+      const { customerId, userId } = await newCustomer();
+      const granted = await t.http
+        .post(path(fx.projectId, customerId))
+        .set(operatorAuth())
+        .send({ env: 'sandbox', entitlementKey: 'dash_revoked', duration: 'P30D', reason: REASON });
+      expect(granted.status).toBe(200);
+      const revokePath = `/admin/v1/projects/${fx.projectId}/customers/${customerId}/revoke`;
+      expectError(await t.http.post(revokePath).set(operatorAuth()).send({ env: 'sandbox', entitlementKey: 'dash_revoked' }), 400, 'missing_required_param');
+      expectError(await t.http.post(revokePath).send({ env: 'sandbox', entitlementKey: 'dash_revoked', reason: 'Refund' }), 401, 'invalid_operator_token');
+      // The customer lives in sandbox: production has no such customer.
+      expectError(
+        await t.http.post(revokePath).set(operatorAuth()).send({ env: 'production', entitlementKey: 'dash_revoked', reason: 'Refund' }),
+        404,
+        'resource_missing',
+      );
+      const res = await t.http.post(revokePath).set(operatorAuth()).send({ env: 'sandbox', entitlementKey: 'dash_revoked', reason: 'Refund given' });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(expect.objectContaining({ object: 'entitlement_mutation', action: 'revoke', serviceCustomerId: customerId, env: 'sandbox' }));
+      const entry = await audit(res.body.auditEventId);
+      expect(entry.body.data).toEqual(
+        expect.objectContaining({
+          actor: 'operator',
+          eventType: 'entitlement.revoked_manually',
+          reason: 'Refund given',
+          requestId: res.headers['x-request-id'],
+        }),
+      );
+      expect((await publicRead({ userId })).body.data.filter((e: any) => e.isActive)).toEqual([]);
+    });
+
     it('the customer must exist in that environment and project: 404 resource_missing', async () => {
       const { customerId } = await newCustomer();
       const body = { env: 'production', entitlementKey: 'dash_key', duration: 'P30D', reason: REASON };

@@ -45,3 +45,10 @@ export class OperatorGrantEntitlementDto extends GrantEntitlementDto {
   @IsIn(ENVIRONMENTS)
   env: Env;
 }
+
+/** Dashboard revoke: the dashboard's current environment travels in the body. */
+export class OperatorRevokeEntitlementDto extends RevokeEntitlementDto {
+  @ApiProperty({ enum: ENVIRONMENTS })
+  @IsIn(ENVIRONMENTS)
+  env: Env;
+}

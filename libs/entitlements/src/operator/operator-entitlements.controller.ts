@@ -6,7 +6,7 @@ import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.serv
 import { ProductCatalog } from '../catalog/product-catalog.service.js';
 import { EntitlementMutation } from '../domain/public-entitlement.js';
 import { EntitlementKeyList, ProductCatalogView, PutProductsDto } from '../dto/catalog.dto.js';
-import { OperatorGrantEntitlementDto } from '../dto/entitlement-mutation.dto.js';
+import { OperatorGrantEntitlementDto, OperatorRevokeEntitlementDto } from '../dto/entitlement-mutation.dto.js';
 import { operatorRefusalAnswer } from '../grants/manual-entitlement-answers.js';
 import { ManualEntitlementService } from '../grants/manual-entitlements.service.js';
 
@@ -67,6 +67,29 @@ export class OperatorEntitlementsController {
     const scope = TenantScopes.operator(projectId, env);
     return this.manual
       .grant(scope, customerId, grant, { actor: 'operator', requestId: requestIdOf(req) })
+      .catch((err: unknown) => operatorRefusalAnswer(err, scope, customerId));
+  }
+
+  @Post('customers/:customerId/revoke')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'adminRevokeEntitlement',
+    summary: 'Dashboard revoke: the same write as the server revoke, in the environment named in the body, attributed to the operator',
+    description: 'Unknown project or customer: 404 resource_missing.',
+  })
+  @ApiOkResponse({ type: EntitlementMutation })
+  @ApiErrors({ 400: ['missing_required_param'] })
+  async revoke(
+    @Req() req: HttpRequest,
+    @Param('projectId') projectId: string,
+    @Param('customerId') customerId: string,
+    @Body() body: OperatorRevokeEntitlementDto,
+  ): Promise<EntitlementMutation> {
+    await this.projects.assertExists(projectId);
+    const { env, ...revoke } = body;
+    const scope = TenantScopes.operator(projectId, env);
+    return this.manual
+      .revoke(scope, customerId, revoke, { actor: 'operator', requestId: requestIdOf(req) })
       .catch((err: unknown) => operatorRefusalAnswer(err, scope, customerId));
   }
 }

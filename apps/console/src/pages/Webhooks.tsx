@@ -1,0 +1,133 @@
+// Outgoing webhooks: endpoints of the project in the current environment (create, open); one
+// endpoint: edit, disable / enable, rotate the secret (shown once), send a test, deliveries, retry.
+import { useState } from 'react';
+import { ApiFailure, api, call } from '../api/client';
+import type { WebhookEndpoint } from '../api/types';
+import { SecretDialog } from '../components/dialogs';
+import { Empty, Field, FormAlert, Loaded, Status, errorFor } from '../components/ui';
+import { useLoad } from '../components/useLoad';
+import { useEnv } from '../env';
+import { date } from '../format';
+import { href } from '../router';
+import { EndpointEditor } from './WebhookEndpoint';
+
+export function Webhooks({ projectId }: { projectId: string }) {
+  const env = useEnv();
+  const endpoints = useLoad(
+    () => call(api.GET('/admin/v1/projects/{projectId}/webhook-endpoints', { params: { path: { projectId }, query: { env } } })),
+    [projectId, env],
+  );
+  const [created, setCreated] = useState<WebhookEndpoint>();
+  return (
+    <>
+      <h1>Webhooks</h1>
+      <CreateEndpoint
+        projectId={projectId}
+        onCreated={(endpoint) => {
+          setCreated(endpoint);
+          endpoints.reload();
+        }}
+      />
+      <section aria-labelledby="endpoints">
+        <h2 id="endpoints">Endpoints ({env})</h2>
+        <Loaded load={endpoints} label="webhook endpoints">
+          {(list) =>
+            list.data.length === 0 ? (
+              <Empty>No webhook endpoints in {env} yet.</Empty>
+            ) : (
+              <table tabIndex={0}>
+                <thead>
+                  <tr>
+                    <th scope="col">URL</th>
+                    <th scope="col">Events</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Created</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.data.map((endpoint) => (
+                    <tr key={endpoint.id}>
+                      <td>
+                        <a href={href(`/p/${projectId}/webhooks/${endpoint.id}`)}>{endpoint.url}</a>
+                      </td>
+                      <td>{endpoint.eventTypes.join(', ')}</td>
+                      <td>
+                        <Status value={endpoint.status} />
+                      </td>
+                      <td>{date(endpoint.createdAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )
+          }
+        </Loaded>
+      </section>
+      {created?.secret && (
+        <SecretDialog
+          title="Signing secret of the new endpoint"
+          secrets={[{ label: 'signing secret', value: created.secret }]}
+          onClose={() => setCreated(undefined)}
+        />
+      )}
+    </>
+  );
+}
+
+function CreateEndpoint({ projectId, onCreated }: { projectId: string; onCreated: (endpoint: WebhookEndpoint) => void }) {
+  const env = useEnv();
+  const [url, setUrl] = useState('');
+  const [description, setDescription] = useState('');
+  const [error, setError] = useState<unknown>();
+  const submit = async () => {
+    setError(undefined);
+    if (!/^https?:\/\//.test(url)) return setError(new ApiFailure(400, 'invalid_param_value', 'url must be an https URL.', 'url'));
+    try {
+      const body = { url, env, eventTypes: ['*' as const], ...(description ? { description } : {}) };
+      onCreated(await call(api.POST('/admin/v1/projects/{projectId}/webhook-endpoints', { params: { path: { projectId } }, body })));
+      setUrl('');
+      setDescription('');
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+  return (
+    <form
+      className="inline-form"
+      aria-labelledby="create-endpoint"
+      noValidate
+      onSubmit={(event) => {
+        event.preventDefault();
+        void submit();
+      }}
+    >
+      <h2 id="create-endpoint">New endpoint ({env})</h2>
+      <Field label="Endpoint URL" name="url" placeholder="https://example.com/hooks" value={url} onChange={setUrl} error={errorFor(error, 'url')} />
+      <Field label="Description" name="description" value={description} onChange={setDescription} error={errorFor(error, 'description')} />
+      <FormAlert error={error} fields={['url', 'description']} />
+      <button type="submit" className="primary">
+        Create endpoint
+      </button>
+    </form>
+  );
+}
+
+export function WebhookEndpointPage({ endpointId }: { endpointId: string }) {
+  const path = { params: { path: { endpointId } } };
+  const endpoint = useLoad(() => call(api.GET('/admin/v1/webhook-endpoints/{endpointId}', path)), [endpointId]);
+  const deliveries = useLoad(() => call(api.GET('/admin/v1/webhook-endpoints/{endpointId}/deliveries', path)), [endpointId]);
+  return (
+    <Loaded load={endpoint} label="the endpoint">
+      {(data) => (
+        <EndpointEditor
+          endpoint={data}
+          deliveries={deliveries}
+          onChanged={() => {
+            endpoint.reload();
+            deliveries.reload();
+          }}
+        />
+      )}
+    </Loaded>
+  );
+}

@@ -1,0 +1,2 @@
+// CSS files are bundled by Vite.
+declare module '*.css';
