@@ -36,7 +36,7 @@ export class ResolveService {
     const verified = tokenPair ? await this.verifier.verifyFor(auth.projectId, dto.idToken as string, dto.userId as string) : null;
     const ip = dto.ip ?? null;
     if (verified) return this.authenticated(auth, dto.userId as string, verified, anonymousId, passkeyAvailable, ip);
-    if (anonymousId) return this.recognize(auth, anonymousId, passkeyAvailable, ip);
+    if (anonymousId) return this.recognize(auth, anonymousId, passkeyAvailable, ip, serverAsserted ? (dto.userId as string) : null);
     if (serverAsserted) return this.recognizeUser(auth, dto.userId as string, ip);
     const verdict = await this.gate.checkForResolve(auth, { ip }, null);
     return this.result(
@@ -99,8 +99,19 @@ export class ResolveService {
     return this.result(decision, user, '', knownUser ? customerId : null, verdict);
   }
 
-  /** Recognition by the device: its tier-3 binding first, then the alias graph. */
-  private async recognize(auth: AuthContext, anonymousId: string, passkeyAvailable: boolean, ip: string | null): Promise<ResolveResultView> {
+  /**
+   * Recognition by the device: its tier-3 binding first, then the alias graph. A user id a
+   * secret key asserts beside the device is checked against the block lists too (the Node
+   * client sends both), even when the device is not linked to that user yet; it never raises
+   * the tier.
+   */
+  private async recognize(
+    auth: AuthContext,
+    anonymousId: string,
+    passkeyAvailable: boolean,
+    ip: string | null,
+    assertedUserId: string | null,
+  ): Promise<ResolveResultView> {
     const scope: TenantScope = auth;
     // A binding counts only while its customer is active: identity reads a forgotten customer's profile as null.
     const bound = await this.bindings.find(scope, anonymousId);
@@ -122,7 +133,8 @@ export class ResolveService {
       user = { id: binding && developerIds.includes(binding.userId) ? binding.userId : developerIds[0] };
       if (profile.email) user.email = profile.email;
     }
-    const verdict = await this.gate.checkForResolve(auth, { userIds: developerIds, email: profile?.email ?? null, ip }, customerId);
+    const userIds = assertedUserId && !developerIds.includes(assertedUserId) ? [...developerIds, assertedUserId] : developerIds;
+    const verdict = await this.gate.checkForResolve(auth, { userIds, email: profile?.email ?? null, ip }, customerId);
     return this.result(decision, user, anonymousId, customerId, verdict);
   }
 
