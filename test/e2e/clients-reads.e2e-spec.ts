@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
+import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
 import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
@@ -218,6 +218,35 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
         ]),
       );
       expect(res.body.data.sources).toHaveLength(2);
+      expect(res.body.data.coverage).toEqual({ state: 'measured', since: num });
+    });
+
+    it('analytics and errors on an app without page views or a rail: data.coverage says not_instrumented, not zero', async () => {
+      const bare = await createProjectWithApp(t);
+      const acquisition = await t.http.get('/v1/acquisition').set(cli(bare.keys.skLive));
+      expect(acquisition.status).toBe(200);
+      expect(acquisition.body.data.coverage).toEqual({ state: 'not_instrumented', since: null });
+      const error = {
+        name: 'error.unhandled',
+        eventId: `err_${randomUUID()}`,
+        timestamp: t.clock.nowMs(),
+        level: 'error',
+        developerUserId: 'u1',
+        anonymousId: `anon_${randomUUID()}`,
+        properties: { fingerprint: FINGERPRINT, message: 'boom', errorType: 'TypeError' },
+      };
+      expect(
+        (
+          await t.http
+            .post('/v1/events')
+            .set(keyHeaders(bare, bare.keys.skLive))
+            .send({ events: [error] })
+        ).status,
+      ).toBe(202);
+      const impact = await t.http.get('/v1/errors').query({ fingerprint: FINGERPRINT }).set(cli(bare.keys.skLive));
+      expect(impact.body.data).toEqual(
+        expect.objectContaining({ affected: { users: 1, payingUsers: null }, coverage: { state: 'not_instrumented', since: null } }),
+      );
     });
 
     it('errors --issue: GET /v1/errors?project=&fingerprint=, the impact fields the command prints', async () => {
@@ -232,6 +261,8 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
         affected: { users: 2, payingUsers: 1 },
         firstSeen: num,
         lastSeen: num,
+        // coverageNote(data.coverage): revenue is measured, so payingUsers is a real figure.
+        coverage: { state: 'measured', since: num },
       });
       const unknown = await t.http.get('/v1/errors').query({ project: fx.projectId, fingerprint: 'ffffffff' }).set(cli(aggregateWk));
       expect(unknown.status).toBe(200);

@@ -82,6 +82,8 @@ describe('error impact and affected users', () => {
       affected: { users: 3, payingUsers: null },
       firstSeen: now - 5000,
       lastSeen: now - 1000,
+      // payingUsers is null because revenue is not instrumented: data says so beside it.
+      coverage: { state: 'not_instrumented', since: null },
     });
     expect(res.body.meta.coverage.errors.state).toBe('measured');
     expect(res.body.meta.coverage.revenue).toEqual({ state: 'not_instrumented', since: null });

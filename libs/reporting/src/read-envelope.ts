@@ -13,6 +13,11 @@ export interface SurfaceCoverage {
 
 export type Coverage = Partial<Record<CoverageSurface, SurfaceCoverage>>;
 
+/** One surface's coverage, `not_instrumented` when the surface was not read. */
+export function surfaceCoverage(coverage: SurfaceCoverage | undefined): SurfaceCoverage {
+  return coverage ? { state: coverage.state, since: coverage.since } : { state: 'not_instrumented', since: null };
+}
+
 export interface ReadMeta {
   /** The project read (`proj_…`); null for a read over a whole workspace. */
   project: string | null;

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsNotEmpty, IsString, Matches, MaxLength } from 'class-validator';
 import { ANONYMOUS_ID_PATTERN } from '#identity';
-import { ReadMetaView } from '../read-envelope.js';
+import { ReadMetaView, SurfaceCoverageView } from '../read-envelope.js';
 
 export class HubspotArrivalDto {
   @ApiProperty({ description: "The browser's anonymous id", example: 'anon_4f1c…' })
@@ -28,6 +28,11 @@ export class SourceSignupsView {
 }
 export class AcquisitionData {
   @ApiProperty({ type: [SourceSignupsView] }) sources: SourceSignupsView[];
+  @ApiProperty({
+    type: SurfaceCoverageView,
+    description: "meta.coverage.analytics repeated: whether first touches are measured (the CLI's analytics command reads it here)",
+  })
+  coverage: SurfaceCoverageView;
 }
 export class AcquisitionEnvelope {
   @ApiProperty({ example: 'acquisition' }) object: string;

@@ -3,7 +3,7 @@ import { ApiError, Clock } from '#platform';
 import type { AuthContext } from '#keys';
 import { EventRollups } from '#telemetry';
 import { CoverageRepository } from '../coverage.repository.js';
-import type { ReadEnvelope } from '../read-envelope.js';
+import { type ReadEnvelope, surfaceCoverage } from '../read-envelope.js';
 import { ReportingReads } from '../reporting-reads.service.js';
 import { DEFAULT_LIMIT } from '../read-query.js';
 import type { AcquisitionData, ArrivalAcceptedView, HubspotArrivalDto } from './acquisition.dto.js';
@@ -27,7 +27,9 @@ export class AcquisitionService {
   sources(auth: AuthContext, limit = DEFAULT_LIMIT): Promise<ReadEnvelope<AcquisitionData>> {
     return this.reads.read<AcquisitionData>(auth, 'acquisition', async () => {
       const { analytics, userCensus } = await this.coverage.coverage(auth);
-      return { data: { sources: await this.rollups.signupsBySource(auth, limit) }, coverage: { analytics, userCensus } };
+      const sources = await this.rollups.signupsBySource(auth, limit);
+      // The CLI reads one surface's coverage inside data: the first touches come from page views.
+      return { data: { sources, coverage: surfaceCoverage(analytics) }, coverage: { analytics, userCensus } };
     });
   }
 }

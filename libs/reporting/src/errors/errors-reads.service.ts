@@ -4,7 +4,7 @@ import type { AuthContext } from '#keys';
 import { ALIAS_TYPES, BulkIdentity } from '#identity';
 import { EventRollups } from '#telemetry';
 import { CoverageRepository } from '../coverage.repository.js';
-import type { ReadEnvelope } from '../read-envelope.js';
+import { type ReadEnvelope, surfaceCoverage } from '../read-envelope.js';
 import { ReportingReads } from '../reporting-reads.service.js';
 import { DEFAULT_LIMIT } from '../read-query.js';
 import { RevenueLedger } from '../revenue/revenue-ledger.service.js';
@@ -54,6 +54,8 @@ export class ErrorsReadsService {
           affected: { users: row.users, payingUsers },
           firstSeen: row.firstSeenMs,
           lastSeen: row.lastSeenMs,
+          // The CLI reads one surface's coverage inside data: the revenue behind payingUsers.
+          coverage: surfaceCoverage(revenue),
         },
         coverage,
       };

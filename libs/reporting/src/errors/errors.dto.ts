@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
-import { ReadMetaView } from '../read-envelope.js';
+import { ReadMetaView, SurfaceCoverageView } from '../read-envelope.js';
 import { LimitQueryDto } from '../read-query.js';
 
 export class ErrorQueryDto {
@@ -32,6 +32,11 @@ export class ErrorImpactData {
   @ApiProperty({ type: AffectedCountsView }) affected: AffectedCountsView;
   @ApiProperty({ description: 'Unix ms' }) firstSeen: number;
   @ApiProperty({ description: 'Unix ms' }) lastSeen: number;
+  @ApiProperty({
+    type: SurfaceCoverageView,
+    description: "meta.coverage.revenue repeated: whether payingUsers is measured (the CLI's errors command reads it here)",
+  })
+  coverage: SurfaceCoverageView;
 }
 export class ErrorImpactEnvelope {
   @ApiProperty({ example: 'error_impact' }) object: string;
