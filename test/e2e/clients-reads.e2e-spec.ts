@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
+import { WEB_ORIGIN, createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
 import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
@@ -180,6 +180,22 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
           }),
         );
       expect(res.status).toBe(202);
+    });
+  });
+
+  describe('bucket reporter in the browser (WebReportSink.flush)', () => {
+    it("the page's preflight and its keepalive POST with the web app's publishable key: 202, readable cross-origin", async () => {
+      const preflight = await t.http
+        .options('/v1/buckets/report')
+        .set({ Origin: WEB_ORIGIN, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers['access-control-allow-origin']).toBe(WEB_ORIGIN);
+      const res = await t.http
+        .post('/v1/buckets/report')
+        .set({ Origin: WEB_ORIGIN, 'content-type': 'application/json', authorization: `Bearer ${fx.keys.pubLive}` })
+        .send(JSON.stringify({ date: today, byLabel: { 'home-feed': { read: 0 } } }));
+      expect(res.status).toBe(202);
+      expect(res.headers['access-control-allow-origin']).toBe(WEB_ORIGIN);
     });
   });
 
