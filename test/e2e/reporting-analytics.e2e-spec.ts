@@ -108,4 +108,36 @@ describe('GET /v1/reporting/metrics and /v1/reporting/breakdown', () => {
     expect(left[0].n).toBe(0);
     expect((await metrics('host=app.example.com&days=7')).body.data.totals).toEqual({ uniqueVisitors: 3, views: 5 });
   });
+
+  it('the partition maintenance deletes every per-day rollup row past the retention and keeps the days within it', async () => {
+    const old = new Date(t.clock.nowMs() - 200 * DAY).toISOString().slice(0, 10);
+    const recent = new Date(t.clock.nowMs() - 80 * DAY).toISOString().slice(0, 10);
+    for (const day of [old, recent]) {
+      await t.dataSource.query(
+        `INSERT INTO error_daily_rollups (project_id, env, fingerprint, day, occurrences, first_seen_ms, last_seen_ms) VALUES ($1, 'sandbox', '0badf00d', $2, 1, 1, 1)`,
+        [p.projectId, day],
+      );
+      await t.dataSource.query(
+        `INSERT INTO analytics_daily_hosts (project_id, env, host, day, views, visitors) VALUES ($1, 'sandbox', 'old.example.com', $2, 1, 1)`,
+        [p.projectId, day],
+      );
+      await t.dataSource.query(
+        `INSERT INTO analytics_daily_pages (project_id, env, host, day, path, views) VALUES ($1, 'sandbox', 'old.example.com', $2, '/', 1)`,
+        [p.projectId, day],
+      );
+      await t.dataSource.query(
+        `INSERT INTO analytics_daily_referrers (project_id, env, host, day, referrer_host, views) VALUES ($1, 'sandbox', 'old.example.com', $2, 'ref.example.com', 1)`,
+        [p.projectId, day],
+      );
+    }
+    const summary = await t.app.get(EventPartitionMaintenance).runOnce();
+    expect(summary.purgedRollupDays).toBeGreaterThanOrEqual(4);
+    for (const table of ['error_daily_rollups', 'analytics_daily_hosts', 'analytics_daily_pages', 'analytics_daily_referrers']) {
+      const rows: { day: string }[] = await t.dataSource.query(
+        `SELECT to_char(day, 'YYYY-MM-DD') AS day FROM ${table} WHERE project_id = $1 AND day IN ($2, $3)`,
+        [p.projectId, old, recent],
+      );
+      expect({ table, days: rows.map((r) => r.day) }).toEqual({ table, days: [recent] });
+    }
+  });
 });

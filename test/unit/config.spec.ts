@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       sdkVersionEnforcement: false,
       dbPoolSize: 10,
       dbPreparedStatements: true,
+      eventRollups: true,
       eventsWriteSlots: 4,
       keyCacheTtlMs: 5000,
       jwksAllowPrivate: false,
@@ -85,6 +86,8 @@ describe('loadConfig', () => {
     expect(loadConfig({ DB_PREPARED_STATEMENTS: 'false' })).toEqual(expect.objectContaining({ dbPreparedStatements: false }));
     expect(loadConfig({ DB_PREPARED_STATEMENTS: '1' })).toEqual(expect.objectContaining({ dbPreparedStatements: true }));
     expect(() => loadConfig({ DB_PREPARED_STATEMENTS: 'sometimes' })).toThrow(/^DB_PREPARED_STATEMENTS must be one of/);
+    expect(loadConfig({ EVENT_ROLLUPS: 'false' })).toEqual(expect.objectContaining({ eventRollups: false }));
+    expect(() => loadConfig({ EVENT_ROLLUPS: 'maybe' })).toThrow(/^EVENT_ROLLUPS must be one of/);
   });
 
   it('reads the event write slots, which leave at least one pooled connection to the rest of the API', () => {

@@ -97,6 +97,17 @@ describe('telemetry: storage helpers', () => {
     expect(plain.sql).toContain('INSERT INTO event_identity_hints');
   });
 
+  it('with the rollups switched off (EVENT_ROLLUPS=false) the error issues stay and the per-day rollups go', () => {
+    const meta = { projectId: 'p', env: 'sandbox', appId: 'a', receivedAtMs: 9, sdkName: null, sdkVersion: null };
+    for (const firstDelivery of [true, false]) {
+      const off = buildInsertStatement(meta, [row({ fingerprint: 'abcdef01' })], { firstDelivery, rollups: false });
+      expect(off.sql).toContain('INSERT INTO error_issues');
+      for (const table of ['error_daily_rollups', 'error_affected_users', 'analytics_daily_hosts', 'acquisition_first_touch'])
+        expect(off.sql).not.toContain(table);
+      expect(buildInsertStatement(meta, [row()], { firstDelivery }).sql).toContain('INSERT INTO error_daily_rollups');
+    }
+  });
+
   it('partition names and plan', () => {
     const day = Math.floor(Date.UTC(2026, 2, 15) / 86_400_000);
     expect(isoDay(day)).toBe('2026-03-15');

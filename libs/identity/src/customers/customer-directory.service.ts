@@ -50,4 +50,9 @@ export class CustomerDirectory {
   profile(scope: TenantScope, customerId: string, manager?: EntityManager): Promise<CustomerProfile | null> {
     return this.repository.profile(scope, customerId, manager);
   }
+
+  /** The profiles of the active customers among `customerIds` in one statement, by customer id (unknown and forgotten ones absent). */
+  profiles(scope: TenantScope, customerIds: readonly string[]): Promise<Map<string, CustomerProfile>> {
+    return this.repository.profiles(scope, customerIds);
+  }
 }

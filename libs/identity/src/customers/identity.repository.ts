@@ -68,6 +68,13 @@ const findAliasesStatements = Array.from({ length: PREPARED_ALIAS_PROBES }, (_, 
 const findAliasesStatement = (count: number): PreparedSql | string => findAliasesStatements[count - 1] ?? findAliasesSql(count);
 const LOCK_CUSTOMER = prepared(LOCK_CUSTOMER_SQL);
 const CUSTOMER_PROFILE = prepared(CUSTOMER_PROFILE_SQL);
+/** CUSTOMER_PROFILE_SQL for many ids at once (one statement for a ranking's page of customers). */
+const CUSTOMER_PROFILES = prepared(`SELECT c.id, c.email, c.first_name,
+          (SELECT array_agg(a.value ORDER BY a.created_at DESC)
+             FROM customer_aliases a
+            WHERE a.project_id = c.project_id AND a.env = c.env AND a.customer_id = c.id AND a.type = $4) AS developer_ids
+     FROM customers c
+    WHERE c.project_id = $1 AND c.env = $2 AND c.id = ANY($3::text[]) AND c.forgotten_at IS NULL`);
 const FIND_CUSTOMER_BY_ALIAS = prepared(`SELECT a.customer_id
          FROM customer_aliases a
          JOIN customers c ON c.id = a.customer_id
@@ -246,6 +253,18 @@ export class IdentityRepository {
     const row = rows[0];
     if (!row) return null;
     return { customerId: row.id, email: row.email, firstName: row.first_name, developerUserIds: row.developer_ids ?? [] };
+  }
+
+  /** The profiles of active customers among `customerIds`, by customer id (unknown and forgotten ones absent). */
+  async profiles(scope: TenantScope, customerIds: readonly string[]): Promise<Map<string, CustomerProfile>> {
+    if (customerIds.length === 0) return new Map();
+    const rows: { id: string; email: string | null; first_name: string | null; developer_ids: string[] | null }[] = await this.sql.rows(CUSTOMER_PROFILES, [
+      scope.projectId,
+      scope.env,
+      [...customerIds],
+      ALIAS_TYPES.developer,
+    ]);
+    return new Map(rows.map((row) => [row.id, { customerId: row.id, email: row.email, firstName: row.first_name, developerUserIds: row.developer_ids ?? [] }]));
   }
 
   /** Personal identifiers (developer and anonymous ids) of a customer. */

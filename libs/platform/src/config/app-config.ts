@@ -38,6 +38,8 @@ export interface AppConfig {
   dbPoolSize: number;
   /** DB_PREPARED_STATEMENTS (true): hot statements run as named prepared statements; false behind a pooler that does not keep them per client. */
   dbPreparedStatements: boolean;
+  /** The event write keeps the per-day error, analytics and acquisition rollups (EVENT_ROLLUPS; off only to measure their ingestion cost). */
+  eventRollups: boolean;
   /** Event batch statements one replica runs at most at once (group commit: batches that wait share the next statement); below the pool size. */
   eventsWriteSlots: number;
   /** How long a replica serves an API key from memory: the bound on cross-replica revocation. */
@@ -233,6 +235,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sdkVersionEnforcement: flag(env, 'SDK_VERSION_ENFORCEMENT', ['enabled', 'true', 'on', '1'], false),
     dbPoolSize,
     dbPreparedStatements: flag(env, 'DB_PREPARED_STATEMENTS', ['true', '1'], true),
+    eventRollups: flag(env, 'EVENT_ROLLUPS', ['true', 'on', '1'], true),
     eventsWriteSlots,
     keyCacheTtlMs: integer(env, 'KEY_CACHE_TTL_MS', 5000, 0, 60_000),
     jwksAllowPrivate,

@@ -168,10 +168,12 @@ export class CustomerReadsService {
     return this.withUserIds(scope, kept.slice(0, limit));
   }
 
+  /** The candidates' developer user ids, in their order, with one statement for the whole page (not one per customer). */
   private async withUserIds(scope: TenantScope, customerIds: readonly string[]): Promise<Candidate[]> {
+    const profiles = await this.directory.profiles(scope, customerIds);
     const out: Candidate[] = [];
     for (const customerId of customerIds) {
-      const profile = await this.directory.profile(scope, customerId);
+      const profile = profiles.get(customerId);
       if (profile) out.push({ customerId, userIds: profile.developerUserIds });
     }
     return out;

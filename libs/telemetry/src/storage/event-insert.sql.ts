@@ -156,7 +156,7 @@ ON CONFLICT (project_id, env, event_id, client_day) DO UPDATE SET
  * statement: the upserted rows feed the issue and rollup upserts. Only first deliveries (deliveries = 1) count; issues are locked in
  * fingerprint order so concurrent batches cannot deadlock.
  */
-function withIssues(insert: string): string {
+function withIssues(insert: string, rollups = true): string {
   return `
 WITH ${HINTS_CTE}, ins AS (${insert}
   RETURNING e.fingerprint, e.timestamp_ms, e.name, e.level, e.deliveries, ${ROLLUP_RETURNING}
@@ -175,7 +175,7 @@ WITH ${HINTS_CTE}, ins AS (${insert}
     last_level = CASE WHEN EXCLUDED.last_seen_ms >= i.last_seen_ms THEN EXCLUDED.last_level ELSE i.last_level END,
     updated_at_ms = EXCLUDED.updated_at_ms
   RETURNING 1
-), ${ROLLUP_CTES}
+)${rollups ? `, ${ROLLUP_CTES}` : ''}
 SELECT (SELECT count(*) FROM ins)::int AS written, (SELECT count(*) FROM issues)::int AS issues`;
 }
 
@@ -193,6 +193,13 @@ export const INSERT_EVENTS_WITH_ISSUES_SQL = withIssues(`${INSERT_ROWS}${UPSERT}
  */
 export const FIRST_DELIVERY_EVENTS_SQL = `WITH ${HINTS_CTE}${INSERT_ROWS}`;
 export const FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL = withIssues(INSERT_ROWS);
+
+/**
+ * The statements with the error issues but without the per-day rollups, for EVENT_ROLLUPS=false
+ * (a measurement switch: the ingestion cost of the rollups is the difference).
+ */
+export const INSERT_EVENTS_WITHOUT_ROLLUPS_SQL = withIssues(`${INSERT_ROWS}${UPSERT}`, false);
+export const FIRST_DELIVERY_EVENTS_WITHOUT_ROLLUPS_SQL = withIssues(INSERT_ROWS, false);
 
 // Characters JSON.stringify would escape (quote, backslash, controls, lone surrogates).
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -295,15 +302,22 @@ export function concatEncodedRows(parts: readonly EncodedRows[]): EncodedRows {
   };
 }
 
-/** `firstDelivery`: the plain INSERT, which fails with unique_violation (23505) when an event is already stored. */
-export function insertStatementOf(meta: BatchMeta, encoded: EncodedRows, { firstDelivery = false } = {}): InsertStatement {
-  const sql = firstDelivery
-    ? encoded.withIssues
-      ? FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL
-      : FIRST_DELIVERY_EVENTS_SQL
-    : encoded.withIssues
-      ? INSERT_EVENTS_WITH_ISSUES_SQL
-      : INSERT_EVENTS_SQL;
+/**
+ * `firstDelivery`: the plain INSERT, which fails with unique_violation (23505) when an event is
+ * already stored. `rollups: false` leaves the per-day rollups out (EVENT_ROLLUPS=false).
+ */
+export function insertStatementOf(meta: BatchMeta, encoded: EncodedRows, { firstDelivery = false, rollups = true } = {}): InsertStatement {
+  const sql = !encoded.withIssues
+    ? firstDelivery
+      ? FIRST_DELIVERY_EVENTS_SQL
+      : INSERT_EVENTS_SQL
+    : rollups
+      ? firstDelivery
+        ? FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL
+        : INSERT_EVENTS_WITH_ISSUES_SQL
+      : firstDelivery
+        ? FIRST_DELIVERY_EVENTS_WITHOUT_ROLLUPS_SQL
+        : INSERT_EVENTS_WITHOUT_ROLLUPS_SQL;
   return {
     sql,
     params: [meta.projectId, meta.env, meta.appId, meta.receivedAtMs, meta.sdkName, meta.sdkVersion, `[${encoded.hintSets.join(',')}]`, ...encoded.columns],
@@ -311,6 +325,6 @@ export function insertStatementOf(meta: BatchMeta, encoded: EncodedRows, { first
   };
 }
 
-export function buildInsertStatement(meta: BatchMeta, rows: readonly EventRow[], options?: { firstDelivery?: boolean }): InsertStatement {
+export function buildInsertStatement(meta: BatchMeta, rows: readonly EventRow[], options?: { firstDelivery?: boolean; rollups?: boolean }): InsertStatement {
   return insertStatementOf(meta, encodeRows(rows), options);
 }

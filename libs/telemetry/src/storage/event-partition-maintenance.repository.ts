@@ -3,6 +3,10 @@ import { DataSource, type QueryRunner } from 'typeorm';
 import { ADVISORY_LOCKS, type CrossTenant } from '#platform';
 import { isoDay, partitionName } from './event-partitions.js';
 
+/** The per-day rollups other than the visitor days, whose days past the event retention the maintenance deletes. */
+export const DAILY_ROLLUP_TABLES = ['error_daily_rollups', 'analytics_daily_hosts', 'analytics_daily_pages', 'analytics_daily_referrers'] as const;
+export type DailyRollupTable = (typeof DAILY_ROLLUP_TABLES)[number];
+
 const PARTITIONS_SQL = `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass ORDER BY 1`;
 
 /**
@@ -63,11 +67,27 @@ export class PartitionSession {
   /**
    * Deletes at most `limit` daily visitor rows (the distinct-visitor rollup, the only rollup
    * that grows with visitors) of days before `beforeMs`; returns how many. Reads reach 90
-   * days back; the views counters stay.
+   * days back.
    */
   purgeVisitorDaysBatch(beforeMs: number, limit: number): Promise<number> {
+    return this.purgeDaysBatch('analytics_daily_visitors', beforeMs, limit);
+  }
+
+  /**
+   * Deletes at most `limit` rows of one of the other per-day rollups (error days, host, page
+   * and referrer views) of days before `beforeMs`; returns how many. These tables have no
+   * index on the day alone (ingestion would maintain it on every batch): the delete scans
+   * the table, which holds one row per key and day, not one per event, and the hourly run
+   * has one day to remove, so a run is one or two scans per table.
+   */
+  purgeRollupDaysBatch(table: DailyRollupTable, beforeMs: number, limit: number): Promise<number> {
+    if (!DAILY_ROLLUP_TABLES.includes(table)) throw new Error(`not a daily rollup table: ${table}`);
+    return this.purgeDaysBatch(table, beforeMs, limit);
+  }
+
+  private purgeDaysBatch(table: string, beforeMs: number, limit: number): Promise<number> {
     return this.countDeleted(
-      `DELETE FROM analytics_daily_visitors WHERE ctid IN (SELECT ctid FROM analytics_daily_visitors WHERE day < (to_timestamp($1 / 1000.0) AT TIME ZONE 'UTC')::date LIMIT ${limit})`,
+      `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE day < (to_timestamp($1 / 1000.0) AT TIME ZONE 'UTC')::date LIMIT ${limit})`,
       [beforeMs],
     );
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_LOGGER, type AppLogger, Clock, OnJob, crossTenant } from '#platform';
-import { EventPartitionMaintenanceRepository, type PartitionSession } from './event-partition-maintenance.repository.js';
+import { DAILY_ROLLUP_TABLES, EventPartitionMaintenanceRepository, type PartitionSession } from './event-partition-maintenance.repository.js';
 import { planPartitions } from './event-partitions.js';
 
 const RUN_INTERVAL_MS = 60 * 60 * 1000;
@@ -21,6 +21,8 @@ export interface MaintenanceSummary {
   purgedHintSets: number;
   /** Daily visitor rows (analytics rollup) of days past the retention. */
   purgedVisitorDays: number;
+  /** Rows of the other per-day rollups (error days, host, page and referrer views) of days past the retention. */
+  purgedRollupDays: number;
   /** False when another replica held the lock. */
   ran: boolean;
 }
@@ -29,7 +31,8 @@ export interface MaintenanceSummary {
  * Keeps the daily partitions of `events`: creates them a week ahead, drops those past
  * retention (90 days of client time), and purges the DEFAULT partition (clients with clocks
  * far off) by receive time, forgets hint sets (the resolver's queue) not seen within
- * the retention and the analytics rollup's daily visitor rows past it. Rows of a new day that already sit in the default partition
+ * the retention and every per-day rollup's rows of days past it (visitors, error days, host,
+ * page and referrer views: the rollups are kept as long as the events they summarise). Rows of a new day that already sit in the default partition
  * are moved into the new table before it is attached. Hourly in-process
  * (at start too); not under NODE_ENV=test, where tests call runOnce().
  */
@@ -52,13 +55,21 @@ export class EventPartitionMaintenance {
   })
   async maintainJob(): Promise<void> {
     const summary = await this.runOnce();
-    if (summary.created.length + summary.dropped.length + summary.purgedFromDefault + summary.purgedHintSets + summary.purgedVisitorDays > 0)
+    if (
+      summary.created.length +
+        summary.dropped.length +
+        summary.purgedFromDefault +
+        summary.purgedHintSets +
+        summary.purgedVisitorDays +
+        summary.purgedRollupDays >
+      0
+    )
       this.logger.info({ ...summary }, 'event partitions maintained');
   }
 
   async runOnce(retentionDays?: number): Promise<MaintenanceSummary> {
     const summary = await this.repository.withMaintenanceLock(PARTITION_SCAN, (session) => this.maintain(session, retentionDays));
-    return summary ?? { created: [], dropped: [], purgedFromDefault: 0, purgedHintSets: 0, purgedVisitorDays: 0, ran: false };
+    return summary ?? { created: [], dropped: [], purgedFromDefault: 0, purgedHintSets: 0, purgedVisitorDays: 0, purgedRollupDays: 0, ran: false };
   }
 
   /** The partitions of `events` (names). */
@@ -69,7 +80,15 @@ export class EventPartitionMaintenance {
   private async maintain(session: PartitionSession, retentionDays?: number): Promise<MaintenanceSummary> {
     const nowMs = this.clock.nowMs();
     const plan = planPartitions(nowMs, await session.partitions(), retentionDays);
-    const summary: MaintenanceSummary = { created: [], dropped: [], purgedFromDefault: 0, purgedHintSets: 0, purgedVisitorDays: 0, ran: true };
+    const summary: MaintenanceSummary = {
+      created: [],
+      dropped: [],
+      purgedFromDefault: 0,
+      purgedHintSets: 0,
+      purgedVisitorDays: 0,
+      purgedRollupDays: 0,
+      ran: true,
+    };
     for (const day of plan.create) {
       summary.created.push(await session.createPartition(day));
     }
@@ -79,6 +98,8 @@ export class EventPartitionMaintenance {
     summary.purgedFromDefault = await this.inBatches((limit) => session.purgeDefaultBatch(plan.purgeDefaultBeforeMs, limit));
     summary.purgedHintSets = await this.inBatches((limit) => session.purgeHintSetsBatch(plan.purgeDefaultBeforeMs, limit));
     summary.purgedVisitorDays = await this.inBatches((limit) => session.purgeVisitorDaysBatch(plan.purgeDefaultBeforeMs, limit));
+    for (const table of DAILY_ROLLUP_TABLES)
+      summary.purgedRollupDays += await this.inBatches((limit) => session.purgeRollupDaysBatch(table, plan.purgeDefaultBeforeMs, limit));
     return summary;
   }
 

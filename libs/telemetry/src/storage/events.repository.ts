@@ -4,8 +4,10 @@ import { APP_CONFIG, type AppConfig, Metrics, type TenantScope, prepared, typeor
 import {
   type EncodedRows,
   FIRST_DELIVERY_EVENTS_SQL,
+  FIRST_DELIVERY_EVENTS_WITHOUT_ROLLUPS_SQL,
   FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL,
   INSERT_EVENTS_SQL,
+  INSERT_EVENTS_WITHOUT_ROLLUPS_SQL,
   INSERT_EVENTS_WITH_ISSUES_SQL,
   insertStatementOf,
 } from './event-insert.sql.js';
@@ -24,9 +26,16 @@ const MERGE_ROWS = 5000;
  */
 const SPARE_SLOT_AFTER_MS = 25;
 
-/** The four statement texts, each prepared once per connection (unless DB_PREPARED_STATEMENTS=false). */
+/** The statement texts, each prepared once per connection (unless DB_PREPARED_STATEMENTS=false). */
 const PREPARED_INSERTS = new Map(
-  [FIRST_DELIVERY_EVENTS_SQL, FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL, INSERT_EVENTS_SQL, INSERT_EVENTS_WITH_ISSUES_SQL].map((sql) => [sql, prepared(sql)]),
+  [
+    FIRST_DELIVERY_EVENTS_SQL,
+    FIRST_DELIVERY_EVENTS_WITH_ISSUES_SQL,
+    FIRST_DELIVERY_EVENTS_WITHOUT_ROLLUPS_SQL,
+    INSERT_EVENTS_SQL,
+    INSERT_EVENTS_WITH_ISSUES_SQL,
+    INSERT_EVENTS_WITHOUT_ROLLUPS_SQL,
+  ].map((sql) => [sql, prepared(sql)]),
 );
 
 /** Writes event batches with one statement each, merged with the batches that wait beside them (group commit). */
@@ -34,6 +43,7 @@ const PREPARED_INSERTS = new Map(
 export class EventsRepository {
   private readonly commits: GroupCommit;
   private readonly prepare: boolean;
+  private readonly rollups: boolean;
 
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
@@ -41,6 +51,7 @@ export class EventsRepository {
     @Optional() @Inject(Metrics) metrics?: Metrics | null,
   ) {
     this.prepare = config.dbPreparedStatements;
+    this.rollups = config.eventRollups;
     this.commits = new GroupCommit(
       { slots: config.eventsWriteSlots, spareAfterMs: SPARE_SLOT_AFTER_MS, maxUnits: MERGE_BATCHES, maxRows: MERGE_ROWS },
       (unit) => this.writeNow(unit),
@@ -61,12 +72,12 @@ export class EventsRepository {
   /** Rows of new events go in with a plain INSERT; when one of them is already stored (a retry), the whole statement runs again as the upsert. */
   private async writeNow({ scope, meta, rows }: WriteUnit): Promise<void> {
     const statementMeta = { projectId: scope.projectId, env: scope.env, ...meta };
-    const first = insertStatementOf(statementMeta, rows, { firstDelivery: true });
+    const first = insertStatementOf(statementMeta, rows, { firstDelivery: true, rollups: this.rollups });
     try {
       await this.queryRetryingDeadlock(first.sql, first.params);
     } catch (err) {
       if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
-      const upsert = insertStatementOf(statementMeta, rows);
+      const upsert = insertStatementOf(statementMeta, rows, { rollups: this.rollups });
       await this.queryRetryingDeadlock(upsert.sql, upsert.params);
     }
   }
