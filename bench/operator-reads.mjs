@@ -8,6 +8,7 @@
 // over the customers and the last 30 days. After ANALYZE it calls, one request at a time,
 //   - GET /admin/v1/projects/{id}/customers?q=… (user id, email, cdcust_ id, anonymous id, rail id in turn)
 //   - GET /admin/v1/projects/{id}/customers/{customerId} (the customer page, one call)
+//   - GET /admin/v1/projects/{id}/overview (its events-today count reads today's partition)
 // BENCH_REQUESTS times each (default 400) on random customers and prints p50 and p99, then
 // one line per goal (`ok` or `MISS`): p99 of each below 200 ms, the console's API budget.
 // Then, when Chromium is present (bench/lib/console-browser.mjs), the same two pages in the
@@ -160,6 +161,14 @@ async function main() {
     };
     report('customer search', search, P99_GOAL_MS, 'requests');
     report('customer page', detail, P99_GOAL_MS, 'requests');
+    // The overview counts today's events (an index probe of today's partition, ~1/30 of them here).
+    const overview = [];
+    for (let n = 0; n < Math.min(REQUESTS, 100); n++) {
+      const read = await timed(apiBase, operatorToken, `/admin/v1/projects/${project.id}/overview?env=sandbox`);
+      if (!(read.body.eventsToday > 0) && EVENTS >= 2_592_000) throw new Error(`overview eventsToday ${read.body.eventsToday}`);
+      overview.push(read.ms);
+    }
+    report('overview (events today)', overview, P99_GOAL_MS, 'requests');
     const rendered = await consoleBrowserPass({
       base: apiBase,
       projectId: project.id,
