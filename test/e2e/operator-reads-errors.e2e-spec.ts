@@ -64,11 +64,40 @@ describe('operator reads: error issues and one issue with its symbolicated lates
           lastSeenAt: expect.any(Number),
           lastEventName: 'error.unhandled',
           lastLevel: 'error',
+          affectedUsers: 1,
         },
       ],
     });
     expect((await list('')).body).toEqual({ object: 'list', env: 'production', data: [] });
     expect((await list('env=sandbox', other)).body.data).toEqual([]);
+  });
+
+  it('counts the distinct users of each issue from the rollups; events without a user id are not counted', async () => {
+    const q = await createProjectWithApp(t);
+    const now = t.clock.nowMs();
+    const event = (fp: string, developerUserId: string | undefined, i: number) => ({
+      name: 'error.unhandled',
+      eventId: `err_${randomUUID()}`,
+      timestamp: now - i * 1000,
+      level: 'error',
+      anonymousId: 'anon_affected',
+      ...(developerUserId ? { developerUserId } : {}),
+      properties: { fingerprint: fp, message: 'boom' },
+    });
+    const events = [
+      event('a1a1a1a1', 'u1', 5),
+      event('a1a1a1a1', 'u1', 4),
+      event('a1a1a1a1', 'u2', 3),
+      event('a1a1a1a1', undefined, 2),
+      event('b2b2b2b2', undefined, 1),
+    ];
+    expect((await t.http.post('/v1/events').set(keyHeaders(q, q.keys.skTest)).send({ events })).status).toBe(202);
+    const res = await list('env=sandbox', q);
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((i: { fingerprint: string; count: number; affectedUsers: number }) => [i.fingerprint, i.count, i.affectedUsers])).toEqual([
+      ['b2b2b2b2', 1, 0],
+      ['a1a1a1a1', 4, 2],
+    ]);
   });
 
   it('answers one issue with its latest event, frames symbolicated with the source line, and the users it hit', async () => {

@@ -237,7 +237,7 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
       mrrCents: 0,
       payingCustomers: 1,
       activeSubscriptionsByRail: { ios_store: 0, card_payments: 1, android_store: 0 },
-      eventsToday: null,
+      eventsToday: 0,
       openErrorIssues: null,
       deadJobs: 0,
       mrrSeries: expect.any(Array),

@@ -28,6 +28,7 @@ export function Errors({ projectId }: { projectId: string }) {
                 <tr>
                   <th scope="col">Issue</th>
                   <th scope="col">Events</th>
+                  <th scope="col">Affected users</th>
                   <th scope="col">First seen</th>
                   <th scope="col">Last seen</th>
                 </tr>
@@ -41,6 +42,7 @@ export function Errors({ projectId }: { projectId: string }) {
                       <small className="muted">{issue.fingerprint}</small>
                     </td>
                     <td>{issue.count}</td>
+                    <td>{issue.affectedUsers}</td>
                     <td>{date(issue.firstSeenAt)}</td>
                     <td>{date(issue.lastSeenAt)}</td>
                   </tr>

@@ -23,7 +23,8 @@ export class OverviewView {
   @ApiProperty({ type: Number, nullable: true }) mrrCents: number | null;
   @ApiProperty({ type: Number, nullable: true }) payingCustomers: number | null;
   @ApiProperty({ type: ActiveSubscriptionsByRailView }) activeSubscriptionsByRail: ActiveSubscriptionsByRailView;
-  @ApiProperty({ type: Number, nullable: true, description: 'null: no per-day event count is kept yet' }) eventsToday: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'Events whose client day is today (UTC); null is kept in the schema for compatibility' })
+  eventsToday: number | null;
   @ApiProperty({ type: Number, nullable: true, description: 'Error issues of the environment (issues have no resolved state yet); null before the first' })
   openErrorIssues: number | null;
   @ApiProperty({ description: 'Dead-lettered durable jobs of the project and environment' }) deadJobs: number;

@@ -21,6 +21,20 @@ export class OverviewRepository {
     return n > 0 ? n : null;
   }
 
+  /**
+   * Events of the scope whose client day is `day` ('YYYY-MM-DD', UTC): the equality on the
+   * partition key prunes to that day's partition, and the primary key's leading columns
+   * (project_id, env) make it an index-only count of that partition's rows of the scope.
+   */
+  async eventsOfDay(scope: TenantScope, day: string): Promise<number> {
+    const row = await this.sql.one<{ n: string }>(`SELECT count(*) AS n FROM events WHERE project_id = $1 AND env = $2 AND client_day = $3::date`, [
+      scope.projectId,
+      scope.env,
+      day,
+    ]);
+    return Number(row?.n ?? 0);
+  }
+
   async deadJobs(scope: TenantScope): Promise<number> {
     const row = await this.sql.one<{ n: string }>(`SELECT count(*) AS n FROM jobs WHERE status = 'dead' AND project_id = $1 AND env = $2`, [
       scope.projectId,

@@ -29,7 +29,12 @@ export class OverviewService {
     const figures = measured ? await this.revenue.figures(scope, currency, nowMs) : null;
     const series = await this.revenue.series(scope, currency, SERIES_DAYS, nowMs, measured);
     const active = measured ? await this.counts.activeSubscriptionsByRail(scope) : null;
-    const [openErrorIssues, deadJobs] = await Promise.all([this.counts.errorIssues(scope), this.counts.deadJobs(scope)]);
+    const today = new Date(nowMs).toISOString().slice(0, 10);
+    const [openErrorIssues, deadJobs, eventsToday] = await Promise.all([
+      this.counts.errorIssues(scope),
+      this.counts.deadJobs(scope),
+      this.counts.eventsOfDay(scope, today),
+    ]);
     return {
       object: 'overview',
       currency,
@@ -40,7 +45,7 @@ export class OverviewService {
         card_payments: active ? (active.get('card_payments') ?? 0) : null,
         android_store: active ? (active.get('android_store') ?? 0) : null,
       },
-      eventsToday: null,
+      eventsToday,
       openErrorIssues,
       deadJobs,
       mrrSeries: series.map((point) => ({ date: point.date, mrrCents: point.mrrCents })),

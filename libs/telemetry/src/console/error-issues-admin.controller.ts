@@ -6,6 +6,7 @@ import { ErrorIssueDetailService } from '../issues/error-issue-detail.service.js
 import { ErrorIssuesRepository } from '../issues/error-issues.repository.js';
 import { AdminErrorIssueList, AdminErrorIssueView } from './error-issues-admin.views.js';
 import { IssueUsersRepository } from './issue-users.repository.js';
+import { EventRollupsRepository } from '../rollups/event-rollups.repository.js';
 
 const FINGERPRINT = /^[0-9a-f]{8}$/;
 const USERS_WINDOW = 5000;
@@ -24,11 +25,15 @@ export class ErrorIssuesAdminController {
     private readonly issues: ErrorIssuesRepository,
     private readonly detail: ErrorIssueDetailService,
     private readonly users: IssueUsersRepository,
+    private readonly rollups: EventRollupsRepository,
   ) {}
 
   @Get()
   @Header('Cache-Control', 'private, no-store')
-  @ApiOperation({ operationId: 'adminListErrorIssues', summary: 'Error issues by fingerprint with counts and first and last seen, most recent first' })
+  @ApiOperation({
+    operationId: 'adminListErrorIssues',
+    summary: 'Error issues by fingerprint with counts, affected users and first and last seen, most recent first',
+  })
   @ApiQuery(ENV_QUERY)
   @ApiQuery({ name: 'limit', required: false, description: '1..100, default 25' })
   @ApiQuery({ name: 'status', required: false, enum: STATUSES, description: 'Issues have no resolution state yet: open and all list every issue' })
@@ -44,7 +49,12 @@ export class ErrorIssuesAdminController {
     const limit = queryInt(rawLimit, 'limit', 1, 100, 25);
     if (status !== undefined && status !== '' && !STATUSES.includes(status)) throw ApiError.invalidParam(`status must be one of ${STATUSES.join(', ')}`);
     await this.projects.assertExists(projectId);
-    const rows = await this.issues.listRecent(TenantScopes.operator(projectId, env), limit);
+    const scope = TenantScopes.operator(projectId, env);
+    const rows = await this.issues.listRecent(scope, limit);
+    const affected = await this.rollups.affectedUserCounts(
+      scope,
+      rows.map((r) => r.fingerprint),
+    );
     return {
       object: 'list',
       data: rows.map((r) => ({
@@ -55,6 +65,7 @@ export class ErrorIssuesAdminController {
         lastSeenAt: seconds(r.lastSeenMs),
         lastEventName: r.lastEventName,
         lastLevel: r.lastLevel,
+        affectedUsers: affected.get(r.fingerprint) ?? 0,
       })),
       env,
     };

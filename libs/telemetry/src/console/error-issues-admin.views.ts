@@ -2,9 +2,13 @@ import { ApiProperty } from '@nestjs/swagger';
 import { ErrorIssueDetailView, ErrorIssueView } from '../issues/error-issues.views.js';
 
 /** Response shapes of the console's error pages. */
+export class AdminErrorIssueSummaryView extends ErrorIssueView {
+  @ApiProperty({ description: 'Distinct developer user ids the issue hit (events without a user id are not counted)' }) affectedUsers: number;
+}
+
 export class AdminErrorIssueList {
   @ApiProperty({ example: 'list' }) object: 'list';
-  @ApiProperty({ type: [ErrorIssueView], description: 'Most recently seen first' }) data: ErrorIssueView[];
+  @ApiProperty({ type: [AdminErrorIssueSummaryView], description: 'Most recently seen first' }) data: AdminErrorIssueSummaryView[];
   @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
 }
 

@@ -49,6 +49,18 @@ export class EventRollupsRepository {
     };
   }
 
+  /** Distinct developer user ids each fingerprint hit (the rollup's rows of each, read by their leading key); 0 when none. */
+  async affectedUserCounts(scope: TenantScope, fingerprints: readonly string[]): Promise<Map<string, number>> {
+    if (fingerprints.length === 0) return new Map();
+    const rows = await this.sql.rows<{ fingerprint: string; n: string }>(
+      `SELECT fingerprint, count(*) AS n FROM error_affected_users WHERE project_id = $1 AND env = $2 AND fingerprint = ANY($3::text[]) GROUP BY fingerprint`,
+      [scope.projectId, scope.env, fingerprints],
+    );
+    const counts = new Map(fingerprints.map((f) => [f, 0]));
+    for (const r of rows) counts.set(r.fingerprint, Number(r.n));
+    return counts;
+  }
+
   /** The developer user ids an error hit, most recent first, at most `limit`. */
   async affectedUsers(scope: TenantScope, fingerprint: string, limit: number): Promise<AffectedUserRow[]> {
     const rows = await this.sql.rows<{ user_id: string; last_hit_ms: string }>(
