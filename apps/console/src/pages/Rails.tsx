@@ -52,17 +52,14 @@ function Panel({ projectId, rail }: { projectId: string; rail: RailPanel }) {
           </thead>
           <tbody>
             {rail.notifications.map((n) => (
-              <tr key={n.notificationId}>
+              <tr key={n.id}>
                 <td>
-                  <code>{n.notificationId}</code>
-                  {n.duplicate ? ' (duplicate)' : ''}
+                  <code>{n.id}</code>
                 </td>
                 <td>
                   <Status value={n.decision} />
                 </td>
-                <td>
-                  {n.serviceCustomerId ? <a href={href(`/p/${projectId}/customers/${encodeURIComponent(n.serviceCustomerId)}`)}>{n.serviceCustomerId}</a> : '—'}
-                </td>
+                <td>{n.customerId ? <a href={href(`/p/${projectId}/customers/${encodeURIComponent(n.customerId)}`)}>{n.customerId}</a> : '—'}</td>
               </tr>
             ))}
           </tbody>

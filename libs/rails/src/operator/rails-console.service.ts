@@ -6,7 +6,7 @@ import { PURCHASE_RAILS, type PurchaseRail } from '#entitlements';
 import { RailSettingsRepository } from '../model/rail-settings.repository.js';
 import { RailNotificationsReadRepository } from './rail-notifications-read.repository.js';
 import { RailSecretsStatus } from './rail-secrets-status.js';
-import type { RailNotificationList, RailNotificationView, RailPanelView } from './rails-console.views.js';
+import type { RailNotificationList, RailNotificationEntryView, RailPanelView } from './rails-console.views.js';
 
 export const PANEL_NOTIFICATIONS = 20;
 
@@ -54,7 +54,7 @@ export class RailsConsole {
     rail: PurchaseRail,
     before: string | null,
     limit: number,
-  ): Promise<{ data: RailNotificationView[]; hasMore: boolean }> {
+  ): Promise<{ data: RailNotificationEntryView[]; hasMore: boolean }> {
     const rows = await this.notificationsRead.recent(scope, rail, before, limit + 1);
     const shown = rows.slice(0, limit);
     const railIds = await this.journal.railSubscriptionIds(

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { PURCHASE_RAILS } from '#entitlements';
 
 /** Response shapes of the console's rails page. */
-export class RailNotificationView {
+export class RailNotificationEntryView {
   @ApiProperty({ example: 'rail_notification' }) object: 'rail_notification';
   @ApiProperty({ description: "The rail's notification id (notificationUUID, evt_…, Pub/Sub messageId)" }) id: string;
   @ApiProperty({ description: 'Unix seconds' }) receivedAt: number;
@@ -16,7 +16,7 @@ export class RailNotificationView {
 
 export class RailNotificationList {
   @ApiProperty({ example: 'list' }) object: 'list';
-  @ApiProperty({ type: [RailNotificationView] }) data: RailNotificationView[];
+  @ApiProperty({ type: [RailNotificationEntryView] }) data: RailNotificationEntryView[];
   @ApiProperty({ description: 'Older notifications remain (pass the last id as before)' }) hasMore: boolean;
   @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
 }
@@ -35,7 +35,7 @@ export class RailPanelView {
   >;
   @ApiProperty({ type: RailSecretsView }) secrets: RailSecretsView;
   @ApiProperty({ description: "The URL to paste into the store's console (built from the request's scheme and host)" }) webhookUrl: string;
-  @ApiProperty({ type: [RailNotificationView], description: 'The latest 20 notifications of the environment, newest first' })
-  notifications: RailNotificationView[];
+  @ApiProperty({ type: [RailNotificationEntryView], description: 'The latest 20 notifications of the environment, newest first' })
+  notifications: RailNotificationEntryView[];
   @ApiProperty() notificationsHasMore: boolean;
 }
