@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { ApiPropertyOptional } from '@nestjs/swagger';
@@ -6,24 +7,31 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 export const DEFAULT_DAYS = 30;
 export const DEFAULT_LIMIT = 25;
 
+/** An optional integer query parameter within bounds, documented with its default; the message names it. */
+function BoundedIntQuery(name: string, max: number, defaultValue: number) {
+  const message = `${name} must be an integer from 1 to ${max}`;
+  return applyDecorators(
+    ApiPropertyOptional({ minimum: 1, maximum: max, default: defaultValue }),
+    IsOptional(),
+    Type(() => Number),
+    IsInt({ message }),
+    Min(1, { message }),
+    Max(max, { message }),
+  );
+}
+
 /** `days=1..90` (default 30): UTC dates back from today, today included. */
+export const DaysQuery = () => BoundedIntQuery('days', 90, DEFAULT_DAYS);
+
+/** `limit=1..100` (default 25). */
+export const LimitQuery = () => BoundedIntQuery('limit', 100, DEFAULT_LIMIT);
+
 export class DaysQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 90, default: DEFAULT_DAYS })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'days must be an integer from 1 to 90' })
-  @Min(1, { message: 'days must be an integer from 1 to 90' })
-  @Max(90, { message: 'days must be an integer from 1 to 90' })
+  @DaysQuery()
   days?: number;
 }
 
-/** `limit=1..100` (default 25). */
 export class LimitQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: DEFAULT_LIMIT })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be an integer from 1 to 100' })
-  @Min(1, { message: 'limit must be an integer from 1 to 100' })
-  @Max(100, { message: 'limit must be an integer from 1 to 100' })
+  @LimitQuery()
   limit?: number;
 }

@@ -20,3 +20,11 @@ export function ReportingRead(options: ReportingReadOptions = {}) {
     Header('Cache-Control', 'private, no-store'),
   );
 }
+
+/** What a scoped read answers besides its data (`@ApiErrors`): bad parameters, key refusals, scope and project refusals, the reads bucket. */
+export const SCOPED_READ_ERRORS = {
+  400: ['invalid_param_value', 'missing_required_param'],
+  401: ['missing_api_key', 'invalid_api_key', 'key_revoked'],
+  403: ['insufficient_scope', 'project_not_allowed'],
+  429: ['rate_limited'],
+} as const;

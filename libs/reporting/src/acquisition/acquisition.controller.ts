@@ -3,7 +3,7 @@ import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nest
 import { ApiErrors, RateLimit } from '#platform';
 import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import type { ReadEnvelope } from '../read-envelope.js';
-import { ReportingRead } from '../reporting-read.decorator.js';
+import { ReportingRead, SCOPED_READ_ERRORS } from '../reporting-read.decorator.js';
 import { LimitQueryDto } from '../read-query.js';
 import { AcquisitionEnvelope, ArrivalAcceptedView, HubspotArrivalDto, type AcquisitionData } from './acquisition.dto.js';
 import { AcquisitionService } from './acquisition.service.js';
@@ -45,12 +45,7 @@ export class AcquisitionController {
       "Each customer counts once, when identify first links one of its anonymous ids: under that id's campaign arrival ref, else the utm_source or referrer host of its first anonymous page view, else direct.",
   })
   @ApiOkResponse({ type: AcquisitionEnvelope })
-  @ApiErrors({
-    400: ['invalid_param_value', 'missing_required_param'],
-    401: ['missing_api_key', 'invalid_api_key', 'key_revoked'],
-    403: ['insufficient_scope', 'project_not_allowed'],
-    429: ['rate_limited'],
-  })
+  @ApiErrors(SCOPED_READ_ERRORS)
   sources(@CurrentKey() auth: AuthContext, @Query() query: LimitQueryDto): Promise<ReadEnvelope<AcquisitionData>> {
     return this.acquisition.sources(auth, query.limit);
   }

@@ -3,16 +3,11 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '#platform';
 import { type AuthContext, CurrentKey } from '#keys';
 import type { ReadEnvelope } from '../read-envelope.js';
-import { ReportingRead } from '../reporting-read.decorator.js';
+import { ReportingRead, SCOPED_READ_ERRORS } from '../reporting-read.decorator.js';
 import { BreakdownEnvelope, BreakdownQueryDto, MetricsEnvelope, MetricsQueryDto, type BreakdownData, type MetricsData } from './analytics.dto.js';
 import { AnalyticsReadsService } from './analytics-reads.service.js';
 
-const READ_ERRORS = {
-  400: ['invalid_param_value', 'missing_required_param'],
-  401: ['missing_api_key', 'invalid_api_key', 'key_revoked'],
-  403: ['insufficient_scope', 'project_not_allowed', 'origin_not_allowed'],
-  429: ['rate_limited'],
-} as const;
+const READ_ERRORS = { ...SCOPED_READ_ERRORS, 403: [...SCOPED_READ_ERRORS[403], 'origin_not_allowed'] } as const;
 
 @ApiTags('reporting')
 @Controller()

@@ -1,8 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ReadMetaView } from '../read-envelope.js';
-import { DEFAULT_DAYS, DEFAULT_LIMIT } from '../read-query.js';
+import { DaysQuery, LimitQuery } from '../read-query.js';
 
 class HostQueryDto {
   @ApiProperty({ description: "A host of one of the app's allowed origins", example: 'tenant.example.com' })
@@ -11,12 +10,7 @@ class HostQueryDto {
   @IsString({ message: 'host must be a string' })
   host: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 90, default: DEFAULT_DAYS })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'days must be an integer from 1 to 90' })
-  @Min(1, { message: 'days must be an integer from 1 to 90' })
-  @Max(90, { message: 'days must be an integer from 1 to 90' })
+  @DaysQuery()
   days?: number;
 }
 
@@ -33,12 +27,7 @@ export class BreakdownQueryDto extends HostQueryDto {
   @IsIn(['top_pages', 'top_referrers'], { message: 'dimension must be top_pages or top_referrers' })
   dimension?: 'top_pages' | 'top_referrers';
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: DEFAULT_LIMIT })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be an integer from 1 to 100' })
-  @Min(1, { message: 'limit must be an integer from 1 to 100' })
-  @Max(100, { message: 'limit must be an integer from 1 to 100' })
+  @LimitQuery()
   limit?: number;
 }
 

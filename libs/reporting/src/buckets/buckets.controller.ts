@@ -3,7 +3,7 @@ import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiTags } fr
 import { ApiErrors, BodyLimit, RateLimit } from '#platform';
 import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import type { ReadEnvelope } from '../read-envelope.js';
-import { ReportingRead } from '../reporting-read.decorator.js';
+import { ReportingRead, SCOPED_READ_ERRORS } from '../reporting-read.decorator.js';
 import { DaysQueryDto } from '../read-query.js';
 import { BucketReportAcceptedView, BucketReportBodyDoc, ReadCostEnvelope, type ReadCostData } from './buckets.dto.js';
 import { BucketsService } from './buckets.service.js';
@@ -53,12 +53,7 @@ export class BucketsController {
       'the distinct actors, and reads per label (byOperation, most first). No report ever: readCost not_instrumented and null figures.',
   })
   @ApiOkResponse({ type: ReadCostEnvelope })
-  @ApiErrors({
-    400: ['invalid_param_value', 'missing_required_param'],
-    401: ['missing_api_key', 'invalid_api_key', 'key_revoked'],
-    403: ['insufficient_scope', 'project_not_allowed'],
-    429: ['rate_limited'],
-  })
+  @ApiErrors(SCOPED_READ_ERRORS)
   read(@CurrentKey() auth: AuthContext, @Query() query: DaysQueryDto): Promise<ReadEnvelope<ReadCostData>> {
     return this.buckets.read(auth, query.days);
   }

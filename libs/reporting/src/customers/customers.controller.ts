@@ -3,8 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '#platform';
 import { type AuthContext, CurrentKey } from '#keys';
 import type { ReadEnvelope } from '../read-envelope.js';
-import { ReportingRead } from '../reporting-read.decorator.js';
-import { READ_ERRORS } from '../revenue/revenue.controller.js';
+import { ReportingRead, SCOPED_READ_ERRORS } from '../reporting-read.decorator.js';
 import { CustomerReadsService } from './customer-reads.service.js';
 import {
   CrossmatchEnvelope,
@@ -30,7 +29,7 @@ export class CustomersController {
     description: 'Counts only. payingCustomers is null while no rail is connected; activePeople is null while the activity rollup is not instrumented.',
   })
   @ApiOkResponse({ type: CustomersEnvelope })
-  @ApiErrors(READ_ERRORS)
+  @ApiErrors(SCOPED_READ_ERRORS)
   customers(@CurrentKey() auth: AuthContext): Promise<ReadEnvelope<CustomersData>> {
     return this.customerReads.customers(auth);
   }
@@ -44,7 +43,7 @@ export class CustomersController {
       'Rows carry the caller’s own identifiers only (user ids, cdcust_ ids), never emails or names. by=read_cost answers no rows while read cost is not instrumented (coverage.readCost).',
   })
   @ApiOkResponse({ type: RankedEnvelope })
-  @ApiErrors(READ_ERRORS)
+  @ApiErrors(SCOPED_READ_ERRORS)
   ranked(@CurrentKey() auth: AuthContext, @Query() query: RankedQueryDto): Promise<ReadEnvelope<RankedData>> {
     return this.customerReads.ranked(auth, query);
   }
@@ -58,7 +57,7 @@ export class CustomersController {
       'Exactly one of userId, anonymousId, customerId, appleOriginalTransactionId, googlePurchaseToken, stripeCustomerId (else 400 naming them). No match is 200 with customer: null.',
   })
   @ApiOkResponse({ type: CrossmatchEnvelope })
-  @ApiErrors(READ_ERRORS)
+  @ApiErrors(SCOPED_READ_ERRORS)
   crossmatch(@CurrentKey() auth: AuthContext, @Query() query: CrossmatchQueryDto): Promise<ReadEnvelope<CrossmatchData>> {
     return this.customerReads.crossmatch(auth, query);
   }

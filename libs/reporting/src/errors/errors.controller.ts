@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '#platform';
 import { type AuthContext, CurrentKey } from '#keys';
 import type { ReadEnvelope } from '../read-envelope.js';
-import { ReportingRead } from '../reporting-read.decorator.js';
+import { ReportingRead, SCOPED_READ_ERRORS } from '../reporting-read.decorator.js';
 import {
   AffectedUsersEnvelope,
   ErrorAffectedQueryDto,
@@ -13,13 +13,6 @@ import {
   type ErrorImpactData,
 } from './errors.dto.js';
 import { ErrorsReadsService } from './errors-reads.service.js';
-
-const READ_ERRORS = {
-  400: ['invalid_param_value', 'missing_required_param'],
-  401: ['missing_api_key', 'invalid_api_key', 'key_revoked'],
-  403: ['insufficient_scope', 'project_not_allowed'],
-  429: ['rate_limited'],
-} as const;
 
 @ApiTags('reporting')
 @Controller()
@@ -35,7 +28,7 @@ export class ErrorsController {
       'Read from the per-day error rollups, never the raw events. An unknown fingerprint is data: null. payingUsers is null while no rail is connected (revenue not_instrumented).',
   })
   @ApiOkResponse({ type: ErrorImpactEnvelope })
-  @ApiErrors(READ_ERRORS)
+  @ApiErrors(SCOPED_READ_ERRORS)
   impact(@CurrentKey() auth: AuthContext, @Query() query: ErrorQueryDto): Promise<ReadEnvelope<ErrorImpactData | null>> {
     return this.errors.impact(auth, query.fingerprint);
   }
@@ -48,7 +41,7 @@ export class ErrorsController {
     description: 'Rows name your own user ids and cdcust_ ids, never emails or names. Ties on revenue: the most recent hit first.',
   })
   @ApiOkResponse({ type: AffectedUsersEnvelope })
-  @ApiErrors(READ_ERRORS)
+  @ApiErrors(SCOPED_READ_ERRORS)
   affected(@CurrentKey() auth: AuthContext, @Query() query: ErrorAffectedQueryDto): Promise<ReadEnvelope<AffectedUsersData>> {
     return this.errors.affected(auth, query.fingerprint, query.limit);
   }

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, Operator } from '#platform';
 import { type AuthContext, CurrentKey } from '#keys';
 import type { ReadEnvelope } from '../read-envelope.js';
-import { ReportingRead } from '../reporting-read.decorator.js';
+import { ReportingRead, SCOPED_READ_ERRORS } from '../reporting-read.decorator.js';
 import { ReportingSettingsService } from './reporting-settings.service.js';
 import { RevenueReadsService } from './revenue-reads.service.js';
 import {
@@ -15,13 +15,6 @@ import {
   type RevenueAveragesData,
   type RevenueData,
 } from './revenue.dto.js';
-
-export const READ_ERRORS = {
-  400: ['invalid_param_value', 'missing_required_param'],
-  401: ['missing_api_key', 'invalid_api_key', 'key_revoked'],
-  403: ['insufficient_scope', 'project_not_allowed'],
-  429: ['rate_limited'],
-} as const;
 
 @ApiTags('reporting')
 @Controller()
@@ -37,7 +30,7 @@ export class RevenueController {
       'Point reads of the ledger the rails keep. mrrCents counts the reporting currency; other currencies are listed, never converted. granularity=day adds a daily series of days points (1–366, default 30). Figures are null while no rail is connected (coverage.revenue not_instrumented).',
   })
   @ApiOkResponse({ type: RevenueEnvelope })
-  @ApiErrors(READ_ERRORS)
+  @ApiErrors(SCOPED_READ_ERRORS)
   revenue(@CurrentKey() auth: AuthContext, @Query() query: RevenueQueryDto): Promise<ReadEnvelope<RevenueData>> {
     return this.revenueReads.revenue(auth, query);
   }
@@ -50,7 +43,7 @@ export class RevenueController {
     description: 'Lifetime value = annualised MRR plus one-off cash to date; recognisedCashToDateCents is the cash actually recognised.',
   })
   @ApiOkResponse({ type: RevenueAveragesEnvelope })
-  @ApiErrors(READ_ERRORS)
+  @ApiErrors(SCOPED_READ_ERRORS)
   averages(@CurrentKey() auth: AuthContext): Promise<ReadEnvelope<RevenueAveragesData>> {
     return this.revenueReads.averages(auth);
   }
