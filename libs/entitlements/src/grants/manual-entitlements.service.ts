@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Clock, type TenantScope, randomLowerAlnum, Sql } from '#platform';
 import { AuditJournal } from '#audit';
 import { CUSTOMER_ID_PREFIX, CustomerDirectory } from '#identity';
 import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
@@ -58,7 +58,7 @@ const auditEventId = (prefix: string): string => `${prefix}${randomLowerAlnum(24
 @Injectable()
 export class ManualEntitlementService {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly clock: Clock,
     private readonly entitlements: EntitlementRepository,
     private readonly registry: EntitlementKeyRegistry,
@@ -70,7 +70,7 @@ export class ManualEntitlementService {
   async grant(scope: TenantScope, customerId: string, input: GrantInput, who: MutationActor): Promise<EntitlementMutation> {
     await this.assertCustomer(scope, customerId);
     const key = input.entitlementKey;
-    return this.dataSource.transaction(async (manager) => {
+    return this.sql.transaction(async (manager) => {
       const eventId = auditEventId('srv_grant_');
       const tracker = await this.changes.track(manager, scope, [customerId]);
       let current = await this.entitlements.lock(scope, customerId, key, 'manual', manager);
@@ -120,7 +120,7 @@ export class ManualEntitlementService {
   async revoke(scope: TenantScope, customerId: string, input: RevokeInput, who: MutationActor): Promise<EntitlementMutation> {
     await this.assertCustomer(scope, customerId);
     const key = input.entitlementKey;
-    return this.dataSource.transaction(async (manager) => {
+    return this.sql.transaction(async (manager) => {
       const eventId = auditEventId('srv_revoke_');
       const tracker = await this.changes.track(manager, scope, [customerId]);
       const current = await this.entitlements.lock(scope, customerId, key, 'manual', manager);

@@ -1,6 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { ApiError, Clock, TenantScopes } from '#platform';
+import { Injectable } from '@nestjs/common';
+import { ApiError, Clock, TenantScopes, Sql } from '#platform';
 import { ProjectDirectory } from '#keys';
 import { AuditJournal } from '#audit';
 import { inTransactionWithRetry } from '../customers/transaction-retry.js';
@@ -19,7 +18,7 @@ export type ReviewDecision = 'approved' | 'dismissed';
 @Injectable()
 export class MergeReviewDecisions {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly repository: MergeReviewDecisionsRepository,
     private readonly hooks: MergeHooks,
     private readonly journal: AuditJournal,
@@ -29,7 +28,7 @@ export class MergeReviewDecisions {
 
   async decide(projectId: string, reviewId: string, decision: ReviewDecision, requestId: string): Promise<LockedReview & { auditEventId: string }> {
     await this.projects.assertExists(projectId);
-    return inTransactionWithRetry(this.dataSource, async (manager) => {
+    return inTransactionWithRetry(this.sql, async (manager) => {
       const review = await this.repository.lock(projectId, reviewId, manager);
       if (!review) throw ApiError.resourceMissing(`No merge review ${reviewId} in this project`);
       if (review.status !== 'pending') throw ApiError.conflict('review_already_decided', `Merge review ${reviewId} was already ${review.status}`);

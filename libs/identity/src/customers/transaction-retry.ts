@@ -1,5 +1,5 @@
-import type { DataSource, EntityManager } from 'typeorm';
-import { Sql } from '#platform';
+import type { EntityManager } from 'typeorm';
+import type { Sql } from '#platform';
 
 /** Thrown inside a transaction to start it over (e.g. the customer was forgotten meanwhile). */
 export class RetryTransaction extends Error {
@@ -21,14 +21,14 @@ export function isRetryable(err: unknown): boolean {
 /**
  * Runs `work` in a READ COMMITTED transaction and starts over when a concurrent writer won a
  * unique constraint (23505), a deadlock or serialization failure occurred, or `work` asked
- * for it. Constraints settle races; the retry re-reads what the winner wrote. Given the
- * platform's Sql, it joins the ambient transaction (an idempotent request's) as a savepoint,
+ * for it. Constraints settle races; the retry re-reads what the winner wrote. It
+ * joins the ambient transaction (an idempotent request's) as a savepoint,
  * so a retry rolls back only its own unit.
  */
-export async function inTransactionWithRetry<T>(db: DataSource | Sql, work: (manager: EntityManager) => Promise<T>, attempts = 6): Promise<T> {
+export async function inTransactionWithRetry<T>(sql: Sql, work: (manager: EntityManager) => Promise<T>, attempts = 6): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await (db instanceof Sql ? db.transaction(work) : db.transaction(work));
+      return await sql.transaction(work);
     } catch (err) {
       if (attempt >= attempts || !isRetryable(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 5 * attempt)));

@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { ApiError, Clock, type TenantScope, JobQueue } from '#platform';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { ApiError, Clock, type TenantScope, JobQueue, Sql } from '#platform';
 import type { AuthContext } from '#keys';
 import { AuditJournal } from '#audit';
 import { IdentityRepository } from '../customers/identity.repository.js';
@@ -24,7 +24,7 @@ export const FORGET_DEVICE_EVENT_TYPE = 'customer.device_forgotten';
 @Injectable()
 export class ForgetService {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly repository: IdentityRepository,
     private readonly erasures: ErasureRepository,
     private readonly verifier: IdTokenVerifier,
@@ -61,9 +61,7 @@ export class ForgetService {
       if (customerId && (await this.isIdentified(auth, customerId))) {
         // A device id is no proof over an identified person: forget the device, keep the customer.
         // The answer still names the customer the hint matched (null is for no match), with scope "device".
-        const forgottenAt = await inTransactionWithRetry(this.dataSource, (manager) =>
-          this.forgetDevice(auth, customerId!, dto.anonymousId as string, manager),
-        );
+        const forgottenAt = await inTransactionWithRetry(this.sql, (manager) => this.forgetDevice(auth, customerId!, dto.anonymousId as string, manager));
         return { object: 'forgot', serviceCustomerId: customerId, crossdeckCustomerId: customerId, queuedAt: forgottenAt, env: auth.env, scope: 'device' };
       }
     } else {
@@ -79,7 +77,7 @@ export class ForgetService {
     }
 
     if (!customerId) return noMatch();
-    const queuedAt = await inTransactionWithRetry(this.dataSource, (manager) => this.markForgotten(auth, customerId, authority, manager));
+    const queuedAt = await inTransactionWithRetry(this.sql, (manager) => this.markForgotten(auth, customerId, authority, manager));
     return { object: 'forgot', serviceCustomerId: customerId, crossdeckCustomerId: customerId, queuedAt, env: auth.env, scope: 'customer' };
   }
 
@@ -102,7 +100,7 @@ export class ForgetService {
   /** Active (not yet forgotten) and linked to a developer user id. */
   private async isIdentified(scope: TenantScope, customerId: string): Promise<boolean> {
     if (!(await this.repository.findCustomerById(scope, customerId))) return false;
-    const aliases = await this.repository.personalAliases(scope, customerId, this.dataSource.manager);
+    const aliases = await this.repository.personalAliases(scope, customerId, this.sql.manager());
     return aliases.userIds.length > 0;
   }
 

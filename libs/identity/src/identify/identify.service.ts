@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { ApiError, Clock, type TenantScope } from '#platform';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { ApiError, Clock, type TenantScope, Sql } from '#platform';
 import type { AuthContext } from '#keys';
 import { IdentityRepository, type Assurance } from '../customers/identity.repository.js';
 import { inTransactionWithRetry, RetryTransaction } from '../customers/transaction-retry.js';
@@ -33,7 +33,7 @@ interface LinkOutcome {
 @Injectable()
 export class IdentifyService {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly repository: IdentityRepository,
     private readonly verifier: IdTokenVerifier,
     private readonly velocity: IdentifyVelocityLimiter,
@@ -94,7 +94,7 @@ export class IdentifyService {
   }
 
   private link(scope: TenantScope, request: LinkRequest): Promise<LinkOutcome> {
-    return inTransactionWithRetry(this.dataSource, async (manager) => {
+    return inTransactionWithRetry(this.sql, async (manager) => {
       const outcome = await this.linkOnce(scope, request, manager);
       if (request.anonymousId !== null) {
         await this.linkHooks.runAll(scope, { customerId: outcome.customerId, anonymousId: request.anonymousId, linkedAtMs: this.clock.nowMs() }, manager);

@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { Clock, type TenantScope } from '#platform';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Clock, type TenantScope, Sql } from '#platform';
 import type { AuthContext } from '#keys';
 import { BulkIdentity, inTransactionWithRetry, mergeTraits, type Traits } from '#identity';
 import { MigrationGrants } from '#entitlements';
@@ -53,7 +53,7 @@ const RAIL_OF_PURCHASE_TYPE = new Map<string, GateRailId['rail']>(RAIL_ID_FIELDS
 @Injectable()
 export class UserMigrationService {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly identity: BulkIdentity,
     private readonly grants: MigrationGrants,
     private readonly railStatuses: CustomerRailStatuses,
@@ -81,11 +81,11 @@ export class UserMigrationService {
     if (rows.length > 0) {
       // Links first, so a rail read applies to the row's customer; then the rails of the
       // customers without a record are read, outside any transaction; then those are decided.
-      const first = await inTransactionWithRetry(this.dataSource, (manager) => this.apply(manager, auth, rows));
+      const first = await inTransactionWithRetry(this.sql, (manager) => this.apply(manager, auth, rows));
       counts = first.counts;
       if (first.pending.length > 0) {
         const found = await this.readRails(auth, first.pending);
-        const decided = await inTransactionWithRetry(this.dataSource, (manager) => this.decidePending(manager, auth, first.pending, found));
+        const decided = await inTransactionWithRetry(this.sql, (manager) => this.decidePending(manager, auth, first.pending, found));
         for (const key of GATE_COUNTS) counts[key] += decided[key];
       }
     }

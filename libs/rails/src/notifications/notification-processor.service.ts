@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { Clock, Metrics, type TenantScope } from '#platform';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Clock, Metrics, type TenantScope, Sql } from '#platform';
 import { inTransactionWithRetry } from '#identity';
 import type { PurchaseRail } from '../model/rail-model.js';
 import { type RailNotificationRecord, RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
@@ -50,7 +50,7 @@ export function notificationView(record: RailNotificationRecord, duplicate: bool
 @Injectable()
 export class NotificationProcessor {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly records: RailSubscriptionsRepository,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
@@ -67,7 +67,7 @@ export class NotificationProcessor {
   async process(notification: AuthenticNotification, work: (manager: EntityManager) => Promise<NotificationOutcome>): Promise<RailNotificationView> {
     const { scope, rail, notificationId } = notification;
     try {
-      const view = await inTransactionWithRetry(this.dataSource, async (manager) => {
+      const view = await inTransactionWithRetry(this.sql, async (manager) => {
         const outcome = await work(manager);
         const record: Omit<RailNotificationRecord, 'env'> = {
           rail,

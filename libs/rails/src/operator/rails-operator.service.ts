@@ -1,6 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { ApiError, Clock, type Env } from '#platform';
+import { Injectable } from '@nestjs/common';
+import { ApiError, Clock, type Env, Sql } from '#platform';
 import { ProjectDirectory } from '#keys';
 import type { IosStoreSettings } from '../ios/ios-store-settings.js';
 import { parsePemCertificates } from '../ios/ios-store-settings.js';
@@ -13,7 +12,7 @@ import { RailsConsole } from './rails-console.service.js';
 @Injectable()
 export class RailsOperatorService {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly clock: Clock,
     private readonly settings: RailSettingsRepository,
     private readonly projects: ProjectDirectory,
@@ -35,7 +34,7 @@ export class RailsOperatorService {
       ...(dto.appAppleId !== undefined ? { appAppleId: dto.appAppleId } : {}),
       ...(roots && roots.length > 0 ? { trustedRootCertificates: roots } : {}),
     };
-    const saved = await this.dataSource.transaction(async (manager) => {
+    const saved = await this.sql.transaction(async (manager) => {
       await this.projects.assertExists(projectId, { manager });
       return this.settings.put({ projectId }, 'ios_store', settings, this.clock.now(), manager);
     });
@@ -44,7 +43,7 @@ export class RailsOperatorService {
 
   /** The configured rails (data) and, additively, every rail's console panel for `env` (rails). */
   async list(projectId: string, env: Env, baseUrl: string): Promise<RailList> {
-    await this.projects.assertExists(projectId, { manager: this.dataSource.manager });
+    await this.projects.assertExists(projectId, { manager: this.sql.manager() });
     const [rails, panels] = await Promise.all([this.settings.list({ projectId }), this.console.panels(projectId, env, baseUrl)]);
     return { object: 'list', data: rails.filter((rail) => rail.enabled).map((rail) => this.view(projectId, rail)), env, rails: panels };
   }

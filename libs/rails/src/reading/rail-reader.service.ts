@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { APP_LOGGER, type AppLogger, Clock, Metrics, type TenantScope } from '#platform';
+import { APP_LOGGER, type AppLogger, Clock, Metrics, type TenantScope, Sql } from '#platform';
 import type { Rail } from '#entitlements';
 import { BulkIdentity, RailIdentity, inTransactionWithRetry } from '#identity';
 import { type PurchaseRail, RAIL_ALIAS_TYPES } from '../model/rail-model.js';
@@ -61,7 +60,7 @@ const isPurchaseRail = (rail: Rail): rail is PurchaseRail => (RAIL_ORDER as stri
 export class RailReader {
   constructor(
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly observations: StoreObservations,
     private readonly bounds: RailReadBounds,
     private readonly subscriptions: RailSubscriptionsRepository,
@@ -126,7 +125,7 @@ export class RailReader {
 
   /** Card: the linked `cus_…` ids (their listing covers their subscriptions), else the records' `sub_…`; iOS and Android: aliases and records. */
   private async railIdsOf(scope: TenantScope, customerId: string): Promise<{ rail: PurchaseRail; id: string }[]> {
-    const aliases = await this.bulk.aliasesOfCustomers(this.dataSource.manager, scope, [customerId], Object.keys(ALIAS_RAILS));
+    const aliases = await this.bulk.aliasesOfCustomers(this.sql.manager(), scope, [customerId], Object.keys(ALIAS_RAILS));
     const records = await this.subscriptions.listForCustomer(scope, customerId);
     const ids = new Map<string, { rail: PurchaseRail; id: string }>();
     for (const alias of aliases) ids.set(`${ALIAS_RAILS[alias.type]}|${alias.value}`, { rail: ALIAS_RAILS[alias.type], id: alias.value });
@@ -141,7 +140,7 @@ export class RailReader {
   /** Applies a read state of a linked rail id; the outcome when it changed something, else null (nothing kept). */
   private async applyIfLinked(scope: TenantScope, state: ObservedState, context: RailEventContext): Promise<NotificationOutcome | null> {
     try {
-      return await inTransactionWithRetry(this.dataSource, async (manager) => {
+      return await inTransactionWithRetry(this.sql, async (manager) => {
         const linked =
           (await this.subscriptions.find(scope, ALIAS_RAILS[state.alias.type], state.subscriptionId, manager)) !== null ||
           (await this.identity.findCustomerByAlias(scope, state.alias, manager)) !== null;

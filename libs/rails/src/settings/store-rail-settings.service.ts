@@ -1,6 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { Clock } from '#platform';
+import { Injectable } from '@nestjs/common';
+import { Clock, Sql } from '#platform';
 import { ProjectDirectory } from '#keys';
 import type { PurchaseRail } from '../model/rail-model.js';
 import { RailSettingsRepository } from '../model/rail-settings.repository.js';
@@ -11,7 +10,7 @@ import { RailSecrets } from '../secrets/rail-secrets.service.js';
 @Injectable()
 export class StoreRailSettings {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly settings: RailSettingsRepository,
     private readonly projects: ProjectDirectory,
     private readonly secrets: RailSecrets,
@@ -19,7 +18,7 @@ export class StoreRailSettings {
   ) {}
 
   async put(projectId: string, rail: Exclude<PurchaseRail, 'ios_store'>, settings: Record<string, unknown>): Promise<RailView> {
-    const record = await this.dataSource.transaction(async (manager) => {
+    const record = await this.sql.transaction(async (manager) => {
       await this.projects.assertExists(projectId, { manager });
       return this.settings.put({ projectId }, rail, settings, this.clock.now(), manager);
     });

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { APP_CONFIG, ApiError, type AppConfig, Clock, type TenantScope, TenantScopes, crossTenant, randomLowerAlnum } from '#platform';
+import type { EntityManager } from 'typeorm';
+import { APP_CONFIG, ApiError, type AppConfig, Clock, type TenantScope, TenantScopes, crossTenant, randomLowerAlnum, Sql } from '#platform';
 import { AuditJournal } from '#audit';
 import { checkEndpointUrl, isPublicAddress } from '../domain/address-policy.js';
 import { DELIVERY_STATUSES, type DeliveryStatus, MAX_ENDPOINTS_PER_ENV, PREVIOUS_SECRET_TTL_MS } from '../domain/webhook-rules.js';
@@ -61,7 +61,7 @@ export class WebhookEndpointsService {
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     private readonly clock: Clock,
     private readonly endpoints: WebhookEndpointsRepository,
     private readonly outbox: WebhookOutboxRepository,
@@ -77,7 +77,7 @@ export class WebhookEndpointsService {
     await this.assertUrl(body.url);
     const scope = TenantScopes.operator(projectId, body.env);
     const nowMs = this.clock.nowMs();
-    const view = await this.dataSource.transaction(async (manager) => {
+    const view = await this.sql.transaction(async (manager) => {
       if (!(await this.endpoints.projectExists(projectId, manager))) throw ApiError.resourceMissing(`No such project: ${projectId}`);
       const id = `we_${randomLowerAlnum(24)}`;
       const created = await this.endpoints.insertBounded(
@@ -111,7 +111,7 @@ export class WebhookEndpointsService {
     if (body.url !== undefined) await this.assertUrl(body.url);
     const current = await this.find(endpointId);
     const scope = TenantScopes.operator(current.projectId, current.env);
-    const view = await this.dataSource.transaction(async (manager) => {
+    const view = await this.sql.transaction(async (manager) => {
       const patched = await this.endpoints.patch(scope, endpointId, body, this.clock.nowMs(), manager);
       if (!patched) throw ApiError.resourceMissing(`No such webhook endpoint: ${endpointId}`);
       await this.audit(manager, scope, 'webhook_endpoint.updated', endpointId, requestId, { fields: Object.keys(body).sort(), status: patched.status });
@@ -125,7 +125,7 @@ export class WebhookEndpointsService {
   async delete(endpointId: string, requestId: string): Promise<WebhookEndpointDeleted> {
     const current = await this.find(endpointId);
     const scope = TenantScopes.operator(current.projectId, current.env);
-    await this.dataSource.transaction(async (manager) => {
+    await this.sql.transaction(async (manager) => {
       if (!(await this.endpoints.delete(scope, endpointId, manager))) throw ApiError.resourceMissing(`No such webhook endpoint: ${endpointId}`);
       await this.audit(manager, scope, 'webhook_endpoint.deleted', endpointId, requestId, {});
     });
@@ -136,7 +136,7 @@ export class WebhookEndpointsService {
     const current = await this.find(endpointId);
     const scope = TenantScopes.operator(current.projectId, current.env);
     const nowMs = this.clock.nowMs();
-    return this.dataSource.transaction(async (manager) => {
+    return this.sql.transaction(async (manager) => {
       const rotated = await this.endpoints.rotate(scope, endpointId, nowMs + PREVIOUS_SECRET_TTL_MS, nowMs, manager);
       if (!rotated) throw ApiError.resourceMissing(`No such webhook endpoint: ${endpointId}`);
       await this.audit(manager, scope, 'webhook_endpoint.secret_rotated', endpointId, requestId, { secretVersion: rotated.secretVersion });
@@ -151,7 +151,7 @@ export class WebhookEndpointsService {
   async test(endpointId: string, requestId: string): Promise<WebhookDeliveryView> {
     const current = await this.find(endpointId);
     const scope = TenantScopes.operator(current.projectId, current.env);
-    return this.dataSource.transaction(async (manager) => {
+    return this.sql.transaction(async (manager) => {
       const event = this.recorder.envelope(scope, 'test', { message: 'A test event sent from the operator API' });
       const delivery = await this.outbox.recordTest(scope, endpointId, event, this.clock.nowMs(), manager);
       await this.audit(manager, scope, 'webhook_endpoint.test_sent', endpointId, requestId, { deliveryId: delivery.id });
@@ -182,7 +182,7 @@ export class WebhookEndpointsService {
     if (!delivery) throw ApiError.resourceMissing(`No such webhook delivery: ${deliveryId}`);
     if (delivery.status === 'pending') throw ApiError.invalidParam(`deliveryId: ${deliveryId} is pending; it is already queued`);
     const scope = TenantScopes.operator(delivery.projectId, delivery.env);
-    return this.dataSource.transaction(async (manager) => {
+    return this.sql.transaction(async (manager) => {
       const retried = await this.outbox.retry(scope, deliveryId, this.clock.nowMs(), manager);
       if (!retried) throw ApiError.invalidParam(`deliveryId: ${deliveryId} is pending; it is already queued`);
       await this.audit(manager, scope, 'webhook_delivery.retried', delivery.endpointId, requestId, { deliveryId });
