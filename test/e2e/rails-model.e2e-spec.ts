@@ -1,4 +1,5 @@
-import { RailIdentity } from '#identity';
+import { Sql } from '#platform';
+import { RailCustomers } from '#identity';
 import { RailStateApplier, RAIL_ALIAS_TYPES, type RailEventContext, type RailStateChange } from '#rails';
 import { RailSubscriptionsRepository } from '../../libs/rails/src/model/rail-subscriptions.repository.js';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
@@ -10,7 +11,7 @@ describe('rails: shared rail model (subscription records, newest rail time wins,
   let t: TestApp;
   let fx: ProjectFixture;
   let applier: RailStateApplier;
-  let identity: RailIdentity;
+  let identity: RailCustomers;
   let subscriptions: RailSubscriptionsRepository;
   const scope = () => testScope(fx.projectId, 'sandbox');
   let counter = 0;
@@ -19,7 +20,7 @@ describe('rails: shared rail model (subscription records, newest rail time wins,
     t = await createTestApp();
     fx = await createProjectWithApp(t);
     applier = t.app.get(RailStateApplier);
-    identity = t.app.get(RailIdentity);
+    identity = t.app.get(RailCustomers);
     subscriptions = t.app.get(RailSubscriptionsRepository);
     const res = await t.http
       .put(`/admin/v1/projects/${fx.projectId}/products`)
@@ -47,9 +48,9 @@ describe('rails: shared rail model (subscription records, newest rail time wins,
   async function railCustomer(): Promise<{ customerId: string; subscriptionId: string }> {
     counter += 1;
     const subscriptionId = `sub_${counter}_${Math.random().toString(36).slice(2, 10)}`;
-    const customerId = await t.dataSource.transaction((m) =>
-      identity.createRailCustomer(scope(), { type: RAIL_ALIAS_TYPES.cardCustomerId, value: `cus_${subscriptionId}` }, m),
-    );
+    const customerId = await t.app
+      .get(Sql)
+      .transaction(() => identity.createRailCustomer(scope(), { type: RAIL_ALIAS_TYPES.cardCustomerId, value: `cus_${subscriptionId}` }));
     return { customerId, subscriptionId };
   }
 

@@ -6,7 +6,6 @@ import { RailCustomers } from './customers/rail-customers.service.js';
 import { BulkIdentity } from './customers/bulk-identity.service.js';
 import { BulkIdentityRepository } from './customers/bulk-identity.repository.js';
 import { IdentityRepository } from './customers/identity.repository.js';
-import { RailIdentity } from './customers/rail-identity.service.js';
 import { ErasureHooks } from './forget/erasure-hooks.js';
 import { ErasureRepository } from './forget/erasure.repository.js';
 import { ErasureWorker } from './forget/erasure.job.js';
@@ -34,7 +33,6 @@ import { IdentityProviderRepository } from './tokens/identity-provider.repositor
   providers: [
     IdentityRepository,
     CustomerDirectory,
-    RailIdentity,
     RailCustomers,
     BulkIdentityRepository,
     BulkIdentity,
@@ -59,7 +57,6 @@ import { IdentityProviderRepository } from './tokens/identity-provider.repositor
     CustomerDirectory,
     CustomerConsole,
     MergeHooks,
-    RailIdentity,
     RailCustomers,
     BulkIdentity,
     ErasureHooks,

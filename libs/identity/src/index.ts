@@ -10,8 +10,7 @@ export { CustomerConsole, type CustomerIdentities, type CustomerMatch, type Cust
 export { MergeHooks, type MergeHook, type CustomerMerge } from './console/merge-hooks.js';
 export type { AliasRow as CustomerAliasRow } from './console/customer-reads.repository.js';
 export type { CustomerProfile } from './customers/identity.repository.js';
-export { RailIdentity, type AliasNode } from './customers/rail-identity.service.js';
-export { RailCustomers } from './customers/rail-customers.service.js';
+export { RailCustomers, type AliasNode } from './customers/rail-customers.service.js';
 export { BulkIdentity, type BulkAliasHit, type BulkCustomerRow } from './customers/bulk-identity.service.js';
 export { inTransactionWithRetry, RetryTransaction } from './customers/transaction-retry.js';
 export { ErasureHooks, type ErasureHook, type ErasureSubject } from './forget/erasure-hooks.js';

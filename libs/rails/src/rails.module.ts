@@ -1,9 +1,9 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { Clock } from '#platform';
 import { KeysModule } from '#keys';
 import { AuditModule } from '#audit';
 import { IdentityModule, MergeHooks } from '#identity';
-import { EntitlementChangeFeed, EntitlementWriter, EntitlementsModule } from '#entitlements';
+import { EntitlementsModule } from '#entitlements';
+import { RailCustomerResolver } from './customers/rail-customer-resolver.service.js';
 import { IosStoreVerifier } from './ios/ios-store-verifier.service.js';
 import { RailSecretsStatus } from './operator/rail-secrets-status.js';
 import { RailSecrets } from './secrets/rail-secrets.service.js';
@@ -37,30 +37,27 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     RailsConsole,
     RailNotificationsReadRepository,
     PurchaseSyncService,
+    RailCustomerResolver,
   ],
   // The repositories serve the store notifications module of this context; other contexts use the services.
-  exports: [RailSubscriptionsRepository, RailStateApplier, RailRevenueFeed, CustomerRailStatuses, RailSettingsRepository, IosStoreVerifier, RailSecrets],
+  exports: [
+    RailSubscriptionsRepository,
+    RailCustomerResolver,
+    RailStateApplier,
+    RailRevenueFeed,
+    CustomerRailStatuses,
+    RailSettingsRepository,
+    IosStoreVerifier,
+    RailSecrets,
+  ],
 })
 export class RailsModule implements OnModuleInit {
   constructor(
     private readonly mergeHooks: MergeHooks,
-    private readonly subscriptions: RailSubscriptionsRepository,
-    private readonly writer: EntitlementWriter,
-    private readonly revenue: RailRevenueFeed,
-    private readonly changes: EntitlementChangeFeed,
-    private readonly clock: Clock,
+    private readonly customers: RailCustomerResolver,
   ) {}
 
   onModuleInit(): void {
-    // An approved merge review moves the other customer's subscription records, revenue and
-    // rail-derived entitlements; both customers' entitlement changes go to the change feed, as
-    // when a rail-only customer is folded into a named one.
-    this.mergeHooks.register('rails', async (scope, merge, manager) => {
-      const tracker = await this.changes.track(manager, scope, [merge.fromCustomerId, merge.intoCustomerId]);
-      await this.subscriptions.reassignCustomer(scope, merge.fromCustomerId, merge.intoCustomerId, this.clock.now(), manager);
-      await this.revenue.reassigned(manager, scope, merge.fromCustomerId, merge.intoCustomerId);
-      await this.writer.moveRailEntitlements(manager, scope, merge.fromCustomerId, merge.intoCustomerId);
-      await tracker.publish(manager, (_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));
-    });
+    this.mergeHooks.register('rails', (scope, merge) => this.customers.reassignRecords(scope, merge.fromCustomerId, merge.intoCustomerId));
   }
 }

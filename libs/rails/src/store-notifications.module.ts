@@ -9,7 +9,6 @@ import { AndroidWebhookService } from './android/android-webhook.service.js';
 import { CardWebhookService } from './card/card-webhook.service.js';
 import { IosWebhookService } from './ios/ios-webhook.service.js';
 import { NotificationProcessor } from './notifications/notification-processor.service.js';
-import { RailCustomerLinks } from './notifications/rail-customer-links.service.js';
 import { RailsModule } from './rails.module.js';
 import { RailsAdminController } from './settings/rails-admin.controller.js';
 import { StoreRailSettings } from './settings/store-rail-settings.service.js';
@@ -36,7 +35,6 @@ import { ExpiryReadsRepository } from './reconcile/expiry-reads.repository.js';
   providers: [
     WebhookGate,
     NotificationProcessor,
-    RailCustomerLinks,
     StoreRailSettings,
     CardWebhookService,
     AndroidPublisherClient,

@@ -3,13 +3,13 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { ApiError, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
+import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import type { RailPayment } from '../model/rail-revenue-feed.service.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
-import { RailCustomerLinks } from '../notifications/rail-customer-links.service.js';
 import type { RailNotificationView } from '../notifications/rail-notification.view.js';
 import type { AndroidStoreSecrets } from '../secrets/rail-secrets.js';
 import { RailSecrets } from '../secrets/rail-secrets.service.js';
@@ -60,7 +60,7 @@ export class AndroidWebhookService {
     private readonly publisher: AndroidPublisherClient,
     private readonly processor: NotificationProcessor,
     private readonly applier: RailStateApplier,
-    private readonly links: RailCustomerLinks,
+    private readonly customers: RailCustomerResolver,
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly catalog: ProductCatalog,
     private readonly clock: Clock,
@@ -215,11 +215,12 @@ export class AndroidWebhookService {
     const { state, purchaseToken } = reading;
     const keys = state.productId ? await this.catalog.entitlementKeysFor(scope.projectId, RAIL, state.productId, manager) : [];
     if (keys.length === 0) {
-      const holder = await this.links.findByAlias(manager, scope, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken });
+      const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken });
       const reason = state.productId ? `Product ${state.productId} is not in the project's catalogue for ${RAIL}` : 'The purchase names no product';
       return this.record(manager, scope, holder, 'rejected', reason, context);
     }
-    const customerId = await this.purchaseCustomer(manager, scope, purchaseToken, state);
+    // Whose purchase it is (RailCustomerResolver.androidPurchaseCustomer).
+    const customerId = await this.customers.androidPurchaseCustomer(scope, purchaseToken, state);
     // Revocation and voiding end entitlements at once, whatever the read state says.
     const active = state.active && !reading.revoked;
     const result = await this.applier.apply(
@@ -242,44 +243,6 @@ export class AndroidWebhookService {
       context,
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
-  }
-
-  /**
-   * Whose purchase it is: the token's record or alias, else the linked (previous) token's,
-   * else the obfuscated account id (a `cdcust_` id of the scope, else an
-   * `android_obfuscated_account_id` alias, else a new customer keyed by it), else a new
-   * rail-only customer. The purchase token becomes an alias of the customer.
-   */
-  private async purchaseCustomer(manager: EntityManager, scope: TenantScope, purchaseToken: string, state: AndroidPurchaseState): Promise<string> {
-    const tokenNode = { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken };
-    const known =
-      (await this.subscriptions.find(scope, RAIL, purchaseToken, manager))?.customerId ??
-      (await this.links.findByAlias(manager, scope, tokenNode)) ??
-      (state.linkedPurchaseToken ? await this.linkedCustomer(manager, scope, state.linkedPurchaseToken) : null);
-    const obfuscatedNode = state.obfuscatedAccountId ? { type: RAIL_ALIAS_TYPES.androidObfuscatedAccountId, value: state.obfuscatedAccountId } : null;
-    const named = obfuscatedNode
-      ? ((await this.links.findNamed(manager, scope, { serviceCustomerId: obfuscatedNode.value, developerUserId: null })) ??
-        (await this.links.findByAlias(manager, scope, obfuscatedNode)))
-      : null;
-    if (known) {
-      await this.links.linkIfAbsent(manager, scope, tokenNode, known);
-      // The purchase stays with its customer; another customer named by the account id is a conflict for review.
-      if (named && named !== known) await this.links.queueConflict(manager, scope, known, named);
-      return known;
-    }
-    if (named) {
-      await this.links.linkIfAbsent(manager, scope, tokenNode, named);
-      return named;
-    }
-    if (obfuscatedNode) return this.links.createRailOnly(manager, scope, [obfuscatedNode, tokenNode]);
-    return this.links.createRailOnly(manager, scope, [tokenNode]);
-  }
-
-  private async linkedCustomer(manager: EntityManager, scope: TenantScope, linkedToken: string): Promise<string | null> {
-    return (
-      (await this.subscriptions.find(scope, RAIL, linkedToken, manager))?.customerId ??
-      (await this.links.findByAlias(manager, scope, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: linkedToken }))
-    );
   }
 
   private record(

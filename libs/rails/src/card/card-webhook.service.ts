@@ -3,13 +3,12 @@ import Stripe from 'stripe';
 import type { EntityManager } from 'typeorm';
 import { ApiError, Clock, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
+import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
-import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
-import { RailCustomerLinks } from '../notifications/rail-customer-links.service.js';
 import type { RailNotificationView } from '../notifications/rail-notification.view.js';
 import { RailSecrets } from '../secrets/rail-secrets.service.js';
 import { WebhookGate } from '../webhooks/webhook-gate.service.js';
@@ -38,8 +37,7 @@ export class CardWebhookService {
     private readonly secrets: RailSecrets,
     private readonly processor: NotificationProcessor,
     private readonly applier: RailStateApplier,
-    private readonly links: RailCustomerLinks,
-    private readonly subscriptions: RailSubscriptionsRepository,
+    private readonly customers: RailCustomerResolver,
     private readonly catalog: ProductCatalog,
     private readonly clock: Clock,
     private readonly revenue: RailRevenueFeed,
@@ -127,8 +125,7 @@ export class CardWebhookService {
       if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, manager)).length > 0) known.push(productId);
     }
     if (known.length === 0) {
-      const holder =
-        (await this.subscriptions.find(scope, RAIL, sub.id, manager))?.customerId ?? (cardNode ? await this.links.findByAlias(manager, scope, cardNode) : null);
+      const holder = await this.customers.holder(scope, RAIL, sub.id, cardNode);
       const reason =
         products.length === 0
           ? `Subscription ${sub.id} carries no product`
@@ -141,7 +138,7 @@ export class CardWebhookService {
     const unknown = products.filter((productId) => !known.includes(productId));
     const granting = items.filter((item) => known.includes(item.productId));
     const validUntil = granting.some((item) => item.validUntil === null) ? null : Math.max(...granting.map((item) => item.validUntil as number));
-    const customerId = await this.subscriptionCustomer(manager, scope, sub);
+    const customerId = await this.customers.cardSubscriptionCustomer(scope, sub);
     const result = await this.applier.apply(
       manager,
       scope,
@@ -163,29 +160,6 @@ export class CardWebhookService {
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
   }
 
-  /**
-   * The customer of a subscription: the one its card customer is linked to (a rail-only one
-   * is folded into the customer the metadata names), else the subscription record's, else the
-   * metadata's (`serviceCustomerId`, then `developerUserId` resolved or created), else a new
-   * rail-only customer. The card customer becomes an alias of it.
-   */
-  private async subscriptionCustomer(manager: EntityManager, scope: TenantScope, sub: CardSubscription): Promise<string> {
-    const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer };
-    const holder = await this.links.findByAlias(manager, scope, cardNode);
-    if (holder) {
-      const named = await this.links.findNamed(manager, scope, sub.hints);
-      if (!named || named === holder) return holder;
-      return (await this.links.link(manager, scope, cardNode, named)).customerId;
-    }
-    const recorded = (await this.subscriptions.find(scope, RAIL, sub.id, manager))?.customerId ?? null;
-    const customerId = recorded ?? (await this.links.resolveNamed(manager, scope, sub.hints));
-    if (customerId) {
-      await this.links.linkIfAbsent(manager, scope, cardNode, customerId);
-      return customerId;
-    }
-    return this.links.createRailOnly(manager, scope, [cardNode]);
-  }
-
   /** `invoice.paid`: recognised cash of the card customer's customer; the decision stays no_op (no entitlement changes). */
   private async recordInvoice(
     manager: EntityManager,
@@ -193,13 +167,13 @@ export class CardWebhookService {
     event: Extract<CardEvent, { kind: 'invoice' }>,
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
-    const holder = event.customer ? await this.links.findByAlias(manager, scope, { type: RAIL_ALIAS_TYPES.cardCustomerId, value: event.customer }) : null;
+    const holder = event.customer ? await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.cardCustomerId, value: event.customer }) : null;
     if (!holder || !event.payment) return this.record(manager, scope, holder, 'no_op', `Invoice of an unknown card customer or without a paid amount`, context);
     await this.revenue.paid(manager, scope, RAIL, holder, event.payment);
     return this.record(manager, scope, holder, 'no_op', `Invoice ${event.payment.transactionId} paid: recognised as cash; changes no entitlement`, context);
   }
 
-  /** `checkout.session.completed` links its card customer to the customer it names (see RailCustomerLinks.link). */
+  /** `checkout.session.completed` links its card customer to the customer it names (see RailCustomerResolver.link). */
   private async linkCheckout(
     manager: EntityManager,
     scope: TenantScope,
@@ -208,12 +182,12 @@ export class CardWebhookService {
   ): Promise<NotificationOutcome> {
     if (!session.customer) return this.record(manager, scope, null, 'no_op', `Checkout session ${session.id} has no card customer`, context);
     const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: session.customer };
-    const named = await this.links.resolveNamed(manager, scope, session.hints);
+    const named = await this.customers.resolveNamed(scope, session.hints);
     if (!named) {
-      const holder = await this.links.findByAlias(manager, scope, cardNode);
+      const holder = await this.customers.findByAlias(scope, cardNode);
       return this.record(manager, scope, holder, 'no_op', `Checkout session ${session.id} names no customer (metadata or client_reference_id)`, context);
     }
-    const outcome = await this.links.link(manager, scope, cardNode, named);
+    const outcome = await this.customers.link(scope, cardNode, named);
     switch (outcome.kind) {
       case 'linked':
         return this.record(manager, scope, named, 'applied', `Card customer ${session.customer} linked to ${named}`, context);

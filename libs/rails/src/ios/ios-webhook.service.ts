@@ -3,7 +3,7 @@ import { VerificationException, VerificationStatus } from '@apple/app-store-serv
 import type { EntityManager } from 'typeorm';
 import { APP_LOGGER, ApiError, type AppLogger, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
-import { RailIdentity } from '#identity';
+import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
@@ -13,7 +13,7 @@ import { WebhookGate } from '../webhooks/webhook-gate.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { type IosNotificationState, checkNotificationBounds, checkRenewalBounds, stateOfNotification } from './ios-notifications.js';
 import { iosPayment, iosPriceLines } from '../model/rail-prices.js';
-import { type StoreTransaction, checkTransactionBounds, envOfStoreEnvironment, isFamilyShared, normaliseAppAccountToken } from './ios-store-rules.js';
+import { type StoreTransaction, checkTransactionBounds, envOfStoreEnvironment, isFamilyShared } from './ios-store-rules.js';
 import type { IosStoreSettings } from './ios-store-settings.js';
 import { IosStoreVerifier, StoreVerificationError, describeVerificationFailure } from './ios-store-verifier.service.js';
 
@@ -76,7 +76,7 @@ export class IosWebhookService {
     private readonly verifier: IosStoreVerifier,
     private readonly processor: NotificationProcessor,
     private readonly applier: RailStateApplier,
-    private readonly identity: RailIdentity,
+    private readonly customers: RailCustomerResolver,
     private readonly catalog: ProductCatalog,
     private readonly clock: Clock,
   ) {}
@@ -193,7 +193,7 @@ export class IosWebhookService {
     const node = { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: transaction.originalTransactionId as string };
     const state = stateOfNotification(notification, transaction, renewal);
     if (!state) {
-      const holder = await this.identity.findCustomerByAlias(scope, node, manager);
+      const holder = await this.customers.findByAlias(scope, node);
       return this.record(manager, scope, holder, 'no_op', `${context.eventType} changes no entitlement`, context);
     }
     // The newest rail time wins: the signedDate of the outermost signed payload (the notification's).
@@ -216,10 +216,10 @@ export class IosWebhookService {
     const originalTransactionId = transaction.originalTransactionId as string;
     const productId = transaction.productId as string;
     if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, manager)).length === 0) {
-      const holder = await this.identity.findCustomerByAlias(scope, { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId }, manager);
+      const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId });
       return this.record(manager, scope, holder, 'rejected', `Product ${productId} is not in the project's catalogue for ${RAIL}`, context);
     }
-    const customerId = await this.resolveCustomer(manager, scope, transaction);
+    const customerId = await this.customers.iosPurchaseCustomer(scope, transaction);
     const result = await this.applier.apply(
       manager,
       scope,
@@ -239,26 +239,6 @@ export class IosWebhookService {
       { ...context, transactionId: transaction.transactionId ?? null, details: { ...context.details, familyShared: isFamilyShared(transaction) } },
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
-  }
-
-  /**
-   * As purchase sync: the original transaction id's customer; else the customer identify bound
-   * the transaction's app account token to (never for family-shared transactions); else a new
-   * rail-only customer. The original transaction id becomes an alias of it.
-   */
-  private async resolveCustomer(manager: EntityManager, scope: TenantScope, transaction: StoreTransaction): Promise<string> {
-    const node = { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: transaction.originalTransactionId as string };
-    const known = await this.identity.findCustomerByAlias(scope, node, manager);
-    if (known) return known;
-    const token = isFamilyShared(transaction) ? null : normaliseAppAccountToken(transaction.appAccountToken);
-    if (token) {
-      const bound = await this.identity.findCustomerByAlias(scope, { type: RAIL_ALIAS_TYPES.iosAppAccountToken, value: token }, manager);
-      if (bound) {
-        await this.identity.linkAliasIfAbsent(scope, bound, node, manager);
-        return bound;
-      }
-    }
-    return this.identity.createRailCustomer(scope, node, manager);
   }
 
   private record(

@@ -23,7 +23,7 @@ export interface RailStateChange {
   rail: PurchaseRail;
   /** iOS originalTransactionId, card `sub_…`, Android purchase token. */
   subscriptionId: string;
-  /** Resolved by the caller through the alias graph (RailIdentity), in the same transaction. */
+  /** Resolved by the caller through the alias graph (RailCustomerResolver), in the same transaction. */
   customerId: string;
   /** The primary product (stored in the record's product_id). */
   productId: string;

@@ -2,14 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { APP_LOGGER, type AppLogger, ApiError, Clock, Sql, type TenantScope } from '#platform';
 import type { AuthContext } from '#keys';
-import { RailIdentity, inTransactionWithRetry } from '#identity';
+import { inTransactionWithRetry } from '#identity';
+import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { EntitlementReadService } from '#entitlements';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { iosPayment, iosPriceLines } from '../model/rail-prices.js';
-import { type StoreTransaction, checkTransactionBounds, isFamilyShared, normaliseAppAccountToken, stateOfTransaction } from '../ios/ios-store-rules.js';
+import { type StoreTransaction, checkTransactionBounds, isFamilyShared, stateOfTransaction } from '../ios/ios-store-rules.js';
 import type { IosStoreSettings } from '../ios/ios-store-settings.js';
 import { IosStoreVerifier, StoreVerificationError } from '../ios/ios-store-verifier.service.js';
-import { RAIL_ALIAS_TYPES, type PurchaseRail } from '../model/rail-model.js';
+import type { PurchaseRail } from '../model/rail-model.js';
 import { RailSettingsRepository } from '../model/rail-settings.repository.js';
 import { RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
@@ -75,7 +76,7 @@ export class PurchaseSyncService {
     private readonly verifier: IosStoreVerifier,
     private readonly applier: RailStateApplier,
     private readonly subscriptions: RailSubscriptionsRepository,
-    private readonly identity: RailIdentity,
+    private readonly customers: RailCustomerResolver,
     private readonly reads: EntitlementReadService,
   ) {}
 
@@ -131,7 +132,8 @@ export class PurchaseSyncService {
     const seen = await this.subscriptions.findTransaction(scope, rail, dedupId, manager);
     if (seen) return seen.customerId;
 
-    const customerId = await this.resolveCustomer(scope, transaction, body, manager);
+    // store-rails.md "Whose purchase it is".
+    const customerId = await this.customers.iosPurchaseCustomer(scope, transaction, body.appAccountToken);
     const result = await this.applier.apply(
       manager,
       scope,
@@ -177,30 +179,6 @@ export class PurchaseSyncService {
       );
     }
     return customerId;
-  }
-
-  /**
-   * store-rails.md "Whose purchase it is": the original transaction id's customer; else the
-   * customer identify bound the app account token to (the signed payload's, then the body's),
-   * never for family-shared transactions; else a new rail-only customer. The original
-   * transaction id becomes an alias of the customer found.
-   */
-  private async resolveCustomer(scope: TenantScope, transaction: UsableTransaction, body: PurchaseSyncDto, manager: EntityManager): Promise<string> {
-    const node = { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: transaction.originalTransactionId };
-    const known = await this.identity.findCustomerByAlias(scope, node, manager);
-    if (known) return known;
-    if (!isFamilyShared(transaction)) {
-      const tokens = [normaliseAppAccountToken(transaction.appAccountToken), normaliseAppAccountToken(body.appAccountToken)];
-      for (const token of tokens) {
-        if (!token) continue;
-        const bound = await this.identity.findCustomerByAlias(scope, { type: RAIL_ALIAS_TYPES.iosAppAccountToken, value: token }, manager);
-        if (bound) {
-          await this.identity.linkAliasIfAbsent(scope, bound, node, manager);
-          return bound;
-        }
-      }
-    }
-    return this.identity.createRailCustomer(scope, node, manager);
   }
 
   private async checkRenewalInfo(

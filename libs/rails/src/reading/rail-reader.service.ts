@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_LOGGER, type AppLogger, Clock, Metrics, type TenantScope, Sql } from '#platform';
 import type { Rail } from '#entitlements';
-import { BulkIdentity, RailIdentity, inTransactionWithRetry } from '#identity';
+import { BulkIdentity, inTransactionWithRetry } from '#identity';
+import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { type PurchaseRail, RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import type { RailEventContext } from '../model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
@@ -64,7 +65,7 @@ export class RailReader {
     private readonly observations: StoreObservations,
     private readonly bounds: RailReadBounds,
     private readonly subscriptions: RailSubscriptionsRepository,
-    private readonly identity: RailIdentity,
+    private readonly customers: RailCustomerResolver,
     private readonly bulk: BulkIdentity,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
@@ -141,9 +142,7 @@ export class RailReader {
   private async applyIfLinked(scope: TenantScope, state: ObservedState, context: RailEventContext): Promise<NotificationOutcome | null> {
     try {
       return await inTransactionWithRetry(this.sql, async (manager) => {
-        const linked =
-          (await this.subscriptions.find(scope, ALIAS_RAILS[state.alias.type], state.subscriptionId, manager)) !== null ||
-          (await this.identity.findCustomerByAlias(scope, state.alias, manager)) !== null;
+        const linked = (await this.customers.holder(scope, ALIAS_RAILS[state.alias.type], state.subscriptionId, state.alias)) !== null;
         if (!linked) throw new Unchanged();
         const outcome = await state.apply(manager, context);
         if (outcome.decision !== 'applied') throw new Unchanged();

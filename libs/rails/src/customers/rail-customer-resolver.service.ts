@@ -1,0 +1,206 @@
+import { Injectable } from '@nestjs/common';
+import { Clock, Sql, type TenantScope } from '#platform';
+import { EntitlementChangeFeed, EntitlementWriter } from '#entitlements';
+import { type AliasNode, RailCustomers } from '#identity';
+import type { AndroidPurchaseState } from '../android/android-notifications.js';
+import type { CardSubscription } from '../card/card-events.js';
+import { type StoreTransaction, isFamilyShared, normaliseAppAccountToken } from '../ios/ios-store-rules.js';
+import { type PurchaseRail, RAIL_ALIAS_TYPES } from '../model/rail-model.js';
+import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
+import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
+
+/** The customer a rail event names besides its rail id (card metadata, Android's obfuscated account id). */
+export interface NamedCustomerHints {
+  serviceCustomerId: string | null;
+  developerUserId: string | null;
+}
+
+/** How a rail id and the customer a notification names were reconciled. */
+export type LinkOutcome =
+  | { kind: 'linked'; customerId: string }
+  | { kind: 'already_linked'; customerId: string }
+  | { kind: 'folded'; customerId: string; railOnlyCustomerId: string }
+  | { kind: 'conflict'; customerId: string; namedCustomerId: string };
+
+/**
+ * "Whose purchase it is" for every rail (purchase sync, store notifications, reads of the
+ * rails), in the caller's (ambient) transaction: the rail id's alias or subscription record
+ * first, then the customer the event names; a rail-only customer is folded into a named one;
+ * any other disagreement is queued for review, never merged. A forgotten customer's node reads
+ * as unknown and is released when linked again.
+ */
+@Injectable()
+export class RailCustomerResolver {
+  constructor(
+    private readonly sql: Sql,
+    private readonly customers: RailCustomers,
+    private readonly subscriptions: RailSubscriptionsRepository,
+    private readonly writer: EntitlementWriter,
+    private readonly clock: Clock,
+    private readonly changes: EntitlementChangeFeed,
+    private readonly revenue: RailRevenueFeed,
+  ) {}
+
+  /** The active customer of a rail node. */
+  findByAlias(scope: TenantScope, node: AliasNode): Promise<string | null> {
+    return this.customers.findByAlias(scope, node);
+  }
+
+  /** The customer of a subscription record, else of the rail node; null when the rail id is linked to no customer. */
+  async holder(scope: TenantScope, rail: PurchaseRail, subscriptionId: string, node: AliasNode): Promise<string | null> {
+    return (await this.recordedCustomer(scope, rail, subscriptionId)) ?? (await this.findByAlias(scope, node));
+  }
+
+  /** The customer of a subscription record, or null when there is none. */
+  async recordedCustomer(scope: TenantScope, rail: PurchaseRail, subscriptionId: string): Promise<string | null> {
+    return (await this.subscriptions.find(scope, rail, subscriptionId))?.customerId ?? null;
+  }
+
+  /** The customer the hints name, without creating one: a `cdcust_` id of the scope, else a developer user id's customer. */
+  async findNamed(scope: TenantScope, hints: NamedCustomerHints): Promise<string | null> {
+    if (hints.serviceCustomerId) {
+      if (await this.customers.isActiveCustomer(scope, hints.serviceCustomerId)) return hints.serviceCustomerId;
+    }
+    if (hints.developerUserId) return this.customers.findDeveloperUser(scope, hints.developerUserId);
+    return null;
+  }
+
+  /** The named customer, the developer user's created like identify when unknown; null when nothing usable is named. */
+  async resolveNamed(scope: TenantScope, hints: NamedCustomerHints): Promise<string | null> {
+    const found = await this.findNamed(scope, hints);
+    if (found) return found;
+    if (hints.developerUserId) return this.customers.resolveDeveloperUser(scope, hints.developerUserId);
+    return null;
+  }
+
+  /**
+   * Links the rail node to `namedCustomerId`: unknown node → linked; same customer → nothing;
+   * held by a rail-only customer → that customer is folded into the named one; held by a
+   * customer with a developer or anonymous id → a review is queued and nothing moves.
+   */
+  async link(scope: TenantScope, node: AliasNode, namedCustomerId: string): Promise<LinkOutcome> {
+    const holder = await this.findByAlias(scope, node);
+    if (!holder) {
+      await this.customers.linkAliasIfAbsent(scope, namedCustomerId, node);
+      return { kind: 'linked', customerId: namedCustomerId };
+    }
+    if (holder === namedCustomerId) return { kind: 'already_linked', customerId: holder };
+    if (await this.customers.isRailOnly(scope, holder)) {
+      await this.reassign(scope, holder, namedCustomerId, true);
+      return { kind: 'folded', customerId: namedCustomerId, railOnlyCustomerId: holder };
+    }
+    await this.customers.queueConflict(scope, holder, namedCustomerId);
+    return { kind: 'conflict', customerId: holder, namedCustomerId };
+  }
+
+  /**
+   * iOS (purchase sync and notifications): the original transaction id's customer; else the
+   * customer identify bound an app account token to (the signed transaction's, then
+   * `alsoToken`, e.g. the purchase sync body's), never for family-shared transactions; else a
+   * new rail-only customer. The original transaction id becomes an alias of the customer found.
+   */
+  async iosPurchaseCustomer(scope: TenantScope, transaction: StoreTransaction, alsoToken?: string | null): Promise<string> {
+    const node = { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: transaction.originalTransactionId as string };
+    const known = await this.findByAlias(scope, node);
+    if (known) return known;
+    if (!isFamilyShared(transaction)) {
+      for (const token of [normaliseAppAccountToken(transaction.appAccountToken), normaliseAppAccountToken(alsoToken)]) {
+        if (!token) continue;
+        const bound = await this.findByAlias(scope, { type: RAIL_ALIAS_TYPES.iosAppAccountToken, value: token });
+        if (bound) {
+          await this.customers.linkAliasIfAbsent(scope, bound, node);
+          return bound;
+        }
+      }
+    }
+    return this.customers.createRailCustomer(scope, node);
+  }
+
+  /**
+   * Card: the customer its card customer is linked to (a rail-only one is folded into the
+   * customer the metadata names), else the subscription record's, else the metadata's
+   * (`serviceCustomerId`, then `developerUserId` resolved or created), else a new rail-only
+   * customer. The card customer becomes an alias of it.
+   */
+  async cardSubscriptionCustomer(scope: TenantScope, sub: Pick<CardSubscription, 'id' | 'customer' | 'hints'>): Promise<string> {
+    const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer };
+    const holder = await this.findByAlias(scope, cardNode);
+    if (holder) {
+      const named = await this.findNamed(scope, sub.hints);
+      if (!named || named === holder) return holder;
+      return (await this.link(scope, cardNode, named)).customerId;
+    }
+    const customerId = (await this.recordedCustomer(scope, 'card_payments', sub.id)) ?? (await this.resolveNamed(scope, sub.hints));
+    if (customerId) {
+      await this.customers.linkAliasIfAbsent(scope, customerId, cardNode);
+      return customerId;
+    }
+    return this.createRailOnly(scope, [cardNode]);
+  }
+
+  /**
+   * Android: the token's record or alias, else the linked (previous) token's, else the
+   * obfuscated account id (a `cdcust_` id of the scope, else an `android_obfuscated_account_id`
+   * alias, else a new customer keyed by it), else a new rail-only customer. The purchase token
+   * becomes an alias of the customer.
+   */
+  async androidPurchaseCustomer(
+    scope: TenantScope,
+    purchaseToken: string,
+    state: Pick<AndroidPurchaseState, 'linkedPurchaseToken' | 'obfuscatedAccountId'>,
+  ): Promise<string> {
+    const rail = 'android_store';
+    const tokenNode = { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken };
+    const known =
+      (await this.holder(scope, rail, purchaseToken, tokenNode)) ??
+      (state.linkedPurchaseToken
+        ? await this.holder(scope, rail, state.linkedPurchaseToken, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: state.linkedPurchaseToken })
+        : null);
+    const obfuscatedNode = state.obfuscatedAccountId ? { type: RAIL_ALIAS_TYPES.androidObfuscatedAccountId, value: state.obfuscatedAccountId } : null;
+    const named = obfuscatedNode
+      ? ((await this.findNamed(scope, { serviceCustomerId: obfuscatedNode.value, developerUserId: null })) ?? (await this.findByAlias(scope, obfuscatedNode)))
+      : null;
+    if (known) {
+      await this.customers.linkAliasIfAbsent(scope, known, tokenNode);
+      // The purchase stays with its customer; another customer named by the account id is a conflict for review.
+      if (named && named !== known) await this.customers.queueConflict(scope, known, named);
+      return known;
+    }
+    if (named) {
+      await this.customers.linkAliasIfAbsent(scope, named, tokenNode);
+      return named;
+    }
+    if (obfuscatedNode) return this.createRailOnly(scope, [obfuscatedNode, tokenNode]);
+    return this.createRailOnly(scope, [tokenNode]);
+  }
+
+  /**
+   * An approved merge review moves the other customer's subscription records, revenue and
+   * rail-derived entitlements, as when a rail-only customer is folded into a named one.
+   */
+  reassignRecords(scope: TenantScope, fromCustomerId: string, intoCustomerId: string): Promise<void> {
+    return this.reassign(scope, fromCustomerId, intoCustomerId, false);
+  }
+
+  /** A new customer whose only aliases are the given rail nodes (at least one). */
+  private async createRailOnly(scope: TenantScope, nodes: [AliasNode, ...AliasNode[]]): Promise<string> {
+    const customerId = await this.customers.createRailCustomer(scope, nodes[0]);
+    for (const node of nodes.slice(1)) await this.customers.linkAliasIfAbsent(scope, customerId, node);
+    return customerId;
+  }
+
+  /**
+   * Moves a customer's subscription records and rail-derived entitlements (and, for a
+   * rail-only customer folded into another, its rail aliases). Both customers' entitlement
+   * changes go to the change feed: the first customer's keys end (cause `revoke`: they left
+   * that customer), the other's start or extend (cause `purchase`: the purchase is now theirs).
+   */
+  private async reassign(scope: TenantScope, fromCustomerId: string, intoCustomerId: string, railAliases: boolean): Promise<void> {
+    const tracker = await this.changes.track(this.sql.manager(), scope, [fromCustomerId, intoCustomerId]);
+    if (railAliases) await this.customers.moveRailAliases(scope, fromCustomerId, intoCustomerId);
+    await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now(), this.sql.manager());
+    await this.revenue.reassigned(this.sql.manager(), scope, fromCustomerId, intoCustomerId);
+    await this.writer.moveRailEntitlements(this.sql.manager(), scope, fromCustomerId, intoCustomerId);
+    await tracker.publish(this.sql.manager(), (_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));
+  }
+}
