@@ -117,7 +117,7 @@ export class AndroidWebhookService {
     return this.processor.process({ scope, rail: RAIL, notificationId: messageId, eventType: notification.eventType, receivedAtMs }, (manager) =>
       reading.kind === 'state'
         ? this.apply(manager, scope, notification, reading, context)
-        : this.record(manager, scope, reading.customerId, reading.decision, reading.reason, context),
+        : this.applier.record(scope, { rail: RAIL, customerId: reading.customerId, decision: reading.decision, reason: reading.reason }, context),
     );
   }
 
@@ -217,7 +217,7 @@ export class AndroidWebhookService {
     if (keys.length === 0) {
       const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken });
       const reason = state.productId ? `Product ${state.productId} is not in the project's catalogue for ${RAIL}` : 'The purchase names no product';
-      return this.record(manager, scope, holder, 'rejected', reason, context);
+      return this.applier.record(scope, { rail: RAIL, customerId: holder, decision: 'rejected', reason }, context);
     }
     // Whose purchase it is (RailCustomerResolver.androidPurchaseCustomer).
     const customerId = await this.customers.androidPurchaseCustomer(scope, purchaseToken, state);
@@ -243,17 +243,6 @@ export class AndroidWebhookService {
       context,
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
-  }
-
-  private record(
-    manager: EntityManager,
-    scope: TenantScope,
-    customerId: string | null,
-    decision: NotificationOutcome['decision'],
-    reason: string,
-    context: RailEventContext,
-  ): Promise<NotificationOutcome> {
-    return this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
   }
 }
 

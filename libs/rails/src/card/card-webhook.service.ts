@@ -79,7 +79,11 @@ export class CardWebhookService {
         case 'invoice':
           return this.recordInvoice(manager, scope, event, context);
         default:
-          return this.record(manager, scope, null, 'no_op', `Event type ${event.type} changes no entitlement`, context);
+          return this.applier.record(
+            scope,
+            { rail: RAIL, customerId: null, decision: 'no_op', reason: `Event type ${event.type} changes no entitlement` },
+            context,
+          );
       }
     });
   }
@@ -132,7 +136,7 @@ export class CardWebhookService {
           : products.length === 1
             ? `Product ${products[0]} is not in the project's catalogue for ${RAIL}`
             : `Products ${products.join(', ')} are not in the project's catalogue for ${RAIL}`;
-      return this.record(manager, scope, holder, 'rejected', reason, context);
+      return this.applier.record(scope, { rail: RAIL, customerId: holder, decision: 'rejected', reason }, context);
     }
     // The record keeps the known items only (what the subscription grants); its end is theirs.
     const unknown = products.filter((productId) => !known.includes(productId));
@@ -168,9 +172,18 @@ export class CardWebhookService {
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
     const holder = event.customer ? await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.cardCustomerId, value: event.customer }) : null;
-    if (!holder || !event.payment) return this.record(manager, scope, holder, 'no_op', `Invoice of an unknown card customer or without a paid amount`, context);
+    if (!holder || !event.payment)
+      return this.applier.record(
+        scope,
+        { rail: RAIL, customerId: holder, decision: 'no_op', reason: `Invoice of an unknown card customer or without a paid amount` },
+        context,
+      );
     await this.revenue.paid(manager, scope, RAIL, holder, event.payment);
-    return this.record(manager, scope, holder, 'no_op', `Invoice ${event.payment.transactionId} paid: recognised as cash; changes no entitlement`, context);
+    return this.applier.record(
+      scope,
+      { rail: RAIL, customerId: holder, decision: 'no_op', reason: `Invoice ${event.payment.transactionId} paid: recognised as cash; changes no entitlement` },
+      context,
+    );
   }
 
   /** `checkout.session.completed` links its card customer to the customer it names (see RailCustomerResolver.link). */
@@ -180,48 +193,58 @@ export class CardWebhookService {
     session: CardCheckoutSession,
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
-    if (!session.customer) return this.record(manager, scope, null, 'no_op', `Checkout session ${session.id} has no card customer`, context);
+    if (!session.customer)
+      return this.applier.record(
+        scope,
+        { rail: RAIL, customerId: null, decision: 'no_op', reason: `Checkout session ${session.id} has no card customer` },
+        context,
+      );
     const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: session.customer };
     const named = await this.customers.resolveNamed(scope, session.hints);
     if (!named) {
       const holder = await this.customers.findByAlias(scope, cardNode);
-      return this.record(manager, scope, holder, 'no_op', `Checkout session ${session.id} names no customer (metadata or client_reference_id)`, context);
+      return this.applier.record(
+        scope,
+        { rail: RAIL, customerId: holder, decision: 'no_op', reason: `Checkout session ${session.id} names no customer (metadata or client_reference_id)` },
+        context,
+      );
     }
     const outcome = await this.customers.link(scope, cardNode, named);
     switch (outcome.kind) {
       case 'linked':
-        return this.record(manager, scope, named, 'applied', `Card customer ${session.customer} linked to ${named}`, context);
-      case 'already_linked':
-        return this.record(manager, scope, named, 'no_op', `Card customer ${session.customer} is already linked to ${named}`, context);
-      case 'folded':
-        return this.record(
-          manager,
+        return this.applier.record(
           scope,
-          named,
-          'applied',
-          `Card customer ${session.customer} linked to ${named}; rail-only customer ${outcome.railOnlyCustomerId} folded into it (rail aliases, subscription records and entitlements moved)`,
+          { rail: RAIL, customerId: named, decision: 'applied', reason: `Card customer ${session.customer} linked to ${named}` },
+          context,
+        );
+      case 'already_linked':
+        return this.applier.record(
+          scope,
+          { rail: RAIL, customerId: named, decision: 'no_op', reason: `Card customer ${session.customer} is already linked to ${named}` },
+          context,
+        );
+      case 'folded':
+        return this.applier.record(
+          scope,
+          {
+            rail: RAIL,
+            customerId: named,
+            decision: 'applied',
+            reason: `Card customer ${session.customer} linked to ${named}; rail-only customer ${outcome.railOnlyCustomerId} folded into it (rail aliases, subscription records and entitlements moved)`,
+          },
           context,
         );
       case 'conflict':
-        return this.record(
-          manager,
+        return this.applier.record(
           scope,
-          outcome.customerId,
-          'no_op',
-          `Card customer ${session.customer} belongs to ${outcome.customerId}, not ${named}: queued for review, nothing moved`,
+          {
+            rail: RAIL,
+            customerId: outcome.customerId,
+            decision: 'no_op',
+            reason: `Card customer ${session.customer} belongs to ${outcome.customerId}, not ${named}: queued for review, nothing moved`,
+          },
           context,
         );
     }
-  }
-
-  private record(
-    manager: EntityManager,
-    scope: TenantScope,
-    customerId: string | null,
-    decision: NotificationOutcome['decision'],
-    reason: string,
-    context: RailEventContext,
-  ): Promise<NotificationOutcome> {
-    return this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
   }
 }

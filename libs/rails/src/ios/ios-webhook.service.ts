@@ -127,8 +127,22 @@ export class IosWebhookService {
     const base = { scope, rail: RAIL, notificationId: notification.notificationUUID, eventType: notification.notificationType, receivedAtMs };
     return this.processor.process(base, async (manager) => {
       if (otherApp)
-        return this.record(manager, scope, null, 'rejected', `Notification for another app (bundle id ${notification.data?.bundleId ?? 'unknown'})`, context);
-      if (!transaction) return this.record(manager, scope, null, 'no_op', `${notification.notificationType} carries no transaction`, context);
+        return this.applier.record(
+          scope,
+          {
+            rail: RAIL,
+            customerId: null,
+            decision: 'rejected',
+            reason: `Notification for another app (bundle id ${notification.data?.bundleId ?? 'unknown'})`,
+          },
+          context,
+        );
+      if (!transaction)
+        return this.applier.record(
+          scope,
+          { rail: RAIL, customerId: null, decision: 'no_op', reason: `${notification.notificationType} carries no transaction` },
+          context,
+        );
       return this.apply(manager, scope, notification, transaction, renewal, context);
     });
   }
@@ -194,7 +208,7 @@ export class IosWebhookService {
     const state = stateOfNotification(notification, transaction, renewal);
     if (!state) {
       const holder = await this.customers.findByAlias(scope, node);
-      return this.record(manager, scope, holder, 'no_op', `${context.eventType} changes no entitlement`, context);
+      return this.applier.record(scope, { rail: RAIL, customerId: holder, decision: 'no_op', reason: `${context.eventType} changes no entitlement` }, context);
     }
     // The newest rail time wins: the signedDate of the outermost signed payload (the notification's).
     return this.applyTransactionState(manager, scope, transaction, state, notification.signedDate, context);
@@ -217,7 +231,11 @@ export class IosWebhookService {
     const productId = transaction.productId as string;
     if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, manager)).length === 0) {
       const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId });
-      return this.record(manager, scope, holder, 'rejected', `Product ${productId} is not in the project's catalogue for ${RAIL}`, context);
+      return this.applier.record(
+        scope,
+        { rail: RAIL, customerId: holder, decision: 'rejected', reason: `Product ${productId} is not in the project's catalogue for ${RAIL}` },
+        context,
+      );
     }
     const customerId = await this.customers.iosPurchaseCustomer(scope, transaction);
     const result = await this.applier.apply(
@@ -239,16 +257,5 @@ export class IosWebhookService {
       { ...context, transactionId: transaction.transactionId ?? null, details: { ...context.details, familyShared: isFamilyShared(transaction) } },
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
-  }
-
-  private record(
-    manager: EntityManager,
-    scope: TenantScope,
-    customerId: string | null,
-    decision: NotificationOutcome['decision'],
-    reason: string,
-    context: RailEventContext,
-  ): Promise<NotificationOutcome> {
-    return this.applier.record(manager, scope, { rail: RAIL, customerId, decision, reason }, context);
   }
 }

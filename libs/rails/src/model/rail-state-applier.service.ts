@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
+import { Clock, Sql, type TenantScope, randomLowerAlnum } from '#platform';
 import { AuditJournal } from '#audit';
 import { EntitlementChangeFeed, EntitlementWriter, ProductCatalog, type PublicEntitlement, type RailEntitlementWrite } from '#entitlements';
 import {
@@ -112,6 +112,7 @@ interface LiveGrant {
 @Injectable()
 export class RailStateApplier {
   constructor(
+    private readonly sql: Sql,
     private readonly clock: Clock,
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly catalog: ProductCatalog,
@@ -319,11 +320,12 @@ export class RailStateApplier {
   }
 
   /**
-   * One audit entry for an event that changes no state (test notification, ignored type, wrong
-   * app …); answers the decision with the entry's id.
+   * The one recorder of a rail event that changes no state (test notification, ignored type,
+   * wrong app, product not in the catalogue …): one audit entry in the ambient transaction;
+   * answers the decision with the entry's id.
    */
-  async record(manager: EntityManager, scope: TenantScope, outcome: RailDecisionRecord, event: RailEventContext): Promise<RecordedDecision> {
-    return { decision: outcome.decision, customerId: outcome.customerId, auditEventId: await this.audit(manager, scope, outcome, event) };
+  async record(scope: TenantScope, outcome: RailDecisionRecord, event: RailEventContext): Promise<RecordedDecision> {
+    return { decision: outcome.decision, customerId: outcome.customerId, auditEventId: await this.audit(this.sql.manager(), scope, outcome, event) };
   }
 
   private async audit(
