@@ -13,6 +13,7 @@ describe('rails: shared rail model (subscription records, newest rail time wins,
   let applier: RailStateApplier;
   let identity: RailCustomers;
   let subscriptions: RailSubscriptionsRepository;
+  let sql: Sql;
   const scope = () => testScope(fx.projectId, 'sandbox');
   let counter = 0;
 
@@ -22,6 +23,7 @@ describe('rails: shared rail model (subscription records, newest rail time wins,
     applier = t.app.get(RailStateApplier);
     identity = t.app.get(RailCustomers);
     subscriptions = t.app.get(RailSubscriptionsRepository);
+    sql = t.app.get(Sql);
     const res = await t.http
       .put(`/admin/v1/projects/${fx.projectId}/products`)
       .set(operatorAuth())
@@ -48,13 +50,13 @@ describe('rails: shared rail model (subscription records, newest rail time wins,
   async function railCustomer(): Promise<{ customerId: string; subscriptionId: string }> {
     counter += 1;
     const subscriptionId = `sub_${counter}_${Math.random().toString(36).slice(2, 10)}`;
-    const customerId = await t.app
-      .get(Sql)
-      .transaction(() => identity.createRailCustomer(scope(), { type: RAIL_ALIAS_TYPES.cardCustomerId, value: `cus_${subscriptionId}` }));
+    const customerId = await sql.transaction(() =>
+      identity.createRailCustomer(scope(), { type: RAIL_ALIAS_TYPES.cardCustomerId, value: `cus_${subscriptionId}` }),
+    );
     return { customerId, subscriptionId };
   }
 
-  const apply = (change: RailStateChange, ev = event()) => t.dataSource.transaction((m) => applier.apply(m, scope(), change, ev));
+  const apply = (change: RailStateChange, ev = event()) => sql.transaction(() => applier.apply(scope(), change, ev));
 
   it('applies a state: subscription record, one entitlement per catalogue key, one audit entry with the rail fields', async () => {
     const { customerId, subscriptionId } = await railCustomer();
@@ -182,8 +184,8 @@ describe('rails: shared rail model (subscription records, newest rail time wins,
       receivedAt: t.clock.nowMs(),
       processedAt: t.clock.nowMs(),
     };
-    expect(await t.dataSource.transaction((m) => subscriptions.claimNotification(scope(), record, m))).toBeNull();
-    const again = await t.dataSource.transaction((m) => subscriptions.claimNotification(scope(), { ...record, decision: 'applied' }, m));
+    expect(await sql.transaction(() => subscriptions.claimNotification(scope(), record))).toBeNull();
+    const again = await sql.transaction(() => subscriptions.claimNotification(scope(), { ...record, decision: 'applied' }));
     expect(again).toMatchObject({ decision: 'no_op', auditEventId: 'rail_evt_x', env: 'sandbox' });
     const tx = {
       rail: 'card_payments' as const,
@@ -193,8 +195,8 @@ describe('rails: shared rail model (subscription records, newest rail time wins,
       decision: 'applied' as const,
       auditEventId: null,
     };
-    expect(await t.dataSource.transaction((m) => subscriptions.claimTransaction(scope(), tx, t.clock.now(), m))).toBeNull();
-    expect(await t.dataSource.transaction((m) => subscriptions.claimTransaction(scope(), tx, t.clock.now(), m))).toMatchObject({
+    expect(await sql.transaction(() => subscriptions.claimTransaction(scope(), tx, t.clock.now()))).toBeNull();
+    expect(await sql.transaction(() => subscriptions.claimTransaction(scope(), tx, t.clock.now()))).toMatchObject({
       transactionId: tx.transactionId,
     });
   });

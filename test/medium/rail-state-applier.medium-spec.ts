@@ -53,7 +53,7 @@ describe('medium: RailStateApplier', () => {
     rawStatus: 'active',
     ...over,
   });
-  const apply = (c: RailStateChange, s = scope()) => m.dataSource.transaction((manager) => applier.apply(manager, s, c, event()));
+  const apply = (c: RailStateChange, s = scope()) => m.sql.transaction(() => applier.apply(s, c, event()));
   const rows = (customerId: string) =>
     m.dataSource.query(
       `SELECT entitlement_key AS key, state, extract(epoch FROM valid_until)::bigint AS "validUntil", subscription_id AS "subscriptionId"

@@ -4,6 +4,18 @@ import { AuditModule } from '#audit';
 import { IdentityModule, MergeHooks } from '#identity';
 import { EntitlementsModule } from '#entitlements';
 import { RailCustomerResolver } from './customers/rail-customer-resolver.service.js';
+import { AndroidPublisherClient } from './android/android-publisher.client.js';
+import { AndroidWebhookService } from './android/android-webhook.service.js';
+import { CardWebhookService } from './card/card-webhook.service.js';
+import { IosWebhookService } from './ios/ios-webhook.service.js';
+import { NotificationProcessor } from './notifications/notification-processor.service.js';
+import { StoreRailSettings } from './settings/store-rail-settings.service.js';
+import { WebhookGate } from './webhooks/webhook-gate.service.js';
+import { AppStoreServerApiClient } from './reading/app-store-server-api.client.js';
+import { CardPaymentsApiClient } from './reading/card-payments-api.client.js';
+import { RailReadBounds } from './reading/rail-read-bounds.service.js';
+import { RailReader } from './reading/rail-reader.service.js';
+import { StoreObservations } from './reading/store-observations.service.js';
 import { IosStoreVerifier } from './ios/ios-store-verifier.service.js';
 import { RailSecretsStatus } from './operator/rail-secrets-status.js';
 import { RailSecrets } from './secrets/rail-secrets.service.js';
@@ -19,7 +31,11 @@ import { RailRevenueFeed } from './model/rail-revenue-feed.service.js';
 import { RailStateApplier } from './model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from './model/rail-subscriptions.repository.js';
 
-/** Store rails: purchase sync, store notifications, subscription records, rail settings. */
+/**
+ * Store rails: the shared rail model and its records, purchase sync, the processing of store
+ * notifications (card, iOS, Android), the reads of the rails' APIs (RailReader), rail settings
+ * and secrets. StoreNotificationsModule serves the notifications, settings and reads over HTTP.
+ */
 @Module({
   imports: [KeysModule, AuditModule, IdentityModule, EntitlementsModule],
   controllers: [PurchaseSyncController, RailsOperatorController],
@@ -38,17 +54,32 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     RailNotificationsReadRepository,
     PurchaseSyncService,
     RailCustomerResolver,
+    WebhookGate,
+    NotificationProcessor,
+    StoreRailSettings,
+    CardWebhookService,
+    AndroidPublisherClient,
+    AndroidWebhookService,
+    IosWebhookService,
+    CardPaymentsApiClient,
+    AppStoreServerApiClient,
+    RailReadBounds,
+    StoreObservations,
+    RailReader,
   ],
-  // The repositories serve the store notifications module of this context; other contexts use the services.
   exports: [
-    RailSubscriptionsRepository,
-    RailCustomerResolver,
     RailStateApplier,
     RailRevenueFeed,
     CustomerRailStatuses,
-    RailSettingsRepository,
     IosStoreVerifier,
     RailSecrets,
+    RailReader,
+    // For StoreNotificationsModule's controllers and webhook gate.
+    WebhookGate,
+    CardWebhookService,
+    IosWebhookService,
+    AndroidWebhookService,
+    StoreRailSettings,
   ],
 })
 export class RailsModule implements OnModuleInit {

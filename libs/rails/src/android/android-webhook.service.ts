@@ -1,7 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
-import { ApiError, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
+import { ApiError, Clock, type Env, Sql, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
 import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
@@ -55,6 +54,7 @@ function sameSecret(given: string, expected: string): boolean {
 @Injectable()
 export class AndroidWebhookService {
   constructor(
+    private readonly sql: Sql,
     private readonly gate: WebhookGate,
     private readonly secrets: RailSecrets,
     private readonly publisher: AndroidPublisherClient,
@@ -114,9 +114,9 @@ export class AndroidWebhookService {
       requestId,
       details: { packageName: notification.packageName, eventTimeMillis: notification.eventTimeMillis },
     };
-    return this.processor.process({ scope, rail: RAIL, notificationId: messageId, eventType: notification.eventType, receivedAtMs }, (manager) =>
+    return this.processor.process({ scope, rail: RAIL, notificationId: messageId, eventType: notification.eventType, receivedAtMs }, () =>
       reading.kind === 'state'
-        ? this.apply(manager, scope, notification, reading, context)
+        ? this.apply(scope, notification, reading, context)
         : this.applier.record(scope, { rail: RAIL, customerId: reading.customerId, decision: reading.decision, reason: reading.reason }, context),
     );
   }
@@ -206,14 +206,13 @@ export class AndroidWebhookService {
    * audit entry.
    */
   async apply(
-    manager: EntityManager,
     scope: TenantScope,
     notification: Pick<AndroidNotification, 'eventTimeMillis' | 'eventType'>,
     reading: AndroidStateReading,
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
     const { state, purchaseToken } = reading;
-    const keys = state.productId ? await this.catalog.entitlementKeysFor(scope.projectId, RAIL, state.productId, manager) : [];
+    const keys = state.productId ? await this.catalog.entitlementKeysFor(scope.projectId, RAIL, state.productId, this.sql.manager()) : [];
     if (keys.length === 0) {
       const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken });
       const reason = state.productId ? `Product ${state.productId} is not in the project's catalogue for ${RAIL}` : 'The purchase names no product';
@@ -224,7 +223,6 @@ export class AndroidWebhookService {
     // Revocation and voiding end entitlements at once, whatever the read state says.
     const active = state.active && !reading.revoked;
     const result = await this.applier.apply(
-      manager,
       scope,
       {
         rail: RAIL,

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import Stripe from 'stripe';
-import type { EntityManager } from 'typeorm';
-import { ApiError, Clock, type TenantScope, TenantScopes } from '#platform';
+import { ApiError, Clock, Sql, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
 import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
@@ -33,6 +32,7 @@ export const CARD_SIGNATURE_TOLERANCE_SECONDS = 300;
 @Injectable()
 export class CardWebhookService {
   constructor(
+    private readonly sql: Sql,
     private readonly gate: WebhookGate,
     private readonly secrets: RailSecrets,
     private readonly processor: NotificationProcessor,
@@ -70,14 +70,14 @@ export class CardWebhookService {
       actor: `rail:${RAIL}`,
       requestId,
     };
-    return this.processor.process({ scope, rail: RAIL, notificationId: event.id, eventType: event.type, receivedAtMs }, (manager) => {
+    return this.processor.process({ scope, rail: RAIL, notificationId: event.id, eventType: event.type, receivedAtMs }, () => {
       switch (event.kind) {
         case 'subscription':
-          return this.applySubscription(manager, scope, event.subscription, event.created, context);
+          return this.applySubscription(scope, event.subscription, event.created, context);
         case 'checkout':
-          return this.linkCheckout(manager, scope, event.session, context);
+          return this.linkCheckout(scope, event.session, context);
         case 'invoice':
-          return this.recordInvoice(manager, scope, event, context);
+          return this.recordInvoice(scope, event, context);
         default:
           return this.applier.record(
             scope,
@@ -112,13 +112,7 @@ export class CardWebhookService {
    * Applies a subscription object (from an event, or read from the processor's API) through the
    * rail model; `created` (Unix seconds) is its rail time. Writes one audit entry.
    */
-  async applySubscription(
-    manager: EntityManager,
-    scope: TenantScope,
-    sub: CardSubscription,
-    created: number,
-    context: RailEventContext,
-  ): Promise<NotificationOutcome> {
+  async applySubscription(scope: TenantScope, sub: CardSubscription, created: number, context: RailEventContext): Promise<NotificationOutcome> {
     const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer };
     // Every item's product grants its keys until the item's period end; products missing from
     // the catalogue grant nothing (the subscription is rejected only when none is known).
@@ -126,7 +120,7 @@ export class CardWebhookService {
     const products = [...new Set(items.map((item) => item.productId))];
     const known: string[] = [];
     for (const productId of products) {
-      if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, manager)).length > 0) known.push(productId);
+      if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, this.sql.manager())).length > 0) known.push(productId);
     }
     if (known.length === 0) {
       const holder = await this.customers.holder(scope, RAIL, sub.id, cardNode);
@@ -144,7 +138,6 @@ export class CardWebhookService {
     const validUntil = granting.some((item) => item.validUntil === null) ? null : Math.max(...granting.map((item) => item.validUntil as number));
     const customerId = await this.customers.cardSubscriptionCustomer(scope, sub);
     const result = await this.applier.apply(
-      manager,
       scope,
       {
         rail: RAIL,
@@ -165,12 +158,7 @@ export class CardWebhookService {
   }
 
   /** `invoice.paid`: recognised cash of the card customer's customer; the decision stays no_op (no entitlement changes). */
-  private async recordInvoice(
-    manager: EntityManager,
-    scope: TenantScope,
-    event: Extract<CardEvent, { kind: 'invoice' }>,
-    context: RailEventContext,
-  ): Promise<NotificationOutcome> {
+  private async recordInvoice(scope: TenantScope, event: Extract<CardEvent, { kind: 'invoice' }>, context: RailEventContext): Promise<NotificationOutcome> {
     const holder = event.customer ? await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.cardCustomerId, value: event.customer }) : null;
     if (!holder || !event.payment)
       return this.applier.record(
@@ -178,7 +166,7 @@ export class CardWebhookService {
         { rail: RAIL, customerId: holder, decision: 'no_op', reason: `Invoice of an unknown card customer or without a paid amount` },
         context,
       );
-    await this.revenue.paid(manager, scope, RAIL, holder, event.payment);
+    await this.revenue.paid(this.sql.manager(), scope, RAIL, holder, event.payment);
     return this.applier.record(
       scope,
       { rail: RAIL, customerId: holder, decision: 'no_op', reason: `Invoice ${event.payment.transactionId} paid: recognised as cash; changes no entitlement` },
@@ -187,12 +175,7 @@ export class CardWebhookService {
   }
 
   /** `checkout.session.completed` links its card customer to the customer it names (see RailCustomerResolver.link). */
-  private async linkCheckout(
-    manager: EntityManager,
-    scope: TenantScope,
-    session: CardCheckoutSession,
-    context: RailEventContext,
-  ): Promise<NotificationOutcome> {
+  private async linkCheckout(scope: TenantScope, session: CardCheckoutSession, context: RailEventContext): Promise<NotificationOutcome> {
     if (!session.customer)
       return this.applier.record(
         scope,

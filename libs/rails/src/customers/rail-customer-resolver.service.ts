@@ -198,7 +198,7 @@ export class RailCustomerResolver {
   private async reassign(scope: TenantScope, fromCustomerId: string, intoCustomerId: string, railAliases: boolean): Promise<void> {
     const tracker = await this.changes.track(this.sql.manager(), scope, [fromCustomerId, intoCustomerId]);
     if (railAliases) await this.customers.moveRailAliases(scope, fromCustomerId, intoCustomerId);
-    await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now(), this.sql.manager());
+    await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
     await this.revenue.reassigned(this.sql.manager(), scope, fromCustomerId, intoCustomerId);
     await this.writer.moveRailEntitlements(this.sql.manager(), scope, fromCustomerId, intoCustomerId);
     await tracker.publish(this.sql.manager(), (_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));

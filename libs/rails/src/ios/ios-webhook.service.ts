@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { VerificationException, VerificationStatus } from '@apple/app-store-server-library';
-import type { EntityManager } from 'typeorm';
-import { APP_LOGGER, ApiError, type AppLogger, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
+import { APP_LOGGER, ApiError, type AppLogger, Clock, type Env, Sql, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
 import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
@@ -72,6 +71,7 @@ function bounded(check: () => void): void {
 export class IosWebhookService {
   constructor(
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    private readonly sql: Sql,
     private readonly gate: WebhookGate,
     private readonly verifier: IosStoreVerifier,
     private readonly processor: NotificationProcessor,
@@ -125,7 +125,7 @@ export class IosWebhookService {
     const transaction = otherApp ? null : await this.transactionOf(projectId, settings, env, notification, requestId);
     const renewal = otherApp ? null : await this.renewalOf(projectId, settings, env, notification, requestId);
     const base = { scope, rail: RAIL, notificationId: notification.notificationUUID, eventType: notification.notificationType, receivedAtMs };
-    return this.processor.process(base, async (manager) => {
+    return this.processor.process(base, async () => {
       if (otherApp)
         return this.applier.record(
           scope,
@@ -143,7 +143,7 @@ export class IosWebhookService {
           { rail: RAIL, customerId: null, decision: 'no_op', reason: `${notification.notificationType} carries no transaction` },
           context,
         );
-      return this.apply(manager, scope, notification, transaction, renewal, context);
+      return this.apply(scope, notification, transaction, renewal, context);
     });
   }
 
@@ -197,7 +197,6 @@ export class IosWebhookService {
   }
 
   private async apply(
-    manager: EntityManager,
     scope: TenantScope,
     notification: DecodedNotification,
     transaction: StoreTransaction,
@@ -211,7 +210,7 @@ export class IosWebhookService {
       return this.applier.record(scope, { rail: RAIL, customerId: holder, decision: 'no_op', reason: `${context.eventType} changes no entitlement` }, context);
     }
     // The newest rail time wins: the signedDate of the outermost signed payload (the notification's).
-    return this.applyTransactionState(manager, scope, transaction, state, notification.signedDate, context);
+    return this.applyTransactionState(scope, transaction, state, notification.signedDate, context);
   }
 
   /**
@@ -220,7 +219,6 @@ export class IosWebhookService {
    * catalogue (else `rejected`). Writes one audit entry.
    */
   async applyTransactionState(
-    manager: EntityManager,
     scope: TenantScope,
     transaction: StoreTransaction,
     state: IosNotificationState,
@@ -229,7 +227,7 @@ export class IosWebhookService {
   ): Promise<NotificationOutcome> {
     const originalTransactionId = transaction.originalTransactionId as string;
     const productId = transaction.productId as string;
-    if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, manager)).length === 0) {
+    if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, this.sql.manager())).length === 0) {
       const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId });
       return this.applier.record(
         scope,
@@ -239,7 +237,6 @@ export class IosWebhookService {
     }
     const customerId = await this.customers.iosPurchaseCustomer(scope, transaction);
     const result = await this.applier.apply(
-      manager,
       scope,
       {
         rail: RAIL,

@@ -9,9 +9,12 @@ import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js'
 export class CustomerRailStatuses {
   constructor(private readonly subscriptions: RailSubscriptionsRepository) {}
 
-  /** Every listed customer's rail status at `nowMs` (a customer without a rail record reads as such); in `manager`'s transaction when given. */
-  of(scope: TenantScope, customerIds: readonly string[], nowMs: number, manager?: EntityManager): Promise<Map<string, CustomerRailStatus>> {
-    return this.subscriptions.statusOfCustomers(scope, customerIds, nowMs, manager);
+  /**
+   * Every listed customer's rail status at `nowMs` (a customer without a rail record reads as
+   * such), in the ambient transaction when one is open (`_manager` is that transaction's).
+   */
+  of(scope: TenantScope, customerIds: readonly string[], nowMs: number, _manager?: EntityManager): Promise<Map<string, CustomerRailStatus>> {
+    return this.subscriptions.statusOfCustomers(scope, customerIds, nowMs);
   }
 
   /** The customer's subscription records on every rail, newest change first (at most `limit`). */

@@ -1,6 +1,5 @@
 import { Sql } from '#platform';
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { PurchaseRail } from './rail-model.js';
 
 /** The operator's non-secret settings of one rail of a project. */
@@ -34,12 +33,8 @@ function toRecord<T extends object>(row: SettingsRow): RailSettingsRecord<T> {
 export class RailSettingsRepository {
   constructor(private readonly sql: Sql) {}
 
-  async find<T extends object = Record<string, unknown>>(
-    project: { projectId: string },
-    rail: PurchaseRail,
-    manager: EntityManager = this.sql.manager(),
-  ): Promise<RailSettingsRecord<T> | null> {
-    const rows: SettingsRow[] = await manager.query(
+  async find<T extends object = Record<string, unknown>>(project: { projectId: string }, rail: PurchaseRail): Promise<RailSettingsRecord<T> | null> {
+    const rows: SettingsRow[] = await this.sql.rows(
       `SELECT rail, settings, enabled, version, updated_at FROM rail_settings WHERE project_id = $1 AND rail = $2`,
       [project.projectId, rail],
     );
@@ -53,9 +48,8 @@ export class RailSettingsRepository {
   async findOfLiveProject<T extends object = Record<string, unknown>>(
     project: { projectId: string },
     rail: PurchaseRail,
-    manager: EntityManager = this.sql.manager(),
   ): Promise<RailSettingsRecord<T> | null> {
-    const rows: SettingsRow[] = await manager.query(
+    const rows: SettingsRow[] = await this.sql.rows(
       `SELECT s.rail, s.settings, s.enabled, s.version, s.updated_at
          FROM rail_settings s JOIN projects p ON p.id = s.project_id
         WHERE s.project_id = $1 AND s.rail = $2 AND p.archived_at IS NULL`,
@@ -64,8 +58,8 @@ export class RailSettingsRepository {
     return rows[0] ? toRecord<T>(rows[0]) : null;
   }
 
-  async list(project: { projectId: string }, manager: EntityManager = this.sql.manager()): Promise<RailSettingsRecord[]> {
-    const rows: SettingsRow[] = await manager.query(
+  async list(project: { projectId: string }): Promise<RailSettingsRecord[]> {
+    const rows: SettingsRow[] = await this.sql.rows(
       `SELECT rail, settings, enabled, version, updated_at FROM rail_settings WHERE project_id = $1 ORDER BY rail`,
       [project.projectId],
     );
@@ -73,14 +67,8 @@ export class RailSettingsRepository {
   }
 
   /** Replaces the settings of a rail (enabling it); bumps the version. */
-  async put(
-    project: { projectId: string },
-    rail: PurchaseRail,
-    settings: object,
-    now: Date,
-    manager: EntityManager = this.sql.manager(),
-  ): Promise<RailSettingsRecord> {
-    const rows: SettingsRow[] = await manager.query(
+  async put(project: { projectId: string }, rail: PurchaseRail, settings: object, now: Date): Promise<RailSettingsRecord> {
+    const rows: SettingsRow[] = await this.sql.rows(
       `INSERT INTO rail_settings (project_id, rail, settings, enabled, version, updated_at)
        VALUES ($1, $2, $3::jsonb, true, 1, $4)
        ON CONFLICT ON CONSTRAINT rail_settings_pk DO UPDATE

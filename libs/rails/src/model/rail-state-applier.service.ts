@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, Sql, type TenantScope, randomLowerAlnum } from '#platform';
 import { AuditJournal } from '#audit';
 import { EntitlementChangeFeed, EntitlementWriter, ProductCatalog, type PublicEntitlement, type RailEntitlementWrite } from '#entitlements';
@@ -122,14 +121,13 @@ export class RailStateApplier {
     private readonly revenue: RailRevenueFeed,
   ) {}
 
-  async apply(manager: EntityManager, scope: TenantScope, change: RailStateChange, event: RailEventContext): Promise<RailApplyResult> {
-    await this.subscriptions.serialize(scope, change.rail, change.subscriptionId, manager);
-    const stored = await this.subscriptions.lock(scope, change.rail, change.subscriptionId, manager);
+  async apply(scope: TenantScope, change: RailStateChange, event: RailEventContext): Promise<RailApplyResult> {
+    await this.subscriptions.serialize(scope, change.rail, change.subscriptionId);
+    const stored = await this.subscriptions.lock(scope, change.rail, change.subscriptionId);
 
     if (isOlderThanStored(stored, change.railTimeMs, change.ignoreRailTime)) {
       const reason = `Older than the stored state of subscription ${change.subscriptionId} (rail time ${change.railTimeMs} < ${stored?.railTimeMs})`;
       const auditEventId = await this.audit(
-        manager,
         scope,
         { rail: change.rail, customerId: stored?.customerId ?? change.customerId, decision: 'no_op', reason },
         event,
@@ -139,7 +137,7 @@ export class RailStateApplier {
     }
 
     const items = itemsOf(change);
-    const keysOf = this.keysOfProducts(manager, scope, change.rail);
+    const keysOf = this.keysOfProducts(scope, change.rail);
     const granted = await grantsOf(items, keysOf);
     const keys = [...granted.keys()];
     if (keys.length === 0) {
@@ -148,7 +146,7 @@ export class RailStateApplier {
         products.length === 1
           ? `Product ${products[0]} is not in the project's catalogue for rail ${change.rail}`
           : `Products ${products.join(', ')} are not in the project's catalogue for rail ${change.rail}`;
-      const auditEventId = await this.audit(manager, scope, { rail: change.rail, customerId: change.customerId, decision: 'rejected', reason }, event, change);
+      const auditEventId = await this.audit(scope, { rail: change.rail, customerId: change.customerId, decision: 'rejected', reason }, event, change);
       return { decision: 'rejected', reason, auditEventId, entitlements: [], subscription: stored };
     }
 
@@ -156,10 +154,10 @@ export class RailStateApplier {
     // customer on the rail: writers of one customer's rail rows run one at a time too
     // (always after the subscription lock, customers in sorted order: no lock cycles).
     const customers = [...new Set([change.customerId, stored?.customerId ?? change.customerId])].sort();
-    for (const customerId of customers) await this.subscriptions.serialize(scope, change.rail, `customer:${customerId}`, manager);
+    for (const customerId of customers) await this.subscriptions.serialize(scope, change.rail, `customer:${customerId}`);
 
     const changed = changesState(stored, { ...change, items });
-    const tracker = await this.changes.track(manager, scope, customers);
+    const tracker = await this.changes.track(this.sql.manager(), scope, customers);
     const auditEventId = newRailEventId();
     const now = this.clock.now();
     const subscription = await this.subscriptions.upsert(
@@ -177,10 +175,9 @@ export class RailStateApplier {
         lastEventId: auditEventId,
       },
       now,
-      manager,
     );
     const { rail, subscriptionId, customerId, state, validUntil } = subscription;
-    await this.revenue.changed(manager, scope, {
+    await this.revenue.changed(this.sql.manager(), scope, {
       rail,
       subscriptionId,
       customerId,
@@ -198,10 +195,10 @@ export class RailStateApplier {
     if (stored) {
       const ended = [...(await grantsOf(stored.items, keysOf))].filter(([key]) => stored.customerId !== change.customerId || !granted.has(key));
       if (ended.length > 0) {
-        const grants = await this.liveGrants(manager, scope, change.rail, stored.customerId, keysOf);
+        const grants = await this.liveGrants(scope, change.rail, stored.customerId, keysOf);
         for (const [key, item] of ended) {
           await this.writer.write(
-            manager,
+            this.sql.manager(),
             scope,
             this.rowOf(stored.customerId, key, change.rail, grants.get(key), {
               productId: item.productId,
@@ -216,11 +213,11 @@ export class RailStateApplier {
     }
     // One entitlement row per (customer, key, rail): the strongest live grant of the key among
     // the customer's subscriptions on this rail, else this subscription's (ended) state.
-    const grants = await this.liveGrants(manager, scope, change.rail, change.customerId, keysOf);
+    const grants = await this.liveGrants(scope, change.rail, change.customerId, keysOf);
     for (const [key, item] of granted) {
       entitlements.push(
         await this.writer.write(
-          manager,
+          this.sql.manager(),
           scope,
           this.rowOf(change.customerId, key, change.rail, grants.get(key), {
             productId: item.productId,
@@ -235,7 +232,7 @@ export class RailStateApplier {
 
     const facts = { stored, next: { ...change } };
     await tracker.publish(
-      manager,
+      this.sql.manager(),
       (_key, kind) => railChangeCause(kind, facts.next),
       (customerId) =>
         customerId === change.customerId
@@ -258,17 +255,17 @@ export class RailStateApplier {
     );
     const decision: RailDecision = changed ? 'applied' : 'no_op';
     const reason = changed ? describe(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
-    await this.audit(manager, scope, { rail: change.rail, customerId: change.customerId, decision, reason }, event, change, auditEventId, keys);
+    await this.audit(scope, { rail: change.rail, customerId: change.customerId, decision, reason }, event, change, auditEventId, keys);
     return { decision, reason, auditEventId, entitlements, subscription };
   }
 
   /** Catalogue keys per product of one rail, read once per call. */
-  private keysOfProducts(manager: EntityManager, scope: TenantScope, rail: PurchaseRail): (productId: string) => Promise<string[]> {
+  private keysOfProducts(scope: TenantScope, rail: PurchaseRail): (productId: string) => Promise<string[]> {
     const cache = new Map<string, Promise<string[]>>();
     return (productId) => {
       let keys = cache.get(productId);
       if (!keys) {
-        keys = this.catalog.entitlementKeysFor(scope.projectId, rail, productId, manager);
+        keys = this.catalog.entitlementKeysFor(scope.projectId, rail, productId, this.sql.manager());
         cache.set(productId, keys);
       }
       return keys;
@@ -280,7 +277,6 @@ export class RailStateApplier {
    * active record's item not past its own end; lifetime, then the later end).
    */
   private async liveGrants(
-    manager: EntityManager,
     scope: TenantScope,
     rail: PurchaseRail,
     customerId: string,
@@ -288,7 +284,7 @@ export class RailStateApplier {
   ): Promise<Map<string, LiveGrant>> {
     const nowMs = this.clock.nowMs();
     const best = new Map<string, LiveGrant>();
-    for (const record of await this.subscriptions.listForCustomer(scope, customerId, rail, manager)) {
+    for (const record of await this.subscriptions.listForCustomer(scope, customerId, rail)) {
       for (const item of record.items) {
         if (!isLive({ state: record.state, validUntil: item.validUntil }, nowMs)) continue;
         for (const key of await keysOf(item.productId)) {
@@ -325,11 +321,10 @@ export class RailStateApplier {
    * answers the decision with the entry's id.
    */
   async record(scope: TenantScope, outcome: RailDecisionRecord, event: RailEventContext): Promise<RecordedDecision> {
-    return { decision: outcome.decision, customerId: outcome.customerId, auditEventId: await this.audit(this.sql.manager(), scope, outcome, event) };
+    return { decision: outcome.decision, customerId: outcome.customerId, auditEventId: await this.audit(scope, outcome, event) };
   }
 
   private async audit(
-    manager: EntityManager,
     scope: TenantScope,
     outcome: RailDecisionRecord,
     event: RailEventContext,
@@ -337,7 +332,7 @@ export class RailStateApplier {
     eventId = newRailEventId(),
     keys?: string[],
   ): Promise<string> {
-    await this.journal.append(manager, scope, {
+    await this.journal.append(this.sql.manager(), scope, {
       eventId,
       rail: outcome.rail,
       eventType: event.eventType,

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { type TenantScope, Sql } from '#platform';
 import {
   type CustomerRailStatus,
@@ -113,8 +112,8 @@ export interface RailNotificationRecord {
 /**
  * SQL of the rail records. Every method takes the tenant scope first; notification
  * de-duplication takes the project only (a rail's notification id is unique on the rail,
- * and Android learns the environment after reading the purchase). Writes take the caller's
- * transaction manager.
+ * and Android learns the environment after reading the purchase). Statements join the
+ * ambient transaction.
  */
 @Injectable()
 export class RailSubscriptionsRepository {
@@ -124,44 +123,39 @@ export class RailSubscriptionsRepository {
    * Serialises writers of one subscription until the transaction ends (a transaction-level
    * advisory lock), so the first record of a subscription is also applied one at a time.
    */
-  async serialize(scope: TenantScope, rail: PurchaseRail, subscriptionId: string, manager: EntityManager): Promise<void> {
-    await this.sql.rows(
-      `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
-      [`rail_subscriptions|${scope.projectId}|${scope.env}|${rail}|${subscriptionId}`],
-      manager,
-    );
+  async serialize(scope: TenantScope, rail: PurchaseRail, subscriptionId: string): Promise<void> {
+    await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+      `rail_subscriptions|${scope.projectId}|${scope.env}|${rail}|${subscriptionId}`,
+    ]);
   }
 
   /** Reads one subscription record and locks it until the transaction ends. */
-  async lock(scope: TenantScope, rail: PurchaseRail, subscriptionId: string, manager: EntityManager): Promise<RailSubscriptionRecord | null> {
+  async lock(scope: TenantScope, rail: PurchaseRail, subscriptionId: string): Promise<RailSubscriptionRecord | null> {
     const rows: SubscriptionRow[] = await this.sql.rows(
       `SELECT ${SUBSCRIPTION_COLUMNS} FROM rail_subscriptions
         WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4
         FOR UPDATE`,
       [scope.projectId, scope.env, rail, subscriptionId],
-      manager,
     );
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
-  async find(scope: TenantScope, rail: PurchaseRail, subscriptionId: string, manager?: EntityManager): Promise<RailSubscriptionRecord | null> {
+  async find(scope: TenantScope, rail: PurchaseRail, subscriptionId: string): Promise<RailSubscriptionRecord | null> {
     const rows: SubscriptionRow[] = await this.sql.rows(
       `SELECT ${SUBSCRIPTION_COLUMNS} FROM rail_subscriptions
         WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`,
       [scope.projectId, scope.env, rail, subscriptionId],
-      manager,
     );
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
   /** Subscription records of one customer (every rail, or one), newest change first. */
-  async listForCustomer(scope: TenantScope, customerId: string, rail?: PurchaseRail, manager?: EntityManager): Promise<RailSubscriptionRecord[]> {
+  async listForCustomer(scope: TenantScope, customerId: string, rail?: PurchaseRail): Promise<RailSubscriptionRecord[]> {
     const rows: SubscriptionRow[] = await this.sql.rows(
       `SELECT ${SUBSCRIPTION_COLUMNS} FROM rail_subscriptions
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND ($4::text IS NULL OR rail = $4)
         ORDER BY updated_at DESC, subscription_id`,
       [scope.projectId, scope.env, customerId, rail ?? null],
-      manager,
     );
     return rows.map(toRecord);
   }
@@ -170,8 +164,8 @@ export class RailSubscriptionsRepository {
    * Migration's gate: whether a customer has a live subscription on a rail at `nowMs`
    * (`live`), only lapsed ones (`lapsed`), or none (`none`).
    */
-  async customerStatus(scope: TenantScope, customerId: string, rail: PurchaseRail, nowMs: number, manager?: EntityManager): Promise<CustomerRailStatus> {
-    return customerRailStatus(await this.listForCustomer(scope, customerId, rail, manager), nowMs);
+  async customerStatus(scope: TenantScope, customerId: string, rail: PurchaseRail, nowMs: number): Promise<CustomerRailStatus> {
+    return customerRailStatus(await this.listForCustomer(scope, customerId, rail), nowMs);
   }
 
   /**
@@ -179,19 +173,13 @@ export class RailSubscriptionsRepository {
    * any rail holds a live subscription at `nowMs`, `lapsed` when it only holds ended ones,
    * `none` when no rail record names the customer.
    */
-  async statusOfCustomers(
-    scope: TenantScope,
-    customerIds: readonly string[],
-    nowMs: number,
-    manager?: EntityManager,
-  ): Promise<Map<string, CustomerRailStatus>> {
+  async statusOfCustomers(scope: TenantScope, customerIds: readonly string[], nowMs: number): Promise<Map<string, CustomerRailStatus>> {
     const status = new Map<string, CustomerRailStatus>();
     if (customerIds.length === 0) return status;
     const rows: { customer_id: string; state: RailState; valid_until: Date | null }[] = await this.sql.rows(
       `SELECT customer_id, state, valid_until FROM rail_subscriptions
         WHERE project_id = $1 AND env = $2 AND customer_id = ANY($3::text[])`,
       [scope.projectId, scope.env, [...new Set(customerIds)]],
-      manager,
     );
     const byCustomer = new Map<string, { state: RailState; validUntil: number | null }[]>();
     for (const row of rows) {
@@ -204,7 +192,7 @@ export class RailSubscriptionsRepository {
   }
 
   /** Insert or overwrite one record (the caller holds its lock, or it is new). */
-  async upsert(scope: TenantScope, write: RailSubscriptionWrite, now: Date, manager: EntityManager): Promise<RailSubscriptionRecord> {
+  async upsert(scope: TenantScope, write: RailSubscriptionWrite, now: Date): Promise<RailSubscriptionRecord> {
     const rows: SubscriptionRow[] = await this.sql.rows(
       `INSERT INTO rail_subscriptions
          (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, created_at, updated_at)
@@ -228,18 +216,16 @@ export class RailSubscriptionsRepository {
         write.lastEventId,
         now,
       ],
-      manager,
     );
     return toRecord(rows[0]);
   }
 
   /** Moves every subscription record of `fromCustomerId` to `toCustomerId` (a rail-only customer folded into another). */
-  async reassignCustomer(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date, manager: EntityManager): Promise<number> {
+  async reassignCustomer(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date): Promise<number> {
     return this.sql.affected(
       `UPDATE rail_subscriptions SET customer_id = $4, updated_at = $5
         WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
       [scope.projectId, scope.env, fromCustomerId, toCustomerId, now],
-      manager,
     );
   }
 
@@ -247,20 +233,19 @@ export class RailSubscriptionsRepository {
    * Records a rail purchase id; returns null when this call recorded it, else the record
    * already there. A concurrent insert of the same id makes this wait for that transaction.
    */
-  async claimTransaction(scope: TenantScope, record: RailTransactionRecord, now: Date, manager: EntityManager): Promise<RailTransactionRecord | null> {
+  async claimTransaction(scope: TenantScope, record: RailTransactionRecord, now: Date): Promise<RailTransactionRecord | null> {
     const inserted: unknown[] = await this.sql.rows(
       `INSERT INTO rail_transactions (project_id, env, rail, transaction_id, subscription_id, customer_id, decision, audit_event_id, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT ON CONSTRAINT rail_transactions_pk DO NOTHING
        RETURNING 1 AS claimed`,
       [scope.projectId, scope.env, record.rail, record.transactionId, record.subscriptionId, record.customerId, record.decision, record.auditEventId, now],
-      manager,
     );
     if (inserted.length > 0) return null;
-    return this.findTransaction(scope, record.rail, record.transactionId, manager);
+    return this.findTransaction(scope, record.rail, record.transactionId);
   }
 
-  async findTransaction(scope: TenantScope, rail: PurchaseRail, transactionId: string, manager?: EntityManager): Promise<RailTransactionRecord | null> {
+  async findTransaction(scope: TenantScope, rail: PurchaseRail, transactionId: string): Promise<RailTransactionRecord | null> {
     const rows: {
       rail: PurchaseRail;
       transaction_id: string;
@@ -272,7 +257,6 @@ export class RailSubscriptionsRepository {
       `SELECT rail, transaction_id, subscription_id, customer_id, decision, audit_event_id FROM rail_transactions
         WHERE project_id = $1 AND env = $2 AND rail = $3 AND transaction_id = $4`,
       [scope.projectId, scope.env, rail, transactionId],
-      manager,
     );
     const row = rows[0];
     if (!row) return null;
@@ -292,23 +276,16 @@ export class RailSubscriptionsRepository {
     rail: PurchaseRail,
     transactionId: string,
     outcome: { decision: RailDecision; auditEventId: string | null; customerId: string },
-    manager: EntityManager,
   ): Promise<void> {
     await this.sql.rows(
       `UPDATE rail_transactions SET decision = $5, audit_event_id = $6, customer_id = $7
         WHERE project_id = $1 AND env = $2 AND rail = $3 AND transaction_id = $4`,
       [scope.projectId, scope.env, rail, transactionId, outcome.decision, outcome.auditEventId, outcome.customerId],
-      manager,
     );
   }
 
   /** A notification already processed (any environment), or null. */
-  async findNotification(
-    project: { projectId: string },
-    rail: PurchaseRail,
-    notificationId: string,
-    manager?: EntityManager,
-  ): Promise<RailNotificationRecord | null> {
+  async findNotification(project: { projectId: string }, rail: PurchaseRail, notificationId: string): Promise<RailNotificationRecord | null> {
     const rows: {
       rail: PurchaseRail;
       notification_id: string;
@@ -323,7 +300,6 @@ export class RailSubscriptionsRepository {
       `SELECT rail, notification_id, env, event_type, decision, customer_id, audit_event_id, received_at, processed_at
          FROM rail_notifications WHERE project_id = $1 AND rail = $2 AND notification_id = $3`,
       [project.projectId, rail, notificationId],
-      manager,
     );
     const row = rows[0];
     if (!row) return null;
@@ -344,7 +320,7 @@ export class RailSubscriptionsRepository {
    * Records a processed notification; returns null when this call recorded it, else the
    * first record (a concurrent duplicate waits for the first transaction, then reads it).
    */
-  async claimNotification(scope: TenantScope, record: Omit<RailNotificationRecord, 'env'>, manager: EntityManager): Promise<RailNotificationRecord | null> {
+  async claimNotification(scope: TenantScope, record: Omit<RailNotificationRecord, 'env'>): Promise<RailNotificationRecord | null> {
     const inserted: unknown[] = await this.sql.rows(
       `INSERT INTO rail_notifications
          (project_id, rail, notification_id, env, event_type, decision, customer_id, audit_event_id, received_at, processed_at)
@@ -363,9 +339,8 @@ export class RailSubscriptionsRepository {
         new Date(record.receivedAt),
         new Date(record.processedAt),
       ],
-      manager,
     );
     if (inserted.length > 0) return null;
-    return this.findNotification(scope, record.rail, record.notificationId, manager);
+    return this.findNotification(scope, record.rail, record.notificationId);
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, Metrics, type TenantScope, Sql } from '#platform';
 import { inTransactionWithRetry } from '#identity';
 import type { PurchaseRail } from '../model/rail-model.js';
@@ -64,11 +63,12 @@ export class NotificationProcessor {
     return notificationView(record, true);
   }
 
-  async process(notification: AuthenticNotification, work: (manager: EntityManager) => Promise<NotificationOutcome>): Promise<RailNotificationView> {
+  /** `work` runs in the transaction (ambient: everything it awaits joins it) and writes the outcome's audit entry. */
+  async process(notification: AuthenticNotification, work: () => Promise<NotificationOutcome>): Promise<RailNotificationView> {
     const { scope, rail, notificationId } = notification;
     try {
-      const view = await inTransactionWithRetry(this.sql, async (manager) => {
-        const outcome = await work(manager);
+      const view = await inTransactionWithRetry(this.sql, async () => {
+        const outcome = await work();
         const record: Omit<RailNotificationRecord, 'env'> = {
           rail,
           notificationId,
@@ -79,7 +79,7 @@ export class NotificationProcessor {
           receivedAt: notification.receivedAtMs,
           processedAt: this.clock.nowMs(),
         };
-        const first = await this.records.claimNotification(scope, record, manager);
+        const first = await this.records.claimNotification(scope, record);
         if (first) throw new AlreadyProcessed(first);
         return notificationView({ ...record, env: scope.env }, false);
       });

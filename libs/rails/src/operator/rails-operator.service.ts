@@ -34,9 +34,9 @@ export class RailsOperatorService {
       ...(dto.appAppleId !== undefined ? { appAppleId: dto.appAppleId } : {}),
       ...(roots && roots.length > 0 ? { trustedRootCertificates: roots } : {}),
     };
-    const saved = await this.sql.transaction(async (manager) => {
-      await this.projects.assertExists(projectId, { manager });
-      return this.settings.put({ projectId }, 'ios_store', settings, this.clock.now(), manager);
+    const saved = await this.sql.transaction(async () => {
+      await this.projects.assertExists(projectId, { manager: this.sql.manager() });
+      return this.settings.put({ projectId }, 'ios_store', settings, this.clock.now());
     });
     return this.view(projectId, saved);
   }

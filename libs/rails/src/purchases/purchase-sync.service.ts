@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { APP_LOGGER, type AppLogger, ApiError, Clock, Sql, type TenantScope } from '#platform';
 import type { AuthContext } from '#keys';
 import { inTransactionWithRetry } from '#identity';
@@ -105,7 +104,7 @@ export class PurchaseSyncService {
     const transaction = usable(verified.payload as StoreTransaction);
     if (body.signedRenewalInfo) await this.checkRenewalInfo(auth, settings, verified.env, body.signedRenewalInfo);
 
-    const customerId = await inTransactionWithRetry(this.sql, (manager) => this.apply(manager, auth, rail, transaction, body, receivedAt));
+    const customerId = await inTransactionWithRetry(this.sql, () => this.apply(auth, rail, transaction, body, receivedAt));
     return {
       object: 'purchase_result',
       serviceCustomerId: customerId,
@@ -116,26 +115,18 @@ export class PurchaseSyncService {
   }
 
   /** The whole effect, in one transaction; returns the customer the purchase belongs to. */
-  private async apply(
-    manager: EntityManager,
-    auth: AuthContext,
-    rail: PurchaseRail,
-    transaction: UsableTransaction,
-    body: PurchaseSyncDto,
-    receivedAt: number,
-  ): Promise<string> {
+  private async apply(auth: AuthContext, rail: PurchaseRail, transaction: UsableTransaction, body: PurchaseSyncDto, receivedAt: number): Promise<string> {
     const scope: TenantScope = auth;
     // Purchases of one original transaction (renewals, re-sends, concurrent duplicates) run one at a time.
-    await this.subscriptions.serialize(scope, rail, transaction.originalTransactionId, manager);
+    await this.subscriptions.serialize(scope, rail, transaction.originalTransactionId);
     const state = stateOfTransaction(transaction);
     const dedupId = transactionDedupId(transaction.transactionId, state);
-    const seen = await this.subscriptions.findTransaction(scope, rail, dedupId, manager);
+    const seen = await this.subscriptions.findTransaction(scope, rail, dedupId);
     if (seen) return seen.customerId;
 
     // store-rails.md "Whose purchase it is".
     const customerId = await this.customers.iosPurchaseCustomer(scope, transaction, body.appAccountToken);
     const result = await this.applier.apply(
-      manager,
       scope,
       {
         rail,
@@ -175,7 +166,6 @@ export class PurchaseSyncService {
           auditEventId: result.auditEventId,
         },
         this.clock.now(),
-        manager,
       );
     }
     return customerId;

@@ -141,10 +141,10 @@ export class RailReader {
   /** Applies a read state of a linked rail id; the outcome when it changed something, else null (nothing kept). */
   private async applyIfLinked(scope: TenantScope, state: ObservedState, context: RailEventContext): Promise<NotificationOutcome | null> {
     try {
-      return await inTransactionWithRetry(this.sql, async (manager) => {
+      return await inTransactionWithRetry(this.sql, async () => {
         const linked = (await this.customers.holder(scope, ALIAS_RAILS[state.alias.type], state.subscriptionId, state.alias)) !== null;
         if (!linked) throw new Unchanged();
-        const outcome = await state.apply(manager, context);
+        const outcome = await state.apply(context);
         if (outcome.decision !== 'applied') throw new Unchanged();
         return outcome;
       });

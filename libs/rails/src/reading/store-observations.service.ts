@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { APP_LOGGER, type AppLogger, type TenantScope } from '#platform';
 import type { AliasNode } from '#identity';
 import { type AndroidPurchaseState, productState, subscriptionState } from '../android/android-notifications.js';
@@ -31,7 +30,7 @@ export interface ObservedState {
   /** Grants access at the moment of the read. */
   live: boolean;
   /** Applies the state (one audit entry) inside the caller's transaction. */
-  apply: (manager: EntityManager, context: RailEventContext) => Promise<NotificationOutcome>;
+  apply: (context: RailEventContext) => Promise<NotificationOutcome>;
 }
 
 /** What the rail holds for an id: no subscription at all, or the states read. */
@@ -89,8 +88,7 @@ export class StoreObservations {
         subscriptionId: sub.id,
         alias: { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer },
         live,
-        apply: (manager: EntityManager, context: RailEventContext) =>
-          this.cardRail.applySubscription(manager, scope, sub as CardSubscription, Math.floor(readAtMs / 1000), context),
+        apply: (context: RailEventContext) => this.cardRail.applySubscription(scope, sub as CardSubscription, Math.floor(readAtMs / 1000), context),
       };
     });
     return { kind: 'states', states };
@@ -135,7 +133,7 @@ export class StoreObservations {
           subscriptionId: originalTransactionId,
           alias: { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId },
           live: isLiveRead({ active: state.state === 'active', validUntil: state.validUntil }, readAtMs),
-          apply: (manager, context) => this.iosRail.applyTransactionState(manager, scope, transaction, state, readAtMs, context),
+          apply: (context) => this.iosRail.applyTransactionState(scope, transaction, state, readAtMs, context),
         },
       ],
     };
@@ -167,9 +165,8 @@ export class StoreObservations {
           subscriptionId: purchaseToken,
           alias: { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken },
           live: isLiveRead(read, readAtMs),
-          apply: (manager, context) =>
+          apply: (context) =>
             this.androidRail.apply(
-              manager,
               scope,
               { eventTimeMillis: readAtMs, eventType: context.eventType },
               { kind: 'state', env: scope.env, purchaseToken, state: read, revoked: false, reconciled: true },
