@@ -1,76 +1,36 @@
-import Stripe from 'stripe';
-import { ExpiryReadsJob, RailSecrets } from '#rails';
-import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
-import { RailSecretsFile } from '../support/rail-secrets-file.js';
-import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+import { ExpiryReadsJob } from '#rails';
+import { type ProjectFixture } from '../support/fixtures.js';
+import { operatorAuth, type TestApp } from '../support/test-app.js';
+import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
 
-const WEBHOOK_SECRET = 'whsec_expiry_reads_0123456789abcdefghij';
 const MIN = 60;
-
-let seq = 0;
-const uid = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(++seq).toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
 /**
  * Reads at expiry where the rail cannot be read (the project has no card API key): the
  * stored state governs and the read is retried with back-off on the service clock.
  */
 describe('rails: reads at expiry of an unreadable rail', () => {
+  const h = cardWebhookHarness();
   let t: TestApp;
   let fx: ProjectFixture;
-  let file: RailSecretsFile;
-  const now = () => Math.floor(t.clock.nowMs() / 1000);
+  const { now, subscription, event, send, activeKeys } = h;
   const sweep = () => t.app.get(ExpiryReadsJob).sweepOnce();
 
   beforeAll(async () => {
-    file = new RailSecretsFile();
-    t = await createTestApp({ RAIL_SECRETS_FILE: file.path });
-    fx = await createProjectWithApp(t);
-    file.write({ projects: { [fx.projectId]: { card_payments: { webhookSecrets: [WEBHOOK_SECRET] } } } });
-    t.app.get(RailSecrets).reloadIfChanged();
-    expect((await t.http.put(`/admin/v1/projects/${fx.projectId}/rails/card_payments`).set(operatorAuth()).send({})).status).toBe(200);
+    ({ t, fx } = h);
+    // One key per product, so that a subscription's keys read as ['pro'].
     const products = await t.http
       .put(`/admin/v1/projects/${fx.projectId}/products`)
       .set(operatorAuth())
       .send({ products: [{ rail: 'card_payments', productId: 'prod_pro', entitlementKeys: ['pro'] }] });
     expect(products.status).toBe(200);
   });
-  afterAll(async () => {
-    await t?.close();
-    file?.remove();
-  });
 
   const advance = async (seconds: number) => expect((await t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds })).status).toBe(200);
 
   /** A card subscription event signed like the processor does, through the real webhook. */
   async function cardSubscription(subscriptionId: string, customer: string, periodEnd: number): Promise<string> {
-    const payload = JSON.stringify({
-      id: uid('evt'),
-      object: 'event',
-      api_version: '2025-03-31.basil',
-      created: now(),
-      livemode: false,
-      type: 'customer.subscription.updated',
-      data: {
-        object: {
-          id: subscriptionId,
-          object: 'subscription',
-          customer,
-          status: 'active',
-          cancel_at_period_end: false,
-          metadata: {},
-          items: {
-            object: 'list',
-            data: [{ id: uid('si'), object: 'subscription_item', current_period_end: periodEnd, price: { id: uid('price'), product: 'prod_pro' } }],
-          },
-        },
-      },
-    });
-    const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp: now() });
-    const res = await t.http
-      .post(`/v1/webhooks/card_payments/${fx.projectId}`)
-      .set('Content-Type', 'application/json')
-      .set('Stripe-Signature', header)
-      .send(payload);
+    const res = await send(event('customer.subscription.updated', subscription({ id: subscriptionId, customer, product: 'prod_pro', periodEnd })));
     expect(res.status).toBe(200);
     expect(res.body.decision).toBe('applied');
     return res.body.serviceCustomerId as string;
@@ -85,12 +45,6 @@ describe('rails: reads at expiry of an unreadable rail', () => {
     );
     return rows[0] ?? null;
   };
-  const activeKeys = async (customerId: string): Promise<string[]> => {
-    const res = await t.http.get(`/v1/server/customers/${customerId}/entitlements`).set(keyHeaders(fx, fx.keys.skTest));
-    expect(res.status).toBe(200);
-    return res.body.data.filter((e: any) => e.isActive).map((e: any) => e.key);
-  };
-
   it('the stored state governs and the rail is read again after 5 min, 30 min, 2 h, then every 12 h; a renewal starts over', async () => {
     const subscriptionId = uid('sub');
     const customer = uid('cus');
