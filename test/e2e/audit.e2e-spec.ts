@@ -1,5 +1,5 @@
 import { AuditJournal, AuditRetentionJob } from '#audit';
-import type { TenantScope } from '#platform';
+import { Sql, type TenantScope } from '#platform';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { testScope } from '../support/scopes.js';
@@ -16,7 +16,7 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
   const production = (): TenantScope => testScope(p.projectId, 'production');
 
   async function append(scope: TenantScope, extra: Partial<Parameters<AuditJournal['append']>[2]> = {}): Promise<string> {
-    const { eventId } = await t.dataSource.transaction((manager) =>
+    const { eventId } = await t.app.get(Sql).transaction((manager) =>
       journal.append(manager, scope, {
         rail: 'manual',
         eventType: 'entitlement.revoked_manually',
@@ -52,7 +52,7 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
     it('writes inside the caller transaction: a rollback leaves no entry', async () => {
       let eventId = '';
       await expect(
-        t.dataSource.transaction(async (manager) => {
+        t.app.get(Sql).transaction(async (manager) => {
           ({ eventId } = await journal.append(manager, sandbox(), {
             rail: 'manual',
             eventType: 'entitlement.granted_manually',
@@ -187,7 +187,7 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
       const purger = t.app.get(AuditRetentionJob);
       const old = await append(sandbox(), { eventIdPrefix: 'old_' });
       const oldProd = await append(production(), { eventIdPrefix: 'old_' });
-      const oldOther = await t.dataSource.transaction((m) =>
+      const oldOther = await t.app.get(Sql).transaction((m) =>
         journal.append(m, testScope(other.projectId, 'sandbox'), {
           rail: 'manual',
           eventType: 'entitlement.granted_manually',

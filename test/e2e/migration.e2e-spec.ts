@@ -1,38 +1,23 @@
-import Stripe from 'stripe';
 import { ErasureWorker } from '#identity';
-import { RailSecrets } from '#rails';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
-import { RailSecretsFile } from '../support/rail-secrets-file.js';
-import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
+import { operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
 
-const WEBHOOK_SECRET = 'whsec_migration_0123456789abcdefghij';
-
-let seq = 0;
-const uid = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(++seq).toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-
 describe('bulk user migration (POST /v1/migration/users)', () => {
+  const h = cardWebhookHarness();
+  const { now, subscription, event, send } = h;
   let t: TestApp;
   let fx: ProjectFixture;
-  let file: RailSecretsFile;
-  const now = () => Math.floor(t.clock.nowMs() / 1000);
 
   beforeAll(async () => {
-    file = new RailSecretsFile();
-    t = await createTestApp({ RAIL_SECRETS_FILE: file.path });
-    fx = await createProjectWithApp(t);
-    file.write({ projects: { [fx.projectId]: { card_payments: { webhookSecrets: [WEBHOOK_SECRET] } } } });
-    t.app.get(RailSecrets).reloadIfChanged();
-    expect((await t.http.put(`/admin/v1/projects/${fx.projectId}/rails/card_payments`).set(operatorAuth()).send({})).status).toBe(200);
+    ({ t, fx } = h);
+    // A card purchase of prod_pro grants 'pro' alone here.
     const products = await t.http
       .put(`/admin/v1/projects/${fx.projectId}/products`)
       .set(operatorAuth())
       .send({ products: [{ rail: 'card_payments', productId: 'prod_pro', entitlementKeys: ['pro'] }] });
     expect(products.status).toBe(200);
-  });
-  afterAll(async () => {
-    await t?.close();
-    file?.remove();
   });
 
   const migrate = (body: unknown, key = fx.keys.skTest) =>
@@ -43,34 +28,7 @@ describe('bulk user migration (POST /v1/migration/users)', () => {
 
   /** A card subscription event signed like the processor does, through the real webhook. */
   async function cardSubscription(customer: string, status: string, periodEnd = now() + 30 * 86400) {
-    const payload = JSON.stringify({
-      id: uid('evt'),
-      object: 'event',
-      api_version: '2025-03-31.basil',
-      created: now(),
-      livemode: false,
-      type: 'customer.subscription.updated',
-      data: {
-        object: {
-          id: uid('sub'),
-          object: 'subscription',
-          customer,
-          status,
-          cancel_at_period_end: false,
-          metadata: {},
-          items: {
-            object: 'list',
-            data: [{ id: uid('si'), object: 'subscription_item', current_period_end: periodEnd, price: { id: uid('price'), product: 'prod_pro' } }],
-          },
-        },
-      },
-    });
-    const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp: now() });
-    const res = await t.http
-      .post(`/v1/webhooks/card_payments/${fx.projectId}`)
-      .set('Content-Type', 'application/json')
-      .set('Stripe-Signature', header)
-      .send(payload);
+    const res = await send(event('customer.subscription.updated', subscription({ customer, status, periodEnd })));
     expect(res.status).toBe(200);
     expect(res.body.decision).toBe('applied');
     return res.body.serviceCustomerId as string;

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ADVISORY_LOCKS, type CrossTenant, type TenantScope, Sql } from '#platform';
 
 /** One entry to store; the journal has chosen its id. */
@@ -30,12 +29,12 @@ export interface AuditRow {
   created_at: Date;
 }
 
-/** The append-only `audit_entries` table. Writes run in the caller's transaction (explicit or ambient). */
+/** The append-only `audit_entries` table. Writes run in the caller's (ambient) transaction. */
 @Injectable()
 export class AuditEntriesRepository {
   constructor(private readonly sql: Sql) {}
 
-  async insert(scope: TenantScope, entry: AuditEntryWrite, at: Date, manager?: EntityManager): Promise<void> {
+  async insert(scope: TenantScope, entry: AuditEntryWrite, at: Date): Promise<void> {
     await this.sql.run(
       `INSERT INTO audit_entries
          (project_id, env, event_id, rail, event_type, customer_id, decision, reason, actor, request_id, details, created_at)
@@ -54,12 +53,11 @@ export class AuditEntriesRepository {
         JSON.stringify(entry.details),
         at,
       ],
-      manager,
     );
   }
 
   /** Many entries in one statement, in the order given. */
-  async insertMany(scope: TenantScope, entries: readonly AuditEntryWrite[], at: Date, manager?: EntityManager): Promise<void> {
+  async insertMany(scope: TenantScope, entries: readonly AuditEntryWrite[], at: Date): Promise<void> {
     await this.sql.run(
       `INSERT INTO audit_entries
          (project_id, env, event_id, rail, event_type, customer_id, decision, reason, actor, request_id, details, created_at)
@@ -81,7 +79,6 @@ export class AuditEntriesRepository {
         entries.map((e) => JSON.stringify(e.details)),
         at,
       ],
-      manager,
     );
   }
 
@@ -127,18 +124,17 @@ export class AuditEntriesRepository {
    * first. Returns how many, or null when another replica holds the lock.
    */
   async purgeBatch(_retention: CrossTenant, cutoff: Date, limit: number, projectId: string | null): Promise<number | null> {
-    return this.sql.transaction(async (manager) => {
-      const lock = await this.sql.one<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock($1) AS locked`, [ADVISORY_LOCKS.auditRetention], manager);
+    return this.sql.transaction(async () => {
+      const lock = await this.sql.one<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock($1) AS locked`, [ADVISORY_LOCKS.auditRetention]);
       if (!lock?.locked) return null;
       // The journal's trigger refuses deletes unless this is set (retention only).
-      await this.sql.run(`SET LOCAL audit.retention_purge = 'on'`, [], manager);
+      await this.sql.run(`SET LOCAL audit.retention_purge = 'on'`);
       return this.sql.affected(
         `DELETE FROM audit_entries
           WHERE id IN (SELECT id FROM audit_entries
                         WHERE created_at < $1 AND ($3::text IS NULL OR project_id = $3)
                         ORDER BY created_at LIMIT $2)`,
         [cutoff, limit, projectId],
-        manager,
       );
     });
   }

@@ -36,8 +36,8 @@ const RAIL_DETAIL_FIELDS = [
 ] as const;
 
 /**
- * The append-only journal. Writers append inside their own transaction (the manager they
- * pass), so a state change and its audit entry commit or roll back together.
+ * The append-only journal. Writers append inside their own (ambient) transaction, so a state
+ * change and its audit entry commit or roll back together.
  */
 @Injectable()
 export class AuditJournal {
@@ -46,20 +46,19 @@ export class AuditJournal {
     private readonly entries: AuditEntriesRepository,
   ) {}
 
-  async append(manager: EntityManager, scope: TenantScope, entry: AuditEntryInput): Promise<{ eventId: string }> {
+  async append(_manager: EntityManager, scope: TenantScope, entry: AuditEntryInput): Promise<{ eventId: string }> {
     const eventId = entry.eventId ?? `${entry.eventIdPrefix ?? 'evt_'}${randomLowerAlnum(24)}`;
-    await this.entries.insert(scope, toWrite(entry, eventId), this.clock.now(), manager);
+    await this.entries.insert(scope, toWrite(entry, eventId), this.clock.now());
     return { eventId };
   }
 
   /** Many entries in one statement (bulk writers), in the caller's transaction; every entry carries its eventId. */
-  async appendMany(manager: EntityManager, scope: TenantScope, entries: readonly (AuditEntryInput & { eventId: string })[]): Promise<void> {
+  async appendMany(_manager: EntityManager, scope: TenantScope, entries: readonly (AuditEntryInput & { eventId: string })[]): Promise<void> {
     if (entries.length === 0) return;
     await this.entries.insertMany(
       scope,
       entries.map((e) => toWrite(e, e.eventId)),
       this.clock.now(),
-      manager,
     );
   }
 

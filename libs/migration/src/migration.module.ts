@@ -21,9 +21,9 @@ export class MigrationModule implements OnModuleInit {
 
   /** Erasure of a forgotten customer removes its migrated-user rows (display names). */
   onModuleInit(): void {
-    this.erasureHooks.register('migration.migrated_users', async (scope, subject, manager) => {
+    this.erasureHooks.register('migration.migrated_users', async (scope, subject) => {
       if (subject.deviceOnly) return;
-      await this.migratedUsers.erase(scope, subject.customerId, subject.userIds, manager);
+      await this.migratedUsers.erase(scope, subject.customerId, subject.userIds);
     });
   }
 }

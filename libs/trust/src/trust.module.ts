@@ -26,8 +26,8 @@ export class TrustModule implements OnModuleInit {
 
   /** Erasure of a forgotten customer removes its device bindings. */
   onModuleInit(): void {
-    this.erasureHooks.register('trust.device_bindings', (scope, subject, manager) =>
-      this.bindings.erase(scope, subject.customerId, subject.anonymousIds, subject.deviceOnly ?? false, manager),
+    this.erasureHooks.register('trust.device_bindings', (scope, subject) =>
+      this.bindings.erase(scope, subject.customerId, subject.anonymousIds, subject.deviceOnly ?? false),
     );
   }
 }

@@ -25,11 +25,11 @@ export class EntitlementKeyRegistry {
   ) {}
 
   /** Registers the keys in the caller's transaction (idempotent, safe under concurrency); returns the keys this call registered. */
-  async register(projectId: string, keys: readonly string[], registeredBy: KeyRegistrar, manager?: EntityManager): Promise<string[]> {
+  async register(projectId: string, keys: readonly string[], registeredBy: KeyRegistrar, _manager?: EntityManager): Promise<string[]> {
     // Sorted: concurrent registrations of overlapping key sets lock rows in one order (no deadlock).
     const unique = [...new Set(keys)].sort();
     if (unique.length === 0) return [];
-    return this.catalog.registerKeys(projectId, unique, registeredBy, this.clock.now(), manager);
+    return this.catalog.registerKeys(projectId, unique, registeredBy, this.clock.now());
   }
 
   async list(projectId: string): Promise<RegisteredKey[]> {

@@ -34,15 +34,14 @@ export class ProductCatalog {
       seen.add(id);
       return { rail: product.rail, productId: product.productId, entitlementKeys: [...new Set(product.entitlementKeys)] };
     });
-    await this.sql.transaction(async (manager) => {
+    await this.sql.transaction(async () => {
       // Holds the project's row: writers of one project's catalogue run one at a time.
-      await this.projects.assertExists(projectId, { manager, lock: true });
-      await this.catalog.replaceProducts(projectId, normalised, this.clock.now(), manager);
+      await this.projects.assertExists(projectId, { lock: true });
+      await this.catalog.replaceProducts(projectId, normalised, this.clock.now());
       await this.registry.register(
         projectId,
         normalised.flatMap((p) => p.entitlementKeys),
         'catalog',
-        manager,
       );
     });
     return normalised;
@@ -55,9 +54,9 @@ export class ProductCatalog {
 
   /**
    * For the purchase rails: the keys a product grants (empty when it is not in the catalogue).
-   * Rails pass their transaction's manager, so the read never waits for a second pool connection.
+   * Read in the rail's (ambient) transaction, so it never waits for a second pool connection.
    */
-  entitlementKeysFor(projectId: string, rail: PurchaseRail, productId: string, manager?: EntityManager): Promise<string[]> {
-    return this.catalog.keysFor(projectId, rail, productId, manager);
+  entitlementKeysFor(projectId: string, rail: PurchaseRail, productId: string, _manager?: EntityManager): Promise<string[]> {
+    return this.catalog.keysFor(projectId, rail, productId);
   }
 }

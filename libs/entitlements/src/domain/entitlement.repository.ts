@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { type CrossTenant, type TenantScope, Sql, prepared } from '#platform';
 import { type EntitlementState, MANUAL_PRODUCT_ID, type Rail, isActiveAt } from './entitlement-rules.js';
 import type { PublicEntitlement } from './public-entitlement.js';
@@ -98,45 +97,36 @@ function writeParams(scope: TenantScope, write: EntitlementWrite, now: Date): un
   ];
 }
 
-/** Every method takes the tenant scope first; writes take the caller's transaction manager. */
+/** Every method takes the tenant scope first; writes run in the caller's (ambient) transaction. */
 @Injectable()
 export class EntitlementRepository {
   constructor(private readonly sql: Sql) {}
 
   /** Active rows of one customer at `now` (every rail; not collapsed). */
-  async findActive(scope: TenantScope, customerId: string, now: Date, manager: EntityManager = this.sql.manager()): Promise<EntitlementRecord[]> {
-    const rows: EntitlementRow[] = await this.sql.rows(FIND_ACTIVE, [scope.projectId, scope.env, customerId, now.getTime() / 1000], manager);
+  async findActive(scope: TenantScope, customerId: string, now: Date): Promise<EntitlementRecord[]> {
+    const rows: EntitlementRow[] = await this.sql.rows(FIND_ACTIVE, [scope.projectId, scope.env, customerId, now.getTime() / 1000]);
     return rows.map(toRecord);
   }
 
   /** Active rows of one key on rails other than `exceptRail`. */
-  async findActiveOfKey(
-    scope: TenantScope,
-    customerId: string,
-    key: string,
-    exceptRail: Rail,
-    now: Date,
-    manager: EntityManager,
-  ): Promise<EntitlementRecord[]> {
+  async findActiveOfKey(scope: TenantScope, customerId: string, key: string, exceptRail: Rail, now: Date): Promise<EntitlementRecord[]> {
     const rows: EntitlementRow[] = await this.sql.rows(
       `SELECT ${COLUMNS} FROM entitlements
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail <> $5
           AND state = 'active' AND (valid_until IS NULL OR valid_until > $6)
         ORDER BY rail`,
       [scope.projectId, scope.env, customerId, key, exceptRail, now],
-      manager,
     );
     return rows.map(toRecord);
   }
 
   /** Reads one row and locks it until the transaction ends (SELECT … FOR UPDATE). */
-  async lock(scope: TenantScope, customerId: string, key: string, rail: Rail, manager: EntityManager): Promise<EntitlementRecord | null> {
+  async lock(scope: TenantScope, customerId: string, key: string, rail: Rail): Promise<EntitlementRecord | null> {
     const rows: EntitlementRow[] = await this.sql.rows(
       `SELECT ${COLUMNS} FROM entitlements
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail = $5
         FOR UPDATE`,
       [scope.projectId, scope.env, customerId, key, rail],
-      manager,
     );
     return rows[0] ? toRecord(rows[0]) : null;
   }
@@ -146,7 +136,7 @@ export class EntitlementRepository {
    * the same row makes this wait for that transaction; after it commits this returns null and
    * the caller locks the committed row instead.
    */
-  async insertIfAbsent(scope: TenantScope, write: EntitlementWrite, now: Date, manager: EntityManager): Promise<EntitlementRecord | null> {
+  async insertIfAbsent(scope: TenantScope, write: EntitlementWrite, now: Date): Promise<EntitlementRecord | null> {
     const rows: EntitlementRow[] = await this.sql.rows(
       `INSERT INTO entitlements
          (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, created_at, updated_at)
@@ -154,7 +144,6 @@ export class EntitlementRepository {
        ON CONFLICT ON CONSTRAINT entitlements_customer_key_rail_uq DO NOTHING
        RETURNING ${COLUMNS}`,
       writeParams(scope, write, now),
-      manager,
     );
     return rows[0] ? toRecord(rows[0]) : null;
   }
@@ -169,7 +158,6 @@ export class EntitlementRepository {
     scope: TenantScope,
     grants: readonly { customerId: string; key: string; eventId: string }[],
     now: Date,
-    manager: EntityManager,
   ): Promise<{ customerId: string; key: string; eventId: string }[]> {
     if (grants.length === 0) return [];
     const sorted = [...grants].sort((a, b) =>
@@ -184,13 +172,12 @@ export class EntitlementRepository {
        ON CONFLICT ON CONSTRAINT entitlements_customer_key_rail_uq DO NOTHING
        RETURNING customer_id, entitlement_key, subscription_id`,
       [scope.projectId, scope.env, sorted.map((g) => g.customerId), sorted.map((g) => g.key), sorted.map((g) => g.eventId), MANUAL_PRODUCT_ID, now],
-      manager,
     );
     return rows.map((row) => ({ customerId: row.customer_id, key: row.entitlement_key, eventId: row.subscription_id }));
   }
 
   /** Overwrites a row the caller holds locked; bumps its version. */
-  async update(scope: TenantScope, write: EntitlementWrite, now: Date, manager: EntityManager): Promise<EntitlementRecord> {
+  async update(scope: TenantScope, write: EntitlementWrite, now: Date): Promise<EntitlementRecord> {
     const result = await this.sql.rows<EntitlementRow>(
       `UPDATE entitlements
           SET product_id = $6, subscription_id = $7, state = $8, valid_until = $9, last_event_id = $10,
@@ -198,7 +185,6 @@ export class EntitlementRepository {
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail = $5
         RETURNING ${COLUMNS}`,
       writeParams(scope, write, now),
-      manager,
     );
     const row = result[0];
     if (!row) throw new Error('entitlement row vanished while locked');
@@ -206,7 +192,7 @@ export class EntitlementRepository {
   }
 
   /** Insert or overwrite in one statement (rail writers, who hold no prior lock). */
-  async upsert(scope: TenantScope, write: EntitlementWrite, now: Date, manager: EntityManager): Promise<EntitlementRecord> {
+  async upsert(scope: TenantScope, write: EntitlementWrite, now: Date): Promise<EntitlementRecord> {
     const rows: EntitlementRow[] = await this.sql.rows(
       `INSERT INTO entitlements
          (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, created_at, updated_at)
@@ -217,7 +203,6 @@ export class EntitlementRepository {
               version = entitlements.version + 1, updated_at = EXCLUDED.updated_at
        RETURNING ${COLUMNS}`,
       writeParams(scope, write, now),
-      manager,
     );
     return toRecord(rows[0]);
   }
@@ -231,7 +216,6 @@ export class EntitlementRepository {
     fromMs: number,
     toMs: number,
     limit: number,
-    manager: EntityManager,
   ): Promise<{ projectId: string; env: 'sandbox' | 'production'; customerId: string; key: string; rail: Rail; validUntil: number }[]> {
     return this.sql.rows(
       `SELECT project_id AS "projectId", env, customer_id AS "customerId", entitlement_key AS key, rail,
@@ -242,7 +226,6 @@ export class EntitlementRepository {
         ORDER BY valid_until
         LIMIT $3`,
       [fromMs, toMs, limit],
-      manager,
     );
   }
 
@@ -250,7 +233,7 @@ export class EntitlementRepository {
    * Moves the rail-derived rows of one customer to another (a rail-only customer folded into
    * a named one). A row whose (key, rail) the target already holds stays where it is.
    */
-  async moveRailRows(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date, manager: EntityManager): Promise<number> {
+  async moveRailRows(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date): Promise<number> {
     return this.sql.affected(
       `UPDATE entitlements e SET customer_id = $4, version = e.version + 1, updated_at = $5
         WHERE e.project_id = $1 AND e.env = $2 AND e.customer_id = $3 AND e.rail <> 'manual'
@@ -258,7 +241,6 @@ export class EntitlementRepository {
             SELECT 1 FROM entitlements t
              WHERE t.project_id = $1 AND t.env = $2 AND t.customer_id = $4 AND t.entitlement_key = e.entitlement_key AND t.rail = e.rail)`,
       [scope.projectId, scope.env, fromCustomerId, toCustomerId, now],
-      manager,
     );
   }
 }

@@ -81,12 +81,12 @@ export class EntitlementChangeFeed {
     if (!sink || !(await sink.wants(scope, manager))) return NO_TRACKING;
     const ids = [...new Set(customerIds)].sort();
     const before = new Map<string, PublicEntitlement[]>();
-    for (const id of ids) before.set(id, await this.active(manager, scope, id));
+    for (const id of ids) before.set(id, await this.activeNow(scope, id));
     return {
       publish: async (m, causeOf, events) => {
         const changes: CustomerEntitlementChange[] = [];
         for (const id of ids) {
-          changes.push({ customerId: id, before: before.get(id) ?? [], after: await this.active(m, scope, id), causeOf, events: events?.(id) ?? [] });
+          changes.push({ customerId: id, before: before.get(id) ?? [], after: await this.activeNow(scope, id), causeOf, events: events?.(id) ?? [] });
         }
         await sink.record(m, scope, changes);
       },
@@ -99,13 +99,17 @@ export class EntitlementChangeFeed {
   }
 
   /** A customer's active entitlement rows at the service clock's now. */
-  async active(manager: EntityManager, scope: TenantScope, customerId: string): Promise<PublicEntitlement[]> {
+  active(_manager: EntityManager, scope: TenantScope, customerId: string): Promise<PublicEntitlement[]> {
+    return this.activeNow(scope, customerId);
+  }
+
+  private async activeNow(scope: TenantScope, customerId: string): Promise<PublicEntitlement[]> {
     const nowMs = this.clock.nowMs();
-    return (await this.entitlements.findActive(scope, customerId, new Date(nowMs), manager)).map((record) => toPublicEntitlement(record, nowMs));
+    return (await this.entitlements.findActive(scope, customerId, new Date(nowMs))).map((record) => toPublicEntitlement(record, nowMs));
   }
 
   /** Rows still marked active whose validUntil fell in (fromMs, toMs] and were written before it: time ended them. */
-  passedBetween(queue: CrossTenant, fromMs: number, toMs: number, limit: number, manager: EntityManager): Promise<PassedEntitlement[]> {
-    return this.entitlements.passedBetween(queue, fromMs, toMs, limit, manager);
+  passedBetween(queue: CrossTenant, fromMs: number, toMs: number, limit: number, _manager: EntityManager): Promise<PassedEntitlement[]> {
+    return this.entitlements.passedBetween(queue, fromMs, toMs, limit);
   }
 }

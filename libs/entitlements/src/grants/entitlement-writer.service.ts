@@ -30,7 +30,7 @@ export class EntitlementWriter {
     private readonly clock: Clock,
   ) {}
 
-  async write(manager: EntityManager, scope: TenantScope, input: RailEntitlementWrite): Promise<PublicEntitlement> {
+  async write(_manager: EntityManager, scope: TenantScope, input: RailEntitlementWrite): Promise<PublicEntitlement> {
     const nowMs = this.clock.nowMs();
     const record: EntitlementRecord = await this.entitlements.upsert(
       scope,
@@ -45,19 +45,18 @@ export class EntitlementWriter {
         lastEventId: input.auditEventId ?? null,
       },
       new Date(nowMs),
-      manager,
     );
     return toPublicEntitlement(record, nowMs);
   }
 
   /** The stored row of (customer, key, rail), locked in the caller's transaction; null when absent. */
-  async current(manager: EntityManager, scope: TenantScope, customerId: string, entitlementKey: string, rail: Rail): Promise<PublicEntitlement | null> {
-    const record = await this.entitlements.lock(scope, customerId, entitlementKey, rail, manager);
+  async current(_manager: EntityManager, scope: TenantScope, customerId: string, entitlementKey: string, rail: Rail): Promise<PublicEntitlement | null> {
+    const record = await this.entitlements.lock(scope, customerId, entitlementKey, rail);
     return record ? toPublicEntitlement(record, this.clock.nowMs()) : null;
   }
 
   /** Moves the rail-derived entitlements of a rail-only customer to the customer it is folded into. */
-  moveRailEntitlements(manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<number> {
-    return this.entitlements.moveRailRows(scope, fromCustomerId, toCustomerId, this.clock.now(), manager);
+  moveRailEntitlements(_manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<number> {
+    return this.entitlements.moveRailRows(scope, fromCustomerId, toCustomerId, this.clock.now());
   }
 }

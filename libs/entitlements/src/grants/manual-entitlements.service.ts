@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, type TenantScope, randomLowerAlnum, Sql } from '#platform';
 import { AuditJournal } from '#audit';
 import { CUSTOMER_ID_PREFIX, CustomerDirectory } from '#identity';
@@ -51,7 +50,7 @@ const auditEventId = (prefix: string): string => `${prefix}${randomLowerAlnum(24
 /**
  * Manual grant and revoke. Each call is one transaction: the manual row of (customer, key) is
  * locked (SELECT … FOR UPDATE, or created by an INSERT that concurrent inserts wait on), its
- * state changes, and the audit entry is appended through the same manager. Concurrent calls
+ * state changes, and the audit entry is appended in the same transaction. Concurrent calls
  * on one entitlement therefore run one after the other; each successful one leaves exactly
  * one audit entry, and the row's version counts them.
  */
@@ -70,27 +69,27 @@ export class ManualEntitlementService {
   async grant(scope: TenantScope, customerId: string, input: GrantInput, who: MutationActor): Promise<EntitlementMutation> {
     await this.assertCustomer(scope, customerId);
     const key = input.entitlementKey;
-    return this.sql.transaction(async (manager) => {
+    return this.sql.transaction(async () => {
       const eventId = auditEventId('srv_grant_');
-      const tracker = await this.changes.track(manager, scope, [customerId]);
-      let current = await this.entitlements.lock(scope, customerId, key, 'manual', manager);
+      const tracker = await this.changes.track(this.sql.manager(), scope, [customerId]);
+      let current = await this.entitlements.lock(scope, customerId, key, 'manual');
       const nowMs = this.clock.nowMs();
       const now = new Date(nowMs);
       const granted = validUntilFor(input.duration, Math.floor(nowMs / 1000));
       let record: EntitlementRecord | null = null;
       if (!current) {
-        record = await this.entitlements.insertIfAbsent(scope, manualWrite(customerId, key, eventId, granted), now, manager);
+        record = await this.entitlements.insertIfAbsent(scope, manualWrite(customerId, key, eventId, granted), now);
         // Lost the race for the first grant: the winner has committed; lock its row.
-        if (!record) current = await this.entitlements.lock(scope, customerId, key, 'manual', manager);
+        if (!record) current = await this.entitlements.lock(scope, customerId, key, 'manual');
       }
       const previous = current ? { state: current.state, active: isActiveAt(current.state, current.validUntil, nowMs), validUntil: current.validUntil } : null;
       if (!record) {
         if (!current) throw new Error('manual entitlement row missing after insert conflict');
         const validUntil = grantedValidUntil(previous, granted);
-        record = await this.entitlements.update(scope, manualWrite(customerId, key, eventId, validUntil), now, manager);
+        record = await this.entitlements.update(scope, manualWrite(customerId, key, eventId, validUntil), now);
       }
-      await this.registry.register(scope.projectId, [key], 'grant', manager);
-      await this.journal.append(manager, scope, {
+      await this.registry.register(scope.projectId, [key], 'grant');
+      await this.journal.append(this.sql.manager(), scope, {
         eventId,
         rail: 'manual',
         eventType: 'entitlement.granted_manually',
@@ -109,7 +108,7 @@ export class ManualEntitlementService {
         },
       });
       await tracker.publish(
-        manager,
+        this.sql.manager(),
         () => 'grant',
         () => [manualEvent('entitlement.granted_manually', customerId, key, record.validUntil, input.reason, eventId)],
       );
@@ -120,21 +119,20 @@ export class ManualEntitlementService {
   async revoke(scope: TenantScope, customerId: string, input: RevokeInput, who: MutationActor): Promise<EntitlementMutation> {
     await this.assertCustomer(scope, customerId);
     const key = input.entitlementKey;
-    return this.sql.transaction(async (manager) => {
+    return this.sql.transaction(async () => {
       const eventId = auditEventId('srv_revoke_');
-      const tracker = await this.changes.track(manager, scope, [customerId]);
-      const current = await this.entitlements.lock(scope, customerId, key, 'manual', manager);
+      const tracker = await this.changes.track(this.sql.manager(), scope, [customerId]);
+      const current = await this.entitlements.lock(scope, customerId, key, 'manual');
       const nowMs = this.clock.nowMs();
       if (!current || !isActiveAt(current.state, current.validUntil, nowMs)) {
-        throw await this.whyNotRevocable(scope, customerId, key, current, nowMs, manager);
+        throw await this.whyNotRevocable(scope, customerId, key, current, nowMs);
       }
       const record = await this.entitlements.update(
         scope,
         { ...manualWrite(customerId, key, current.subscriptionId, current.validUntil), state: 'revoked', lastEventId: eventId },
         new Date(nowMs),
-        manager,
       );
-      await this.journal.append(manager, scope, {
+      await this.journal.append(this.sql.manager(), scope, {
         eventId,
         rail: 'manual',
         eventType: 'entitlement.revoked_manually',
@@ -146,7 +144,7 @@ export class ManualEntitlementService {
         details: { action: 'revoke', entitlementKey: key, validUntil: record.validUntil, previousState: 'active', version: record.version },
       });
       await tracker.publish(
-        manager,
+        this.sql.manager(),
         () => 'revoke',
         () => [manualEvent('entitlement.revoked_manually', customerId, key, record.validUntil, input.reason, eventId)],
       );
@@ -170,9 +168,8 @@ export class ManualEntitlementService {
     key: string,
     manual: EntitlementRecord | null,
     nowMs: number,
-    manager: EntityManager,
   ): Promise<ManualEntitlementRefused> {
-    const railBacked = await this.entitlements.findActiveOfKey(scope, customerId, key, 'manual', new Date(nowMs), manager);
+    const railBacked = await this.entitlements.findActiveOfKey(scope, customerId, key, 'manual', new Date(nowMs));
     if (railBacked.length > 0) {
       return new ManualEntitlementRefused(
         'not_revocable',

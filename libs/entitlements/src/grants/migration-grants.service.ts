@@ -43,8 +43,8 @@ export class MigrationGrants {
   ) {}
 
   /** Registers asserted keys; returns the keys this call registered (first registration wins). */
-  registerKeys(manager: EntityManager, projectId: string, keys: readonly string[]): Promise<string[]> {
-    return this.registry.register(projectId, keys, 'migration', manager);
+  registerKeys(_manager: EntityManager, projectId: string, keys: readonly string[]): Promise<string[]> {
+    return this.registry.register(projectId, keys, 'migration');
   }
 
   async grantLifetime(
@@ -66,7 +66,7 @@ export class MigrationGrants {
           grants.map((g) => g.customerId),
         )
       : null;
-    const granted = await this.entitlements.insertManualLifetimeIfAbsent(scope, grants, this.clock.now(), manager);
+    const granted = await this.entitlements.insertManualLifetimeIfAbsent(scope, grants, this.clock.now());
     await this.journal.appendMany(
       manager,
       scope,

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { type Env, type TenantScope, Sql } from '#platform';
 
 export interface LockedReview {
@@ -24,38 +23,27 @@ export class MergeReviewDecisionsRepository {
   constructor(private readonly sql: Sql) {}
 
   /** The project's review (either environment: the id is the operator's handle), locked until the transaction ends. */
-  async lock(projectId: string, reviewId: string, manager: EntityManager): Promise<LockedReview | null> {
-    return this.sql.one<LockedReview>(
-      `SELECT ${REVIEW_COLUMNS} FROM merge_reviews WHERE project_id = $1 AND id = $2 FOR UPDATE`,
-      [projectId, reviewId],
-      manager,
-    );
+  async lock(projectId: string, reviewId: string): Promise<LockedReview | null> {
+    return this.sql.one<LockedReview>(`SELECT ${REVIEW_COLUMNS} FROM merge_reviews WHERE project_id = $1 AND id = $2 FOR UPDATE`, [projectId, reviewId]);
   }
 
-  async decide(
-    scope: TenantScope,
-    reviewId: string,
-    status: 'approved' | 'dismissed',
-    at: Date,
-    requestId: string,
-    manager: EntityManager,
-  ): Promise<LockedReview> {
+  async decide(scope: TenantScope, reviewId: string, status: 'approved' | 'dismissed', at: Date, requestId: string): Promise<LockedReview> {
     const row = await this.sql.one<LockedReview>(
       `UPDATE merge_reviews SET status = $4, decided_at = $5, decided_request_id = $6
         WHERE project_id = $1 AND env = $2 AND id = $3 AND status = 'pending' RETURNING ${REVIEW_COLUMNS}`,
       [scope.projectId, scope.env, reviewId, status, at, requestId],
-      manager,
     );
     if (!row) throw new Error(`merge review ${reviewId} was not pending under its lock`);
     return row;
   }
 
   /** Moves every alias node of one customer to another (a node is unique in the scope, so none is held by both). */
-  async moveAliases(scope: TenantScope, fromCustomerId: string, toCustomerId: string, manager: EntityManager): Promise<number> {
-    return this.sql.affected(
-      `UPDATE customer_aliases SET customer_id = $4 WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
-      [scope.projectId, scope.env, fromCustomerId, toCustomerId],
-      manager,
-    );
+  async moveAliases(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<number> {
+    return this.sql.affected(`UPDATE customer_aliases SET customer_id = $4 WHERE project_id = $1 AND env = $2 AND customer_id = $3`, [
+      scope.projectId,
+      scope.env,
+      fromCustomerId,
+      toCustomerId,
+    ]);
   }
 }

@@ -28,8 +28,8 @@ export class MergeReviewDecisions {
 
   async decide(projectId: string, reviewId: string, decision: ReviewDecision, requestId: string): Promise<LockedReview & { auditEventId: string }> {
     await this.projects.assertExists(projectId);
-    return inTransactionWithRetry(this.sql, async (manager) => {
-      const review = await this.repository.lock(projectId, reviewId, manager);
+    return inTransactionWithRetry(this.sql, async () => {
+      const review = await this.repository.lock(projectId, reviewId);
       if (!review) throw ApiError.resourceMissing(`No merge review ${reviewId} in this project`);
       if (review.status !== 'pending') throw ApiError.conflict('review_already_decided', `Merge review ${reviewId} was already ${review.status}`);
       const scope = TenantScopes.operator(projectId, review.env);
@@ -37,11 +37,11 @@ export class MergeReviewDecisions {
       let moved = 0;
       if (decision === 'approved') {
         const merge = { fromCustomerId: review.otherCustomerId, intoCustomerId: review.canonicalCustomerId };
-        moved = await this.repository.moveAliases(scope, merge.fromCustomerId, merge.intoCustomerId, manager);
-        await this.hooks.runAll(scope, merge, manager);
+        moved = await this.repository.moveAliases(scope, merge.fromCustomerId, merge.intoCustomerId);
+        await this.hooks.runAll(scope, merge, this.sql.manager());
       }
-      const decided = await this.repository.decide(scope, reviewId, decision, now, requestId, manager);
-      const { eventId } = await this.journal.append(manager, scope, {
+      const decided = await this.repository.decide(scope, reviewId, decision, now, requestId);
+      const { eventId } = await this.journal.append(this.sql.manager(), scope, {
         eventIdPrefix: 'srv_merge_',
         rail: 'manual',
         eventType: decision === 'approved' ? 'identity.merge_approved' : 'identity.merge_dismissed',
@@ -54,7 +54,7 @@ export class MergeReviewDecisions {
       });
       if (decision === 'approved') {
         // The other customer's timeline shows where its ids went.
-        await this.journal.append(manager, scope, {
+        await this.journal.append(this.sql.manager(), scope, {
           eventIdPrefix: 'srv_merge_',
           rail: 'manual',
           eventType: 'identity.merged_into',

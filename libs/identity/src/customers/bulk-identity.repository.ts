@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { type TenantScope, Sql } from '#platform';
 import type { Traits } from '../domain/traits.js';
 
@@ -21,15 +20,15 @@ export interface BulkCustomerRow {
 
 /**
  * Set-based SQL of the identity tables for bulk callers (migration): one statement per step
- * whatever the number of rows (`unnest` arrays). Every method takes the tenant scope first
- * and the caller's transaction manager.
+ * whatever the number of rows (`unnest` arrays), in the caller's (ambient) transaction. Every
+ * method takes the tenant scope first.
  */
 @Injectable()
 export class BulkIdentityRepository {
   constructor(private readonly sql: Sql) {}
 
   /** Alias nodes among `nodes` that exist, with their customer. */
-  async findAliases(scope: TenantScope, nodes: readonly { type: string; value: string }[], manager: EntityManager): Promise<BulkAliasHit[]> {
+  async findAliases(scope: TenantScope, nodes: readonly { type: string; value: string }[]): Promise<BulkAliasHit[]> {
     if (nodes.length === 0) return [];
     const rows: { type: string; value: string; customer_id: string; forgotten: boolean }[] = await this.sql.rows(
       `SELECT a.type, a.value, a.customer_id, (c.forgotten_at IS NOT NULL) AS forgotten
@@ -37,7 +36,6 @@ export class BulkIdentityRepository {
          JOIN customer_aliases a ON a.project_id = $1 AND a.env = $2 AND a.type = n.type AND a.value = n.value
          JOIN customers c ON c.id = a.customer_id`,
       [scope.projectId, scope.env, nodes.map((n) => n.type), nodes.map((n) => n.value)],
-      manager,
     );
     return rows.map((r) => ({ type: r.type, value: r.value, customerId: r.customer_id, forgotten: r.forgotten }));
   }
@@ -47,20 +45,18 @@ export class BulkIdentityRepository {
     scope: TenantScope,
     customerIds: readonly string[],
     types: readonly string[],
-    manager: EntityManager,
   ): Promise<{ customerId: string; type: string; value: string }[]> {
     if (customerIds.length === 0) return [];
     const rows: { customer_id: string; type: string; value: string }[] = await this.sql.rows(
       `SELECT customer_id, type, value FROM customer_aliases
         WHERE project_id = $1 AND env = $2 AND customer_id = ANY($3::text[]) AND type = ANY($4::text[])`,
       [scope.projectId, scope.env, customerIds, types],
-      manager,
     );
     return rows.map((r) => ({ customerId: r.customer_id, type: r.type, value: r.value }));
   }
 
   /** Locks the customers in id order (FOR NO KEY UPDATE: alias inserts referencing them still pass). */
-  async lockCustomers(scope: TenantScope, customerIds: readonly string[], manager: EntityManager): Promise<BulkCustomerRow[]> {
+  async lockCustomers(scope: TenantScope, customerIds: readonly string[]): Promise<BulkCustomerRow[]> {
     if (customerIds.length === 0) return [];
     const rows: { id: string; email: string | null; traits: Traits | null; forgotten_at: Date | null }[] = await this.sql.rows(
       `SELECT id, email, traits, forgotten_at FROM customers
@@ -68,13 +64,12 @@ export class BulkIdentityRepository {
         ORDER BY id
         FOR NO KEY UPDATE`,
       [scope.projectId, scope.env, [...customerIds].sort()],
-      manager,
     );
     return rows.map((r) => ({ customerId: r.id, email: r.email, traits: r.traits ?? {}, forgotten: r.forgotten_at !== null }));
   }
 
   /** Frees nodes held by forgotten customers so that they can be linked afresh (as identify does). */
-  async releaseForgottenAliases(scope: TenantScope, hits: readonly BulkAliasHit[], manager: EntityManager): Promise<void> {
+  async releaseForgottenAliases(scope: TenantScope, hits: readonly BulkAliasHit[]): Promise<void> {
     const forgotten = hits.filter((h) => h.forgotten);
     if (forgotten.length === 0) return;
     await this.sql.rows(
@@ -82,23 +77,16 @@ export class BulkIdentityRepository {
         WHERE a.project_id = $1 AND a.env = $2 AND a.type = n.type AND a.value = n.value AND a.customer_id = n.customer_id
           AND c.id = a.customer_id AND c.forgotten_at IS NOT NULL`,
       [scope.projectId, scope.env, forgotten.map((h) => h.type), forgotten.map((h) => h.value), forgotten.map((h) => h.customerId)],
-      manager,
     );
   }
 
-  async insertCustomers(
-    scope: TenantScope,
-    customers: readonly { customerId: string; email: string | null; traits: Traits }[],
-    at: Date,
-    manager: EntityManager,
-  ): Promise<void> {
+  async insertCustomers(scope: TenantScope, customers: readonly { customerId: string; email: string | null; traits: Traits }[], at: Date): Promise<void> {
     if (customers.length === 0) return;
     await this.sql.rows(
       `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at)
        SELECT n.id, $1, $2, n.email, n.traits, $6, $6
          FROM unnest($3::text[], $4::text[], $5::jsonb[]) AS n(id, email, traits)`,
       [scope.projectId, scope.env, customers.map((c) => c.customerId), customers.map((c) => c.email), customers.map((c) => JSON.stringify(c.traits)), at],
-      manager,
     );
   }
 
@@ -106,12 +94,7 @@ export class BulkIdentityRepository {
    * Plain insert in (type, value) order: a node linked concurrently by someone else surfaces
    * as 23505 and the caller's transaction starts over (`inTransactionWithRetry`).
    */
-  async insertAliases(
-    scope: TenantScope,
-    links: readonly { type: string; value: string; customerId: string }[],
-    at: Date,
-    manager: EntityManager,
-  ): Promise<void> {
+  async insertAliases(scope: TenantScope, links: readonly { type: string; value: string; customerId: string }[], at: Date): Promise<void> {
     if (links.length === 0) return;
     const sorted = [...links].sort((a, b) => (a.type === b.type ? (a.value < b.value ? -1 : a.value > b.value ? 1 : 0) : a.type < b.type ? -1 : 1));
     await this.sql.rows(
@@ -120,24 +103,17 @@ export class BulkIdentityRepository {
          FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS n(type, value, customer_id, ord)
         ORDER BY n.ord`,
       [scope.projectId, scope.env, sorted.map((l) => l.type), sorted.map((l) => l.value), sorted.map((l) => l.customerId), at],
-      manager,
     );
   }
 
   /** Overwrites email and traits of customers the caller holds locked. */
-  async updateProfiles(
-    scope: TenantScope,
-    profiles: readonly { customerId: string; email: string | null; traits: Traits }[],
-    at: Date,
-    manager: EntityManager,
-  ): Promise<void> {
+  async updateProfiles(scope: TenantScope, profiles: readonly { customerId: string; email: string | null; traits: Traits }[], at: Date): Promise<void> {
     if (profiles.length === 0) return;
     await this.sql.rows(
       `UPDATE customers c SET email = n.email, traits = n.traits, updated_at = $6
          FROM unnest($3::text[], $4::text[], $5::jsonb[]) AS n(id, email, traits)
         WHERE c.project_id = $1 AND c.env = $2 AND c.id = n.id`,
       [scope.projectId, scope.env, profiles.map((p) => p.customerId), profiles.map((p) => p.email), profiles.map((p) => JSON.stringify(p.traits)), at],
-      manager,
     );
   }
 }

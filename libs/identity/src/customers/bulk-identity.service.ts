@@ -11,7 +11,8 @@ export type { BulkAliasHit, BulkCustomerRow };
  * The alias graph for bulk callers (user migration), inside the caller's transaction, one
  * statement per step. Never merges customers: the caller decides, per row, which customer a
  * node belongs to; a node linked concurrently by someone else fails the transaction with a
- * unique violation (23505), which `inTransactionWithRetry` starts over.
+ * unique violation (23505), which `inTransactionWithRetry` starts over. The leading `_manager`
+ * is ignored: every statement joins the caller's ambient transaction.
  */
 @Injectable()
 export class BulkIdentity {
@@ -22,46 +23,46 @@ export class BulkIdentity {
     return newCustomerId();
   }
 
-  findAliases(manager: EntityManager, scope: TenantScope, nodes: readonly { type: string; value: string }[]): Promise<BulkAliasHit[]> {
-    return this.repository.findAliases(scope, nodes, manager);
+  findAliases(_manager: EntityManager, scope: TenantScope, nodes: readonly { type: string; value: string }[]): Promise<BulkAliasHit[]> {
+    return this.repository.findAliases(scope, nodes);
   }
 
   aliasesOfCustomers(
-    manager: EntityManager,
+    _manager: EntityManager,
     scope: TenantScope,
     customerIds: readonly string[],
     types: readonly string[],
   ): Promise<{ customerId: string; type: string; value: string }[]> {
-    return this.repository.aliasesOfCustomers(scope, customerIds, types, manager);
+    return this.repository.aliasesOfCustomers(scope, customerIds, types);
   }
 
-  lockCustomers(manager: EntityManager, scope: TenantScope, customerIds: readonly string[]): Promise<BulkCustomerRow[]> {
-    return this.repository.lockCustomers(scope, customerIds, manager);
+  lockCustomers(_manager: EntityManager, scope: TenantScope, customerIds: readonly string[]): Promise<BulkCustomerRow[]> {
+    return this.repository.lockCustomers(scope, customerIds);
   }
 
-  releaseForgottenAliases(manager: EntityManager, scope: TenantScope, hits: readonly BulkAliasHit[]): Promise<void> {
-    return this.repository.releaseForgottenAliases(scope, hits, manager);
+  releaseForgottenAliases(_manager: EntityManager, scope: TenantScope, hits: readonly BulkAliasHit[]): Promise<void> {
+    return this.repository.releaseForgottenAliases(scope, hits);
   }
 
   createCustomers(
-    manager: EntityManager,
+    _manager: EntityManager,
     scope: TenantScope,
     customers: readonly { customerId: string; email: string | null; traits: Traits }[],
     at: Date,
   ): Promise<void> {
-    return this.repository.insertCustomers(scope, customers, at, manager);
+    return this.repository.insertCustomers(scope, customers, at);
   }
 
-  linkAliases(manager: EntityManager, scope: TenantScope, links: readonly { type: string; value: string; customerId: string }[], at: Date): Promise<void> {
-    return this.repository.insertAliases(scope, links, at, manager);
+  linkAliases(_manager: EntityManager, scope: TenantScope, links: readonly { type: string; value: string; customerId: string }[], at: Date): Promise<void> {
+    return this.repository.insertAliases(scope, links, at);
   }
 
   updateProfiles(
-    manager: EntityManager,
+    _manager: EntityManager,
     scope: TenantScope,
     profiles: readonly { customerId: string; email: string | null; traits: Traits }[],
     at: Date,
   ): Promise<void> {
-    return this.repository.updateProfiles(scope, profiles, at, manager);
+    return this.repository.updateProfiles(scope, profiles, at);
   }
 }

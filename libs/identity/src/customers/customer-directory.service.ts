@@ -46,9 +46,12 @@ export class CustomerDirectory {
     return (await this.repository.findCustomerById(scope, customerId)) !== null;
   }
 
-  /** Email, first name and developer user ids of an active customer (null when unknown or forgotten). */
-  profile(scope: TenantScope, customerId: string, manager?: EntityManager): Promise<CustomerProfile | null> {
-    return this.repository.profile(scope, customerId, manager);
+  /**
+   * Email, first name and developer user ids of an active customer (null when unknown or
+   * forgotten). `_manager` is ignored: the read joins the ambient transaction.
+   */
+  profile(scope: TenantScope, customerId: string, _manager?: EntityManager): Promise<CustomerProfile | null> {
+    return this.repository.profile(scope, customerId);
   }
 
   /** The profiles of the active customers among `customerIds` in one statement, by customer id (unknown and forgotten ones absent). */

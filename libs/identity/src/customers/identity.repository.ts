@@ -82,20 +82,20 @@ const FIND_CUSTOMER_BY_ALIAS = prepared(`SELECT a.customer_id
           AND ($5::boolean OR c.forgotten_at IS NULL)`);
 const FIND_CUSTOMER_BY_ID = prepared(`SELECT id FROM customers WHERE project_id = $1 AND env = $2 AND id = $3 AND ($4::boolean OR forgotten_at IS NULL)`);
 
-/** SQL of the identity tables. Every method takes the tenant scope first, except the operator's project-wide listing. */
+/**
+ * SQL of the identity tables. Every method takes the tenant scope first, except the operator's
+ * project-wide listing. Statements join the ambient transaction; the trailing `_manager` some
+ * methods still accept is ignored (the rail customers' service passes one until it is stripped).
+ */
 @Injectable()
 export class IdentityRepository {
   constructor(private readonly sql: Sql) {}
 
   /** Alias nodes for the given (type, value) pairs, with whether their customer is forgotten. One probe of customer_aliases_pk per node. */
-  async findAliases(scope: TenantScope, nodes: { type: string; value: string }[], manager?: EntityManager): Promise<AliasHit[]> {
+  async findAliases(scope: TenantScope, nodes: { type: string; value: string }[], _manager?: EntityManager): Promise<AliasHit[]> {
     if (nodes.length === 0) return [];
     const params: string[] = [scope.projectId, scope.env, ...nodes.flatMap((node) => [node.type, node.value])];
-    const rows: { type: string; value: string; customer_id: string; forgotten: boolean }[] = await this.sql.rows(
-      findAliasesStatement(nodes.length),
-      params,
-      manager,
-    );
+    const rows: { type: string; value: string; customer_id: string; forgotten: boolean }[] = await this.sql.rows(findAliasesStatement(nodes.length), params);
     return rows.map((r) => ({ type: r.type, value: r.value, customerId: r.customer_id, forgotten: r.forgotten }));
   }
 
@@ -105,13 +105,15 @@ export class IdentityRepository {
     type: string,
     value: string,
     options: { includeForgotten?: boolean } = {},
-    manager?: EntityManager,
+    _manager?: EntityManager,
   ): Promise<string | null> {
-    const rows: { customer_id: string }[] = await this.sql.rows(
-      FIND_CUSTOMER_BY_ALIAS,
-      [scope.projectId, scope.env, type, value, options.includeForgotten ?? false],
-      manager,
-    );
+    const rows: { customer_id: string }[] = await this.sql.rows(FIND_CUSTOMER_BY_ALIAS, [
+      scope.projectId,
+      scope.env,
+      type,
+      value,
+      options.includeForgotten ?? false,
+    ]);
     return rows[0]?.customer_id ?? null;
   }
 
@@ -119,30 +121,26 @@ export class IdentityRepository {
     scope: TenantScope,
     customerId: string,
     options: { includeForgotten?: boolean } = {},
-    manager?: EntityManager,
+    _manager?: EntityManager,
   ): Promise<string | null> {
-    const rows: { id: string }[] = await this.sql.rows(
-      FIND_CUSTOMER_BY_ID,
-      [scope.projectId, scope.env, customerId, options.includeForgotten ?? false],
-      manager,
-    );
+    const rows: { id: string }[] = await this.sql.rows(FIND_CUSTOMER_BY_ID, [scope.projectId, scope.env, customerId, options.includeForgotten ?? false]);
     return rows[0]?.id ?? null;
   }
 
-  async insertCustomer(scope: TenantScope, customerId: string, at: Date, manager: EntityManager): Promise<void> {
-    await this.sql.rows(
-      `INSERT INTO customers (id, project_id, env, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)`,
-      [customerId, scope.projectId, scope.env, at],
-      manager,
-    );
+  async insertCustomer(scope: TenantScope, customerId: string, at: Date, _manager?: EntityManager): Promise<void> {
+    await this.sql.rows(`INSERT INTO customers (id, project_id, env, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)`, [
+      customerId,
+      scope.projectId,
+      scope.env,
+      at,
+    ]);
   }
 
   /** Locks the customer row (FOR NO KEY UPDATE: compatible with alias inserts referencing it). */
-  async lockCustomer(scope: TenantScope, customerId: string, manager: EntityManager): Promise<CustomerRow | null> {
+  async lockCustomer(scope: TenantScope, customerId: string, _manager?: EntityManager): Promise<CustomerRow | null> {
     const rows: { id: string; email: string | null; first_name: string | null; traits: Traits; forgotten_at: Date | null }[] = await this.sql.rows(
       LOCK_CUSTOMER,
       [scope.projectId, scope.env, customerId],
-      manager,
     );
     const row = rows[0];
     if (!row) return null;
@@ -154,13 +152,11 @@ export class IdentityRepository {
     customerId: string,
     profile: { email: string | null; firstName: string | null; traits: Traits },
     at: Date,
-    manager: EntityManager,
   ): Promise<void> {
     await this.sql.rows(
       `UPDATE customers SET email = $4, first_name = $5, traits = $6::jsonb, updated_at = $7
         WHERE project_id = $1 AND env = $2 AND id = $3`,
       [scope.projectId, scope.env, customerId, profile.email, profile.firstName, JSON.stringify(profile.traits), at],
-      manager,
     );
   }
 
@@ -171,13 +167,12 @@ export class IdentityRepository {
     customerId: string,
     assurance: Assurance,
     at: Date,
-    manager: EntityManager,
+    _manager?: EntityManager,
   ): Promise<void> {
     await this.sql.rows(
       `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, assurance, verified_at, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [scope.projectId, scope.env, node.type, node.value, customerId, assurance, assurance === 'verified' ? at : null, at],
-      manager,
     );
   }
 
@@ -188,7 +183,7 @@ export class IdentityRepository {
     customerId: string,
     assurance: Assurance,
     at: Date,
-    manager: EntityManager,
+    _manager?: EntityManager,
   ): Promise<boolean> {
     const rows = await this.sql.rows(
       `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, assurance, verified_at, created_at)
@@ -196,13 +191,12 @@ export class IdentityRepository {
        ON CONFLICT (project_id, env, type, value) DO NOTHING
        RETURNING 1 AS linked`,
       [scope.projectId, scope.env, node.type, node.value, customerId, assurance, assurance === 'verified' ? at : null, at],
-      manager,
     );
     return rows.length > 0;
   }
 
   /** Upgrades links of the customer to verified (never downgrades). */
-  async markVerified(scope: TenantScope, customerId: string, nodes: { type: string; value: string }[], at: Date, manager: EntityManager): Promise<void> {
+  async markVerified(scope: TenantScope, customerId: string, nodes: { type: string; value: string }[], at: Date): Promise<void> {
     if (nodes.length === 0) return;
     await this.sql.rows(
       `UPDATE customer_aliases SET assurance = 'verified', verified_at = $6
@@ -210,19 +204,17 @@ export class IdentityRepository {
           AND (type, value) IN (SELECT * FROM unnest($4::text[], $5::text[]))
           AND assurance <> 'verified'`,
       [scope.projectId, scope.env, customerId, nodes.map((n) => n.type), nodes.map((n) => n.value), at],
-      manager,
     );
   }
 
   /** Frees nodes still held by a forgotten customer (its erasure snapshotted them). */
-  async releaseForgottenAliases(scope: TenantScope, hits: AliasHit[], manager: EntityManager): Promise<void> {
+  async releaseForgottenAliases(scope: TenantScope, hits: AliasHit[], _manager?: EntityManager): Promise<void> {
     for (const hit of hits.filter((h) => h.forgotten)) {
       await this.sql.rows(
         `DELETE FROM customer_aliases a USING customers c
           WHERE a.project_id = $1 AND a.env = $2 AND a.type = $3 AND a.value = $4 AND a.customer_id = $5
             AND c.id = a.customer_id AND c.forgotten_at IS NOT NULL`,
         [scope.projectId, scope.env, hit.type, hit.value, hit.customerId],
-        manager,
       );
     }
   }
@@ -232,24 +224,24 @@ export class IdentityRepository {
     scope: TenantScope,
     review: { id: string; developerUserId: string | null; anonymousId: string | null; canonicalCustomerId: string; otherCustomerId: string },
     at: Date,
-    manager: EntityManager,
+    _manager?: EntityManager,
   ): Promise<void> {
     await this.sql.rows(
       `INSERT INTO merge_reviews (id, project_id, env, developer_user_id, anonymous_id, canonical_customer_id, other_customer_id, status, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8)
        ON CONFLICT DO NOTHING`,
       [review.id, scope.projectId, scope.env, review.developerUserId, review.anonymousId, review.canonicalCustomerId, review.otherCustomerId, at],
-      manager,
     );
   }
 
   /** Email, first name and developer ids of an active customer; null when unknown or forgotten. */
-  async profile(scope: TenantScope, customerId: string, manager?: EntityManager): Promise<CustomerProfile | null> {
-    const rows: { id: string; email: string | null; first_name: string | null; developer_ids: string[] | null }[] = await this.sql.rows(
-      CUSTOMER_PROFILE,
-      [scope.projectId, scope.env, customerId, ALIAS_TYPES.developer],
-      manager,
-    );
+  async profile(scope: TenantScope, customerId: string): Promise<CustomerProfile | null> {
+    const rows: { id: string; email: string | null; first_name: string | null; developer_ids: string[] | null }[] = await this.sql.rows(CUSTOMER_PROFILE, [
+      scope.projectId,
+      scope.env,
+      customerId,
+      ALIAS_TYPES.developer,
+    ]);
     const row = rows[0];
     if (!row) return null;
     return { customerId: row.id, email: row.email, firstName: row.first_name, developerUserIds: row.developer_ids ?? [] };
@@ -268,12 +260,11 @@ export class IdentityRepository {
   }
 
   /** Personal identifiers (developer and anonymous ids) of a customer. */
-  async personalAliases(scope: TenantScope, customerId: string, manager: EntityManager): Promise<{ userIds: string[]; anonymousIds: string[] }> {
+  async personalAliases(scope: TenantScope, customerId: string, _manager?: EntityManager): Promise<{ userIds: string[]; anonymousIds: string[] }> {
     const rows: { type: string; value: string }[] = await this.sql.rows(
       `SELECT type, value FROM customer_aliases
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND type = ANY($4::text[])`,
       [scope.projectId, scope.env, customerId, PERSONAL_ALIAS_TYPES],
-      manager,
     );
     return {
       userIds: rows.filter((r) => r.type === ALIAS_TYPES.developer).map((r) => r.value),
@@ -282,32 +273,31 @@ export class IdentityRepository {
   }
 
   /** Moves every non-personal (rail) alias node of one customer to another. */
-  async moveRailAliases(scope: TenantScope, fromCustomerId: string, toCustomerId: string, manager: EntityManager): Promise<number> {
+  async moveRailAliases(scope: TenantScope, fromCustomerId: string, toCustomerId: string, _manager?: EntityManager): Promise<number> {
     return this.sql.affected(
       `UPDATE customer_aliases SET customer_id = $4
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND NOT (type = ANY($5::text[]))`,
       [scope.projectId, scope.env, fromCustomerId, toCustomerId, PERSONAL_ALIAS_TYPES],
-      manager,
     );
   }
 
   /** Detaches one alias node from its customer (the device of an anonymous-only forget). */
-  async deleteAlias(scope: TenantScope, node: { type: string; value: string }, customerId: string, manager: EntityManager): Promise<boolean> {
+  async deleteAlias(scope: TenantScope, node: { type: string; value: string }, customerId: string): Promise<boolean> {
     const deleted = await this.sql.affected(
       `DELETE FROM customer_aliases WHERE project_id = $1 AND env = $2 AND type = $3 AND value = $4 AND customer_id = $5`,
       [scope.projectId, scope.env, node.type, node.value, customerId],
-      manager,
     );
     return deleted > 0;
   }
 
   /** Marks the customer forgotten (reads treat it as unknown from now on). */
-  async markForgotten(scope: TenantScope, customerId: string, at: Date, manager: EntityManager): Promise<void> {
-    await this.sql.rows(
-      `UPDATE customers SET forgotten_at = $4, updated_at = $4 WHERE project_id = $1 AND env = $2 AND id = $3`,
-      [scope.projectId, scope.env, customerId, at],
-      manager,
-    );
+  async markForgotten(scope: TenantScope, customerId: string, at: Date): Promise<void> {
+    await this.sql.rows(`UPDATE customers SET forgotten_at = $4, updated_at = $4 WHERE project_id = $1 AND env = $2 AND id = $3`, [
+      scope.projectId,
+      scope.env,
+      customerId,
+      at,
+    ]);
   }
 
   /** Pending merge reviews of a project (one environment, or both), newest first: an operator listing. */

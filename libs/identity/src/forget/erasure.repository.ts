@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import { Injectable } from '@nestjs/common';
 import { type Env, Sql, type TenantScope } from '#platform';
 import { PERSONAL_ALIAS_TYPES } from '../domain/identifier-rules.js';
 
@@ -32,13 +31,10 @@ function toRecord(row: ErasureRow): ErasureRecord {
 /** The erasure queue (one row per forgotten customer) and the statements that erase a customer. */
 @Injectable()
 export class ErasureRepository {
-  constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
-    private readonly sql: Sql,
-  ) {}
+  constructor(private readonly sql: Sql) {}
 
-  async find(scope: TenantScope, customerId: string, manager?: EntityManager): Promise<ErasureRecord | null> {
-    const rows: ErasureRow[] = await (manager ?? this.dataSource.manager).query(
+  async find(scope: TenantScope, customerId: string): Promise<ErasureRecord | null> {
+    const rows = await this.sql.rows<ErasureRow>(
       `SELECT customer_id, env, status, queued_at, deleted_at FROM erasures WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
       [scope.projectId, scope.env, customerId],
     );
@@ -49,9 +45,8 @@ export class ErasureRepository {
     scope: TenantScope,
     erasure: { customerId: string; subject: { userIds: string[]; anonymousIds: string[] }; requestId: string | null },
     at: Date,
-    manager: EntityManager,
   ): Promise<void> {
-    await manager.query(
+    await this.sql.run(
       `INSERT INTO erasures (project_id, env, customer_id, status, subject, request_id, queued_at)
        VALUES ($1, $2, $3, 'queued', $4::jsonb, $5, $6)
        ON CONFLICT (project_id, env, customer_id) DO NOTHING`,
@@ -61,7 +56,7 @@ export class ErasureRepository {
 
   /** Operator listing, newest first; both environments when env is absent. */
   async list(projectId: string, env: Env | undefined, limit = 500): Promise<ErasureRecord[]> {
-    const rows: ErasureRow[] = await this.dataSource.query(
+    const rows = await this.sql.rows<ErasureRow>(
       `SELECT customer_id, env, status, queued_at, deleted_at FROM erasures
         WHERE project_id = $1 AND ($2::text IS NULL OR env = $2)
         ORDER BY queued_at DESC, customer_id

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ApiError, Clock, type TenantScope, JobQueue, Sql } from '#platform';
 import type { AuthContext } from '#keys';
 import { AuditJournal } from '#audit';
@@ -61,7 +60,7 @@ export class ForgetService {
       if (customerId && (await this.isIdentified(auth, customerId))) {
         // A device id is no proof over an identified person: forget the device, keep the customer.
         // The answer still names the customer the hint matched (null is for no match), with scope "device".
-        const forgottenAt = await inTransactionWithRetry(this.sql, (manager) => this.forgetDevice(auth, customerId!, dto.anonymousId as string, manager));
+        const forgottenAt = await inTransactionWithRetry(this.sql, () => this.forgetDevice(auth, customerId!, dto.anonymousId as string));
         return { object: 'forgot', serviceCustomerId: customerId, crossdeckCustomerId: customerId, queuedAt: forgottenAt, env: auth.env, scope: 'device' };
       }
     } else {
@@ -77,7 +76,7 @@ export class ForgetService {
     }
 
     if (!customerId) return noMatch();
-    const queuedAt = await inTransactionWithRetry(this.sql, (manager) => this.markForgotten(auth, customerId, authority, manager));
+    const queuedAt = await inTransactionWithRetry(this.sql, () => this.markForgotten(auth, customerId, authority));
     return { object: 'forgot', serviceCustomerId: customerId, crossdeckCustomerId: customerId, queuedAt, env: auth.env, scope: 'customer' };
   }
 
@@ -100,7 +99,7 @@ export class ForgetService {
   /** Active (not yet forgotten) and linked to a developer user id. */
   private async isIdentified(scope: TenantScope, customerId: string): Promise<boolean> {
     if (!(await this.repository.findCustomerById(scope, customerId))) return false;
-    const aliases = await this.repository.personalAliases(scope, customerId, this.sql.manager());
+    const aliases = await this.repository.personalAliases(scope, customerId);
     return aliases.userIds.length > 0;
   }
 
@@ -109,13 +108,13 @@ export class ForgetService {
    * data go at once (hooks with deviceOnly), the customer stays; one audit entry. A repeat finds
    * no alias and writes nothing.
    */
-  private async forgetDevice(auth: AuthContext, customerId: string, anonymousId: string, manager: EntityManager): Promise<number> {
-    await this.repository.lockCustomer(auth, customerId, manager);
+  private async forgetDevice(auth: AuthContext, customerId: string, anonymousId: string): Promise<number> {
+    await this.repository.lockCustomer(auth, customerId);
     const nowMs = this.clock.nowMs();
-    const removed = await this.repository.deleteAlias(auth, { type: ALIAS_TYPES.anonymous, value: anonymousId }, customerId, manager);
+    const removed = await this.repository.deleteAlias(auth, { type: ALIAS_TYPES.anonymous, value: anonymousId }, customerId);
     if (!removed) return nowMs;
-    await this.erasureHooks.runAll(auth, { customerId, userIds: [], anonymousIds: [anonymousId], deviceOnly: true }, manager);
-    await this.journal.append(manager, auth, {
+    await this.erasureHooks.runAll(auth, { customerId, userIds: [], anonymousIds: [anonymousId], deviceOnly: true }, this.sql.manager());
+    await this.journal.append(this.sql.manager(), auth, {
       eventIdPrefix: 'evt_forget_',
       rail: 'manual',
       eventType: FORGET_DEVICE_EVENT_TYPE,
@@ -130,23 +129,23 @@ export class ForgetService {
   }
 
   /** Marks, snapshots and queues under the customer's row lock; a repeat returns the first queuedAt. */
-  private async markForgotten(auth: AuthContext, customerId: string, authority: string, manager: EntityManager): Promise<number> {
-    const row = await this.repository.lockCustomer(auth, customerId, manager);
+  private async markForgotten(auth: AuthContext, customerId: string, authority: string): Promise<number> {
+    const row = await this.repository.lockCustomer(auth, customerId);
     if (!row) throw ApiError.internal();
     if (row.forgottenAt) {
-      const existing = await this.erasures.find(auth, customerId, manager);
+      const existing = await this.erasures.find(auth, customerId);
       return existing ? existing.queuedAt.getTime() : row.forgottenAt.getTime();
     }
     const now = this.clock.now();
-    const subject = await this.repository.personalAliases(auth, customerId, manager);
-    await this.repository.markForgotten(auth, customerId, now, manager);
-    await this.erasures.queue(auth, { customerId, subject, requestId: auth.requestId }, now, manager);
+    const subject = await this.repository.personalAliases(auth, customerId);
+    await this.repository.markForgotten(auth, customerId, now);
+    await this.erasures.queue(auth, { customerId, subject, requestId: auth.requestId }, now);
     await this.jobs.enqueue(ERASE_CUSTOMER_JOB, { customerId } satisfies EraseCustomerPayload, {
       scope: auth,
       dedupeKey: `${auth.projectId}:${auth.env}:${customerId}`,
-      manager,
+      manager: this.sql.manager(),
     });
-    await this.journal.append(manager, auth, {
+    await this.journal.append(this.sql.manager(), auth, {
       eventIdPrefix: 'evt_forget_',
       rail: 'manual',
       eventType: FORGET_EVENT_TYPE,

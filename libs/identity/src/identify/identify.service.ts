@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ApiError, Clock, type TenantScope, Sql } from '#platform';
 import type { AuthContext } from '#keys';
 import { IdentityRepository, type Assurance } from '../customers/identity.repository.js';
@@ -94,25 +93,29 @@ export class IdentifyService {
   }
 
   private link(scope: TenantScope, request: LinkRequest): Promise<LinkOutcome> {
-    return inTransactionWithRetry(this.sql, async (manager) => {
-      const outcome = await this.linkOnce(scope, request, manager);
+    return inTransactionWithRetry(this.sql, async () => {
+      const outcome = await this.linkOnce(scope, request);
       if (request.anonymousId !== null) {
-        await this.linkHooks.runAll(scope, { customerId: outcome.customerId, anonymousId: request.anonymousId, linkedAtMs: this.clock.nowMs() }, manager);
+        await this.linkHooks.runAll(
+          scope,
+          { customerId: outcome.customerId, anonymousId: request.anonymousId, linkedAtMs: this.clock.nowMs() },
+          this.sql.manager(),
+        );
       }
       return outcome;
     });
   }
 
-  private async linkOnce(scope: TenantScope, request: LinkRequest, manager: EntityManager): Promise<LinkOutcome> {
+  private async linkOnce(scope: TenantScope, request: LinkRequest): Promise<LinkOutcome> {
     const now = this.clock.now();
     const assurance: Assurance = request.verified ? 'verified' : 'self_asserted';
     const developerNode = { type: ALIAS_TYPES.developer, value: request.userId };
     const anonymousNode = request.anonymousId !== null ? { type: ALIAS_TYPES.anonymous, value: request.anonymousId } : null;
     const nodes = anonymousNode ? [developerNode, anonymousNode] : [developerNode];
 
-    const hits = await this.repository.findAliases(scope, nodes, manager);
+    const hits = await this.repository.findAliases(scope, nodes);
     // Nodes of a forgotten customer are unknown: free them so that they can be linked afresh.
-    await this.repository.releaseForgottenAliases(scope, hits, manager);
+    await this.repository.releaseForgottenAliases(scope, hits);
     const developerOwner = hits.find((h) => h.type === developerNode.type && !h.forgotten)?.customerId ?? null;
     const anonymousOwner = anonymousNode ? (hits.find((h) => h.type === anonymousNode.type && !h.forgotten)?.customerId ?? null) : null;
 
@@ -123,15 +126,15 @@ export class IdentifyService {
 
     if (!developerOwner && !anonymousOwner) {
       customerId = newCustomerId();
-      await this.repository.insertCustomer(scope, customerId, now, manager);
-      await this.lockActive(scope, customerId, manager);
-      for (const node of nodes) await this.repository.insertAlias(scope, node, customerId, assurance, now, manager);
+      await this.repository.insertCustomer(scope, customerId, now);
+      await this.lockActive(scope, customerId);
+      for (const node of nodes) await this.repository.insertAlias(scope, node, customerId, assurance, now);
     } else if (developerOwner && anonymousNode && anonymousOwner && developerOwner !== anonymousOwner) {
       // Both known on different customers: the developer-user customer is canonical; queue the conflict once.
       customerId = developerOwner;
       mergePending = true;
       linked.pop();
-      await this.lockActive(scope, customerId, manager);
+      await this.lockActive(scope, customerId);
       await this.repository.queueMergeReview(
         scope,
         {
@@ -142,43 +145,35 @@ export class IdentifyService {
           otherCustomerId: anonymousOwner,
         },
         now,
-        manager,
       );
     } else {
       customerId = (developerOwner ?? anonymousOwner) as string;
-      await this.lockActive(scope, customerId, manager);
-      if (!developerOwner) await this.repository.insertAlias(scope, developerNode, customerId, assurance, now, manager);
-      if (anonymousNode && !anonymousOwner) await this.repository.insertAlias(scope, anonymousNode, customerId, assurance, now, manager);
+      await this.lockActive(scope, customerId);
+      if (!developerOwner) await this.repository.insertAlias(scope, developerNode, customerId, assurance, now);
+      if (anonymousNode && !anonymousOwner) await this.repository.insertAlias(scope, anonymousNode, customerId, assurance, now);
     }
 
     if (request.verified) {
-      await this.repository.markVerified(scope, customerId, mergePending ? [developerNode] : nodes, now, manager);
+      await this.repository.markVerified(scope, customerId, mergePending ? [developerNode] : nodes, now);
     }
     if (request.appAccountToken) {
       // Binds the iOS rail; a token already bound (to this or another customer) is left as it is.
-      await this.repository.insertAliasIfAbsent(
-        scope,
-        { type: ALIAS_TYPES.iosAppAccountToken, value: request.appAccountToken },
-        customerId,
-        assurance,
-        now,
-        manager,
-      );
+      await this.repository.insertAliasIfAbsent(scope, { type: ALIAS_TYPES.iosAppAccountToken, value: request.appAccountToken }, customerId, assurance, now);
     }
-    await this.updateProfile(scope, customerId, request, now, manager);
+    await this.updateProfile(scope, customerId, request, now);
     return { customerId, linked, mergePending };
   }
 
   /** Locks the customer row; a customer forgotten meanwhile restarts the transaction (its ids are then unknown). */
-  private async lockActive(scope: TenantScope, customerId: string, manager: EntityManager): Promise<void> {
-    const row = await this.repository.lockCustomer(scope, customerId, manager);
+  private async lockActive(scope: TenantScope, customerId: string): Promise<void> {
+    const row = await this.repository.lockCustomer(scope, customerId);
     if (!row || row.forgottenAt) throw new RetryTransaction('customer forgotten concurrently');
   }
 
-  private async updateProfile(scope: TenantScope, customerId: string, request: LinkRequest, now: Date, manager: EntityManager): Promise<void> {
+  private async updateProfile(scope: TenantScope, customerId: string, request: LinkRequest, now: Date): Promise<void> {
     const hasTraits = Object.keys(request.traits).length > 0;
     if (!hasTraits && request.email === null && request.firstName === null) return;
-    const row = await this.repository.lockCustomer(scope, customerId, manager);
+    const row = await this.repository.lockCustomer(scope, customerId);
     if (!row) return;
     await this.repository.updateProfile(
       scope,
@@ -189,7 +184,6 @@ export class IdentifyService {
         traits: hasTraits ? mergeTraits(row.traits, request.traits) : row.traits,
       },
       now,
-      manager,
     );
   }
 }

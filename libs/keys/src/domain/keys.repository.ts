@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { type Env, Sql } from '#platform';
 import type { AppPlatform, KeyKind } from '../auth/auth-context.js';
 
@@ -59,7 +58,7 @@ const KEY_COLUMNS = `id, project_id AS "projectId", app_id AS "appId", env, kind
 export class KeysRepository {
   constructor(private readonly sql: Sql) {}
 
-  async insertKey(key: NewApiKey, manager?: EntityManager): Promise<void> {
+  async insertKey(key: NewApiKey): Promise<void> {
     await this.sql.rows(
       `INSERT INTO api_keys (id, project_id, app_id, env, kind, publishable_key, secret_hash, last4, scopes, status, rotated_from, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, 'active', $10, $11)`,
@@ -76,12 +75,11 @@ export class KeysRepository {
         key.rotatedFrom ?? null,
         key.createdAt,
       ],
-      manager,
     );
   }
 
-  async listKeysOfApp(appId: string, manager?: EntityManager): Promise<ApiKeyRow[]> {
-    return this.sql.rows<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE app_id = $1 ORDER BY created_at, env, kind, id`, [appId], manager);
+  async listKeysOfApp(appId: string): Promise<ApiKeyRow[]> {
+    return this.sql.rows<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE app_id = $1 ORDER BY created_at, env, kind, id`, [appId]);
   }
 
   /** Keys of several apps of one project (api_keys_app_idx). */
@@ -93,37 +91,28 @@ export class KeysRepository {
     );
   }
 
-  async findKeyForUpdate(keyId: string, manager: EntityManager): Promise<ApiKeyRow | null> {
-    const rows = await this.sql.rows<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1 FOR UPDATE`, [keyId], manager);
+  async findKeyForUpdate(keyId: string): Promise<ApiKeyRow | null> {
+    const rows = await this.sql.rows<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1 FOR UPDATE`, [keyId]);
     return rows[0] ?? null;
   }
 
-  async markRotatedOut(keyId: string, expiresAt: Date, manager: EntityManager): Promise<void> {
-    await this.sql.rows(`UPDATE api_keys SET status = 'rotated_out', expires_at = $2 WHERE id = $1`, [keyId, expiresAt], manager);
+  async markRotatedOut(keyId: string, expiresAt: Date): Promise<void> {
+    await this.sql.rows(`UPDATE api_keys SET status = 'rotated_out', expires_at = $2 WHERE id = $1`, [keyId, expiresAt]);
   }
 
-  async markRevoked(keyId: string, at: Date, manager: EntityManager): Promise<ApiKeyRow> {
-    const rows = await this.sql.rows<ApiKeyRow>(
-      `UPDATE api_keys SET status = 'revoked', revoked_at = $2 WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
-      [keyId, at],
-      manager,
-    );
+  async markRevoked(keyId: string, at: Date): Promise<ApiKeyRow> {
+    const rows = await this.sql.rows<ApiKeyRow>(`UPDATE api_keys SET status = 'revoked', revoked_at = $2 WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId, at]);
     return rows[0];
   }
 
-  async recordActivity(
-    projectId: string,
-    keyId: string,
-    action: 'created' | 'rotated' | 'revoked',
-    at: Date,
-    requestId: string | null,
-    manager?: EntityManager,
-  ): Promise<void> {
-    await this.sql.rows(
-      `INSERT INTO key_activity (project_id, key_id, action, at, request_id) VALUES ($1, $2, $3, $4, $5)`,
-      [projectId, keyId, action, at, requestId],
-      manager,
-    );
+  async recordActivity(projectId: string, keyId: string, action: 'created' | 'rotated' | 'revoked', at: Date, requestId: string | null): Promise<void> {
+    await this.sql.rows(`INSERT INTO key_activity (project_id, key_id, action, at, request_id) VALUES ($1, $2, $3, $4, $5)`, [
+      projectId,
+      keyId,
+      action,
+      at,
+      requestId,
+    ]);
   }
 
   async listActivity(projectId: string, limit = 500): Promise<{ keyId: string; action: string; at: Date; requestId: string | null }[]> {

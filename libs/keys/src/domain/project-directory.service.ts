@@ -4,7 +4,7 @@ import { ApiError } from '#platform';
 import { ProjectsRepository } from './projects.repository.js';
 
 export interface ProjectCheck {
-  /** The transaction to read in (else the ambient one, else the pool). */
+  /** Ignored: the check reads in the ambient transaction, else on the pool. */
   manager?: EntityManager;
   /** Inside a transaction: hold the project's row (FOR NO KEY UPDATE) until it ends, serialising writers of the project's settings. */
   lock?: boolean;
@@ -16,7 +16,7 @@ export class ProjectDirectory {
   constructor(private readonly projects: ProjectsRepository) {}
 
   exists(projectId: string, check: ProjectCheck = {}): Promise<boolean> {
-    return this.projects.projectExists(projectId, check.lock ?? false, check.manager);
+    return this.projects.projectExists(projectId, check.lock ?? false);
   }
 
   /** 404 resource_missing unless the project exists. */

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Sql } from '#platform';
 import type { AppPlatform } from '../auth/auth-context.js';
 
@@ -39,20 +38,19 @@ const APP_COLUMNS = `id, project_id AS "projectId", name, platform, bundle_id AS
 export class ProjectsRepository {
   constructor(private readonly sql: Sql) {}
 
-  async insertProject(project: ProjectRow, manager?: EntityManager): Promise<void> {
-    await this.sql.rows(
-      `INSERT INTO projects (id, name, archived_at, created_at) VALUES ($1, $2, $3, $4)`,
-      [project.id, project.name, project.archivedAt, project.createdAt],
-      manager,
-    );
+  async insertProject(project: ProjectRow): Promise<void> {
+    await this.sql.rows(`INSERT INTO projects (id, name, archived_at, created_at) VALUES ($1, $2, $3, $4)`, [
+      project.id,
+      project.name,
+      project.archivedAt,
+      project.createdAt,
+    ]);
   }
 
-  async findProject(projectId: string, manager?: EntityManager): Promise<ProjectRow | null> {
-    const rows = await this.sql.rows<ProjectRow>(
-      `SELECT id, name, archived_at AS "archivedAt", created_at AS "createdAt" FROM projects WHERE id = $1`,
-      [projectId],
-      manager,
-    );
+  async findProject(projectId: string): Promise<ProjectRow | null> {
+    const rows = await this.sql.rows<ProjectRow>(`SELECT id, name, archived_at AS "archivedAt", created_at AS "createdAt" FROM projects WHERE id = $1`, [
+      projectId,
+    ]);
     return rows[0] ?? null;
   }
 
@@ -72,13 +70,13 @@ export class ProjectsRepository {
   }
 
   /** Whether the project exists; with `lock`, holds its row (FOR NO KEY UPDATE) until the transaction ends. */
-  async projectExists(projectId: string, lock: boolean, manager?: EntityManager): Promise<boolean> {
-    const row = await this.sql.one(`SELECT id FROM projects WHERE id = $1${lock ? ' FOR NO KEY UPDATE' : ''}`, [projectId], manager);
+  async projectExists(projectId: string, lock: boolean): Promise<boolean> {
+    const row = await this.sql.one(`SELECT id FROM projects WHERE id = $1${lock ? ' FOR NO KEY UPDATE' : ''}`, [projectId]);
     return row !== null;
   }
 
-  async anyProjectExists(manager?: EntityManager): Promise<boolean> {
-    const rows = await this.sql.rows(`SELECT 1 FROM projects LIMIT 1`, [], manager);
+  async anyProjectExists(): Promise<boolean> {
+    const rows = await this.sql.rows(`SELECT 1 FROM projects LIMIT 1`);
     return rows.length > 0;
   }
 
@@ -91,17 +89,16 @@ export class ProjectsRepository {
     return rows[0] ?? null;
   }
 
-  async insertApp(app: AppRow, manager?: EntityManager): Promise<void> {
+  async insertApp(app: AppRow): Promise<void> {
     await this.sql.rows(
       `INSERT INTO apps (id, project_id, name, platform, bundle_id, package_name, allowed_origins, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $8)`,
       [app.id, app.projectId, app.name, app.platform, app.bundleId, app.packageName, JSON.stringify(app.allowedOrigins), app.createdAt],
-      manager,
     );
   }
 
-  async findApp(appId: string, manager?: EntityManager): Promise<AppRow | null> {
-    const rows = await this.sql.rows<AppRow>(`SELECT ${APP_COLUMNS} FROM apps WHERE id = $1`, [appId], manager);
+  async findApp(appId: string): Promise<AppRow | null> {
+    const rows = await this.sql.rows<AppRow>(`SELECT ${APP_COLUMNS} FROM apps WHERE id = $1`, [appId]);
     return rows[0] ?? null;
   }
 

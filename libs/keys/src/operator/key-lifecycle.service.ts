@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ApiError, Clock, ENVIRONMENTS, type Env, Sql } from '#platform';
 import { AGGREGATE_SCOPES, type KeyKind } from '../auth/auth-context.js';
 import { KeyLookupService } from '../auth/key-lookup.service.js';
@@ -24,11 +23,11 @@ export class KeyLifecycleService {
   ) {}
 
   /** Mints a new app's four keys (publishable and secret, sandbox and production) in the caller's transaction; returns their plaintexts by key id. */
-  async mintAppKeys(app: AppRow, requestId: string, manager: EntityManager): Promise<Map<string, string>> {
+  async mintAppKeys(app: AppRow, requestId: string): Promise<Map<string, string>> {
     const plaintexts = new Map<string, string>();
     for (const env of ENVIRONMENTS) {
       for (const kind of KINDS) {
-        const { id, plaintext } = await this.mintKey(manager, app, env, kind, kind === 'secret' ? [...AGGREGATE_SCOPES] : [], requestId);
+        const { id, plaintext } = await this.mintKey(app, env, kind, kind === 'secret' ? [...AGGREGATE_SCOPES] : [], requestId);
         plaintexts.set(id, plaintext);
       }
     }
@@ -37,16 +36,16 @@ export class KeyLifecycleService {
 
   /** New key shown once; the old one stays valid for the 7-day grace window. */
   async rotateKey(keyId: string, scopes: string[] | undefined, requestId: string): Promise<KeyRotationView> {
-    const result = await this.sql.transaction(async (manager) => {
-      const old = await this.keys.findKeyForUpdate(keyId, manager);
+    const result = await this.sql.transaction(async () => {
+      const old = await this.keys.findKeyForUpdate(keyId);
       if (!old) throw ApiError.resourceMissing(`No key ${keyId}`);
       if (old.status !== 'active') throw ApiError.invalidParam(`Only an active key can be rotated; key ${keyId} is ${old.status}`);
       if (scopes !== undefined && old.kind !== 'secret') throw ApiError.invalidParam('scopes apply to secret keys only');
-      const app = await this.projects.findApp(old.appId, manager);
+      const app = await this.projects.findApp(old.appId);
       const expiresAt = new Date(this.clock.nowMs() + ROTATION_GRACE_SECONDS * 1000);
-      await this.keys.markRotatedOut(old.id, expiresAt, manager);
-      await this.keys.recordActivity(old.projectId, old.id, 'rotated', this.clock.now(), requestId, manager);
-      const minted = await this.mintKey(manager, app!, old.env, old.kind, old.kind === 'secret' ? (scopes ?? old.scopes) : [], requestId, old.id);
+      await this.keys.markRotatedOut(old.id, expiresAt);
+      await this.keys.recordActivity(old.projectId, old.id, 'rotated', this.clock.now(), requestId);
+      const minted = await this.mintKey(app!, old.env, old.kind, old.kind === 'secret' ? (scopes ?? old.scopes) : [], requestId, old.id);
       return { old, expiresAt, minted };
     });
     this.lookup.invalidateAll();
@@ -61,12 +60,12 @@ export class KeyLifecycleService {
 
   /** Immediate and irreversible. */
   async revokeKey(keyId: string, requestId: string): Promise<ApiKeyView> {
-    const revoked = await this.sql.transaction(async (manager) => {
-      const key = await this.keys.findKeyForUpdate(keyId, manager);
+    const revoked = await this.sql.transaction(async () => {
+      const key = await this.keys.findKeyForUpdate(keyId);
       if (!key) throw ApiError.resourceMissing(`No key ${keyId}`);
       if (key.status === 'revoked') return key;
-      const row = await this.keys.markRevoked(keyId, this.clock.now(), manager);
-      await this.keys.recordActivity(key.projectId, keyId, 'revoked', this.clock.now(), requestId, manager);
+      const row = await this.keys.markRevoked(keyId, this.clock.now());
+      await this.keys.recordActivity(key.projectId, keyId, 'revoked', this.clock.now(), requestId);
       return row;
     });
     this.lookup.invalidateAll();
@@ -80,7 +79,6 @@ export class KeyLifecycleService {
   }
 
   private async mintKey(
-    manager: EntityManager,
     app: AppRow,
     env: Env,
     kind: KeyKind,
@@ -90,23 +88,20 @@ export class KeyLifecycleService {
   ): Promise<{ id: string; plaintext: string }> {
     const plaintext = mintApiKey(kind, env);
     const id = newId('key');
-    await this.keys.insertKey(
-      {
-        id,
-        projectId: app.projectId,
-        appId: app.id,
-        env,
-        kind,
-        publishableKey: kind === 'publishable' ? plaintext : null,
-        secretHash: kind === 'secret' ? sha256Hex(plaintext) : null,
-        last4: last4(plaintext),
-        scopes,
-        createdAt: this.clock.now(),
-        rotatedFrom,
-      },
-      manager,
-    );
-    await this.keys.recordActivity(app.projectId, id, 'created', this.clock.now(), requestId, manager);
+    await this.keys.insertKey({
+      id,
+      projectId: app.projectId,
+      appId: app.id,
+      env,
+      kind,
+      publishableKey: kind === 'publishable' ? plaintext : null,
+      secretHash: kind === 'secret' ? sha256Hex(plaintext) : null,
+      last4: last4(plaintext),
+      scopes,
+      createdAt: this.clock.now(),
+      rotatedFrom,
+    });
+    await this.keys.recordActivity(app.projectId, id, 'created', this.clock.now(), requestId);
     return { id, plaintext };
   }
 }

@@ -58,9 +58,9 @@ export class ProjectsAdminService {
       errorNoiseDenyList: { version: 1, patterns: [] },
       createdAt: now,
     };
-    const plaintexts = await this.sql.transaction(async (manager) => {
-      await this.projects.insertApp(app, manager);
-      return this.keyLifecycle.mintAppKeys(app, requestId, manager);
+    const plaintexts = await this.sql.transaction(async () => {
+      await this.projects.insertApp(app);
+      return this.keyLifecycle.mintAppKeys(app, requestId);
     });
     return appView(app, await this.keys.listKeysOfApp(app.id), this.clock.nowMs(), plaintexts);
   }

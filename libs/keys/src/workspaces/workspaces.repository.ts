@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Sql } from '#platform';
 import type { AppPlatform } from '../auth/auth-context.js';
 
@@ -81,12 +80,12 @@ export class WorkspacesRepository {
   }
 
   /** Idempotent: adding a project twice keeps the first time. */
-  async addProject(workspaceId: string, projectId: string, at: Date, manager?: EntityManager): Promise<void> {
-    await this.sql.run(
-      `INSERT INTO workspace_projects (workspace_id, project_id, added_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-      [workspaceId, projectId, at],
-      manager,
-    );
+  async addProject(workspaceId: string, projectId: string, at: Date): Promise<void> {
+    await this.sql.run(`INSERT INTO workspace_projects (workspace_id, project_id, added_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+      workspaceId,
+      projectId,
+      at,
+    ]);
   }
 
   async hasProject(workspaceId: string, projectId: string): Promise<boolean> {

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, type TenantScope, Sql } from '#platform';
 import type { AuthContext } from '#keys';
 import { BulkIdentity, inTransactionWithRetry, mergeTraits, type Traits } from '#identity';
@@ -81,11 +80,11 @@ export class UserMigrationService {
     if (rows.length > 0) {
       // Links first, so a rail read applies to the row's customer; then the rails of the
       // customers without a record are read, outside any transaction; then those are decided.
-      const first = await inTransactionWithRetry(this.sql, (manager) => this.apply(manager, auth, rows));
+      const first = await inTransactionWithRetry(this.sql, () => this.apply(auth, rows));
       counts = first.counts;
       if (first.pending.length > 0) {
         const found = await this.readRails(auth, first.pending);
-        const decided = await inTransactionWithRetry(this.sql, (manager) => this.decidePending(manager, auth, first.pending, found));
+        const decided = await inTransactionWithRetry(this.sql, () => this.decidePending(auth, first.pending, found));
         for (const key of GATE_COUNTS) counts[key] += decided[key];
       }
     }
@@ -112,7 +111,7 @@ export class UserMigrationService {
     };
   }
 
-  private async apply(manager: EntityManager, auth: AuthContext, rows: MigrationRow[]): Promise<{ counts: Counts; pending: PendingGate[] }> {
+  private async apply(auth: AuthContext, rows: MigrationRow[]): Promise<{ counts: Counts; pending: PendingGate[] }> {
     const scope: TenantScope = auth;
     const counts = emptyCounts();
 
@@ -122,12 +121,12 @@ export class UserMigrationService {
       nodes.set(nodeKey(DEVELOPER_ALIAS_TYPE, row.developerUserId), { type: DEVELOPER_ALIAS_TYPE, value: row.developerUserId });
       for (const id of row.railIds) nodes.set(nodeKey(id.type, id.value), { type: id.type, value: id.value });
     }
-    const hits = await this.identity.findAliases(manager, scope, [...nodes.values()]);
+    const hits = await this.identity.findAliases(this.sql.manager(), scope, [...nodes.values()]);
     // Nodes of forgotten customers are unknown again: free them, as identify and the rails do.
-    await this.identity.releaseForgottenAliases(manager, scope, hits);
+    await this.identity.releaseForgottenAliases(this.sql.manager(), scope, hits);
     const known = [...new Set(hits.filter((hit) => !hit.forgotten).map((hit) => hit.customerId))];
-    const locked = new Map((await this.identity.lockCustomers(manager, scope, known)).map((row) => [row.customerId, row]));
-    const neighbours = await this.identity.aliasesOfCustomers(manager, scope, known, [DEVELOPER_ALIAS_TYPE, ...PURCHASE_ALIAS_TYPES]);
+    const locked = new Map((await this.identity.lockCustomers(this.sql.manager(), scope, known)).map((row) => [row.customerId, row]));
+    const neighbours = await this.identity.aliasesOfCustomers(this.sql.manager(), scope, known, [DEVELOPER_ALIAS_TYPE, ...PURCHASE_ALIAS_TYPES]);
     const snapshot: GraphSnapshot = { owners: new Map(), developerIds: new Map() };
     for (const hit of hits) snapshot.owners.set(nodeKey(hit.type, hit.value), { customerId: hit.customerId, forgotten: hit.forgotten });
     const purchaseIdsOf = new Map<string, GateRailId[]>();
@@ -148,12 +147,12 @@ export class UserMigrationService {
     // 3. Writes, one statement each.
     const now = this.clock.now();
     await this.identity.createCustomers(
-      manager,
+      this.sql.manager(),
       scope,
       plan.newCustomers.map(({ customerId, row }) => ({ customerId, email: row.email, traits: row.traits })),
       now,
     );
-    await this.identity.linkAliases(manager, scope, plan.links, now);
+    await this.identity.linkAliases(this.sql.manager(), scope, plan.links, now);
     const profiles = new Map<string, { customerId: string; email: string | null; traits: Traits }>();
     for (const rowPlan of plan.rows) {
       const { row, customerId } = rowPlan;
@@ -167,21 +166,20 @@ export class UserMigrationService {
         traits: row.hasTraits ? mergeTraits(current.traits, row.traits) : current.traits,
       });
     }
-    await this.identity.updateProfiles(manager, scope, [...profiles.values()], now);
+    await this.identity.updateProfiles(this.sql.manager(), scope, [...profiles.values()], now);
     await this.migratedUsers.upsert(
       scope,
       plan.rows
         .filter((p) => p.customerId !== null)
         .map((p) => ({ developerUserId: p.row.developerUserId, customerId: p.customerId as string, displayName: p.row.displayName })),
       now,
-      manager,
     );
 
     // 4. The gate: what the rails hold for each customer decides who receives the asserted
     // grant; a customer with purchase ids but no rail record is decided after reading them.
     const gated = plan.rows.filter((p) => p.customerId !== null && p.row.entitlementKeys.length > 0);
     const existingCustomers = gated.filter((p) => p.outcome !== 'created').map((p) => p.customerId as string);
-    const status = await this.railStatuses.of(scope, existingCustomers, this.clock.nowMs(), manager);
+    const status = await this.railStatuses.of(scope, existingCustomers, this.clock.nowMs(), this.sql.manager());
     const pairs: { customerId: string; key: string }[] = [];
     const pending: PendingGate[] = [];
     for (const p of gated) {
@@ -198,11 +196,11 @@ export class UserMigrationService {
       else tally(counts, gateOutcome(stored, 0, []), customerId, p.row.entitlementKeys, pairs);
     }
     const registered = await this.grants.registerKeys(
-      manager,
+      this.sql.manager(),
       scope.projectId,
       rows.flatMap((row) => row.entitlementKeys),
     );
-    const granted = await this.grants.grantLifetime(manager, scope, pairs, {
+    const granted = await this.grants.grantLifetime(this.sql.manager(), scope, pairs, {
       actor: `api_key:${auth.keyId}`,
       requestId: auth.requestId,
       reason: MIGRATION_GRANT_REASON,
@@ -256,19 +254,14 @@ export class UserMigrationService {
   }
 
   /** Decides the customers whose rails were read: the stored records (after the reads), else what the reads found. */
-  private async decidePending(
-    manager: EntityManager,
-    auth: AuthContext,
-    pending: readonly PendingGate[],
-    found: ReadonlyMap<string, RailFound>,
-  ): Promise<Counts> {
+  private async decidePending(auth: AuthContext, pending: readonly PendingGate[], found: ReadonlyMap<string, RailFound>): Promise<Counts> {
     const scope: TenantScope = auth;
     const counts = emptyCounts();
     const status = await this.railStatuses.of(
       scope,
       pending.map((p) => p.customerId),
       this.clock.nowMs(),
-      manager,
+      this.sql.manager(),
     );
     const pairs: { customerId: string; key: string }[] = [];
     for (const p of pending) {
@@ -276,7 +269,7 @@ export class UserMigrationService {
       tally(counts, gateOutcome(status.get(p.customerId) ?? 'none', p.ids.length, reads), p.customerId, p.keys, pairs);
     }
     if (pairs.length > 0) {
-      const granted = await this.grants.grantLifetime(manager, scope, pairs, {
+      const granted = await this.grants.grantLifetime(this.sql.manager(), scope, pairs, {
         actor: `api_key:${auth.keyId}`,
         requestId: auth.requestId,
         reason: MIGRATION_GRANT_REASON,

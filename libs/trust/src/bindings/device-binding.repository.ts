@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import { Injectable } from '@nestjs/common';
 import { type TenantScope, Sql, prepared } from '#platform';
 
 export interface DeviceBinding {
@@ -23,25 +22,22 @@ const FIND_DEVICE_BINDING = prepared(FIND_DEVICE_BINDING_SQL);
  */
 @Injectable()
 export class DeviceBindingRepository {
-  constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
-    private readonly sql: Sql,
-  ) {}
+  constructor(private readonly sql: Sql) {}
 
   /** Uses device_bindings_pk. */
   async find(scope: TenantScope, anonymousId: string): Promise<DeviceBinding | null> {
-    const rows: { anonymous_id: string; customer_id: string; user_id: string; verified_at: Date }[] = await this.sql.rows(
-      FIND_DEVICE_BINDING,
-      [scope.projectId, scope.env, anonymousId],
-      this.dataSource.manager,
-    );
+    const rows: { anonymous_id: string; customer_id: string; user_id: string; verified_at: Date }[] = await this.sql.rows(FIND_DEVICE_BINDING, [
+      scope.projectId,
+      scope.env,
+      anonymousId,
+    ]);
     const row = rows[0];
     return row ? { anonymousId: row.anonymous_id, customerId: row.customer_id, userId: row.user_id, verifiedAt: new Date(row.verified_at) } : null;
   }
 
   /** Records (or moves) the device's binding to the verified customer, now. */
   async record(scope: TenantScope, binding: DeviceBinding): Promise<void> {
-    await this.dataSource.query(
+    await this.sql.run(
       `INSERT INTO device_bindings (project_id, env, anonymous_id, customer_id, user_id, verified_at, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $6, $6)
        ON CONFLICT (project_id, env, anonymous_id) DO UPDATE
@@ -55,8 +51,8 @@ export class DeviceBindingRepository {
    * Erasure: the customer's bindings, or only those of the listed devices when deviceOnly.
    * A device re-identified as another customer meanwhile keeps that customer's binding.
    */
-  async erase(scope: TenantScope, customerId: string, anonymousIds: string[], deviceOnly: boolean, manager: EntityManager): Promise<void> {
-    await manager.query(
+  async erase(scope: TenantScope, customerId: string, anonymousIds: string[], deviceOnly: boolean): Promise<void> {
+    await this.sql.run(
       `DELETE FROM device_bindings
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND (NOT $5::boolean OR anonymous_id = ANY($4::text[]))`,
       [scope.projectId, scope.env, customerId, anonymousIds, deviceOnly],

@@ -171,8 +171,8 @@ export class TrustGateService {
     entry: { eventIdPrefix: string; eventType: string; decision: string; reason: string; customerId: string | null; details: Record<string, unknown> },
   ): Promise<string> {
     const scope: TenantScope = auth;
-    const { eventId } = await this.sql.transaction((manager) =>
-      this.journal.append(manager, scope, {
+    const { eventId } = await this.sql.transaction(() =>
+      this.journal.append(this.sql.manager(), scope, {
         eventIdPrefix: entry.eventIdPrefix,
         rail: 'trust',
         eventType: entry.eventType,

@@ -41,23 +41,21 @@ export class TrustSettingsRepository {
 
   /** Replaces the project's whole settings in one transaction (serialised per project). */
   async replace(projectId: string, settings: TrustSettings, at: Date): Promise<void> {
-    await this.sql.transaction(async (manager) => {
-      await this.sql.run(`SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE`, [projectId], manager);
+    await this.sql.transaction(async () => {
+      await this.sql.run(`SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE`, [projectId]);
       await this.sql.run(
         `INSERT INTO trust_settings (project_id, support_email, review_email_domains, updated_at) VALUES ($1, $2, $3, $4)
          ON CONFLICT (project_id) DO UPDATE SET support_email = EXCLUDED.support_email,
            review_email_domains = EXCLUDED.review_email_domains, updated_at = EXCLUDED.updated_at,
            version = trust_settings.version + 1`,
         [projectId, settings.supportEmail, settings.review.emailDomains, at],
-        manager,
       );
-      await this.sql.run(`DELETE FROM trust_blocks WHERE project_id = $1`, [projectId], manager);
+      await this.sql.run(`DELETE FROM trust_blocks WHERE project_id = $1`, [projectId]);
       if (settings.blocks.length > 0) {
         await this.sql.run(
           `INSERT INTO trust_blocks (project_id, kind, value, reason, created_at)
            SELECT $1, kind, value, reason, $5 FROM unnest($2::text[], $3::text[], $4::text[]) AS b(kind, value, reason)`,
           [projectId, settings.blocks.map((b) => b.kind), settings.blocks.map((b) => b.value), settings.blocks.map((b) => b.reason), at],
-          manager,
         );
       }
     });
