@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, Sql, type TenantScope } from '#platform';
+import { Clock, type TenantScope } from '#platform';
 import { ALIAS_TYPES, USER_ID_PATTERN } from '../domain/identifier-rules.js';
 import { CUSTOMER_ID_PREFIX, newCustomerId, newMergeReviewId } from '../domain/ids.js';
 import { IdentityRepository } from './identity.repository.js';
@@ -22,7 +22,6 @@ export interface AliasNode {
 export class RailCustomers {
   constructor(
     private readonly repository: IdentityRepository,
-    private readonly sql: Sql,
     private readonly clock: Clock,
   ) {}
 
@@ -46,15 +45,15 @@ export class RailCustomers {
     const now = this.clock.now();
     await this.releaseIfForgotten(scope, node);
     const customerId = newCustomerId();
-    await this.repository.insertCustomer(scope, customerId, now, this.sql.manager());
-    await this.repository.insertAlias(scope, node, customerId, 'self_asserted', now, this.sql.manager());
+    await this.repository.insertCustomer(scope, customerId, now);
+    await this.repository.insertAlias(scope, node, customerId, 'self_asserted', now);
     return customerId;
   }
 
   /** Links `node` to `customerId` unless it is already linked (to anyone); returns whether this call linked it. */
   async linkAliasIfAbsent(scope: TenantScope, customerId: string, node: AliasNode): Promise<boolean> {
     await this.releaseIfForgotten(scope, node);
-    return this.repository.insertAliasIfAbsent(scope, node, customerId, 'self_asserted', this.clock.now(), this.sql.manager());
+    return this.repository.insertAliasIfAbsent(scope, node, customerId, 'self_asserted', this.clock.now());
   }
 
   /** The active customer of a developer user id, or null (no creation). */
@@ -70,29 +69,29 @@ export class RailCustomers {
     if (found) return found;
     const customerId = newCustomerId();
     const now = this.clock.now();
-    await this.repository.insertCustomer(scope, customerId, now, this.sql.manager());
+    await this.repository.insertCustomer(scope, customerId, now);
     // A concurrent identify of the same id surfaces as 23505; the caller's transaction retries.
-    await this.repository.insertAlias(scope, { type: ALIAS_TYPES.developer, value: userId }, customerId, 'self_asserted', now, this.sql.manager());
+    await this.repository.insertAlias(scope, { type: ALIAS_TYPES.developer, value: userId }, customerId, 'self_asserted', now);
     return customerId;
   }
 
   /** True when the customer has no developer or anonymous id (only rail ids). */
   async isRailOnly(scope: TenantScope, customerId: string): Promise<boolean> {
-    const personal = await this.repository.personalAliases(scope, customerId, this.sql.manager());
+    const personal = await this.repository.personalAliases(scope, customerId);
     return personal.userIds.length === 0 && personal.anonymousIds.length === 0;
   }
 
   /** Moves every rail alias of a rail-only customer to another customer. */
   async moveRailAliases(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<number> {
-    await this.repository.lockCustomer(scope, fromCustomerId, this.sql.manager());
-    await this.repository.lockCustomer(scope, toCustomerId, this.sql.manager());
-    return this.repository.moveRailAliases(scope, fromCustomerId, toCustomerId, this.sql.manager());
+    await this.repository.lockCustomer(scope, fromCustomerId);
+    await this.repository.lockCustomer(scope, toCustomerId);
+    return this.repository.moveRailAliases(scope, fromCustomerId, toCustomerId);
   }
 
   /** Queues "these two customers may be one" for review, once per pair. */
   async queueConflict(scope: TenantScope, canonicalCustomerId: string, otherCustomerId: string): Promise<void> {
     if (canonicalCustomerId === otherCustomerId) return;
-    const personal = await this.repository.personalAliases(scope, canonicalCustomerId, this.sql.manager());
+    const personal = await this.repository.personalAliases(scope, canonicalCustomerId);
     await this.repository.queueMergeReview(
       scope,
       {
@@ -103,12 +102,11 @@ export class RailCustomers {
         otherCustomerId,
       },
       this.clock.now(),
-      this.sql.manager(),
     );
   }
 
   private async releaseIfForgotten(scope: TenantScope, node: AliasNode): Promise<void> {
     const hits = await this.repository.findAliases(scope, [node]);
-    if (hits.some((hit) => hit.forgotten)) await this.repository.releaseForgottenAliases(scope, hits, this.sql.manager());
+    if (hits.some((hit) => hit.forgotten)) await this.repository.releaseForgottenAliases(scope, hits);
   }
 }
