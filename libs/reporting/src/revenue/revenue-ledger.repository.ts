@@ -71,13 +71,7 @@ export class RevenueLedgerRepository {
     };
   }
 
-  async upsertSubscription(
-    scope: TenantScope,
-    rail: string,
-    subscriptionId: string,
-    sub: LedgerSubscription,
-    now: Date,
-  ): Promise<void> {
+  async upsertSubscription(scope: TenantScope, rail: string, subscriptionId: string, sub: LedgerSubscription, now: Date): Promise<void> {
     await this.sql.rows(
       `INSERT INTO revenue_subscriptions (project_id, env, rail, subscription_id, customer_id, active, currency, monthly_minor, updated_at, valid_until)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -89,10 +83,13 @@ export class RevenueLedgerRepository {
   }
 
   async reassignSubscriptions(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date): Promise<void> {
-    await this.sql.rows(
-      `UPDATE revenue_subscriptions SET customer_id = $4, updated_at = $5 WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
-      [scope.projectId, scope.env, fromCustomerId, toCustomerId, now],
-    );
+    await this.sql.rows(`UPDATE revenue_subscriptions SET customer_id = $4, updated_at = $5 WHERE project_id = $1 AND env = $2 AND customer_id = $3`, [
+      scope.projectId,
+      scope.env,
+      fromCustomerId,
+      toCustomerId,
+      now,
+    ]);
   }
 
   /**

@@ -55,19 +55,16 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     const amountMinor = Math.round(toMinorUnits(payment.amount, payment.currency));
     if (!(amountMinor > 0)) return;
     const paidAtMs = payment.paidAtMs > 0 ? payment.paidAtMs : this.clock.nowMs();
-    await this.repository.recordPayment(
-      scope,
-      {
-        rail,
-        transactionId: payment.transactionId,
-        customerId,
-        currency: payment.currency,
-        amountMinor,
-        recurring: payment.recurring,
-        paidAt: new Date(paidAtMs),
-        month: monthOf(paidAtMs),
-      },
-    );
+    await this.repository.recordPayment(scope, {
+      rail,
+      transactionId: payment.transactionId,
+      customerId,
+      currency: payment.currency,
+      amountMinor,
+      recurring: payment.recurring,
+      paidAt: new Date(paidAtMs),
+      month: monthOf(paidAtMs),
+    });
   }
 
   async reassigned(_manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {

@@ -39,11 +39,7 @@ export function anonymiseCustomerEvents(scope: TenantScope, subject: EventErasur
  * (project_id, env): the resolved customer, and each hint of the still-unresolved events.
  * Returns how many event rows were anonymised.
  */
-async function anonymise(
-  run: (sql: string, params: unknown[]) => Promise<number>,
-  scope: TenantScope,
-  subject: EventErasureSubject,
-): Promise<number> {
+async function anonymise(run: (sql: string, params: unknown[]) => Promise<number>, scope: TenantScope, subject: EventErasureSubject): Promise<number> {
   const base = [scope.projectId, scope.env];
   const affected = (sql: string, params: unknown[]) => run(sql, [...base, ...params]);
   // Hint sets first, then events: the lock order of ingestion (one statement upserts the
