@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { JobQueue, JobWorker, type TenantScope } from '#platform';
+import { JobQueue, JobWorker, Sql, type TenantScope } from '#platform';
 import { ErasureWorker } from '#identity';
 import { EntitlementChangeFeed, EntitlementWriter } from '#entitlements';
 import { WebhookDispatcher } from '#webhooks';
@@ -271,7 +271,7 @@ describe('outbound webhooks', () => {
     const { customerId } = await newCustomer(fx);
     const scope = testScope(fx.projectId, 'sandbox');
     await expect(
-      t.dataSource.transaction(async (manager) => {
+      t.app.get(Sql).transaction(async (manager) => {
         const tracker = await t.app.get(EntitlementChangeFeed).track(manager, scope, [customerId]);
         await t.app.get(EntitlementWriter).write(manager, scope, {
           customerId,
