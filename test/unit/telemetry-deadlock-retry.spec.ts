@@ -12,6 +12,7 @@ function repository(failures: { code: string }[]) {
       if (failure) throw Object.assign(new Error('query failed'), failure);
       return { rows: [], affected: 0 };
     }),
+    detached: <T>(work: () => Promise<T>) => work(),
   };
   const repo = new EventsRepository(sql as never, { eventsWriteSlots: 2 } as never);
   return { repo, calls };

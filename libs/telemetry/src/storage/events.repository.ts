@@ -51,7 +51,8 @@ export class EventsRepository {
     this.rollups = config.eventRollups;
     this.commits = new GroupCommit(
       { slots: config.eventsWriteSlots, spareAfterMs: SPARE_SLOT_AFTER_MS, maxUnits: MERGE_BATCHES, maxRows: MERGE_ROWS },
-      (unit) => this.writeNow(unit),
+      // A statement carries the batches of several requests: it never joins one caller's transaction.
+      (unit) => this.sql.detached(() => this.writeNow(unit)),
       (batches) => metrics?.eventsBatchesPerStatement.observe(batches),
     );
   }
