@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
-import { JobQueue, JobWorker } from '#platform';
+import { JobQueue, JobWorker, Sql, type TenantScope } from '#platform';
 import { ErasureWorker } from '#identity';
 import { EntitlementChangeFeed, EntitlementWriter } from '#entitlements';
-import { WebhookDispatcher, WebhookOutboxRepository } from '#webhooks';
+import { WebhookDispatcher } from '#webhooks';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
@@ -32,6 +32,14 @@ describe('outbound webhooks', () => {
   });
 
   const drain = () => t.app.get(WebhookDispatcher).drain();
+  /** Event bodies still stored for a customer. */
+  const storedBodies = async (scope: TenantScope, customerId: string): Promise<number> => {
+    const [{ n }] = await t.dataSource.query(
+      `SELECT count(*)::int AS n FROM webhook_events WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND body IS NOT NULL`,
+      [scope.projectId, scope.env, customerId],
+    );
+    return n;
+  };
   const advance = (seconds: number) => t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds });
   const path = () => `/hook/${++counter}`;
 
@@ -263,7 +271,7 @@ describe('outbound webhooks', () => {
     const { customerId } = await newCustomer(fx);
     const scope = testScope(fx.projectId, 'sandbox');
     await expect(
-      t.dataSource.transaction(async (manager) => {
+      t.app.get(Sql).transaction(async (manager) => {
         const tracker = await t.app.get(EntitlementChangeFeed).track(manager, scope, [customerId]);
         await t.app.get(EntitlementWriter).write(manager, scope, {
           customerId,
@@ -323,11 +331,11 @@ describe('outbound webhooks', () => {
     await grant(fx, customerId);
     await drain();
     const scope = testScope(fx.projectId, 'sandbox');
-    expect(await t.app.get(WebhookOutboxRepository).storedBodies(scope, customerId)).toBe(2);
+    expect(await storedBodies(scope, customerId)).toBe(2);
     expect((await t.http.post('/v1/identity/forget').set(keyHeaders(fx, fx.keys.skTest)).send({ customerId })).status).toBe(200);
     await advance(86_400);
     await t.app.get(ErasureWorker).runOnce({ projectId: fx.projectId });
-    expect(await t.app.get(WebhookOutboxRepository).storedBodies(scope, customerId)).toBe(0);
+    expect(await storedBodies(scope, customerId)).toBe(0);
     receiver.on(p, 200);
     await drain();
     const erased = receiver.of(p).filter((r) => r.json.type === 'customer.erased');

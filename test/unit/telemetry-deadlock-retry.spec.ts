@@ -1,18 +1,20 @@
+import type { Statement } from '../../libs/platform/src/database/sql.js';
 import { EventsRepository } from '../../libs/telemetry/src/storage/events.repository.js';
 import { type EventRow, encodeBatch } from '../../libs/telemetry/src/storage/event-insert.sql.js';
 import { testScope } from '../support/scopes.js';
 
 function repository(failures: { code: string }[]) {
   const calls: string[] = [];
-  const dataSource = {
-    query: jest.fn(async (sql: string) => {
-      calls.push(sql);
+  const sql = {
+    run: jest.fn(async (statement: Statement) => {
+      calls.push(typeof statement === 'string' ? statement : statement.text);
       const failure = failures.shift();
       if (failure) throw Object.assign(new Error('query failed'), failure);
-      return [];
+      return { rows: [], affected: 0 };
     }),
+    detached: <T>(work: () => Promise<T>) => work(),
   };
-  const repo = new EventsRepository(dataSource as never, { eventsWriteSlots: 2 } as never);
+  const repo = new EventsRepository(sql as never, { eventsWriteSlots: 2 } as never);
   return { repo, calls };
 }
 

@@ -1,10 +1,10 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { KeysModule } from '#keys';
 import { CustomerDirectory, ErasureHooks, IdentityModule, LinkHooks, MergeHooks } from '#identity';
-import { EVENT_MERGE_HOOK_NAME, reattributeCustomerEvents } from './identity/event-merge.repository.js';
+import { EVENT_MERGE_HOOK_NAME, EventMergeRepository } from './identity/event-merge.repository.js';
 import { SourceMapSymbolicator, SourceMapsModule } from '#sourcemaps';
-import { EVENT_ERASURE_HOOK_NAME, anonymiseCustomerEvents } from './erasure/event-erasure.repository.js';
-import { ROLLUP_ERASURE_HOOK_NAME, forgetRollupIdentifiers } from './erasure/rollup-erasure.js';
+import { EVENT_ERASURE_HOOK_NAME, EventErasureRepository } from './erasure/event-erasure.repository.js';
+import { ROLLUP_ERASURE_HOOK_NAME, RollupErasureRepository } from './erasure/rollup-erasure.js';
 import { EVENT_CUSTOMER_LOOKUP } from './identity/customer-lookup.js';
 import { CustomerActivityFeed } from './identity/customer-activity-feed.service.js';
 import { EventIdentityHintsRepository } from './identity/event-identity-hints.repository.js';
@@ -46,6 +46,9 @@ const ACQUISITION_SIGNUP_HOOK_NAME = 'acquisition-signup';
     EventPartitionMaintenanceRepository,
     EventRollupsRepository,
     EventRollups,
+    EventErasureRepository,
+    RollupErasureRepository,
+    EventMergeRepository,
     { provide: EVENT_CUSTOMER_LOOKUP, useExisting: CustomerDirectory },
     { provide: ERROR_FRAME_SYMBOLICATOR, useExisting: SourceMapSymbolicator },
   ],
@@ -57,19 +60,20 @@ export class TelemetryModule implements OnModuleInit {
     private readonly linkHooks: LinkHooks,
     private readonly rollups: EventRollups,
     private readonly mergeHooks: MergeHooks,
+    private readonly eventErasure: EventErasureRepository,
+    private readonly rollupErasure: RollupErasureRepository,
+    private readonly eventMerge: EventMergeRepository,
   ) {}
 
   onModuleInit(): void {
-    this.erasureHooks.register(EVENT_ERASURE_HOOK_NAME, async (scope, subject, manager) => {
-      await anonymiseCustomerEvents(scope, subject, manager);
+    this.erasureHooks.register(EVENT_ERASURE_HOOK_NAME, async (scope, subject) => {
+      await this.eventErasure.anonymise(scope, subject);
     });
-    this.erasureHooks.register(ROLLUP_ERASURE_HOOK_NAME, (scope, subject, manager) => forgetRollupIdentifiers(scope, subject, manager));
+    this.erasureHooks.register(ROLLUP_ERASURE_HOOK_NAME, (scope, subject) => this.rollupErasure.forget(scope, subject));
     // An anonymous id becoming a customer counts one signup under its first touch.
-    this.linkHooks.register(ACQUISITION_SIGNUP_HOOK_NAME, (scope, link, manager) =>
-      this.rollups.countSignup(scope, link.customerId, link.anonymousId, link.linkedAtMs, manager),
-    );
-    this.mergeHooks.register(EVENT_MERGE_HOOK_NAME, async (scope, merge, manager) => {
-      await reattributeCustomerEvents(scope, merge, manager);
+    this.linkHooks.register(ACQUISITION_SIGNUP_HOOK_NAME, (scope, link) => this.rollups.countSignup(scope, link.customerId, link.anonymousId, link.linkedAtMs));
+    this.mergeHooks.register(EVENT_MERGE_HOOK_NAME, async (scope, merge) => {
+      await this.eventMerge.reattribute(scope, merge);
     });
   }
 }

@@ -5,7 +5,6 @@ export { WebhooksModule } from './webhooks.module.js';
 export { WebhookOutbox } from './outbox/webhook-outbox.service.js';
 export { WebhookDispatcher } from './delivery/webhook-dispatcher.service.js';
 export { ExpiryScanJob } from './expiry/expiry-scan.job.js';
-export { WebhookOutboxRepository } from './outbox/webhook-outbox.repository.js';
 export * from './domain/webhook-rules.js';
 export * from './domain/webhook-signatures.js';
 export * from './domain/address-policy.js';

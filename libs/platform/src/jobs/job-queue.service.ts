@@ -14,11 +14,11 @@ export interface EnqueueOptions {
   dedupeKey?: string;
   runAtMs?: number;
   maxAttempts?: number;
-  /** The caller's transaction, when it does not run inside Sql.transaction (which is joined by default). */
+  /** Ignored: the job joins the ambient transaction (Sql.transaction), which is the caller's. */
   manager?: EntityManager;
 }
 
-/** Enqueues durable jobs, in the caller's transaction: the job exists if and only if the caller's writes commit. */
+/** Enqueues durable jobs, in the caller's (ambient) transaction: the job exists if and only if the caller's writes commit. */
 @Injectable()
 export class JobQueue {
   /** maxAttempts declared by each type's @OnJob handler (registered by the worker at start-up). */
@@ -47,7 +47,6 @@ export class JobQueue {
         runAtMs: options.runAtMs ?? nowMs,
       },
       nowMs,
-      options.manager,
     );
   }
 }

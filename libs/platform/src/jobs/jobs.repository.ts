@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Sql } from '../database/sql.js';
 import type { CrossTenant, Env } from '../tenancy/tenant-scope.js';
 
@@ -47,14 +46,13 @@ export class JobsRepository {
   constructor(private readonly sql: Sql) {}
 
   /** Inserts the job in the ambient (caller's) transaction; a live job with the same (type, dedupe key) makes it a no-op. */
-  async enqueue(_queue: CrossTenant, job: NewJob, nowMs: number, manager?: EntityManager): Promise<string | null> {
+  async enqueue(_queue: CrossTenant, job: NewJob, nowMs: number): Promise<string | null> {
     const row = await this.sql.one<{ id: string }>(
       `INSERT INTO jobs (type, project_id, env, payload, dedupe_key, max_attempts, run_at_ms, created_at_ms, updated_at_ms)
        VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $8)
        ON CONFLICT (type, dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('queued', 'running') DO NOTHING
        RETURNING id::text AS id`,
       [job.type, job.projectId, job.env, JSON.stringify(job.payload), job.dedupeKey, job.maxAttempts, job.runAtMs, nowMs],
-      manager,
     );
     return row?.id ?? null;
   }

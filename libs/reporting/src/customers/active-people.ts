@@ -12,12 +12,11 @@ const DAY_MS = 86_400_000;
 export class ActiveDaysRepository {
   constructor(private readonly sql: Sql) {}
 
-  async record(scope: TenantScope, day: string, customerId: string, manager: EntityManager): Promise<void> {
+  async record(scope: TenantScope, day: string, customerId: string): Promise<void> {
     await this.sql.rows(
       `INSERT INTO reporting_active_days (project_id, env, day, customer_id) VALUES ($1, $2, $3::date, $4)
        ON CONFLICT ON CONSTRAINT reporting_active_days_pk DO NOTHING`,
       [scope.projectId, scope.env, day, customerId],
-      manager,
     );
   }
 
@@ -45,8 +44,8 @@ export class ActivePeople implements CustomerActivitySink, OnModuleInit {
     this.feed.attach(this);
   }
 
-  active(manager: EntityManager, scope: TenantScope, customerId: string, seenAtMs: number): Promise<void> {
-    return this.repository.record(scope, dayOf(seenAtMs), customerId, manager);
+  active(_manager: EntityManager, scope: TenantScope, customerId: string, seenAtMs: number): Promise<void> {
+    return this.repository.record(scope, dayOf(seenAtMs), customerId);
   }
 
   /** Distinct customers with an event in the last 30 UTC days (today included); null before the first. */

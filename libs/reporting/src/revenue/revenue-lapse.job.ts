@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock, OnJob, Sql, crossTenant } from '#platform';
+import { Clock, OnJob, crossTenant } from '#platform';
 import { RevenueLedger } from './revenue-ledger.service.js';
 
 const SCAN = crossTenant('revenue ledger lapse scan');
@@ -22,18 +22,17 @@ const BATCH = 500;
 @Injectable()
 export class RevenueLapseJob {
   constructor(
-    private readonly sql: Sql,
     private readonly clock: Clock,
     private readonly ledger: RevenueLedger,
   ) {}
 
   @OnJob({ type: 'reporting.lapse_revenue', everyMs: REVENUE_LAPSE_EVERY_MS, maxAttempts: 5, leaseMs: 120_000, backoff: { baseMs: 5_000, maxMs: 60_000 } })
   async scan(): Promise<void> {
-    await this.scanOnce(this.sql.manager());
+    await this.scanOnce();
   }
 
-  /** One scan in the caller's transaction; returns how many subscriptions it lapsed. */
-  scanOnce(manager: EntityManager): Promise<number> {
-    return this.ledger.lapse(manager, SCAN, this.clock.nowMs() - REVENUE_LAPSE_GRACE_MS, BATCH);
+  /** One scan in the caller's (ambient) transaction; returns how many subscriptions it lapsed. `_manager` is ignored. */
+  scanOnce(_manager?: EntityManager): Promise<number> {
+    return this.ledger.lapse(SCAN, this.clock.nowMs() - REVENUE_LAPSE_GRACE_MS, BATCH);
   }
 }

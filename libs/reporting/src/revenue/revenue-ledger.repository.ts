@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { type CrossTenant, type Env, Sql, type TenantScope } from '#platform';
 
 /** `all` sums every rail; `*` counts customers whatever their currency (its MRR stays 0). */
@@ -52,16 +51,15 @@ export class RevenueLedgerRepository {
   constructor(private readonly sql: Sql) {}
 
   /** Serialises ledger writers of one customer until the transaction ends. */
-  async lockCustomer(scope: TenantScope, customerId: string, manager: EntityManager): Promise<void> {
-    await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`revenue|${scope.projectId}|${scope.env}|${customerId}`], manager);
+  async lockCustomer(scope: TenantScope, customerId: string): Promise<void> {
+    await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`revenue|${scope.projectId}|${scope.env}|${customerId}`]);
   }
 
-  async findSubscription(scope: TenantScope, rail: string, subscriptionId: string, manager: EntityManager): Promise<LedgerSubscription | null> {
+  async findSubscription(scope: TenantScope, rail: string, subscriptionId: string): Promise<LedgerSubscription | null> {
     const row = await this.sql.one<{ customer_id: string; active: boolean; valid_until: Date | null; currency: string | null; monthly_minor: Num | null }>(
       `SELECT customer_id, active, valid_until, currency, monthly_minor FROM revenue_subscriptions
         WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4 FOR UPDATE`,
       [scope.projectId, scope.env, rail, subscriptionId],
-      manager,
     );
     if (!row) return null;
     return {
@@ -73,14 +71,7 @@ export class RevenueLedgerRepository {
     };
   }
 
-  async upsertSubscription(
-    scope: TenantScope,
-    rail: string,
-    subscriptionId: string,
-    sub: LedgerSubscription,
-    now: Date,
-    manager: EntityManager,
-  ): Promise<void> {
+  async upsertSubscription(scope: TenantScope, rail: string, subscriptionId: string, sub: LedgerSubscription, now: Date): Promise<void> {
     await this.sql.rows(
       `INSERT INTO revenue_subscriptions (project_id, env, rail, subscription_id, customer_id, active, currency, monthly_minor, updated_at, valid_until)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -88,85 +79,80 @@ export class RevenueLedgerRepository {
           SET customer_id = EXCLUDED.customer_id, active = EXCLUDED.active, currency = EXCLUDED.currency,
               monthly_minor = EXCLUDED.monthly_minor, updated_at = EXCLUDED.updated_at, valid_until = EXCLUDED.valid_until`,
       [scope.projectId, scope.env, rail, subscriptionId, sub.customerId, sub.active, sub.currency, sub.monthlyMinor, now, sub.validUntil],
-      manager,
     );
   }
 
-  async reassignSubscriptions(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date, manager: EntityManager): Promise<void> {
-    await this.sql.rows(
-      `UPDATE revenue_subscriptions SET customer_id = $4, updated_at = $5 WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
-      [scope.projectId, scope.env, fromCustomerId, toCustomerId, now],
-      manager,
-    );
+  async reassignSubscriptions(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date): Promise<void> {
+    await this.sql.rows(`UPDATE revenue_subscriptions SET customer_id = $4, updated_at = $5 WHERE project_id = $1 AND env = $2 AND customer_id = $3`, [
+      scope.projectId,
+      scope.env,
+      fromCustomerId,
+      toCustomerId,
+      now,
+    ]);
   }
 
   /**
    * Active subscriptions whose period ended before `endedBefore`, across tenants (the lapse
    * scan), locked (SKIP LOCKED: a writer of the same row, or another replica, goes first).
    */
-  async dueLapses(_scan: CrossTenant, endedBefore: Date, limit: number, manager: EntityManager): Promise<LapseRow[]> {
+  async dueLapses(_scan: CrossTenant, endedBefore: Date, limit: number): Promise<LapseRow[]> {
     const rows = await this.sql.rows<{ project_id: string; env: Env; rail: string; subscription_id: string; customer_id: string }>(
       `SELECT project_id, env, rail, subscription_id, customer_id FROM revenue_subscriptions
         WHERE active AND valid_until IS NOT NULL AND valid_until < $1
         ORDER BY valid_until LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [endedBefore, limit],
-      manager,
     );
     return rows.map((r) => ({ projectId: r.project_id, env: r.env, rail: r.rail, subscriptionId: r.subscription_id, customerId: r.customer_id }));
   }
 
-  async markLapsed(scope: TenantScope, rail: string, subscriptionId: string, now: Date, manager: EntityManager): Promise<void> {
+  async markLapsed(scope: TenantScope, rail: string, subscriptionId: string, now: Date): Promise<void> {
     await this.sql.rows(
       `UPDATE revenue_subscriptions SET active = false, updated_at = $5 WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`,
       [scope.projectId, scope.env, rail, subscriptionId, now],
-      manager,
     );
   }
 
   /** What the customer's subscriptions add up to now (active and priced above zero). */
-  async computeCustomer(scope: TenantScope, customerId: string, manager: EntityManager): Promise<CustomerRevenueRow[]> {
+  async computeCustomer(scope: TenantScope, customerId: string): Promise<CustomerRevenueRow[]> {
     const rows = await this.sql.rows<{ rail: CustomerRevenueRow['rail']; currency: string; monthly: Num; n: Num }>(
       `SELECT rail, currency, sum(monthly_minor) AS monthly, count(*) AS n FROM revenue_subscriptions
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND active AND monthly_minor > 0
         GROUP BY rail, currency`,
       [scope.projectId, scope.env, customerId],
-      manager,
     );
     return rows.map((r) => ({ rail: r.rail, currency: r.currency, monthlyMinor: Number(r.monthly), subscriptions: Number(r.n) }));
   }
 
   /** The customer's rows as the ledger last recorded them. */
-  async storedCustomer(scope: TenantScope, customerId: string, manager: EntityManager): Promise<CustomerRevenueRow[]> {
+  async storedCustomer(scope: TenantScope, customerId: string): Promise<CustomerRevenueRow[]> {
     const rows = await this.sql.rows<{ rail: CustomerRevenueRow['rail']; currency: string; monthly_minor: Num; subscriptions: Num }>(
       `SELECT rail, currency, monthly_minor, subscriptions FROM revenue_customers WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
       [scope.projectId, scope.env, customerId],
-      manager,
     );
     return rows.map((r) => ({ rail: r.rail, currency: r.currency, monthlyMinor: Number(r.monthly_minor), subscriptions: Number(r.subscriptions) }));
   }
 
   /** Replaces the customer's per-rail rows and per-currency totals. */
-  async replaceCustomer(scope: TenantScope, customerId: string, rows: readonly CustomerRevenueRow[], manager: EntityManager): Promise<void> {
+  async replaceCustomer(scope: TenantScope, customerId: string, rows: readonly CustomerRevenueRow[]): Promise<void> {
     const args = [scope.projectId, scope.env, customerId];
-    await this.sql.rows(`DELETE FROM revenue_customers WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args, manager);
-    await this.sql.rows(`DELETE FROM revenue_customer_totals WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args, manager);
+    await this.sql.rows(`DELETE FROM revenue_customers WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args);
+    await this.sql.rows(`DELETE FROM revenue_customer_totals WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args);
     if (rows.length === 0) return;
     await this.sql.rows(
       `INSERT INTO revenue_customers (project_id, env, customer_id, rail, currency, monthly_minor, subscriptions)
        SELECT $1, $2, $3, r, c, m, n FROM unnest($4::text[], $5::text[], $6::numeric[], $7::int[]) AS t(r, c, m, n)`,
       [...args, rows.map((r) => r.rail), rows.map((r) => r.currency), rows.map((r) => r.monthlyMinor), rows.map((r) => r.subscriptions)],
-      manager,
     );
     await this.sql.rows(
       `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor)
        SELECT $1, $2, $3, c, sum(m) FROM unnest($4::text[], $5::numeric[]) AS t(c, m) GROUP BY c`,
       [...args, rows.map((r) => r.currency), rows.map((r) => r.monthlyMinor)],
-      manager,
     );
   }
 
   /** Adds the deltas to the totals and records each touched total as the value of `day`. */
-  async applyDeltas(scope: TenantScope, deltas: readonly TotalsDelta[], day: string, manager: EntityManager): Promise<void> {
+  async applyDeltas(scope: TenantScope, deltas: readonly TotalsDelta[], day: string): Promise<void> {
     if (deltas.length === 0) return;
     const keys = [scope.projectId, scope.env, deltas.map((d) => d.rail), deltas.map((d) => d.currency)];
     // Rows first (a concurrent first insert waits, then both updates apply), then the deltas.
@@ -175,7 +161,6 @@ export class RevenueLedgerRepository {
        SELECT $1, $2, r, c, 0, 0 FROM unnest($3::text[], $4::text[]) AS t(r, c) ORDER BY r, c
        ON CONFLICT ON CONSTRAINT revenue_totals_pk DO NOTHING`,
       keys,
-      manager,
     );
     const updated = await this.sql.rows<{ rail: LedgerRail; currency: string; mrr_minor: Num; paying_customers: Num }>(
       `UPDATE revenue_totals AS rt
@@ -184,7 +169,6 @@ export class RevenueLedgerRepository {
         WHERE rt.project_id = $1 AND rt.env = $2 AND rt.rail = d.r AND rt.currency = d.c
        RETURNING rt.rail, rt.currency, rt.mrr_minor, rt.paying_customers`,
       [...keys, deltas.map((d) => d.mrrMinor), deltas.map((d) => d.payingCustomers)],
-      manager,
     );
     await this.sql.rows(
       `INSERT INTO revenue_daily (project_id, env, rail, currency, day, mrr_minor, paying_customers)
@@ -199,7 +183,6 @@ export class RevenueLedgerRepository {
         updated.map((u) => u.mrr_minor),
         updated.map((u) => u.paying_customers),
       ],
-      manager,
     );
   }
 
@@ -216,7 +199,6 @@ export class RevenueLedgerRepository {
       paidAt: Date;
       month: string;
     },
-    manager: EntityManager,
   ): Promise<boolean> {
     const inserted = await this.sql.rows(
       `INSERT INTO revenue_payments (project_id, env, rail, transaction_id, customer_id, currency, amount_minor, recurring, paid_at)
@@ -233,14 +215,12 @@ export class RevenueLedgerRepository {
         payment.recurring,
         payment.paidAt,
       ],
-      manager,
     );
     if (inserted.length === 0) return false;
     await this.sql.rows(
       `INSERT INTO revenue_cash_monthly (project_id, env, currency, month, recurring, amount_minor) VALUES ($1, $2, $3, $4::date, $5, $6)
        ON CONFLICT ON CONSTRAINT revenue_cash_monthly_pk DO UPDATE SET amount_minor = revenue_cash_monthly.amount_minor + EXCLUDED.amount_minor`,
       [scope.projectId, scope.env, payment.currency, payment.month, payment.recurring, payment.amountMinor],
-      manager,
     );
     return true;
   }

@@ -11,7 +11,7 @@ import { RevenueLedgerRepository } from './revenue-ledger.repository.js';
 export const DEFAULT_REPORTING_CURRENCY = 'USD';
 
 /**
- * The revenue ledger: attached to the rails' revenue feed, it keeps in the transaction of every
+ * The revenue ledger: attached to the rails' revenue feed, it keeps in the (ambient) transaction of every
  * rail change each subscription's monthly price, each customer's monthly revenue, the
  * project's totals (by rail and currency) with their daily values, and recognised cash. Its
  * reads are point reads of those rows.
@@ -28,10 +28,10 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     this.feed.attach(this);
   }
 
-  async changed(manager: EntityManager, scope: TenantScope, change: RailRevenueChange): Promise<void> {
-    const stored = await this.repository.findSubscription(scope, change.rail, change.subscriptionId, manager);
+  async changed(_manager: EntityManager, scope: TenantScope, change: RailRevenueChange): Promise<void> {
+    const stored = await this.repository.findSubscription(scope, change.rail, change.subscriptionId);
     const customers = [...new Set([change.customerId, stored?.customerId ?? change.customerId])].sort();
-    for (const customerId of customers) await this.repository.lockCustomer(scope, customerId, manager);
+    for (const customerId of customers) await this.repository.lockCustomer(scope, customerId);
     const price = monthlyPrice(change.price);
     const nowMs = this.clock.nowMs();
     const active = change.state === 'active' && (change.validUntil === null || change.validUntil * 1000 > nowMs);
@@ -47,62 +47,57 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
         monthlyMinor: price?.monthlyMinor ?? stored?.monthlyMinor ?? null,
       },
       new Date(nowMs),
-      manager,
     );
-    for (const customerId of customers) await this.refreshCustomer(manager, scope, customerId);
+    for (const customerId of customers) await this.refreshCustomer(scope, customerId);
   }
 
-  async paid(manager: EntityManager, scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
+  async paid(_manager: EntityManager, scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
     const amountMinor = Math.round(toMinorUnits(payment.amount, payment.currency));
     if (!(amountMinor > 0)) return;
     const paidAtMs = payment.paidAtMs > 0 ? payment.paidAtMs : this.clock.nowMs();
-    await this.repository.recordPayment(
-      scope,
-      {
-        rail,
-        transactionId: payment.transactionId,
-        customerId,
-        currency: payment.currency,
-        amountMinor,
-        recurring: payment.recurring,
-        paidAt: new Date(paidAtMs),
-        month: monthOf(paidAtMs),
-      },
-      manager,
-    );
+    await this.repository.recordPayment(scope, {
+      rail,
+      transactionId: payment.transactionId,
+      customerId,
+      currency: payment.currency,
+      amountMinor,
+      recurring: payment.recurring,
+      paidAt: new Date(paidAtMs),
+      month: monthOf(paidAtMs),
+    });
   }
 
-  async reassigned(manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
+  async reassigned(_manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
     const customers = [fromCustomerId, toCustomerId].sort();
-    for (const customerId of customers) await this.repository.lockCustomer(scope, customerId, manager);
-    await this.repository.reassignSubscriptions(scope, fromCustomerId, toCustomerId, this.clock.now(), manager);
-    for (const customerId of customers) await this.refreshCustomer(manager, scope, customerId);
+    for (const customerId of customers) await this.repository.lockCustomer(scope, customerId);
+    await this.repository.reassignSubscriptions(scope, fromCustomerId, toCustomerId, this.clock.now());
+    for (const customerId of customers) await this.refreshCustomer(scope, customerId);
   }
 
   /**
    * Stops counting active subscriptions whose period ended before `endedBeforeMs` (the rail
    * reported neither a renewal nor an end); returns how many it lapsed. Idempotent.
    */
-  async lapse(manager: EntityManager, scan: CrossTenant, endedBeforeMs: number, limit: number): Promise<number> {
-    const due = await this.repository.dueLapses(scan, new Date(endedBeforeMs), limit, manager);
+  async lapse(scan: CrossTenant, endedBeforeMs: number, limit: number): Promise<number> {
+    const due = await this.repository.dueLapses(scan, new Date(endedBeforeMs), limit);
     const now = this.clock.now();
     for (const row of due) {
       const scope = scan.scopeOf(row);
-      await this.repository.lockCustomer(scope, row.customerId, manager);
-      await this.repository.markLapsed(scope, row.rail, row.subscriptionId, now, manager);
-      await this.refreshCustomer(manager, scope, row.customerId);
+      await this.repository.lockCustomer(scope, row.customerId);
+      await this.repository.markLapsed(scope, row.rail, row.subscriptionId, now);
+      await this.refreshCustomer(scope, row.customerId);
     }
     return due.length;
   }
 
   /** Recomputes one customer's rows from its subscriptions and moves the totals by the difference. */
-  private async refreshCustomer(manager: EntityManager, scope: TenantScope, customerId: string): Promise<void> {
-    const before = await this.repository.storedCustomer(scope, customerId, manager);
-    const after = await this.repository.computeCustomer(scope, customerId, manager);
+  private async refreshCustomer(scope: TenantScope, customerId: string): Promise<void> {
+    const before = await this.repository.storedCustomer(scope, customerId);
+    const after = await this.repository.computeCustomer(scope, customerId);
     const deltas = totalsDeltas(before, after);
     if (deltas.length === 0 && sameRows(before, after)) return;
-    await this.repository.replaceCustomer(scope, customerId, after, manager);
-    await this.repository.applyDeltas(scope, deltas, dayOf(this.clock.nowMs()), manager);
+    await this.repository.replaceCustomer(scope, customerId, after);
+    await this.repository.applyDeltas(scope, deltas, dayOf(this.clock.nowMs()));
   }
 
   // Reads

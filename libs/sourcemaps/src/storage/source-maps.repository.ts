@@ -1,16 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import type { TenantScope } from '#platform';
+import { Sql, type TenantScope } from '#platform';
 import type { PutOutcome, SourceMapKey, SourceMapStore, StoredSourceMap, StoredSourceMapInput } from './source-map-store.js';
 
 /** The default SourceMapStore: compressed maps in a PostgreSQL `bytea` column. */
 @Injectable()
 export class SourceMapsRepository implements SourceMapStore {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
   async digests(scope: TenantScope, release: string, fileUrlHashes: readonly string[]): Promise<Map<string, string>> {
     if (fileUrlHashes.length === 0) return new Map();
-    const rows: { fileUrlHash: string; contentSha256: string }[] = await this.dataSource.query(
+    const rows = await this.sql.rows<{ fileUrlHash: string; contentSha256: string }>(
       `SELECT file_url_hash AS "fileUrlHash", content_sha256 AS "contentSha256"
          FROM source_maps
         WHERE project_id = $1 AND env = $2 AND release = $3 AND file_url_hash = ANY($4::text[])`,
@@ -25,7 +24,7 @@ export class SourceMapsRepository implements SourceMapStore {
    * same file settle on the primary key.
    */
   async put(scope: TenantScope, map: StoredSourceMapInput, nowMs: number): Promise<PutOutcome> {
-    const rows: { inserted: boolean }[] = await this.dataSource.query(
+    const rows = await this.sql.rows<{ inserted: boolean }>(
       `INSERT INTO source_maps AS s (project_id, env, release, file_url_hash, file_url, content_sha256, size_bytes, encoding, body, created_at_ms, updated_at_ms)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
        ON CONFLICT (project_id, env, release, file_url_hash) DO UPDATE SET
@@ -40,12 +39,11 @@ export class SourceMapsRepository implements SourceMapStore {
   }
 
   async get(scope: TenantScope, key: SourceMapKey): Promise<StoredSourceMap | null> {
-    const rows: StoredSourceMap[] = await this.dataSource.query(
+    return this.sql.one<StoredSourceMap>(
       `SELECT release, file_url_hash AS "fileUrlHash", content_sha256 AS "contentSha256", size_bytes AS "sizeBytes", encoding, body
          FROM source_maps
         WHERE project_id = $1 AND env = $2 AND release = $3 AND file_url_hash = $4`,
       [scope.projectId, scope.env, key.release, key.fileUrlHash],
     );
-    return rows[0] ?? null;
   }
 }

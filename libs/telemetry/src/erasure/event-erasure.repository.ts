@@ -1,5 +1,6 @@
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { type TenantScope, runOn } from '#platform';
+import { Sql, type TenantScope, runOn } from '#platform';
 
 export interface EventErasureSubject {
   customerId: string;
@@ -15,20 +16,32 @@ const ANONYMISE = `
   SET developer_user_id = NULL, anonymous_id = NULL, service_customer_id = NULL, customer_id = NULL,
       properties = '{}'::json, tags = NULL, category_tags = NULL, context = NULL`;
 
+/** The erasure hook's statements (registered with the identity context's ErasureHooks), in the erasure's ambient transaction. */
+@Injectable()
+export class EventErasureRepository {
+  constructor(private readonly sql: Sql) {}
+
+  anonymise(scope: TenantScope, subject: EventErasureSubject): Promise<number> {
+    return anonymise((sql, params) => this.sql.affected(sql, params), scope, subject);
+  }
+}
+
+/** The same statements on `manager`'s connection, for a caller holding a transaction of its own. */
+export function anonymiseCustomerEvents(scope: TenantScope, subject: EventErasureSubject, manager: EntityManager): Promise<number> {
+  return anonymise(async (sql, params) => (await runOn(manager, sql, params)).affected, scope, subject);
+}
+
 /**
- * The SQL of the erasure hook (registered with the identity context's ErasureHooks): anonymises a
- * forgotten customer's events inside the erasure's transaction. Identity hints, the
+ * Anonymises a forgotten customer's events, each statement through `run`. Identity hints, the
  * resolved customer, properties, tags, category tags and context are removed; name, time, level
  * and fingerprint stay, so aggregate counts and error issues remain. The customer's hint
  * sets leave the resolver's queue. Every statement is driven by an index led by
  * (project_id, env): the resolved customer, and each hint of the still-unresolved events.
  * Returns how many event rows were anonymised.
  */
-export async function anonymiseCustomerEvents(scope: TenantScope, subject: EventErasureSubject, manager: EntityManager): Promise<number> {
+async function anonymise(run: (sql: string, params: unknown[]) => Promise<number>, scope: TenantScope, subject: EventErasureSubject): Promise<number> {
   const base = [scope.projectId, scope.env];
-  const affected = async (sql: string, params: unknown[]) => {
-    return (await runOn(manager, sql, [...base, ...params])).affected;
-  };
+  const affected = (sql: string, params: unknown[]) => run(sql, [...base, ...params]);
   // Hint sets first, then events: the lock order of ingestion (one statement upserts the
   // batch's hint sets, then its events) and of the resolver (the set row, then its events).
   // The other order deadlocks with a retry or a resolution of the same customer's events.

@@ -1,5 +1,5 @@
-import type { EntityManager } from 'typeorm';
-import { type TenantScope, runOn } from '#platform';
+import { Injectable } from '@nestjs/common';
+import { Sql, type TenantScope } from '#platform';
 import type { EventErasureSubject } from './event-erasure.repository.js';
 
 export const ROLLUP_ERASURE_HOOK_NAME = 'telemetry.rollups';
@@ -10,19 +10,24 @@ export const ROLLUP_ERASURE_HOOK_NAME = 'telemetry.rollups';
  * the daily visitor rows. Counters stay (aggregates); acquisition_signups go with the
  * customer row's cascade.
  */
-export async function forgetRollupIdentifiers(scope: TenantScope, subject: EventErasureSubject, manager: EntityManager): Promise<void> {
-  const base = [scope.projectId, scope.env];
-  const ids = subject.deviceOnly ? subject.anonymousIds : [...subject.userIds, ...subject.anonymousIds];
-  if (!subject.deviceOnly && subject.userIds.length > 0) {
-    await runOn(manager, `DELETE FROM error_affected_users WHERE project_id = $1 AND env = $2 AND user_id = ANY($3::text[])`, [...base, subject.userIds]);
-  }
-  if (subject.anonymousIds.length > 0) {
-    await runOn(manager, `DELETE FROM acquisition_first_touch WHERE project_id = $1 AND env = $2 AND anonymous_id = ANY($3::text[])`, [
-      ...base,
-      subject.anonymousIds,
-    ]);
-  }
-  if (ids.length > 0) {
-    await runOn(manager, `DELETE FROM analytics_daily_visitors WHERE project_id = $1 AND env = $2 AND visitor = ANY($3::text[])`, [...base, ids]);
+@Injectable()
+export class RollupErasureRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async forget(scope: TenantScope, subject: EventErasureSubject): Promise<void> {
+    const base = [scope.projectId, scope.env];
+    const ids = subject.deviceOnly ? subject.anonymousIds : [...subject.userIds, ...subject.anonymousIds];
+    if (!subject.deviceOnly && subject.userIds.length > 0) {
+      await this.sql.run(`DELETE FROM error_affected_users WHERE project_id = $1 AND env = $2 AND user_id = ANY($3::text[])`, [...base, subject.userIds]);
+    }
+    if (subject.anonymousIds.length > 0) {
+      await this.sql.run(`DELETE FROM acquisition_first_touch WHERE project_id = $1 AND env = $2 AND anonymous_id = ANY($3::text[])`, [
+        ...base,
+        subject.anonymousIds,
+      ]);
+    }
+    if (ids.length > 0) {
+      await this.sql.run(`DELETE FROM analytics_daily_visitors WHERE project_id = $1 AND env = $2 AND visitor = ANY($3::text[])`, [...base, ids]);
+    }
   }
 }

@@ -4,7 +4,7 @@ import type { TenantScope } from '#platform';
 
 /** What another context (reporting's activity rollup) attaches to hear that a customer sent events. */
 export interface CustomerActivitySink {
-  /** `customerId` sent an event at `seenAtMs`, reported in the transaction that resolved it. */
+  /** `customerId` sent an event at `seenAtMs`, reported in the (ambient) transaction that resolved it. */
   active(manager: EntityManager, scope: TenantScope, customerId: string, seenAtMs: number): Promise<void>;
 }
 

@@ -53,7 +53,7 @@ export class EventIdentityHintsRepository {
    * ingestion). Returns the events updated.
    */
   async applyOutcome(scope: TenantScope, set: HintSetRow, update: HintSetUpdate, nowMs: number): Promise<number> {
-    return this.sql.transaction(async (manager) => {
+    return this.sql.transaction(async () => {
       const [changed] = await this.sql.rows<{ last_seen_ms: string }>(
         `UPDATE event_identity_hints
             SET pending = $4, attempts = $5, resolve_after_ms = $6,
@@ -62,10 +62,9 @@ export class EventIdentityHintsRepository {
           WHERE project_id = $1 AND env = $2 AND id = $3
          RETURNING last_seen_ms`,
         [scope.projectId, scope.env, set.id, update.pending, update.attempts, update.afterMs, update.customerId, nowMs],
-        manager,
       );
       if (!changed || update.customerId === null) return 0;
-      await this.activity.active(manager, scope, update.customerId, Number(changed.last_seen_ms));
+      await this.activity.active(this.sql.manager(), scope, update.customerId, Number(changed.last_seen_ms));
       // Equality on each present hint and IS NULL on the others: the planner uses the
       // partial "unresolved" index of the first present hint.
       const params: unknown[] = [scope.projectId, scope.env, update.customerId];
@@ -83,7 +82,6 @@ export class EventIdentityHintsRepository {
         `UPDATE events SET customer_id = $3
           WHERE project_id = $1 AND env = $2 AND customer_id IS NULL AND ${where.join(' AND ')}`,
         params,
-        manager,
       );
     });
   }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import type { TenantScope } from '#platform';
+import { Sql, type TenantScope } from '#platform';
 
 export interface ErrorIssueRow {
   fingerprint: string;
@@ -29,60 +28,59 @@ export interface LatestErrorEventRow {
 /** Reads of error issues (events grouped by their client fingerprint). */
 @Injectable()
 export class ErrorIssuesRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly sql: Sql) {}
 
   async listRecent(scope: TenantScope, limit: number): Promise<ErrorIssueRow[]> {
-    const rows = await this.dataSource.query(
+    const rows = await this.sql.rows<ErrorIssueRow>(
       `SELECT fingerprint, event_count AS "eventCount", first_seen_ms AS "firstSeenMs", last_seen_ms AS "lastSeenMs",
               last_event_name AS "lastEventName", last_level AS "lastLevel"
          FROM error_issues WHERE project_id = $1 AND env = $2
         ORDER BY last_seen_ms DESC LIMIT $3`,
       [scope.projectId, scope.env, limit],
     );
-    return rows.map((r: Record<string, unknown>) => ({
-      ...r,
-      eventCount: Number(r.eventCount),
-      firstSeenMs: Number(r.firstSeenMs),
-      lastSeenMs: Number(r.lastSeenMs),
-    }));
+    return rows.map(issueRow);
   }
 
   /** One issue's counters, or null when no event carried the fingerprint in this environment. */
   async findOne(scope: TenantScope, fingerprint: string): Promise<ErrorIssueRow | null> {
-    const rows = await this.dataSource.query(
+    const row = await this.sql.one<ErrorIssueRow>(
       `SELECT fingerprint, event_count AS "eventCount", first_seen_ms AS "firstSeenMs", last_seen_ms AS "lastSeenMs",
               last_event_name AS "lastEventName", last_level AS "lastLevel"
          FROM error_issues WHERE project_id = $1 AND env = $2 AND fingerprint = $3`,
       [scope.projectId, scope.env, fingerprint],
     );
-    if (rows.length === 0) return null;
-    const r = rows[0] as Record<string, unknown>;
-    return { ...(r as unknown as ErrorIssueRow), eventCount: Number(r.eventCount), firstSeenMs: Number(r.firstSeenMs), lastSeenMs: Number(r.lastSeenMs) };
+    return row && issueRow(row);
   }
 
   /** The issue's most recent event (by event time), or null once retention has dropped them all. */
   async latestEvent(scope: TenantScope, fingerprint: string): Promise<LatestErrorEventRow | null> {
-    const rows = await this.dataSource.query(
+    const row = await this.sql.one<LatestErrorEventRow>(
       `SELECT event_id AS "eventId", name, timestamp_ms AS "timestampMs", level, properties, context
          FROM events
         WHERE project_id = $1 AND env = $2 AND fingerprint = $3
         ORDER BY timestamp_ms DESC LIMIT 1`,
       [scope.projectId, scope.env, fingerprint],
     );
-    if (rows.length === 0) return null;
-    const r = rows[0] as LatestErrorEventRow;
-    return { ...r, timestampMs: Number(r.timestampMs) };
+    return row && { ...row, timestampMs: Number(row.timestampMs) };
   }
 
   /** Resolved customers hit by one issue, most recent first (row-level data). */
   async affectedCustomers(scope: TenantScope, fingerprint: string, limit: number): Promise<AffectedCustomerRow[]> {
-    const rows = await this.dataSource.query(
+    const rows = await this.sql.rows<Record<string, unknown>>(
       `SELECT customer_id AS "customerId", count(*)::bigint AS "eventCount", max(timestamp_ms) AS "lastSeenMs"
          FROM events
         WHERE project_id = $1 AND env = $2 AND fingerprint = $3 AND customer_id IS NOT NULL
         GROUP BY customer_id ORDER BY max(timestamp_ms) DESC LIMIT $4`,
       [scope.projectId, scope.env, fingerprint, limit],
     );
-    return rows.map((r: Record<string, unknown>) => ({ customerId: String(r.customerId), eventCount: Number(r.eventCount), lastSeenMs: Number(r.lastSeenMs) }));
+    return rows.map((r) => ({ customerId: String(r.customerId), eventCount: Number(r.eventCount), lastSeenMs: Number(r.lastSeenMs) }));
   }
 }
+
+/** bigint columns arrive as strings. */
+const issueRow = (r: ErrorIssueRow): ErrorIssueRow => ({
+  ...r,
+  eventCount: Number(r.eventCount),
+  firstSeenMs: Number(r.firstSeenMs),
+  lastSeenMs: Number(r.lastSeenMs),
+});

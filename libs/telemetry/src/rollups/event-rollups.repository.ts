@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Sql, type TenantScope } from '#platform';
 
 export interface ErrorRollupRow {
@@ -117,13 +116,12 @@ export class EventRollupsRepository {
   }
 
   /** Counts a customer once, under the first touch of the anonymous id it came from (nothing when that id has none). */
-  async countSignup(scope: TenantScope, customerId: string, anonymousId: string, atMs: number, manager?: EntityManager): Promise<void> {
+  async countSignup(scope: TenantScope, customerId: string, anonymousId: string, atMs: number): Promise<void> {
     await this.sql.run(
       `INSERT INTO acquisition_signups (project_id, env, customer_id, source, counted_at_ms)
        SELECT $1, $2, $3, source, $5 FROM acquisition_first_touch WHERE project_id = $1 AND env = $2 AND anonymous_id = $4
        ON CONFLICT (project_id, env, customer_id) DO NOTHING`,
       [scope.projectId, scope.env, customerId, anonymousId, atMs],
-      manager,
     );
   }
 

@@ -34,9 +34,9 @@ export class EventRollups {
     return this.repository.recordArrival(scope, anonymousId, ref, atMs);
   }
 
-  /** In the caller's transaction when `manager` is given (identify's link hook). */
-  countSignup(scope: TenantScope, customerId: string, anonymousId: string, atMs: number, manager?: EntityManager): Promise<void> {
-    return this.repository.countSignup(scope, customerId, anonymousId, atMs, manager);
+  /** In the caller's (ambient) transaction, e.g. identify's link hook; `_manager` is ignored. */
+  countSignup(scope: TenantScope, customerId: string, anonymousId: string, atMs: number, _manager?: EntityManager): Promise<void> {
+    return this.repository.countSignup(scope, customerId, anonymousId, atMs);
   }
 
   signupsBySource(scope: TenantScope, limit: number): Promise<Array<{ source: string; signups: number }>> {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { ADVISORY_LOCKS, type CrossTenant } from '#platform';
+import { ADVISORY_LOCKS, type CrossTenant, Sql } from '#platform';
 import { isoDay, partitionName } from './event-partitions.js';
 
 /** The per-day rollups other than the visitor days, whose days past the event retention the maintenance deletes. */
@@ -117,11 +117,14 @@ export class PartitionSession {
  */
 @Injectable()
 export class EventPartitionMaintenanceRepository {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly sql: Sql,
+    @Inject(DataSource) private readonly dataSource: DataSource,
+  ) {}
 
   /** The partitions of `events` (names). */
   async partitions(_scan: CrossTenant): Promise<string[]> {
-    const rows: { name: string }[] = await this.dataSource.query(PARTITIONS_SQL);
+    const rows = await this.sql.rows<{ name: string }>(PARTITIONS_SQL);
     return rows.map((r) => r.name);
   }
 
@@ -130,6 +133,7 @@ export class EventPartitionMaintenanceRepository {
    * time); `null` without running it when another replica holds the lock.
    */
   async withMaintenanceLock<T>(_scan: CrossTenant, work: (session: PartitionSession) => Promise<T>): Promise<T | null> {
+    // A dedicated connection: the session advisory lock and the DDL's own transactions need one connection for the whole run.
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig, Metrics, type TenantScope, prepared, typeormQuery } from '#platform';
+import { APP_CONFIG, type AppConfig, Metrics, Sql, type TenantScope, prepared } from '#platform';
 import {
   type EncodedRows,
   FIRST_DELIVERY_EVENTS_SQL,
@@ -42,19 +41,18 @@ const PREPARED_INSERTS = new Map(
 @Injectable()
 export class EventsRepository {
   private readonly commits: GroupCommit;
-  private readonly prepare: boolean;
   private readonly rollups: boolean;
 
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly sql: Sql,
     @Inject(APP_CONFIG) config: AppConfig,
     @Optional() @Inject(Metrics) metrics?: Metrics | null,
   ) {
-    this.prepare = config.dbPreparedStatements;
     this.rollups = config.eventRollups;
     this.commits = new GroupCommit(
       { slots: config.eventsWriteSlots, spareAfterMs: SPARE_SLOT_AFTER_MS, maxUnits: MERGE_BATCHES, maxRows: MERGE_ROWS },
-      (unit) => this.writeNow(unit),
+      // A statement carries the batches of several requests: it never joins one caller's transaction.
+      (unit) => this.sql.detached(() => this.writeNow(unit)),
       (batches) => metrics?.eventsBatchesPerStatement.observe(batches),
     );
   }
@@ -87,12 +85,12 @@ export class EventsRepository {
    * again once: rare lock-order crossings with erasure or the resolver must not lose a batch.
    */
   private async queryRetryingDeadlock(sql: string, params: unknown[]): Promise<void> {
-    const query = typeormQuery(PREPARED_INSERTS.get(sql) ?? sql, this.prepare);
+    const statement = PREPARED_INSERTS.get(sql) ?? sql;
     try {
-      await this.dataSource.query(query, params);
+      await this.sql.run(statement, params);
     } catch (err) {
       if ((err as { code?: string }).code !== DEADLOCK_DETECTED) throw err;
-      await this.dataSource.query(query, params);
+      await this.sql.run(statement, params);
     }
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { type CrossTenant, Sql, type TenantScope } from '#platform';
 import type { EndpointStatus } from '../domain/webhook-rules.js';
 
@@ -34,8 +33,8 @@ export class WebhookEndpointsRepository {
   constructor(private readonly sql: Sql) {}
 
   /** Whether the project exists (`projects` belongs to the keys context; read-only here). */
-  async projectExists(projectId: string, manager?: EntityManager): Promise<boolean> {
-    return (await this.sql.one(`SELECT 1 AS one FROM projects WHERE id = $1`, [projectId], manager)) !== null;
+  async projectExists(projectId: string): Promise<boolean> {
+    return (await this.sql.one(`SELECT 1 AS one FROM projects WHERE id = $1`, [projectId])) !== null;
   }
 
   /** Inserts when the scope has fewer than `max` endpoints (the scope's rows are locked meanwhile); null when full. */
@@ -44,20 +43,17 @@ export class WebhookEndpointsRepository {
     endpoint: { id: string; url: string; eventTypes: string[]; description: string | null },
     max: number,
     nowMs: number,
-    manager: EntityManager,
   ): Promise<EndpointRecord | null> {
-    await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1 || ':' || $2, 0))`, [scope.projectId, scope.env], manager);
-    const count = await this.sql.one<{ n: number }>(
-      `SELECT count(*)::int AS n FROM webhook_endpoints WHERE project_id = $1 AND env = $2`,
-      [scope.projectId, scope.env],
-      manager,
-    );
+    await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1 || ':' || $2, 0))`, [scope.projectId, scope.env]);
+    const count = await this.sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE project_id = $1 AND env = $2`, [
+      scope.projectId,
+      scope.env,
+    ]);
     if ((count?.n ?? 0) >= max) return null;
     return this.sql.one<EndpointRecord>(
       `INSERT INTO webhook_endpoints (id, project_id, env, url, event_types, description, status, created_at_ms, updated_at_ms)
        VALUES ($3, $1, $2, $4, $5::text[], $6, 'enabled', $7, $7) RETURNING ${COLUMNS}`,
       [scope.projectId, scope.env, endpoint.id, endpoint.url, endpoint.eventTypes, endpoint.description, nowMs],
-      manager,
     );
   }
 
@@ -72,15 +68,15 @@ export class WebhookEndpointsRepository {
     return this.sql.rows<EndpointRecord>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE project_id = $1 ORDER BY created_at_ms, id`, [projectId]);
   }
 
-  find(_lookup: CrossTenant, id: string, manager?: EntityManager): Promise<EndpointRecord | null> {
-    return this.sql.one<EndpointRecord>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1`, [id], manager);
+  find(_lookup: CrossTenant, id: string): Promise<EndpointRecord | null> {
+    return this.sql.one<EndpointRecord>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1`, [id]);
   }
 
   findMany(_lookup: CrossTenant, ids: readonly string[]): Promise<EndpointRecord[]> {
     return this.sql.rows<EndpointRecord>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = ANY($1::text[])`, [ids]);
   }
 
-  async patch(scope: TenantScope, id: string, patch: EndpointPatch, nowMs: number, manager: EntityManager): Promise<EndpointRecord | null> {
+  async patch(scope: TenantScope, id: string, patch: EndpointPatch, nowMs: number): Promise<EndpointRecord | null> {
     return this.sql.one<EndpointRecord>(
       `UPDATE webhook_endpoints
           SET url = COALESCE($4, url), event_types = COALESCE($5::text[], event_types),
@@ -99,22 +95,18 @@ export class WebhookEndpointsRepository {
         patch.status ?? null,
         nowMs,
       ],
-      manager,
     );
   }
 
-  async rotate(scope: TenantScope, id: string, previousExpiresMs: number, nowMs: number, manager: EntityManager): Promise<EndpointRecord | null> {
+  async rotate(scope: TenantScope, id: string, previousExpiresMs: number, nowMs: number): Promise<EndpointRecord | null> {
     return this.sql.one<EndpointRecord>(
       `UPDATE webhook_endpoints SET secret_version = secret_version + 1, previous_secret_expires_ms = $4, updated_at_ms = $5
         WHERE project_id = $1 AND env = $2 AND id = $3 RETURNING ${COLUMNS}`,
       [scope.projectId, scope.env, id, previousExpiresMs, nowMs],
-      manager,
     );
   }
 
-  async delete(scope: TenantScope, id: string, manager: EntityManager): Promise<boolean> {
-    return (
-      (await this.sql.affected(`DELETE FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND id = $3`, [scope.projectId, scope.env, id], manager)) === 1
-    );
+  async delete(scope: TenantScope, id: string): Promise<boolean> {
+    return (await this.sql.affected(`DELETE FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND id = $3`, [scope.projectId, scope.env, id])) === 1;
   }
 }

@@ -1,6 +1,5 @@
 import { lookup } from 'node:dns/promises';
 import { Inject, Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { APP_CONFIG, ApiError, type AppConfig, Clock, type TenantScope, TenantScopes, crossTenant, randomLowerAlnum, Sql } from '#platform';
 import { AuditJournal } from '#audit';
 import { checkEndpointUrl, isPublicAddress } from '../domain/address-policy.js';
@@ -77,18 +76,17 @@ export class WebhookEndpointsService {
     await this.assertUrl(body.url);
     const scope = TenantScopes.operator(projectId, body.env);
     const nowMs = this.clock.nowMs();
-    const view = await this.sql.transaction(async (manager) => {
-      if (!(await this.endpoints.projectExists(projectId, manager))) throw ApiError.resourceMissing(`No such project: ${projectId}`);
+    const view = await this.sql.transaction(async () => {
+      if (!(await this.endpoints.projectExists(projectId))) throw ApiError.resourceMissing(`No such project: ${projectId}`);
       const id = `we_${randomLowerAlnum(24)}`;
       const created = await this.endpoints.insertBounded(
         scope,
         { id, url: body.url, eventTypes: body.eventTypes ?? ['*'], description: body.description ?? null },
         MAX_ENDPOINTS_PER_ENV,
         nowMs,
-        manager,
       );
       if (!created) throw ApiError.invalidParam(`env: at most ${MAX_ENDPOINTS_PER_ENV} webhook endpoints per project and environment`);
-      await this.audit(manager, scope, 'webhook_endpoint.created', id, requestId, { url: body.url, eventTypes: created.eventTypes });
+      await this.audit(scope, 'webhook_endpoint.created', id, requestId, { url: body.url, eventTypes: created.eventTypes });
       return { ...endpointView(created), secret: this.secrets.secret(id, created.secretVersion) };
     });
     // Committed: the answer waits until no replica can still skip this scope's changes.
@@ -111,10 +109,10 @@ export class WebhookEndpointsService {
     if (body.url !== undefined) await this.assertUrl(body.url);
     const current = await this.find(endpointId);
     const scope = TenantScopes.operator(current.projectId, current.env);
-    const view = await this.sql.transaction(async (manager) => {
-      const patched = await this.endpoints.patch(scope, endpointId, body, this.clock.nowMs(), manager);
+    const view = await this.sql.transaction(async () => {
+      const patched = await this.endpoints.patch(scope, endpointId, body, this.clock.nowMs());
       if (!patched) throw ApiError.resourceMissing(`No such webhook endpoint: ${endpointId}`);
-      await this.audit(manager, scope, 'webhook_endpoint.updated', endpointId, requestId, { fields: Object.keys(body).sort(), status: patched.status });
+      await this.audit(scope, 'webhook_endpoint.updated', endpointId, requestId, { fields: Object.keys(body).sort(), status: patched.status });
       return endpointView(patched);
     });
     // Enabled again: as after a creation, the answer waits until every replica tracks the scope.
@@ -125,9 +123,9 @@ export class WebhookEndpointsService {
   async delete(endpointId: string, requestId: string): Promise<WebhookEndpointDeleted> {
     const current = await this.find(endpointId);
     const scope = TenantScopes.operator(current.projectId, current.env);
-    await this.sql.transaction(async (manager) => {
-      if (!(await this.endpoints.delete(scope, endpointId, manager))) throw ApiError.resourceMissing(`No such webhook endpoint: ${endpointId}`);
-      await this.audit(manager, scope, 'webhook_endpoint.deleted', endpointId, requestId, {});
+    await this.sql.transaction(async () => {
+      if (!(await this.endpoints.delete(scope, endpointId))) throw ApiError.resourceMissing(`No such webhook endpoint: ${endpointId}`);
+      await this.audit(scope, 'webhook_endpoint.deleted', endpointId, requestId, {});
     });
     return { object: 'webhook_endpoint', id: endpointId, deleted: true };
   }
@@ -136,10 +134,10 @@ export class WebhookEndpointsService {
     const current = await this.find(endpointId);
     const scope = TenantScopes.operator(current.projectId, current.env);
     const nowMs = this.clock.nowMs();
-    return this.sql.transaction(async (manager) => {
-      const rotated = await this.endpoints.rotate(scope, endpointId, nowMs + PREVIOUS_SECRET_TTL_MS, nowMs, manager);
+    return this.sql.transaction(async () => {
+      const rotated = await this.endpoints.rotate(scope, endpointId, nowMs + PREVIOUS_SECRET_TTL_MS, nowMs);
       if (!rotated) throw ApiError.resourceMissing(`No such webhook endpoint: ${endpointId}`);
-      await this.audit(manager, scope, 'webhook_endpoint.secret_rotated', endpointId, requestId, { secretVersion: rotated.secretVersion });
+      await this.audit(scope, 'webhook_endpoint.secret_rotated', endpointId, requestId, { secretVersion: rotated.secretVersion });
       return {
         ...endpointView(rotated),
         secret: this.secrets.secret(endpointId, rotated.secretVersion),
@@ -151,10 +149,10 @@ export class WebhookEndpointsService {
   async test(endpointId: string, requestId: string): Promise<WebhookDeliveryView> {
     const current = await this.find(endpointId);
     const scope = TenantScopes.operator(current.projectId, current.env);
-    return this.sql.transaction(async (manager) => {
+    return this.sql.transaction(async () => {
       const event = this.recorder.envelope(scope, 'test', { message: 'A test event sent from the operator API' });
-      const delivery = await this.outbox.recordTest(scope, endpointId, event, this.clock.nowMs(), manager);
-      await this.audit(manager, scope, 'webhook_endpoint.test_sent', endpointId, requestId, { deliveryId: delivery.id });
+      const delivery = await this.outbox.recordTest(scope, endpointId, event, this.clock.nowMs());
+      await this.audit(scope, 'webhook_endpoint.test_sent', endpointId, requestId, { deliveryId: delivery.id });
       return deliveryView(delivery);
     });
   }
@@ -182,10 +180,10 @@ export class WebhookEndpointsService {
     if (!delivery) throw ApiError.resourceMissing(`No such webhook delivery: ${deliveryId}`);
     if (delivery.status === 'pending') throw ApiError.invalidParam(`deliveryId: ${deliveryId} is pending; it is already queued`);
     const scope = TenantScopes.operator(delivery.projectId, delivery.env);
-    return this.sql.transaction(async (manager) => {
-      const retried = await this.outbox.retry(scope, deliveryId, this.clock.nowMs(), manager);
+    return this.sql.transaction(async () => {
+      const retried = await this.outbox.retry(scope, deliveryId, this.clock.nowMs());
       if (!retried) throw ApiError.invalidParam(`deliveryId: ${deliveryId} is pending; it is already queued`);
-      await this.audit(manager, scope, 'webhook_delivery.retried', delivery.endpointId, requestId, { deliveryId });
+      await this.audit(scope, 'webhook_delivery.retried', delivery.endpointId, requestId, { deliveryId });
       return deliveryView(retried);
     });
   }
@@ -211,15 +209,8 @@ export class WebhookEndpointsService {
     if (addresses.length === 0 || addresses.some((a) => !isPublicAddress(a.address))) throw ApiError.invalidParam('url must resolve to public addresses only');
   }
 
-  private async audit(
-    manager: EntityManager,
-    scope: TenantScope,
-    eventType: string,
-    endpointId: string,
-    requestId: string,
-    details: Record<string, unknown>,
-  ): Promise<void> {
-    await this.journal.append(manager, scope, {
+  private async audit(scope: TenantScope, eventType: string, endpointId: string, requestId: string, details: Record<string, unknown>): Promise<void> {
+    await this.journal.append(this.sql.manager(), scope, {
       eventIdPrefix: 'op_webhook_',
       rail: 'webhooks',
       eventType,

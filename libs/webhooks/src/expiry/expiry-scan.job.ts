@@ -39,21 +39,20 @@ export class ExpiryScanJob {
 
   @OnJob({ type: 'webhooks.report_expirations', everyMs: EXPIRY_SCAN_EVERY_MS, maxAttempts: 5, leaseMs: 120_000, backoff: { baseMs: 5_000, maxMs: 60_000 } })
   async scan(): Promise<void> {
-    await this.scanOnce(this.sql.manager());
+    await this.scanOnce();
   }
 
-  /** One scan in the caller's transaction; returns how many ended entitlements it reported. */
-  async scanOnce(manager: EntityManager): Promise<number> {
+  /** One scan in the caller's (ambient) transaction; returns how many ended entitlements it reported. `_manager` is ignored. */
+  async scanOnce(_manager?: EntityManager): Promise<number> {
     const nowMs = this.clock.nowMs();
     const watermark = await this.sql.one<{ ms: number }>(
       `INSERT INTO webhook_expiry_watermark (id, scanned_to_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET scanned_to_ms = webhook_expiry_watermark.scanned_to_ms
        RETURNING scanned_to_ms::float8 AS ms`,
       [nowMs],
-      manager,
     );
     const fromMs = watermark!.ms;
     if (fromMs >= nowMs) return 0;
-    let rows = await this.feed.passedBetween(SCAN, fromMs, nowMs, BATCH, manager);
+    let rows = await this.feed.passedBetween(SCAN, fromMs, nowMs, BATCH, this.sql.manager());
     let toMs = nowMs;
     if (rows.length === BATCH) {
       // A full batch: stop before the last end (its peers come in the next scan), unless every row shares it.
@@ -72,8 +71,8 @@ export class ExpiryScanJob {
     for (const passed of byCustomer.values()) {
       const scope = SCAN.scopeOf({ projectId: passed[0].projectId, env: passed[0].env });
       // Nobody listens in this scope: nothing to read or report.
-      if (!(await this.presence.hasEnabled(scope, manager))) continue;
-      const after = await this.feed.active(manager, scope, passed[0].customerId);
+      if (!(await this.presence.hasEnabled(scope))) continue;
+      const after = await this.feed.active(this.sql.manager(), scope, passed[0].customerId);
       const change: CustomerEntitlementChange = {
         customerId: passed[0].customerId,
         before: [...after, ...passed.map(lapsed)],
@@ -81,9 +80,9 @@ export class ExpiryScanJob {
         causeOf: () => 'expiration',
         events: [],
       };
-      await this.feed.publish(manager, scope, [change]);
+      await this.feed.publish(this.sql.manager(), scope, [change]);
     }
-    await this.sql.rows(`UPDATE webhook_expiry_watermark SET scanned_to_ms = $1 WHERE id = 1`, [toMs], manager);
+    await this.sql.rows(`UPDATE webhook_expiry_watermark SET scanned_to_ms = $1 WHERE id = 1`, [toMs]);
     return rows.length;
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, type TenantScope } from '#platform';
 import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
 
@@ -26,13 +25,13 @@ export class EndpointPresence {
     private readonly clock: Clock,
   ) {}
 
-  async hasEnabled(scope: TenantScope, manager?: EntityManager): Promise<boolean> {
+  async hasEnabled(scope: TenantScope): Promise<boolean> {
     const key = `${scope.projectId}\u0000${scope.env}`;
     // Taken before the read: the answer is at least as new as this moment.
     const readAtMs = this.clock.wallNowMs();
     const cached = this.answers.get(key);
     if (cached && readAtMs - cached.readAtMs < ENDPOINT_PRESENCE_TTL_MS && readAtMs >= cached.readAtMs) return cached.enabled;
-    const enabled = await this.repository.hasEnabledEndpoint(scope, manager);
+    const enabled = await this.repository.hasEnabledEndpoint(scope);
     this.answers.delete(key);
     if (this.answers.size >= MAX_SCOPES) this.answers.delete(this.answers.keys().next().value as string);
     this.answers.set(key, { enabled, readAtMs });

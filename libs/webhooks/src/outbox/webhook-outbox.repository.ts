@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { type CrossTenant, Sql, type TenantScope } from '#platform';
 import type { DeliveryStatus } from '../domain/webhook-rules.js';
 
@@ -60,11 +59,10 @@ export class WebhookOutboxRepository {
   constructor(private readonly sql: Sql) {}
 
   /** Whether the scope has an enabled endpoint (EndpointPresence caches the answer). */
-  async hasEnabledEndpoint(scope: TenantScope, manager?: EntityManager): Promise<boolean> {
+  async hasEnabledEndpoint(scope: TenantScope): Promise<boolean> {
     const row = await this.sql.one<{ found: boolean }>(
       `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status = 'enabled') AS found`,
       [scope.projectId, scope.env],
-      manager,
     );
     return row?.found ?? false;
   }
@@ -75,7 +73,7 @@ export class WebhookOutboxRepository {
    * inserts the events with the trace context, and one pending delivery per enabled endpoint
    * of the scope that wants each.
    */
-  async record(scope: TenantScope, events: readonly CustomerOutboxEvent[], trace: OutboxTrace, nowMs: number, manager: EntityManager): Promise<number> {
+  async record(scope: TenantScope, events: readonly CustomerOutboxEvent[], trace: OutboxTrace, nowMs: number): Promise<number> {
     if (events.length === 0) return 0;
     // Sorted: concurrent changes lock the counters in one order.
     const sequenced = [...new Set(events.filter((e) => e.sequenced && e.customerId !== null).map((e) => e.customerId as string))].sort();
@@ -113,50 +111,41 @@ export class WebhookOutboxRepository {
         SEQUENCE_SLOT_TEXT,
         events.map((e) => e.sequenced),
       ],
-      manager,
     );
   }
 
   /** The `test` event, delivered to one endpoint only. */
-  async recordTest(scope: TenantScope, endpointId: string, event: OutboxEvent, nowMs: number, manager: EntityManager): Promise<DeliveryRecord> {
-    await this.sql.rows(
-      `INSERT INTO webhook_events (id, project_id, env, customer_id, type, body, created_at_ms) VALUES ($1, $2, $3, NULL, $4, $5, $6)`,
-      [event.id, scope.projectId, scope.env, event.type, event.body, nowMs],
-      manager,
-    );
+  async recordTest(scope: TenantScope, endpointId: string, event: OutboxEvent, nowMs: number): Promise<DeliveryRecord> {
+    await this.sql.rows(`INSERT INTO webhook_events (id, project_id, env, customer_id, type, body, created_at_ms) VALUES ($1, $2, $3, NULL, $4, $5, $6)`, [
+      event.id,
+      scope.projectId,
+      scope.env,
+      event.type,
+      event.body,
+      nowMs,
+    ]);
     const row = await this.sql.one<DeliveryRecord>(
       `INSERT INTO webhook_deliveries (id, project_id, env, endpoint_id, event_id, event_type, status, attempts, next_attempt_at_ms, created_at_ms)
        VALUES (${NEW_DELIVERY_ID}, $1, $2, $3, $4, $5, 'pending', 0, $6, $6) RETURNING ${DELIVERY_COLUMNS}`,
       [scope.projectId, scope.env, endpointId, event.id, event.type, nowMs],
-      manager,
     );
     return row!;
   }
 
   /** Erasure: drops the bodies of the customer's events; their undelivered deliveries end dead. */
-  async purgeCustomer(scope: TenantScope, customerId: string, nowMs: number, manager: EntityManager): Promise<void> {
+  async purgeCustomer(scope: TenantScope, customerId: string, nowMs: number): Promise<void> {
     await this.sql.rows(
       `UPDATE webhook_deliveries d SET status = 'dead', next_attempt_at_ms = NULL, last_error = 'payload erased with the customer', leased_until_ms = NULL
          FROM webhook_events e
         WHERE e.project_id = $1 AND e.env = $2 AND e.customer_id = $3 AND d.event_id = e.id AND d.status IN ('pending', 'failed')`,
       [scope.projectId, scope.env, customerId],
-      manager,
     );
-    await this.sql.rows(
-      `UPDATE webhook_events SET body = NULL WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND body IS NOT NULL`,
-      [scope.projectId, scope.env, customerId],
-      manager,
-    );
+    await this.sql.rows(`UPDATE webhook_events SET body = NULL WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND body IS NOT NULL`, [
+      scope.projectId,
+      scope.env,
+      customerId,
+    ]);
     void nowMs;
-  }
-
-  /** Event bodies still stored for a customer (the erasure test reads it). */
-  async storedBodies(scope: TenantScope, customerId: string): Promise<number> {
-    const row = await this.sql.one<{ n: number }>(
-      `SELECT count(*)::int AS n FROM webhook_events WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND body IS NOT NULL`,
-      [scope.projectId, scope.env, customerId],
-    );
-    return row?.n ?? 0;
   }
 
   async listForEndpoint(
@@ -186,12 +175,11 @@ export class WebhookOutboxRepository {
   }
 
   /** Queues a delivery that is not pending again now; null when it is pending (or gone). */
-  retry(scope: TenantScope, id: string, nowMs: number, manager?: EntityManager): Promise<DeliveryRecord | null> {
+  retry(scope: TenantScope, id: string, nowMs: number): Promise<DeliveryRecord | null> {
     return this.sql.one<DeliveryRecord>(
       `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at_ms = $4
         WHERE project_id = $1 AND env = $2 AND id = $3 AND status <> 'pending' RETURNING ${DELIVERY_COLUMNS}`,
       [scope.projectId, scope.env, id, nowMs],
-      manager,
     );
   }
 }

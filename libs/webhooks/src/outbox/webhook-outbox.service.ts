@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock, type TenantScope, currentTraceHeaders, randomLowerAlnum } from '#platform';
+import { Clock, Sql, type TenantScope, currentTraceHeaders, randomLowerAlnum } from '#platform';
 import { type CustomerEntitlementChange, EntitlementChangeFeed, type EntitlementChangeSink, type PublicEntitlement } from '#entitlements';
 import { CustomerDirectory, ErasureHooks } from '#identity';
 import { type ActiveEntitlementView, collapseByKey, diffEntitlements } from '../domain/webhook-rules.js';
@@ -29,18 +29,19 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
     private readonly erasureHooks: ErasureHooks,
     private readonly customers: CustomerDirectory,
     private readonly presence: EndpointPresence,
+    private readonly sql: Sql,
   ) {}
 
-  /** The change feed asks before it reads anything: only scopes with an enabled endpoint are tracked. */
-  wants(scope: TenantScope, manager?: EntityManager): Promise<boolean> {
-    return this.presence.hasEnabled(scope, manager);
+  /** The change feed asks before it reads anything: only scopes with an enabled endpoint are tracked. `_manager` is ignored. */
+  wants(scope: TenantScope, _manager?: EntityManager): Promise<boolean> {
+    return this.presence.hasEnabled(scope);
   }
 
   onModuleInit(): void {
     this.feed.attach(this);
-    this.erasureHooks.register(WEBHOOKS_ERASURE_HOOK_NAME, async (scope, subject, manager) => {
+    this.erasureHooks.register(WEBHOOKS_ERASURE_HOOK_NAME, async (scope, subject) => {
       if (subject.deviceOnly) return;
-      await this.customerErased(manager, scope, subject.customerId);
+      await this.erased(scope, subject.customerId);
     });
   }
 
@@ -60,13 +61,14 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
     return { id, type, body };
   }
 
-  async record(manager: EntityManager, scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
-    if (!(await this.wants(scope, manager))) return;
+  /** In the change's (ambient) transaction; `_manager` is ignored. */
+  async record(_manager: EntityManager, scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
+    if (!(await this.presence.hasEnabled(scope))) return;
     const events: CustomerOutboxEvent[] = [];
     for (const change of changes) {
       const diff = diffEntitlements(change.before.map(view), change.after.map(view), change.causeOf);
       if (diff.length === 0 && change.events.length === 0) continue;
-      const profile = await this.customers.profile(scope, change.customerId, manager);
+      const profile = await this.customers.profile(scope, change.customerId, this.sql.manager());
       const developerUserId = profile?.developerUserIds[0] ?? null;
       const customerId = change.customerId;
       if (diff.length > 0) {
@@ -85,15 +87,20 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
         events.push({ ...this.envelope(scope, side.type, { serviceCustomerId, developerUserId, ...rest }), customerId, sequenced: false });
       }
     }
-    await this.repository.record(scope, events, currentTraceHeaders(), this.clock.nowMs(), manager);
+    await this.repository.record(scope, events, currentTraceHeaders(), this.clock.nowMs());
   }
 
-  /** Erasure: purges the customer's stored payloads, then records `customer.erased`. */
-  async customerErased(manager: EntityManager, scope: TenantScope, customerId: string): Promise<void> {
+  /** Erasure, in the (ambient) transaction of the erasure; `_manager` is ignored. */
+  customerErased(_manager: EntityManager, scope: TenantScope, customerId: string): Promise<void> {
+    return this.erased(scope, customerId);
+  }
+
+  /** Purges the customer's stored payloads, then records `customer.erased`. */
+  private async erased(scope: TenantScope, customerId: string): Promise<void> {
     const nowMs = this.clock.nowMs();
-    await this.repository.purgeCustomer(scope, customerId, nowMs, manager);
-    if (!(await this.wants(scope, manager))) return;
+    await this.repository.purgeCustomer(scope, customerId, nowMs);
+    if (!(await this.presence.hasEnabled(scope))) return;
     const erased = { ...this.envelope(scope, 'customer.erased', { serviceCustomerId: customerId }), customerId: null, sequenced: false };
-    await this.repository.record(scope, [erased], currentTraceHeaders(), nowMs, manager);
+    await this.repository.record(scope, [erased], currentTraceHeaders(), nowMs);
   }
 }
