@@ -11,6 +11,11 @@
 //   outbox     closed-loop grant throughput of a project with 4 endpoints against one without
 //   card       the same for card-payments notifications (new subscriptions), and the p99 from a
 //              notification's request to the receipt of its customer.entitlements.updated
+// The outbox goals read strictly: the deliveries are sent by the same process, on the same
+// cores, during the measured window. Each is followed by an `info` line with the path's own
+// cost: the same closed loop on another project with 4 endpoints whose deliveries are held
+// (a trigger on the scratch database makes them due a day later) and drained after the window,
+// so the window pays for the outbox writes only.
 // Environment: DATABASE_URL (required), BENCH_WEBHOOKS_SECONDS (8), BENCH_WEBHOOKS_GRANTS_PER_S
 // (160: two events per grant to 4 endpoints = 1,280 deliveries/s offered, above the goal, so the
 // phase finds whether the service keeps up rather than reporting its own offered load), LOG_LEVEL (warn).
@@ -18,6 +23,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import {
   API_ENTRY,
+  adminQuery,
   apiEnv,
   apiNodeArgs,
   call,
@@ -139,6 +145,34 @@ async function steadyRun(api, receivers, label) {
   return { failed, deliveries: got.length, expected, perSecond: got.length / ((last - t0) / 1000), p99: p99(latencies), grantP99: p99(grantMs) };
 }
 
+const HOLD_MS = 86_400_000;
+
+/**
+ * Holds the deliveries of `projectId` while the returned release() is not called: a trigger on
+ * the scratch database writes them due a day later. release() drops it, makes them due now and
+ * resolves once `expected` deliveries of `isMine` arrived (or after 60 s): the drain's seconds.
+ */
+async function holdDeliveries(dbUrl, projectId, receivers) {
+  const tag = projectId.replace(/[^a-z0-9]/gi, '');
+  await adminQuery(
+    dbUrl,
+    `CREATE FUNCTION bench_hold_${tag}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.next_attempt_at_ms := NEW.next_attempt_at_ms + ${HOLD_MS}; RETURN NEW; END $$;
+     CREATE TRIGGER bench_hold_${tag} BEFORE INSERT ON webhook_deliveries FOR EACH ROW WHEN (NEW.project_id = '${projectId}') EXECUTE FUNCTION bench_hold_${tag}();`,
+  );
+  const from = receivers.received.length;
+  return async (expected, isMine) => {
+    await adminQuery(
+      dbUrl,
+      `DROP TRIGGER bench_hold_${tag} ON webhook_deliveries; DROP FUNCTION bench_hold_${tag}();
+       UPDATE webhook_deliveries SET next_attempt_at_ms = next_attempt_at_ms - ${HOLD_MS} WHERE project_id = '${projectId}' AND status = 'pending';`,
+    );
+    const t0 = Date.now();
+    const mine = () => receivers.received.slice(from).filter(isMine).length;
+    while (mine() < expected && Date.now() - t0 < 60_000) await sleep(50);
+    return { delivered: mine(), seconds: (Date.now() - t0) / 1000 };
+  };
+}
+
 async function closedLoopGrants(api, ms, connections = 8) {
   const customers = await customersOf(api, 200, `loop_${api.project.id}`);
   let done = 0;
@@ -152,7 +186,7 @@ async function closedLoopGrants(api, ms, connections = 8) {
       }
     }),
   );
-  return done / (ms / 1000);
+  return { perSecond: done / (ms / 1000), done, customers: new Set(customers) };
 }
 
 async function main() {
@@ -191,11 +225,25 @@ async function main() {
       `${isoOk ? 'ok' : 'MISS'} webhooks isolation (5th endpoint hung): others' p99 ${fan.p99} -> ${iso.p99} ms (${(moved * 100).toFixed(1)} %, goal < 20 %), ` +
         `grant p99 ${fan.grantP99} -> ${iso.grantP99} ms (${(grantMoved * 100).toFixed(1)} %, goal < 10 %)`,
     );
-    const off = await closedLoopGrants(await project(base, token, 'wh off', receivers, []), SECONDS * 1000);
-    const on = await closedLoopGrants(await project(base, token, 'wh on', receivers, four), SECONDS * 1000);
+    const onFrom = receivers.received.length;
+    const off = (await closedLoopGrants(await project(base, token, 'wh off', receivers, []), SECONDS * 1000)).perSecond;
+    const onRun = await closedLoopGrants(await project(base, token, 'wh on', receivers, four), SECONDS * 1000);
+    const on = onRun.perSecond;
     const ratio = on / off;
     log(
       `${ratio >= 0.9 ? 'ok' : 'MISS'} webhooks outbox cost (grant path): ${Math.round(on)} grants/s with 4 endpoints vs ${Math.round(off)} without (${ratio.toFixed(2)}x, goal >= 0.9x)`,
+    );
+    // The held run starts once the strict run's deliveries are out, so they do not overlap it.
+    const onDeadline = Date.now() + 30_000;
+    const onDelivered = () => receivers.received.slice(onFrom).filter((r) => onRun.customers.has(r.customerId)).length;
+    while (onDelivered() < onRun.done * 2 * four.length && Date.now() < onDeadline) await sleep(50);
+    const heldProject = await project(base, token, 'wh on held', receivers, four);
+    const releaseGrants = await holdDeliveries(db.url, heldProject.project.id, receivers);
+    const held = await closedLoopGrants(heldProject, SECONDS * 1000);
+    const grantDrain = await releaseGrants(held.done * 2 * four.length, (r) => held.customers.has(r.customerId));
+    log(
+      `info webhooks outbox writes only (grant path, deliveries held and drained after the window): ${Math.round(held.perSecond)} grants/s with 4 endpoints vs ${Math.round(off)} without ` +
+        `(${(held.perSecond / off).toFixed(2)}x); then ${grantDrain.delivered}/${held.done * 2 * four.length} delivered in ${grantDrain.seconds.toFixed(1)} s`,
     );
     const cardOff = await project(base, token, 'wh card off', receivers, []);
     await cards.enable(base, token, cardOff.project.id);
@@ -218,6 +266,16 @@ async function main() {
     const cardOk = cardP99 < 1000 && got.length === expected;
     log(
       `${cardOk ? 'ok' : 'MISS'} webhooks card notification -> delivery: p99 ${cardP99} ms (goal < 1000) under the closed loop, ${got.length}/${expected} delivered`,
+    );
+    const cardHeld = await project(base, token, 'wh card on held', receivers, four);
+    await cards.enable(base, token, cardHeld.project.id);
+    const releaseCards = await holdDeliveries(db.url, cardHeld.project.id, receivers);
+    const heldNotifications = await closedLoopNotifications(base, cardHeld.project.id, SECONDS * 1000);
+    const cardDrain = await releaseCards(heldNotifications.done * 2 * four.length, (r) => heldNotifications.sentAt.has(r.customerId));
+    log(
+      `info webhooks outbox writes only (card-notification path, deliveries held and drained after the window): ${Math.round(heldNotifications.perSecond)} notifications/s with 4 endpoints vs ` +
+        `${Math.round(noEndpoints.perSecond)} without (${(heldNotifications.perSecond / noEndpoints.perSecond).toFixed(2)}x; ${heldNotifications.failed} failed); ` +
+        `then ${cardDrain.delivered}/${heldNotifications.done * 2 * four.length} delivered in ${cardDrain.seconds.toFixed(1)} s`,
     );
   } finally {
     cards.remove();
