@@ -101,6 +101,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     });
     const excess: string[] = [];
     let started = 0;
+    // Every endpoint's delivery of an event sends the same bytes: encoded once per poll.
+    const bodies = new Map<string, Buffer>();
     for (const delivery of claimed) {
       const busy = this.inFlight.get(delivery.endpointId) ?? 0;
       if (busy >= MAX_IN_FLIGHT_PER_ENDPOINT) {
@@ -109,7 +111,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       }
       this.inFlight.set(delivery.endpointId, busy + 1);
       started++;
-      const run: Promise<void> = this.attempt(delivery).finally(() => {
+      let body: Buffer | null = null;
+      if (delivery.body !== null) {
+        body = bodies.get(delivery.eventId) ?? Buffer.from(delivery.body, 'utf8');
+        bodies.set(delivery.eventId, body);
+      }
+      const run: Promise<void> = this.attempt(delivery, body).finally(() => {
         this.running.delete(run);
         const left = (this.inFlight.get(delivery.endpointId) ?? 1) - 1;
         if (left <= 0) this.inFlight.delete(delivery.endpointId);
@@ -132,17 +139,21 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  /** `body`: the event's bytes (null when erasure purged them). */
+  private async attempt(delivery: ClaimedDelivery, body: Buffer | null): Promise<void> {
     const nowMs = this.clock.nowMs();
     const attempts = delivery.attempts + 1;
-    if (delivery.body === null) {
+    if (body === null) {
       this.record(delivery, attempts, { ok: false, statusCode: null, error: 'payload erased with the customer' }, true);
       return;
     }
     // Wall clock on purpose: receivers check the signature time against their own clocks.
     const t = Math.floor(this.clock.wallNowMs() / 1000);
-    const secrets = this.secrets.signingSecrets({ ...delivery, id: delivery.endpointId }, nowMs);
-    const signature = serviceSignatureHeader(secrets, t, delivery.body);
+    const keys = this.secrets.signingKeys(
+      { id: delivery.endpointId, secretVersion: delivery.secretVersion, previousSecretExpiresMs: delivery.previousSecretExpiresMs },
+      nowMs,
+    );
+    const signature = serviceSignatureHeader(keys.secrets, t, body);
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       'User-Agent': this.userAgent,
@@ -150,14 +161,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       'Crossdeck-Signature': signature,
       'webhook-id': delivery.eventId,
       'webhook-timestamp': String(t),
-      'webhook-signature': standardSignatureHeader(secrets, delivery.eventId, t, delivery.body),
+      'webhook-signature': standardSignatureHeader(keys.secrets, delivery.eventId, t, body, keys.standardKeys),
     };
     // The change's trace context goes along: as stored when this process does not trace; when
     // it does, the attempt runs in a span whose parent is the change's, and the HTTP client's
     // span (same trace) replaces these headers with its own position in that trace.
     if (delivery.traceparent) headers.traceparent = delivery.traceparent;
     if (delivery.traceparent && delivery.tracestate) headers.tracestate = delivery.tracestate;
-    const body = delivery.body;
     const outcome = await withRemoteParent(
       'webhook delivery',
       { traceparent: delivery.traceparent, tracestate: delivery.tracestate },

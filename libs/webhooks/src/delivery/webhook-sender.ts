@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 import { DELIVERY_TIMEOUT_MS, MAX_RESPONSE_BYTES } from '../domain/webhook-rules.js';
 import { isPublicAddress } from '../domain/address-policy.js';
 
@@ -31,40 +32,71 @@ function checkedLookup(hostname: string, options: { all?: boolean }, callback: L
   });
 }
 
-/** The HTTP side of a delivery: a POST, 10 s in all, no redirects, at most 4 KB of the answer read. */
+/** An endpoint URL as requests need it, or why it is refused. */
+type Target = { refused: string } | { refused: null; secure: boolean; options: http.RequestOptions };
+
+/** Endpoint URLs remembered at most; past it the cache starts over. */
+const MAX_TARGETS = 4096;
+
+/**
+ * The HTTP side of a delivery: a POST, 10 s in all, no redirects, at most 4 KB of the answer
+ * read. Connections are kept alive per host (the agents' pools), and each endpoint URL is
+ * parsed and checked once, not per delivery (the address check on connection stays per connection).
+ */
 export class WebhookSender {
   private readonly httpAgent = new http.Agent({ keepAlive: true });
   private readonly httpsAgent = new https.Agent({ keepAlive: true });
+  private readonly targets = new Map<string, Target>();
 
   constructor(private readonly allowPrivate: boolean) {}
 
-  send(rawUrl: string, headers: Record<string, string>, body: string): Promise<SendOutcome> {
+  private target(rawUrl: string): Target {
+    const cached = this.targets.get(rawUrl);
+    if (cached) return cached;
+    let target: Target;
+    try {
+      const url = new URL(rawUrl);
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      if (!this.allowPrivate && (url.protocol !== 'https:' || (isIP(host) !== 0 && !isPublicAddress(host)))) {
+        target = { refused: 'address refused: https and public addresses only' };
+      } else {
+        const secure = url.protocol === 'https:';
+        target = {
+          refused: null,
+          secure,
+          options: {
+            ...urlToHttpOptions(url),
+            method: 'POST',
+            agent: secure ? this.httpsAgent : this.httpAgent,
+            ...(this.allowPrivate ? {} : { lookup: checkedLookup as never }),
+          },
+        };
+      }
+    } catch {
+      target = { refused: 'invalid url' };
+    }
+    if (this.targets.size >= MAX_TARGETS) this.targets.clear();
+    this.targets.set(rawUrl, target);
+    return target;
+  }
+
+  /** Sends `body` (its bytes, shared by every delivery of an event); sets `Content-Length` in `headers`. */
+  send(rawUrl: string, headers: Record<string, string>, body: Uint8Array): Promise<SendOutcome> {
     return new Promise((resolve) => {
       let settled = false;
+      // Declared first: a refused address settles before any timer exists.
+      let timer: NodeJS.Timeout | undefined = undefined;
       const done = (outcome: SendOutcome) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        if (timer) clearTimeout(timer);
         resolve(outcome);
       };
-      let url: URL;
-      try {
-        url = new URL(rawUrl);
-      } catch {
-        return done({ ok: false, statusCode: null, error: 'invalid url' });
-      }
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      if (!this.allowPrivate && (url.protocol !== 'https:' || (isIP(host) !== 0 && !isPublicAddress(host)))) {
-        return done({ ok: false, statusCode: null, error: 'address refused: https and public addresses only' });
-      }
-      const secure = url.protocol === 'https:';
-      const request = (secure ? https : http).request(url, {
-        method: 'POST',
-        agent: secure ? this.httpsAgent : this.httpAgent,
-        headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
-        ...(this.allowPrivate ? {} : { lookup: checkedLookup as never }),
-      });
-      const timer = setTimeout(() => {
+      const target = this.target(rawUrl);
+      if (target.refused !== null) return done({ ok: false, statusCode: null, error: target.refused });
+      headers['Content-Length'] = String(body.byteLength);
+      const request = (target.secure ? https : http).request({ ...target.options, headers });
+      timer = setTimeout(() => {
         request.destroy(new Error(`timed out after ${DELIVERY_TIMEOUT_MS / 1000} s`));
       }, DELIVERY_TIMEOUT_MS);
       timer.unref();
