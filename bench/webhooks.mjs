@@ -15,7 +15,8 @@
 // cores, during the measured window. Each is followed by an `info` line with the path's own
 // cost: the same closed loop on another project with 4 endpoints whose deliveries are held
 // (a trigger on the scratch database makes them due a day later) and drained after the window,
-// so the window pays for the outbox writes only.
+// so the window pays for the outbox writes only. These lines also give the API process's CPU
+// time (/proc) per grant or notification in each run, and per delivery during the drain.
 // Environment: DATABASE_URL (required), BENCH_WEBHOOKS_SECONDS (8), BENCH_WEBHOOKS_GRANTS_PER_S
 // (160: two events per grant to 4 endpoints = 1,280 deliveries/s offered, above the goal, so the
 // phase finds whether the service keeps up rather than reporting its own offered load), LOG_LEVEL (warn).
@@ -27,6 +28,7 @@ import {
   apiEnv,
   apiNodeArgs,
   call,
+  cpuSeconds,
   createScratchDatabase,
   freePort,
   killChildren,
@@ -50,6 +52,16 @@ const p99 = (values) => {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** The API process, whose CPU time (/proc) the outbox lines divide by grants, notifications and deliveries. */
+let apiPid = null;
+/** `fn`'s result with the API's CPU milliseconds spent while it ran (null without /proc). */
+async function withApiCpu(fn) {
+  const from = cpuSeconds(apiPid);
+  const result = await fn();
+  const to = cpuSeconds(apiPid);
+  return { ...result, cpuMs: from === null || to === null ? null : (to - from) * 1000 };
+}
+const perUnit = (cpuMs, units) => (cpuMs === null || units === 0 ? 'n/a' : `${(cpuMs / units).toFixed(2)} ms`);
 
 /** `count` customers, identified 8 at a time. */
 async function customersOf(api, count, label) {
@@ -168,8 +180,10 @@ async function holdDeliveries(dbUrl, projectId, receivers) {
     );
     const t0 = Date.now();
     const mine = () => receivers.received.slice(from).filter(isMine).length;
-    while (mine() < expected && Date.now() - t0 < 60_000) await sleep(50);
-    return { delivered: mine(), seconds: (Date.now() - t0) / 1000 };
+    return withApiCpu(async () => {
+      while (mine() < expected && Date.now() - t0 < 60_000) await sleep(50);
+      return { delivered: mine(), seconds: (Date.now() - t0) / 1000 };
+    });
   };
 }
 
@@ -178,15 +192,17 @@ async function closedLoopGrants(api, ms, connections = 8) {
   let done = 0;
   let k = 0;
   const until = Date.now() + ms;
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (Date.now() < until) {
-        const n = k++;
-        if (await grant(api, customers[n % customers.length], `k${n % 7}`).catch(() => null)) done++;
-      }
-    }),
+  const { cpuMs } = await withApiCpu(() =>
+    Promise.all(
+      Array.from({ length: connections }, async () => {
+        while (Date.now() < until) {
+          const n = k++;
+          if (await grant(api, customers[n % customers.length], `k${n % 7}`).catch(() => null)) done++;
+        }
+      }),
+    ),
   );
-  return { perSecond: done / (ms / 1000), done, customers: new Set(customers) };
+  return { perSecond: done / (ms / 1000), done, cpuMs, customers: new Set(customers) };
 }
 
 async function main() {
@@ -204,6 +220,7 @@ async function main() {
     RAIL_SECRETS_FILE: cards.path,
   };
   const server = startNode('api', API_ENTRY, env, apiNodeArgs());
+  apiPid = server.child.pid;
   const receivers = await startReceivers();
   try {
     const base = `http://127.0.0.1:${port}`;
@@ -226,7 +243,8 @@ async function main() {
         `grant p99 ${fan.grantP99} -> ${iso.grantP99} ms (${(grantMoved * 100).toFixed(1)} %, goal < 10 %)`,
     );
     const onFrom = receivers.received.length;
-    const off = (await closedLoopGrants(await project(base, token, 'wh off', receivers, []), SECONDS * 1000)).perSecond;
+    const offRun = await closedLoopGrants(await project(base, token, 'wh off', receivers, []), SECONDS * 1000);
+    const off = offRun.perSecond;
     const onRun = await closedLoopGrants(await project(base, token, 'wh on', receivers, four), SECONDS * 1000);
     const on = onRun.perSecond;
     const ratio = on / off;
@@ -243,15 +261,17 @@ async function main() {
     const grantDrain = await releaseGrants(held.done * 2 * four.length, (r) => held.customers.has(r.customerId));
     log(
       `info webhooks outbox writes only (grant path, deliveries held and drained after the window): ${Math.round(held.perSecond)} grants/s with 4 endpoints vs ${Math.round(off)} without ` +
-        `(${(held.perSecond / off).toFixed(2)}x); then ${grantDrain.delivered}/${held.done * 2 * four.length} delivered in ${grantDrain.seconds.toFixed(1)} s`,
+        `(${(held.perSecond / off).toFixed(2)}x); API CPU/grant ${perUnit(held.cpuMs, held.done)} vs ${perUnit(offRun.cpuMs, offRun.done)} without ` +
+        `(${perUnit(onRun.cpuMs, onRun.done)} with the deliveries in the window); then ${grantDrain.delivered}/${held.done * 2 * four.length} delivered in ` +
+        `${grantDrain.seconds.toFixed(1)} s, API CPU/delivery ${perUnit(grantDrain.cpuMs, grantDrain.delivered)}`,
     );
     const cardOff = await project(base, token, 'wh card off', receivers, []);
     await cards.enable(base, token, cardOff.project.id);
     const cardOn = await project(base, token, 'wh card on', receivers, four);
     await cards.enable(base, token, cardOn.project.id);
     const from = receivers.received.length;
-    const noEndpoints = await closedLoopNotifications(base, cardOff.project.id, SECONDS * 1000);
-    const withEndpoints = await closedLoopNotifications(base, cardOn.project.id, SECONDS * 1000);
+    const noEndpoints = await withApiCpu(() => closedLoopNotifications(base, cardOff.project.id, SECONDS * 1000));
+    const withEndpoints = await withApiCpu(() => closedLoopNotifications(base, cardOn.project.id, SECONDS * 1000));
     const expected = withEndpoints.done * 2 * four.length;
     const deadline = Date.now() + 30_000;
     const mine = () => receivers.received.slice(from).filter((r) => withEndpoints.sentAt.has(r.customerId));
@@ -270,12 +290,14 @@ async function main() {
     const cardHeld = await project(base, token, 'wh card on held', receivers, four);
     await cards.enable(base, token, cardHeld.project.id);
     const releaseCards = await holdDeliveries(db.url, cardHeld.project.id, receivers);
-    const heldNotifications = await closedLoopNotifications(base, cardHeld.project.id, SECONDS * 1000);
+    const heldNotifications = await withApiCpu(() => closedLoopNotifications(base, cardHeld.project.id, SECONDS * 1000));
     const cardDrain = await releaseCards(heldNotifications.done * 2 * four.length, (r) => heldNotifications.sentAt.has(r.customerId));
     log(
       `info webhooks outbox writes only (card-notification path, deliveries held and drained after the window): ${Math.round(heldNotifications.perSecond)} notifications/s with 4 endpoints vs ` +
         `${Math.round(noEndpoints.perSecond)} without (${(heldNotifications.perSecond / noEndpoints.perSecond).toFixed(2)}x; ${heldNotifications.failed} failed); ` +
-        `then ${cardDrain.delivered}/${heldNotifications.done * 2 * four.length} delivered in ${cardDrain.seconds.toFixed(1)} s`,
+        `API CPU/notification ${perUnit(heldNotifications.cpuMs, heldNotifications.done)} vs ${perUnit(noEndpoints.cpuMs, noEndpoints.done)} without ` +
+        `(${perUnit(withEndpoints.cpuMs, withEndpoints.done)} with the deliveries in the window); then ${cardDrain.delivered}/${heldNotifications.done * 2 * four.length} ` +
+        `delivered in ${cardDrain.seconds.toFixed(1)} s, API CPU/delivery ${perUnit(cardDrain.cpuMs, cardDrain.delivered)}`,
     );
   } finally {
     cards.remove();
