@@ -6,7 +6,7 @@ describe('medium: binary array parameters', () => {
   let m: MediumContext;
 
   beforeAll(async () => {
-    m = await createMediumContext();
+    m = await createMediumContext({ modules: [] });
   });
   afterAll(() => m?.close());
 

@@ -21,7 +21,7 @@ describe('medium: EXPLAIN of the event batch insert (INSERT_EVENTS_SQL)', () => 
     .join(', ')})`;
 
   beforeAll(async () => {
-    m = await createMediumContext();
+    m = await createMediumContext({ modules: [] });
   });
   afterAll(() => m?.close());
 

@@ -15,7 +15,7 @@ describe('medium: IdempotencyService with IdempotencyRepository', () => {
   const ENDPOINT = 'POST /medium/probe';
 
   beforeAll(async () => {
-    m = await createMediumContext();
+    m = await createMediumContext({ modules: [] });
     service = m.get(IdempotencyService);
     ({ projectId } = await seedProject(m.dataSource));
     // A table of the test's own: the "handler's writes" that must commit with the answer.
