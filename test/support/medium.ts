@@ -3,17 +3,7 @@ import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/commo
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import {
-  type AppConfig,
-  Clock,
-  NestPinoLogger,
-  PlatformModule,
-  Sql,
-  type TenantScope,
-  createAppLogger,
-  loadConfig,
-  loadSdkVersionsManifest,
-} from '#platform';
+import { type AppConfig, Clock, NestPinoLogger, PlatformModule, Sql, type TenantScope, createAppLogger, loadConfig, loadSdkVersionsManifest } from '#platform';
 import type { AuthContext } from '#keys';
 import { type CatalogProduct, ProductCatalog } from '#entitlements';
 import { AppModule } from '../../apps/api/src/app.module.js';

@@ -1,0 +1,187 @@
+import { RailSubscriptionsRepository } from '../../libs/rails/src/model/rail-subscriptions.repository.js';
+import { unique } from '../support/medium.js';
+import { cardRail, type CardRail } from './card-rail.js';
+
+/**
+ * The shared rail model's rules, driven through the card notification entry on the rails'
+ * modules alone (no HTTP): subscription records and audit entries, newest rail time wins, the
+ * catalogue gate, a product change ending keys, one entitlement row aggregating the live
+ * subscriptions, notifications claimed once, the processor's statuses. Signatures, paths and
+ * answers over HTTP stay in test/e2e/webhooks-card-*.e2e-spec.ts.
+ */
+describe('medium: rail model through the card notification entry', () => {
+  let c: CardRail;
+  let subscriptions: RailSubscriptionsRepository;
+
+  beforeAll(async () => {
+    c = await cardRail();
+    subscriptions = c.m.get(RailSubscriptionsRepository);
+  });
+  afterAll(() => c?.close());
+
+  it('applies a state: subscription record, one entitlement per catalogue key, one audit entry with the rail fields', async () => {
+    const validUntil = c.now() + 3600;
+    const sub = c.subscription({ periodEnd: validUntil });
+    const result = await c.send(c.event('customer.subscription.updated', sub));
+    expect(result.decision).toBe('applied');
+    const customerId = result.serviceCustomerId!;
+    const read = await c.entitlements(customerId);
+    expect(read.map((e) => e.key)).toEqual(['cloud_sync', 'pro']);
+    expect(read[0]).toMatchObject({ isActive: true, validUntil, source: { rail: 'card_payments', productId: 'prod_pro', subscriptionId: sub.id } });
+
+    const audit = await c.audit(result.auditEventId);
+    expect(audit).toMatchObject({
+      rail: 'card_payments',
+      env: 'sandbox',
+      eventType: 'customer.subscription.updated',
+      decision: 'applied',
+      customerId,
+      signatureVerified: true,
+      reconciledWithProvider: false,
+    });
+    expect(typeof audit!.rawEventReceivedAt).toBe('number');
+    expect(typeof audit!.processedAt).toBe('number');
+
+    expect(await subscriptions.customerStatus(c.sandbox, customerId, 'card_payments', c.m.clock.nowMs())).toBe('live');
+    expect(await subscriptions.customerStatus(c.sandbox, customerId, 'card_payments', (validUntil + 1) * 1000)).toBe('lapsed');
+    expect(await subscriptions.customerStatus(c.sandbox, customerId, 'ios_store', c.m.clock.nowMs())).toBe('none');
+  });
+
+  it('newest rail time wins: an older state is a no_op; the same state again is a no_op; a newer one applies', async () => {
+    const sub = c.subscription({ product: 'prod_basic', periodEnd: c.now() + 100 });
+    const t0 = c.now();
+    const created = await c.send(c.event('customer.subscription.created', sub, { created: t0 }));
+    expect(created.decision).toBe('applied');
+    const customerId = created.serviceCustomerId!;
+    const older = await c.send(c.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: t0 - 1 }));
+    expect(older.decision).toBe('no_op');
+    expect((await subscriptions.find(c.sandbox, 'card_payments', sub.id))?.state).toBe('active');
+    expect((await c.send(c.event('customer.subscription.updated', sub, { created: t0 }))).decision).toBe('no_op');
+    const newer = await c.send(c.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: t0 + 20 }));
+    expect(newer.decision).toBe('applied');
+    expect(await c.activeKeys(customerId)).toEqual([]);
+    expect(await c.states(customerId)).toEqual({ basic: 'expired' });
+    expect(await subscriptions.customerStatus(c.sandbox, customerId, 'card_payments', c.m.clock.nowMs())).toBe('lapsed');
+
+    // Out of order: an active state older than the cancellation changes nothing.
+    const late = await c.send(c.event('customer.subscription.updated', { ...sub, status: 'active' }, { created: t0 + 10 }));
+    expect(late).toEqual(expect.objectContaining({ decision: 'no_op', serviceCustomerId: customerId }));
+    expect(await c.activeKeys(customerId)).toEqual([]);
+    expect((await c.audit(late.auditEventId))?.reason).toMatch(/Older than the stored state/);
+  });
+
+  it('a product missing from the catalogue is rejected and changes nothing', async () => {
+    // A known card customer: the rejection is journaled on it.
+    const known = await c.send(c.event('customer.subscription.created', c.subscription({ product: 'prod_basic' })));
+    const customer = (
+      await c.m.dataSource.query(`SELECT value FROM customer_aliases WHERE customer_id = $1 AND type = 'card_customer_id'`, [known.serviceCustomerId])
+    )[0].value;
+    const sub = c.subscription({ customer, product: 'prod_unknown' });
+    const result = await c.send(c.event('customer.subscription.created', sub));
+    expect(result.decision).toBe('rejected');
+    expect(await subscriptions.find(c.sandbox, 'card_payments', sub.id)).toBeNull();
+    expect(await c.audit(result.auditEventId)).toMatchObject({ decision: 'rejected', customerId: known.serviceCustomerId });
+
+    // An unknown card customer: no customer is created for it.
+    const before = await c.customerCount();
+    const stranger = await c.send(c.event('customer.subscription.created', c.subscription({ product: 'prod_unknown' })));
+    expect(stranger).toEqual(expect.objectContaining({ decision: 'rejected', serviceCustomerId: null }));
+    expect(await c.customerCount()).toBe(before);
+    expect(await c.audit(stranger.auditEventId)).toEqual(expect.objectContaining({ decision: 'rejected', customerId: '' }));
+  });
+
+  it('a product change (plan change) ends the keys the previous product granted', async () => {
+    const sub = c.subscription();
+    const t0 = c.now();
+    const created = await c.send(c.event('customer.subscription.created', sub, { created: t0 }));
+    const changed = c.subscription({ id: sub.id, customer: sub.customer, product: 'prod_basic' });
+    const result = await c.send(c.event('customer.subscription.updated', changed, { created: t0 + 1 }));
+    expect(result.decision).toBe('applied');
+    expect(await c.activeKeys(created.serviceCustomerId!)).toEqual(['basic']);
+    expect((await c.entitlements(created.serviceCustomerId!)).map((e) => e.key)).toEqual(['basic']);
+  });
+
+  it('one entitlement row aggregates the live subscriptions of a customer on a rail: ending one keeps the key from the other', async () => {
+    const customer = unique('cus');
+    const t0 = c.now();
+    const longer = c.now() + 7200;
+    const first = c.subscription({ customer, periodEnd: c.now() + 3600 });
+    const second = c.subscription({ customer, periodEnd: longer });
+    const a = await c.send(c.event('customer.subscription.created', first, { created: t0 }));
+    const customerId = a.serviceCustomerId!;
+    expect((await c.send(c.event('customer.subscription.created', second, { created: t0 }))).serviceCustomerId).toBe(customerId);
+    expect((await c.entitlements(customerId)).map((e) => e.validUntil)).toEqual([longer, longer]);
+    const keys = async () => (await c.entitlements(customerId)).map((e) => ({ until: e.validUntil, sub: e.source.subscriptionId, active: e.isActive }));
+    // a shorter renewal of the first does not shorten the key
+    const renewed = c.subscription({ id: first.id, customer, periodEnd: c.now() + 3700 });
+    await c.send(c.event('customer.subscription.updated', renewed, { created: t0 + 1 }));
+    expect(await keys()).toEqual([
+      { until: longer, sub: second.id, active: true },
+      { until: longer, sub: second.id, active: true },
+    ]);
+    // cancelling the second falls back to the first
+    const cancelled = await c.send(c.event('customer.subscription.deleted', { ...second, status: 'canceled' }, { created: t0 + 2 }));
+    expect(cancelled.decision).toBe('applied');
+    expect((await keys()).map(({ active, sub }) => ({ active, sub }))).toEqual([
+      { active: true, sub: first.id },
+      { active: true, sub: first.id },
+    ]);
+    // cancelling both ends it
+    await c.send(c.event('customer.subscription.deleted', { ...renewed, status: 'canceled' }, { created: t0 + 3 }));
+    expect(await c.states(customerId)).toEqual({ cloud_sync: 'expired', pro: 'expired' });
+    expect(await c.entitlements(customerId)).toEqual([]);
+  });
+
+  describe('notifications are claimed once', () => {
+    it('a duplicate is answered from the first processing and writes nothing', async () => {
+      const body = c.event('customer.subscription.created', c.subscription());
+      const first = await c.send(body);
+      const before = await c.counts();
+      const again = await c.send(body);
+      expect(again).toEqual({ ...first, duplicate: true });
+      expect(await c.counts()).toEqual(before);
+    });
+
+    it('concurrent deliveries of one event are applied once', async () => {
+      const body = c.event('customer.subscription.created', c.subscription());
+      const before = await c.counts();
+      const answers = await Promise.all(Array.from({ length: 20 }, () => c.send(body)));
+      expect(answers.filter((answer) => !answer.duplicate)).toHaveLength(1);
+      expect(new Set(answers.map((answer) => answer.auditEventId)).size).toBe(1);
+      const after = await c.counts();
+      expect(after.entries - before.entries).toBe(1);
+      expect(after.notifications - before.notifications).toBe(1);
+    });
+  });
+
+  describe("the processor's subscription statuses", () => {
+    it.each([
+      ['trialing', true],
+      ['past_due', true],
+      ['canceled', false],
+      ['unpaid', false],
+      ['incomplete', false],
+      ['incomplete_expired', false],
+      ['paused', false],
+    ])('status %s: active %s', async (status, active) => {
+      const result = await c.send(c.event('customer.subscription.updated', c.subscription({ status })));
+      expect(result.decision).toBe('applied');
+      expect(await c.activeKeys(result.serviceCustomerId!)).toEqual(active ? ['cloud_sync', 'pro'] : []);
+    });
+
+    it('cancel_at_period_end stays active until the period end, then lapses on the clock', async () => {
+      const result = await c.send(c.event('customer.subscription.updated', c.subscription({ cancelAtPeriodEnd: true, periodEnd: c.now() + 3600 })));
+      expect(await c.activeKeys(result.serviceCustomerId!)).toEqual(['cloud_sync', 'pro']);
+      c.m.clock.advance(3601);
+      expect(await c.activeKeys(result.serviceCustomerId!)).toEqual([]);
+    });
+
+    it('ignored types are no_op with one audit entry', async () => {
+      for (const type of ['invoice.paid', 'invoice.payment_failed', 'charge.refunded', 'customer.created']) {
+        const result = await c.send(c.event(type, { id: unique('obj'), object: 'whatever' }));
+        expect(result).toEqual(expect.objectContaining({ decision: 'no_op', serviceCustomerId: null }));
+        expect((await c.audit(result.auditEventId))?.eventType).toBe(type);
+      }
+    });
+  });
+});
