@@ -6,7 +6,7 @@ import { cardRail, type CardRail } from './card-rail.js';
  * The shared rail model's rules, driven through the card notification entry on the rails'
  * modules alone (no HTTP): subscription records and audit entries, newest rail time wins, the
  * catalogue gate, a product change ending keys, one entitlement row aggregating the live
- * subscriptions, notifications claimed once, the processor's statuses. Signatures, paths and
+ * subscriptions, notifications claimed once, the processor's statuses, subscriptions of several items. Signatures, paths and
  * answers over HTTP stay in test/e2e/webhooks-card-*.e2e-spec.ts.
  */
 describe('medium: rail model through the card notification entry', () => {
@@ -182,6 +182,139 @@ describe('medium: rail model through the card notification entry', () => {
         expect(result).toEqual(expect.objectContaining({ decision: 'no_op', serviceCustomerId: null }));
         expect((await c.audit(result.auditEventId))?.eventType).toBe(type);
       }
+    });
+  });
+
+  describe('subscriptions with several items', () => {
+    const rows = async (customerId: string) => Object.fromEntries((await c.entitlements(customerId)).map((e) => [e.key, e]));
+    /** The stored entitlement row of a key (inactive rows are not in the read). */
+    const entitlementRow = async (customerId: string, key: string) =>
+      (
+        await c.m.dataSource.query(
+          `SELECT state, product_id, subscription_id, last_event_id FROM entitlements WHERE project_id = $1 AND customer_id = $2 AND entitlement_key = $3 AND rail = 'card_payments'`,
+          [c.projectId, customerId, key],
+        )
+      )[0];
+    const record = async (subscriptionId: string) =>
+      (
+        await c.m.dataSource.query(`SELECT product_id, valid_until, raw_status FROM rail_subscriptions WHERE project_id = $1 AND subscription_id = $2`, [
+          c.projectId,
+          subscriptionId,
+        ])
+      )[0];
+
+    it("two items grant both products' keys, each until its own item's period end; one audit entry", async () => {
+      const proEnd = c.now() + 3600;
+      const basicEnd = c.now() + 30 * 86400;
+      const sub = c.subscription({
+        items: [
+          { product: 'prod_pro', periodEnd: proEnd },
+          { product: 'prod_basic', periodEnd: basicEnd },
+        ],
+      });
+      const before = await c.counts();
+      const result = await c.send(c.event('customer.subscription.created', sub));
+      expect(result).toEqual(expect.objectContaining({ decision: 'applied', duplicate: false }));
+      expect(await c.counts()).toEqual({ notifications: before.notifications + 1, entries: before.entries + 1 });
+      const customerId = result.serviceCustomerId!;
+      expect(await c.activeKeys(customerId)).toEqual(['basic', 'cloud_sync', 'pro']);
+      const read = await rows(customerId);
+      expect(read.pro).toEqual(
+        expect.objectContaining({ isActive: true, validUntil: proEnd, source: { rail: 'card_payments', productId: 'prod_pro', subscriptionId: sub.id } }),
+      );
+      expect(read.cloud_sync).toEqual(expect.objectContaining({ isActive: true, validUntil: proEnd }));
+      expect(read.basic).toEqual(
+        expect.objectContaining({ isActive: true, validUntil: basicEnd, source: { rail: 'card_payments', productId: 'prod_basic', subscriptionId: sub.id } }),
+      );
+      const entry = await c.audit(result.auditEventId);
+      expect(entry).toEqual(expect.objectContaining({ decision: 'applied', customerId }));
+      expect(entry?.reason).toContain('prod_pro, prod_basic');
+      // The record: the first product in product_id, the subscription's end, every item after the status word.
+      const stored = await record(sub.id);
+      expect(stored.product_id).toBe('prod_pro');
+      expect(new Date(stored.valid_until).getTime()).toBe(basicEnd * 1000);
+      expect(stored.raw_status).toMatch(/^active items=\[/);
+      // The same state again changes nothing.
+      expect((await c.send(c.event('customer.subscription.updated', sub))).decision).toBe('no_op');
+      // The first item's period ends: its keys lapse on the clock, the other item's stay.
+      c.m.clock.advance(3601);
+      expect(await c.activeKeys(customerId)).toEqual(['basic']);
+    });
+
+    it('an update removing one item turns off only its keys; an older event does not bring it back', async () => {
+      const sub = c.subscription({ items: [{ product: 'prod_pro' }, { product: 'prod_basic' }] });
+      const t0 = c.now();
+      const created = await c.send(c.event('customer.subscription.created', sub, { created: t0 }));
+      const customerId = created.serviceCustomerId!;
+      expect(await c.activeKeys(customerId)).toEqual(['basic', 'cloud_sync', 'pro']);
+      const removed = { ...sub, items: { ...sub.items, data: [sub.items.data[0]] } };
+      const update = await c.send(c.event('customer.subscription.updated', removed, { created: t0 + 2 }));
+      expect(update).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: customerId }));
+      expect(await c.activeKeys(customerId)).toEqual(['cloud_sync', 'pro']);
+      expect(await entitlementRow(customerId, 'basic')).toEqual({
+        state: 'expired',
+        product_id: 'prod_basic',
+        subscription_id: sub.id,
+        last_event_id: update.auditEventId,
+      });
+      // The single remaining item: the record is a plain one-product record again.
+      expect((await record(sub.id)).raw_status).toBe('active');
+      expect((await c.send(c.event('customer.subscription.updated', sub, { created: t0 + 1 }))).decision).toBe('no_op');
+      expect(await c.activeKeys(customerId)).toEqual(['cloud_sync', 'pro']);
+      // Cancelling ends every remaining item's keys.
+      const deleted = await c.send(c.event('customer.subscription.deleted', { ...removed, status: 'canceled' }, { created: t0 + 3 }));
+      expect(deleted.decision).toBe('applied');
+      expect(await c.activeKeys(customerId)).toEqual([]);
+    });
+
+    it('keys the removed items share with another item or another subscription stay on', async () => {
+      const customer = unique('cus');
+      const teamEnd = c.now() + 10 * 86400;
+      const other = await c.send(c.event('customer.subscription.created', c.subscription({ customer, product: 'prod_basic' })));
+      const customerId = other.serviceCustomerId!;
+      const sub = c.subscription({
+        customer,
+        items: [{ product: 'prod_pro' }, { product: 'prod_team', periodEnd: teamEnd }, { product: 'prod_basic' }],
+      });
+      const t0 = c.now();
+      const created = await c.send(c.event('customer.subscription.created', sub, { created: t0 }));
+      expect(created.serviceCustomerId).toBe(customerId);
+      expect(await c.activeKeys(customerId)).toEqual(['basic', 'cloud_sync', 'pro', 'team']);
+      // prod_pro grants pro longer than prod_team does.
+      expect((await rows(customerId)).pro.source.productId).toBe('prod_pro');
+      const onlyTeam = { ...sub, items: { ...sub.items, data: [sub.items.data[1]] } };
+      const update = await c.send(c.event('customer.subscription.updated', onlyTeam, { created: t0 + 1 }));
+      expect(update.decision).toBe('applied');
+      // cloud_sync was only prod_pro's; pro is still prod_team's; basic is still the other subscription's.
+      expect(await c.activeKeys(customerId)).toEqual(['basic', 'pro', 'team']);
+      const read = await rows(customerId);
+      expect(read.pro).toEqual(
+        expect.objectContaining({ isActive: true, validUntil: teamEnd, source: { rail: 'card_payments', productId: 'prod_team', subscriptionId: sub.id } }),
+      );
+      expect(read.basic.source.subscriptionId).not.toBe(sub.id);
+      expect(read.cloud_sync).toBeUndefined();
+      expect(await entitlementRow(customerId, 'cloud_sync')).toEqual(expect.objectContaining({ state: 'expired', product_id: 'prod_pro' }));
+    });
+
+    it('an item with a product missing from the catalogue beside a known one: the known one applies', async () => {
+      const sub = c.subscription({ items: [{ product: 'prod_unknown' }, { product: 'prod_basic' }] });
+      const result = await c.send(c.event('customer.subscription.created', sub));
+      expect(result).toEqual(expect.objectContaining({ decision: 'applied' }));
+      expect(await c.activeKeys(result.serviceCustomerId!)).toEqual(['basic']);
+      expect((await rows(result.serviceCustomerId!)).basic.source.productId).toBe('prod_basic');
+      // The record keeps the products that grant.
+      const stored = await record(sub.id);
+      expect({ product: stored.product_id, raw: stored.raw_status }).toEqual({ product: 'prod_basic', raw: 'active' });
+    });
+
+    it('every product missing from the catalogue: rejected, nothing stored', async () => {
+      const before = await c.customerCount();
+      const sub = c.subscription({ items: [{ product: 'prod_unknown' }, { product: 'prod_gone' }] });
+      const result = await c.send(c.event('customer.subscription.created', sub));
+      expect(result).toEqual(expect.objectContaining({ decision: 'rejected', serviceCustomerId: null }));
+      expect((await c.audit(result.auditEventId))?.reason).toContain('prod_unknown, prod_gone');
+      expect(await record(sub.id)).toBeUndefined();
+      expect(await c.customerCount()).toBe(before);
     });
   });
 });
