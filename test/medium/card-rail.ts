@@ -2,6 +2,7 @@ import Stripe from 'stripe';
 import type { TenantScope } from '#platform';
 import { type AuditEntryData, AuditJournal } from '#audit';
 import { EntitlementReadService, type PublicEntitlement } from '#entitlements';
+import { IdentifyService } from '#identity';
 import { RailSecrets, StoreNotificationsModule } from '#rails';
 import { CardWebhookService } from '../../libs/rails/src/card/card-webhook.service.js';
 import type { RailNotificationView } from '../../libs/rails/src/notifications/rail-notification.view.js';
@@ -18,6 +19,7 @@ interface SubOptions {
   product?: string;
   periodEnd?: number;
   cancelAtPeriodEnd?: boolean;
+  metadata?: Record<string, string>;
   /** Several items (each its own price product and period end); default: one item of `product`. */
   items?: { product: string; periodEnd?: number }[];
 }
@@ -54,7 +56,7 @@ export async function cardRail() {
     customer: o.customer ?? unique('cus'),
     status: o.status ?? 'active',
     cancel_at_period_end: o.cancelAtPeriodEnd ?? false,
-    metadata: {},
+    metadata: o.metadata ?? {},
     items: {
       object: 'list',
       data: (o.items ?? [{ product: o.product ?? 'prod_pro', periodEnd: o.periodEnd }]).map((item) => ({
@@ -105,6 +107,10 @@ export async function cardRail() {
         )
       ).map((row: { key: string; state: string }) => [row.key, row.state]),
     );
+  /** Identify of a developer user id from a new device: answers its customer. */
+  const identify = async (userId: string): Promise<string> =>
+    (await m.get(IdentifyService).identify(m.newAuth(sandbox), { userId, anonymousId: unique('anon') } as Parameters<IdentifyService['identify']>[1]))
+      .serviceCustomerId;
   const customerCount = async (): Promise<number> =>
     (await m.dataSource.query(`SELECT count(*)::int AS n FROM customers WHERE project_id = $1`, [projectId]))[0].n;
   const close = async () => {
@@ -114,7 +120,7 @@ export async function cardRail() {
       file.remove();
     }
   };
-  return { m, projectId, sandbox, now, subscription, event, send, entitlements, activeKeys, audit, counts, states, customerCount, close };
+  return { m, projectId, sandbox, now, subscription, event, send, entitlements, activeKeys, audit, counts, states, identify, customerCount, close };
 }
 
 export type CardRail = Awaited<ReturnType<typeof cardRail>>;
