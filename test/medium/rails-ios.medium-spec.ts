@@ -87,13 +87,11 @@ describe('medium: iOS store notifications', () => {
   /** Identify binding an app account token: answers the customer. */
   const identify = async (appAccountToken: string): Promise<string> =>
     (
-      await m
-        .get(IdentifyService)
-        .identify(m.newAuth(sandbox(), { platform: 'ios' }), {
-          userId: `user_${randomUUID()}`,
-          anonymousId: `anon_${Date.now()}`,
-          appAccountToken,
-        } as Parameters<IdentifyService['identify']>[1])
+      await m.get(IdentifyService).identify(m.newAuth(sandbox(), { platform: 'ios' }), {
+        userId: `user_${randomUUID()}`,
+        anonymousId: `anon_${Date.now()}`,
+        appAccountToken,
+      } as Parameters<IdentifyService['identify']>[1])
     ).serviceCustomerId;
 
   describe('notification types', () => {
