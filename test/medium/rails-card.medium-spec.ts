@@ -6,7 +6,7 @@ import { cardRail, type CardRail } from './card-rail.js';
  * The shared rail model's rules, driven through the card notification entry on the rails'
  * modules alone (no HTTP): subscription records and audit entries, newest rail time wins, the
  * catalogue gate, a product change ending keys, one entitlement row aggregating the live
- * subscriptions, notifications claimed once, the processor's statuses, subscriptions of several items. Signatures, paths and
+ * subscriptions, notifications and transactions claimed once, the processor's statuses, subscriptions of several items. Signatures, paths and
  * answers over HTTP stay in test/e2e/webhooks-card-*.e2e-spec.ts.
  */
 describe('medium: rail model through the card notification entry', () => {
@@ -132,7 +132,23 @@ describe('medium: rail model through the card notification entry', () => {
     expect(await c.entitlements(customerId)).toEqual([]);
   });
 
-  describe('notifications are claimed once', () => {
+  describe('notifications and transactions are claimed once', () => {
+    it('a transaction is claimed once: the second claim answers the first record', async () => {
+      const customerId = await c.m.newCustomer(c.sandbox);
+      const tx = {
+        rail: 'card_payments' as const,
+        transactionId: unique('tx'),
+        subscriptionId: unique('sub'),
+        customerId,
+        decision: 'applied' as const,
+        auditEventId: null,
+      };
+      expect(await c.m.sql.transaction(() => subscriptions.claimTransaction(c.sandbox, tx, c.m.clock.now()))).toBeNull();
+      expect(await c.m.sql.transaction(() => subscriptions.claimTransaction(c.sandbox, tx, c.m.clock.now()))).toMatchObject({
+        transactionId: tx.transactionId,
+      });
+    });
+
     it('a duplicate is answered from the first processing and writes nothing', async () => {
       const body = c.event('customer.subscription.created', c.subscription());
       const first = await c.send(body);
