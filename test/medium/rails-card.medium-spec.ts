@@ -6,8 +6,9 @@ import { cardRail, type CardRail } from './card-rail.js';
  * The shared rail model's rules, driven through the card notification entry on the rails'
  * modules alone (no HTTP): subscription records and audit entries, newest rail time wins, the
  * catalogue gate, a product change ending keys, one entitlement row aggregating the live
- * subscriptions, notifications and transactions claimed once, the processor's statuses, subscriptions of several items. Signatures, paths and
- * answers over HTTP stay in test/e2e/webhooks-card-*.e2e-spec.ts.
+ * subscriptions, notifications and transactions claimed once, the processor's statuses, and
+ * subscriptions of several items. Signatures, paths and answers over HTTP stay in
+ * test/e2e/webhooks-card-*.e2e-spec.ts.
  */
 describe('medium: rail model through the card notification entry', () => {
   let c: CardRail;
