@@ -53,7 +53,10 @@ export const noEntityManager = {
   create(context) {
     return {
       Identifier(node) {
-        if (node.name === 'EntityManager') context.report({ node, messageId: 'named' });
+        if (node.name !== 'EntityManager') return;
+        // An import specifier holds the name twice (imported and local): report it once.
+        if (node.parent?.type === 'ImportSpecifier' && node !== node.parent.local) return;
+        context.report({ node, messageId: 'named' });
       },
     };
   },
