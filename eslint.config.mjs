@@ -91,7 +91,7 @@ export default tseslint.config(
   { plugins: { 'write-path': writePath } },
   {
     files: ['libs/**/*.ts', 'apps/**/*.ts'],
-    rules: { 'write-path/scope-first': 'error' },
+    rules: { 'write-path/scope-first': 'error', 'write-path/no-exported-repository': 'error' },
   },
   {
     files: ['libs/**/*.ts', 'apps/**/*.ts'],

@@ -3,6 +3,8 @@
 //   typed `TenantScope` or `AuthContext`) takes it first, so every tenant-data call reads alike.
 // - `no-entity-manager`: no code outside the platform's database layer and migrations names
 //   TypeORM's `EntityManager`; statements join the ambient transaction of `Sql.transaction`.
+// - `no-exported-repository`: a Nest module's `exports` and a context's `index.ts` name no
+//   `*Repository`: another module reaches a context's tables through its services.
 const SCOPE_TYPES = new Set(['TenantScope', 'AuthContext']);
 
 const typeName = (param) => {
@@ -62,4 +64,28 @@ export const noEntityManager = {
   },
 };
 
-export default { rules: { 'scope-first': scopeFirst, 'no-entity-manager': noEntityManager } };
+const REPOSITORY = /Repository$/;
+
+/** @type {import('eslint').Rule.RuleModule} */
+export const noExportedRepository = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'A module or a context index exports services, never a repository.' },
+    schema: [],
+    messages: { exported: "'{{name}}' is a repository: export a service that uses it instead." },
+  },
+  create(context) {
+    const isIndex = /[\\/]libs[\\/][^\\/]+[\\/]src[\\/]index\.ts$/.test(context.filename);
+    const report = (node, name) => REPOSITORY.test(name) && context.report({ node, messageId: 'exported', data: { name } });
+    return {
+      "Decorator[expression.callee.name='Module'] Property[key.name='exports'] > ArrayExpression > Identifier"(node) {
+        report(node, node.name);
+      },
+      ExportSpecifier(node) {
+        if (isIndex) report(node, node.exported.name ?? node.exported.value);
+      },
+    };
+  },
+};
+
+export default { rules: { 'scope-first': scopeFirst, 'no-entity-manager': noEntityManager, 'no-exported-repository': noExportedRepository } };

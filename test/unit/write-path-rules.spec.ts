@@ -6,17 +6,17 @@ import writePath from '../../eslint-rules/write-path.mjs';
 /** The lint rules of the one write path (eslint.config.mjs, `write-path/*`). */
 const ROOT = resolve(__dirname, '../..');
 
-function lint(code: string): string[] {
+function lint(code: string, file = 'libs/rails/src/model/sample.service.ts'): string[] {
   const linter = new Linter({ cwd: ROOT });
   const config = [
     {
       files: ['**/*.ts'],
       languageOptions: { parser: tseslint.parser as Linter.Parser },
-      plugins: { 'write-path': writePath as never },
-      rules: { 'write-path/scope-first': 'error', 'write-path/no-entity-manager': 'error' } as Linter.RulesRecord,
+      plugins: { 'write-path': writePath },
+      rules: { 'write-path/scope-first': 'error', 'write-path/no-entity-manager': 'error', 'write-path/no-exported-repository': 'error' } as Linter.RulesRecord,
     },
   ];
-  return linter.verify(code, config, { filename: resolve(ROOT, 'libs/rails/src/model/sample.service.ts') }).map((m) => `${m.line}: ${m.ruleId}`);
+  return linter.verify(code, config, { filename: resolve(ROOT, file) }).map((m) => `${m.line}: ${m.ruleId}`);
 }
 
 describe('lint: one write path', () => {
@@ -51,5 +51,13 @@ describe('lint: one write path', () => {
   it('refuses an EntityManager anywhere it is named', () => {
     const code = ["import type { EntityManager } from 'typeorm';", 'class A { find(scope: TenantScope, manager: EntityManager) {} }'].join('\n');
     expect(lint(code)).toEqual(['1: write-path/no-entity-manager', '2: write-path/no-entity-manager']);
+  });
+
+  it("refuses a repository in a module's exports or a context's index, and accepts services", () => {
+    const module = ['@Module({ providers: [ARepository, AService], exports: [AService, ARepository] })', 'export class AModule {}'].join('\n');
+    expect(lint(module, 'libs/rails/src/rails.module.ts')).toEqual(['1: write-path/no-exported-repository']);
+    const index = ["export { AService } from './a.service.js';", "export { ARepository } from './a.repository.js';"].join('\n');
+    expect(lint(index, 'libs/rails/src/index.ts')).toEqual(['2: write-path/no-exported-repository']);
+    expect(lint(index, 'libs/rails/src/model/barrel.ts')).toEqual([]);
   });
 });
