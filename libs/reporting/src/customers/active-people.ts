@@ -1,5 +1,4 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, Sql, type TenantScope } from '#platform';
 import { CustomerActivityFeed, type CustomerActivitySink } from '#telemetry';
 import { dayOf } from '../revenue/price-normalisation.js';
@@ -62,7 +61,7 @@ export class ActivePeople implements CustomerActivitySink, OnModuleInit {
     this.feed.attach(this);
   }
 
-  active(_manager: EntityManager, scope: TenantScope, customerId: string, seenAtMs: number): Promise<void> {
+  active(scope: TenantScope, customerId: string, seenAtMs: number): Promise<void> {
     return this.repository.record(scope, dayOf(seenAtMs), customerId);
   }
 

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
-import { Sql, type TenantScope, runOn } from '#platform';
+import { Sql, type TenantScope } from '#platform';
 
 export interface EventErasureSubject {
   customerId: string;
@@ -22,13 +21,13 @@ export class EventErasureRepository {
   constructor(private readonly sql: Sql) {}
 
   anonymise(scope: TenantScope, subject: EventErasureSubject): Promise<number> {
-    return anonymise((sql, params) => this.sql.affected(sql, params), scope, subject);
+    return anonymiseCustomerEvents(this.sql, scope, subject);
   }
 }
 
-/** The same statements on `manager`'s connection, for a caller holding a transaction of its own. */
-export function anonymiseCustomerEvents(scope: TenantScope, subject: EventErasureSubject, manager: EntityManager): Promise<number> {
-  return anonymise(async (sql, params) => (await runOn(manager, sql, params)).affected, scope, subject);
+/** The erasure's statements alone, in the caller's ambient transaction (a test holding locks of its own drives them directly). */
+export function anonymiseCustomerEvents(sql: Sql, scope: TenantScope, subject: EventErasureSubject): Promise<number> {
+  return anonymise((text, params) => sql.affected(text, params), scope, subject);
 }
 
 /**
