@@ -182,7 +182,7 @@ describe('telemetry: identity resolution of events and their erasure', () => {
         ]);
         const sql = t.app.get(Sql);
         const erasure = sql
-          .transaction(() => anonymiseCustomerEvents(sql, testScope(p.projectId, 'sandbox'), { customerId, userIds: [userId], anonymousIds: [anonymousId] }))
+          .transaction(() => anonymiseCustomerEvents(testScope(p.projectId, 'sandbox'), { customerId, userIds: [userId], anonymousIds: [anonymousId] }, sql))
           .then(
             () => 'erased',
             (err: Error) => err.message,

@@ -73,7 +73,7 @@ describe('medium: prepared statements through Sql', () => {
   });
 
   it('writes event batches with the prepared insert (a pool of one connection, so the check sees it)', async () => {
-    const single = await createMediumContext({ DB_POOL_SIZE: '1' });
+    const single = await createMediumContext({ env: { DB_POOL_SIZE: '1' } });
     try {
       const meta = { appId: 'app_medium', receivedAtMs: Date.now(), sdkName: null, sdkVersion: null };
       await expect(
@@ -150,7 +150,7 @@ describe('medium: prepared statements through Sql', () => {
   describe('with DB_PREPARED_STATEMENTS=false (a transaction-mode pooler in front)', () => {
     let plain: MediumContext;
     beforeAll(async () => {
-      plain = await createMediumContext({ DB_PREPARED_STATEMENTS: 'false' });
+      plain = await createMediumContext({ env: { DB_PREPARED_STATEMENTS: 'false' } });
     });
     afterAll(() => plain?.close());
 

@@ -111,7 +111,7 @@ export class ManualEntitlementService {
         () => 'grant',
         () => [manualEvent('entitlement.granted_manually', customerId, key, record.validUntil, input.reason, eventId)],
       );
-      return this.mutation('grant', scope, customerId, record, eventId, nowMs);
+      return this.mutation(scope, 'grant', customerId, record, eventId, nowMs);
     });
   }
 
@@ -146,7 +146,7 @@ export class ManualEntitlementService {
         () => 'revoke',
         () => [manualEvent('entitlement.revoked_manually', customerId, key, record.validUntil, input.reason, eventId)],
       );
-      return this.mutation('revoke', scope, customerId, record, eventId, nowMs);
+      return this.mutation(scope, 'revoke', customerId, record, eventId, nowMs);
     });
   }
 
@@ -181,8 +181,8 @@ export class ManualEntitlementService {
   }
 
   private mutation(
-    action: 'grant' | 'revoke',
     scope: TenantScope,
+    action: 'grant' | 'revoke',
     customerId: string,
     record: EntitlementRecord,
     eventId: string,

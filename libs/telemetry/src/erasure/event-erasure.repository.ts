@@ -21,13 +21,13 @@ export class EventErasureRepository {
   constructor(private readonly sql: Sql) {}
 
   anonymise(scope: TenantScope, subject: EventErasureSubject): Promise<number> {
-    return anonymiseCustomerEvents(this.sql, scope, subject);
+    return anonymiseCustomerEvents(scope, subject, this.sql);
   }
 }
 
 /** The erasure's statements alone, in the caller's ambient transaction (a test holding locks of its own drives them directly). */
-export function anonymiseCustomerEvents(sql: Sql, scope: TenantScope, subject: EventErasureSubject): Promise<number> {
-  return anonymise((text, params) => sql.affected(text, params), scope, subject);
+export function anonymiseCustomerEvents(scope: TenantScope, subject: EventErasureSubject, sql: Sql): Promise<number> {
+  return anonymise(scope, subject, (text, params) => sql.affected(text, params));
 }
 
 /**
@@ -38,7 +38,7 @@ export function anonymiseCustomerEvents(sql: Sql, scope: TenantScope, subject: E
  * (project_id, env): the resolved customer, and each hint of the still-unresolved events.
  * Returns how many event rows were anonymised.
  */
-async function anonymise(run: (sql: string, params: unknown[]) => Promise<number>, scope: TenantScope, subject: EventErasureSubject): Promise<number> {
+async function anonymise(scope: TenantScope, subject: EventErasureSubject, run: (sql: string, params: unknown[]) => Promise<number>): Promise<number> {
   const base = [scope.projectId, scope.env];
   const affected = (sql: string, params: unknown[]) => run(sql, [...base, ...params]);
   // Hint sets first, then events: the lock order of ingestion (one statement upserts the
