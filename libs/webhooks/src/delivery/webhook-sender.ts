@@ -84,19 +84,17 @@ export class WebhookSender {
   send(rawUrl: string, headers: Record<string, string>, body: Uint8Array): Promise<SendOutcome> {
     return new Promise((resolve) => {
       let settled = false;
-      // Declared first: a refused address settles before any timer exists.
-      let timer: NodeJS.Timeout | undefined = undefined;
       const done = (outcome: SendOutcome) => {
         if (settled) return;
         settled = true;
-        if (timer) clearTimeout(timer);
+        clearTimeout(timer);
         resolve(outcome);
       };
       const target = this.target(rawUrl);
       if (target.refused !== null) return done({ ok: false, statusCode: null, error: target.refused });
       headers['Content-Length'] = String(body.byteLength);
       const request = (target.secure ? https : http).request({ ...target.options, headers });
-      timer = setTimeout(() => {
+      const timer = setTimeout(() => {
         request.destroy(new Error(`timed out after ${DELIVERY_TIMEOUT_MS / 1000} s`));
       }, DELIVERY_TIMEOUT_MS);
       timer.unref();
