@@ -483,7 +483,12 @@ describe('two replicas over one PostgreSQL and one Redis', () => {
 
 describe('outbound webhooks with two replicas', () => {
   // Local receivers need WEBHOOKS_ALLOW_PRIVATE, which production refuses: two development replicas of their own.
-  const DEV = { NODE_ENV: 'development', WEBHOOKS_ALLOW_PRIVATE: 'true' };
+  // A database of its own: the production replicas would refuse the local receiver's address
+  // and schedule retries of these deliveries.
+  const ownDatabase = `${database}_webhooks`;
+  const ownUrl = new URL(adminUrl);
+  ownUrl.pathname = `/${ownDatabase}`;
+  const DEV = { NODE_ENV: 'development', WEBHOOKS_ALLOW_PRIVATE: 'true', DATABASE_URL: ownUrl.toString() };
   let pair = [];
   let server;
   const received = [];
@@ -502,12 +507,24 @@ describe('outbound webhooks with two replicas', () => {
     });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${server.address().port}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${ownDatabase}"`);
+    await admin.end();
+    const migrate = runNode([`${DIST}/apps/api/src/migrate.js`], { DATABASE_URL: ownUrl.toString() });
+    const { code } = await migrate.exit;
+    assert.equal(code, 0, migrate.stderr());
     pair = await Promise.all([startReplica(await freePort(), DEV), startReplica(await freePort(), DEV)]);
   });
-  after(() => {
+  after(async () => {
     for (const replica of pair) replica.child.kill('SIGKILL');
+    await Promise.all(pair.map((replica) => replica.exit));
     server.closeAllConnections();
     server.close();
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "${ownDatabase}" WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
   });
 
   const waitFor = async (predicate, timeoutMs) => {

@@ -116,7 +116,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
         body = bodies.get(delivery.eventId) ?? Buffer.from(delivery.body, 'utf8');
         bodies.set(delivery.eventId, body);
       }
-      const run: Promise<void> = this.attempt(delivery, body).finally(() => {
+      // An attempt that throws (a bug, never the receiver's doing) is a failed attempt retried on
+      // schedule, never an unhandled rejection that would end the process.
+      const attempt = this.attempt(delivery, body).catch((err: Error) => {
+        this.logger.error({ err: { name: err.name, message: err.message }, deliveryId: delivery.id }, 'webhook attempt failed');
+        this.record(delivery, delivery.attempts + 1, { ok: false, statusCode: null, error: 'internal error' }, false);
+      });
+      const run: Promise<void> = attempt.finally(() => {
         this.running.delete(run);
         const left = (this.inFlight.get(delivery.endpointId) ?? 1) - 1;
         if (left <= 0) this.inFlight.delete(delivery.endpointId);

@@ -82,22 +82,22 @@ export class WebhookSender {
 
   /** Sends `body` (its bytes, shared by every delivery of an event); sets `Content-Length` in `headers`. */
   send(rawUrl: string, headers: Record<string, string>, body: Uint8Array): Promise<SendOutcome> {
+    const target = this.target(rawUrl);
+    if (target.refused !== null) return Promise.resolve({ ok: false, statusCode: null, error: target.refused });
     return new Promise((resolve) => {
       let settled = false;
-      const done = (outcome: SendOutcome) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(outcome);
-      };
-      const target = this.target(rawUrl);
-      if (target.refused !== null) return done({ ok: false, statusCode: null, error: target.refused });
       headers['Content-Length'] = String(body.byteLength);
       const request = (target.secure ? https : http).request({ ...target.options, headers });
       const timer = setTimeout(() => {
         request.destroy(new Error(`timed out after ${DELIVERY_TIMEOUT_MS / 1000} s`));
       }, DELIVERY_TIMEOUT_MS);
       timer.unref();
+      const done = (outcome: SendOutcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(outcome);
+      };
       request.on('error', (err: NodeJS.ErrnoException) => done({ ok: false, statusCode: null, error: (err.code ? `${err.code}: ` : '') + err.message }));
       request.on('response', (response) => {
         const statusCode = response.statusCode ?? 0;
