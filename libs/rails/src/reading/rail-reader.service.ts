@@ -118,6 +118,11 @@ export class RailReader {
     return { rail, id: railId, found, decision: auditEventId ? 'applied' : 'no_change', auditEventId };
   }
 
+  /** The project's read rate of the rail (reads per second): what a caller reading many ids paces itself to. */
+  readsPerSecond(projectId: string, rail: PurchaseRail): Promise<number> {
+    return this.bounds.readsPerSecond(projectId, rail);
+  }
+
   /** Reads every rail id linked to the customer (rail aliases and subscription records), at once; in rail order, then id. */
   async readCustomer(scope: TenantScope, customerId: string, reason: RailReadReason, options: RailReadOptions = {}): Promise<RailReadResult[]> {
     const ids = await this.railIdsOf(scope, customerId);

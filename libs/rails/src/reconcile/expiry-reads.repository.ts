@@ -16,6 +16,9 @@ export interface ClaimedExpiryRead {
   stillDue: boolean;
 }
 
+/** A row's key with its tenant (the sweep's batch statements carry each row's tenant). */
+export type ExpiryReadKey = Pick<ClaimedExpiryRead, 'projectId' | 'env' | 'rail' | 'subscriptionId'>;
+
 interface ClaimedRow {
   project_id: string;
   env: Env;
@@ -124,6 +127,53 @@ export class ExpiryReadsRepository {
       ],
     );
     return affected === 1;
+  }
+
+  /**
+   * Records the settlements of rows this worker leases in one statement; returns how many
+   * rows it settled (a row whose lease was lost is left alone).
+   */
+  async settleMany(
+    _sweep: CrossTenant,
+    settled: readonly { row: ExpiryReadKey; settlement: ExpiryReadSettlement }[],
+    worker: string,
+    nowMs: number,
+  ): Promise<number> {
+    if (settled.length === 0) return 0;
+    const column = <V>(pick: (entry: { row: ExpiryReadKey; settlement: ExpiryReadSettlement }) => V): V[] => settled.map(pick);
+    return this.sql.affected(
+      `UPDATE rail_expiry_reads r
+          SET status = s.status, attempts = s.attempts, next_read_at_ms = s.next_read_at_ms, last_outcome = s.outcome,
+              leased_until_ms = NULL, leased_by = NULL, updated_at_ms = $10
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[])
+              AS s(project_id, env, rail, subscription_id, status, attempts, next_read_at_ms, outcome)
+        WHERE r.project_id = s.project_id AND r.env = s.env AND r.rail = s.rail AND r.subscription_id = s.subscription_id
+          AND r.leased_by = $9`,
+      [
+        column((e) => e.row.projectId),
+        column((e) => e.row.env),
+        column((e) => e.row.rail),
+        column((e) => e.row.subscriptionId),
+        column((e) => e.settlement.status),
+        column((e) => e.settlement.attempts),
+        column((e) => e.settlement.nextReadAtMs),
+        column((e) => e.settlement.outcome),
+        worker,
+        nowMs,
+      ],
+    );
+  }
+
+  /** Frees leased rows unread in one statement (the sweep ran out of time): they stay due. */
+  async releaseMany(_sweep: CrossTenant, rows: readonly ExpiryReadKey[], worker: string): Promise<void> {
+    if (rows.length === 0) return;
+    await this.sql.affected(
+      `UPDATE rail_expiry_reads r SET leased_until_ms = NULL, leased_by = NULL
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS s(project_id, env, rail, subscription_id)
+        WHERE r.project_id = s.project_id AND r.env = s.env AND r.rail = s.rail AND r.subscription_id = s.subscription_id
+          AND r.leased_by = $5`,
+      [rows.map((row) => row.projectId), rows.map((row) => row.env), rows.map((row) => row.rail), rows.map((row) => row.subscriptionId), worker],
+    );
   }
 
   /** Frees a leased row unread (the sweep ran out of time): it stays due. */
