@@ -125,3 +125,24 @@ export class ExpiryReadLanes<T extends { projectId: string; rail: PurchaseRail }
     return rows;
   }
 }
+
+/** At most `size` works at once; the others wait their turn (first come, first served). */
+export class Slots {
+  private busy = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly size: number) {}
+
+  async run<R>(work: () => Promise<R>): Promise<R> {
+    if (this.busy >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.busy += 1;
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      // The slot passes straight to the next waiter, so none is overtaken.
+      if (next) next();
+      else this.busy -= 1;
+    }
+  }
+}

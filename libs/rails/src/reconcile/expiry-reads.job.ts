@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER, type AppLogger, Clock, Metrics, OnJob, crossTenant } from '#platform';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, Metrics, OnJob, crossTenant } from '#platform';
 import { PURCHASE_RAILS } from '#entitlements';
 import { type ClaimedExpiryRead, ExpiryReadsRepository } from './expiry-reads.repository.js';
 import { type ExpiryReadSettlement, railIdToRead, settleExpiryRead } from './expiry-reads.js';
-import { ExpiryReadLanes, expiryReadsConcurrency } from './expiry-read-lanes.js';
+import { ExpiryReadLanes, Slots, expiryReadsConcurrency } from './expiry-read-lanes.js';
 import { RailReader, type RailReadResult } from '../reading/rail-reader.service.js';
 
 const SWEEP = crossTenant('rails reads at expiry');
@@ -53,14 +53,22 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export class ExpiryReadsJob {
   private readonly worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly concurrency = expiryReadsConcurrency(process.env);
+  /**
+   * The reads' writes (one transaction each) hold at most half the database pool at once: the
+   * rest of the API, the public reads first, always finds a connection during a mass expiry.
+   */
+  private readonly writes: Slots;
 
   constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
     private readonly reads: ExpiryReadsRepository,
     private readonly reader: RailReader,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
-  ) {}
+  ) {
+    this.writes = new Slots(Math.max(1, Math.floor(config.dbPoolSize / 2)));
+  }
 
   @OnJob({
     type: 'rails.read_at_expiry',
@@ -193,7 +201,7 @@ export class ExpiryReadsJob {
   /** One read; a reader that throws reads as an unreadable rail (retried with back-off). */
   private async read(row: ClaimedExpiryRead): Promise<Pick<RailReadResult, 'found' | 'decision' | 'retryAfterMs' | 'throttled'>> {
     try {
-      return await this.reader.readRailId(SWEEP.scopeOf(row), row.rail, railIdToRead(row), 'expiry');
+      return await this.reader.readRailId(SWEEP.scopeOf(row), row.rail, railIdToRead(row), 'expiry', { applyWith: (apply) => this.writes.run(apply) });
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
       this.logger.warn(
