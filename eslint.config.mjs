@@ -1,8 +1,9 @@
 // Lint: typescript-eslint's recommended rules plus the architecture rules of
-// ../shared/guides/architecture.md that a machine can check (see docs/decisions.md, "Lint").
+// docs/architecture.md that a machine can check (see docs/decisions.md, "Lint").
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import contextBoundaries from './eslint-rules/context-boundaries.mjs';
+import writePath from './eslint-rules/write-path.mjs';
 
 // SQL runs only in repositories (and migrations, and the platform's query helper): see
 // docs/decisions.md, "SQL only in repositories, through `Sql`".
@@ -85,5 +86,16 @@ export default tseslint.config(
   {
     files: ['test/**/*.ts'],
     rules: { 'contexts/import-by-index': ['error', { testFiles: true, root: import.meta.dirname }] },
+  },
+  // One write path: the tenant scope first; no EntityManager outside the platform's database layer.
+  { plugins: { 'write-path': writePath } },
+  {
+    files: ['libs/**/*.ts', 'apps/**/*.ts'],
+    rules: { 'write-path/scope-first': 'error', 'write-path/no-exported-repository': 'error' },
+  },
+  {
+    files: ['libs/**/*.ts', 'apps/**/*.ts'],
+    ignores: ['**/migrations/**', 'libs/platform/src/database/**'],
+    rules: { 'write-path/no-entity-manager': 'error' },
   },
 );

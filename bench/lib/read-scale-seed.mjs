@@ -112,6 +112,15 @@ export async function seedReadScale(url, projectId, customers) {
        SELECT $1, 'sandbox', $2, current_date - g % ${DAYS}, 'pre_anon_' || g FROM generate_series(0, $3::int - 1) g`,
       [HOST, customers],
     );
+    // The visitors' last days and their per-day counts, as the event write keeps them.
+    await q(
+      `INSERT INTO analytics_visitor_last_days (project_id, env, host, visitor, day)
+       SELECT project_id, env, host, visitor, max(day) FROM analytics_daily_visitors WHERE project_id = $1 AND env = 'sandbox' GROUP BY project_id, env, host, visitor`,
+    );
+    await q(
+      `INSERT INTO analytics_visitor_day_counts (project_id, env, host, day, visitors)
+       SELECT project_id, env, host, day, count(*) FROM analytics_visitor_last_days WHERE project_id = $1 AND env = 'sandbox' GROUP BY project_id, env, host, day`,
+    );
     await q(
       `INSERT INTO acquisition_first_touch (project_id, env, anonymous_id, source, kind, touched_at_ms)
        SELECT $1, 'sandbox', 'pre_anon_' || g, 'source' || g % 20 || '.example.com', 'page_view', $2::bigint - g FROM generate_series(0, $3::int - 1) g`,
@@ -126,6 +135,16 @@ export async function seedReadScale(url, projectId, customers) {
       `INSERT INTO reporting_active_days (project_id, env, day, customer_id)
        SELECT $1, 'sandbox', current_date - g % 30, ${id} FROM generate_series(0, $2::int - 1) g`,
       [customers],
+    );
+    // Each customer's last active day and the per-day counts, as the activity feed keeps them
+    // (the customer counts come from the customers triggers of the preload itself).
+    await q(
+      `INSERT INTO reporting_active_last_days (project_id, env, customer_id, day)
+       SELECT project_id, env, customer_id, max(day) FROM reporting_active_days WHERE project_id = $1 AND env = 'sandbox' GROUP BY project_id, env, customer_id`,
+    );
+    await q(
+      `INSERT INTO reporting_active_day_counts (project_id, env, day, customers)
+       SELECT project_id, env, day, count(*) FROM reporting_active_last_days WHERE project_id = $1 AND env = 'sandbox' GROUP BY project_id, env, day`,
     );
   });
 }

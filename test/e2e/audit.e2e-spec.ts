@@ -15,9 +15,9 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
   const sandbox = (): TenantScope => testScope(p.projectId, 'sandbox');
   const production = (): TenantScope => testScope(p.projectId, 'production');
 
-  async function append(scope: TenantScope, extra: Partial<Parameters<AuditJournal['append']>[2]> = {}): Promise<string> {
-    const { eventId } = await t.app.get(Sql).transaction((manager) =>
-      journal.append(manager, scope, {
+  async function append(scope: TenantScope, extra: Partial<Parameters<AuditJournal['append']>[1]> = {}): Promise<string> {
+    const { eventId } = await t.app.get(Sql).transaction(() =>
+      journal.append(scope, {
         rail: 'manual',
         eventType: 'entitlement.revoked_manually',
         customerId: 'cdcust_test0000000000000000001',
@@ -52,8 +52,8 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
     it('writes inside the caller transaction: a rollback leaves no entry', async () => {
       let eventId = '';
       await expect(
-        t.app.get(Sql).transaction(async (manager) => {
-          ({ eventId } = await journal.append(manager, sandbox(), {
+        t.app.get(Sql).transaction(async () => {
+          ({ eventId } = await journal.append(sandbox(), {
             rail: 'manual',
             eventType: 'entitlement.granted_manually',
             customerId: null,
@@ -187,8 +187,8 @@ describe('audit journal: read endpoint, isolation, append-only trigger, retentio
       const purger = t.app.get(AuditRetentionJob);
       const old = await append(sandbox(), { eventIdPrefix: 'old_' });
       const oldProd = await append(production(), { eventIdPrefix: 'old_' });
-      const oldOther = await t.app.get(Sql).transaction((m) =>
-        journal.append(m, testScope(other.projectId, 'sandbox'), {
+      const oldOther = await t.app.get(Sql).transaction(() =>
+        journal.append(testScope(other.projectId, 'sandbox'), {
           rail: 'manual',
           eventType: 'entitlement.granted_manually',
           customerId: null,

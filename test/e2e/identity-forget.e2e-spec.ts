@@ -1,3 +1,4 @@
+import { Sql } from '#platform';
 import { AuditJournal } from '#audit';
 import { CustomerDirectory, ErasureHooks, ErasureWorker, type ErasureSubject } from '#identity';
 import { keyHeaders, type ProjectFixture } from '../support/fixtures.js';
@@ -207,9 +208,9 @@ describe('identity: POST /v1/identity/forget and erasure', () => {
 
     it('the retention worker erases personal data after the clock moves on, calls the erasure hooks, keeps rail records and the audit entry', async () => {
       const seen: ErasureSubject[] = [];
-      t.app.get(ErasureHooks).register('test-recorder', async (_scope, subject, manager) => {
+      t.app.get(ErasureHooks).register('test-recorder', async (_scope, subject) => {
         seen.push(subject);
-        await manager.query('SELECT 1');
+        await t.app.get(Sql).one('SELECT 1');
       });
       const c = await newCustomer();
       await identify({ userId: c.userId, anonymousId: aid('second'), appAccountToken: '0e3a4b2c-1d2e-4f30-8a1b-2c3d4e5f6a7b' });

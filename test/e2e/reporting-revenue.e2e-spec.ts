@@ -321,7 +321,7 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
     // The scan covers every project of the shared database: run it until nothing is due, then read this project's figures.
     const lapse = async () => {
       for (let batch = 0; batch < 50; batch += 1) {
-        if ((await t.app.get(Sql).transaction((manager) => t.app.get(RevenueLapseJob).scanOnce(manager))) === 0) return;
+        if ((await t.app.get(Sql).transaction(() => t.app.get(RevenueLapseJob).scanOnce())) === 0) return;
       }
     };
     await lapse();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ErasureWorker } from '#identity';
 import { EventIdentityResolver, anonymiseCustomerEvents } from '#telemetry';
+import { Sql } from '#platform';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';
 import { testScope } from '../support/scopes.js';
@@ -179,8 +180,9 @@ describe('telemetry: identity resolution of events and their erasure', () => {
           p.projectId,
           anonymousId,
         ]);
-        const erasure = t.dataSource
-          .transaction((m) => anonymiseCustomerEvents(testScope(p.projectId, 'sandbox'), { customerId, userIds: [userId], anonymousIds: [anonymousId] }, m))
+        const sql = t.app.get(Sql);
+        const erasure = sql
+          .transaction(() => anonymiseCustomerEvents(testScope(p.projectId, 'sandbox'), { customerId, userIds: [userId], anonymousIds: [anonymousId] }, sql))
           .then(
             () => 'erased',
             (err: Error) => err.message,

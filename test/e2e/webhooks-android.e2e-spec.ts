@@ -62,19 +62,6 @@ describe('webhooks: Android store (POST /v1/webhooks/android_store/{projectId}?t
     eventTimeMillis: String(o.eventTimeMillis ?? t.clock.nowMs()),
     subscriptionNotification: { version: '1.0', notificationType: type, purchaseToken, subscriptionId: o.subscriptionId ?? 'pro_monthly' },
   });
-  const oneTimeNotification = (type: number, purchaseToken: string, sku = 'lifetime_unlock'): Notification => ({
-    version: '1.0',
-    packageName: PACKAGE,
-    eventTimeMillis: String(t.clock.nowMs()),
-    oneTimeProductNotification: { version: '1.0', notificationType: type, purchaseToken, sku },
-  });
-  const voided = (purchaseToken: string, productType: number): Notification => ({
-    version: '1.0',
-    packageName: PACKAGE,
-    eventTimeMillis: String(t.clock.nowMs()),
-    voidedPurchaseNotification: { purchaseToken, orderId: uid('GPA.'), productType, refundType: 1 },
-  });
-
   function push(notification: Notification | string, o: { messageId?: string; token?: string | null; projectId?: string } = {}) {
     const data = typeof notification === 'string' ? notification : Buffer.from(JSON.stringify(notification)).toString('base64');
     const body = {
@@ -106,14 +93,6 @@ describe('webhooks: Android store (POST /v1/webhooks/android_store/{projectId}?t
   }
 
   const entitlements = (customerId: string, key = fx.keys.skLive) => t.http.get(`/v1/server/customers/${customerId}/entitlements`).set(keyHeaders(fx, key));
-  const activeKeys = async (customerId: string, key = fx.keys.skLive): Promise<string[]> => {
-    const res = await entitlements(customerId, key);
-    expect(res.status).toBe(200);
-    return res.body.data
-      .filter((e: any) => e.isActive)
-      .map((e: any) => e.key)
-      .sort();
-  };
   const audit = (eventId: string, key = fx.keys.skLive) => t.http.get(`/v1/server/audit/${eventId}`).set(keyHeaders(fx, key));
   const notificationsStored = async () =>
     (await t.dataSource.query(`SELECT count(*)::int AS n FROM rail_notifications WHERE project_id = $1`, [fx.projectId]))[0].n as number;
@@ -251,26 +230,6 @@ describe('webhooks: Android store (POST /v1/webhooks/android_store/{projectId}?t
       );
     });
 
-    it('an acknowledged purchase is not acknowledged again; a test purchase lands in sandbox', async () => {
-      const token = uid('tok');
-      subscription(token, { ack: true, test: true });
-      const res = await push(subNotification(4, token));
-      expect(res.body.env).toBe('sandbox');
-      expect(google.acknowledged.filter((a) => a.endsWith(token))).toEqual([]);
-      expect(await activeKeys(res.body.serviceCustomerId, fx.keys.skTest)).toEqual(['pro']);
-    });
-
-    it('a duplicate messageId is answered from the first processing without reading again', async () => {
-      const token = uid('tok');
-      subscription(token);
-      const messageId = uid('');
-      const first = await push(subNotification(2, token), { messageId });
-      const calls = google.calls.length;
-      const again = await push(subNotification(2, token), { messageId });
-      expect(again.body).toEqual({ ...first.body, duplicate: true });
-      expect(google.calls.length).toBe(calls);
-    });
-
     it('503 rail_unavailable when the Publisher API or the token endpoint fails; nothing stored; the retry applies', async () => {
       const token = uid('tok');
       subscription(token);
@@ -314,154 +273,6 @@ describe('webhooks: Android store (POST /v1/webhooks/android_store/{projectId}?t
       }
       // The stand-in refuses an assertion for another client: also 503 (the rail retries).
       expectError(await push(subNotification(4, token), { projectId: other.projectId }), 503, 'rail_unavailable');
-    });
-
-    it.each([
-      ['SUBSCRIPTION_STATE_ACTIVE', true],
-      ['SUBSCRIPTION_STATE_IN_GRACE_PERIOD', true],
-      ['SUBSCRIPTION_STATE_CANCELED', true],
-      ['SUBSCRIPTION_STATE_EXPIRED', false],
-      ['SUBSCRIPTION_STATE_ON_HOLD', false],
-      ['SUBSCRIPTION_STATE_PAUSED', false],
-      ['SUBSCRIPTION_STATE_PENDING', false],
-      ['SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED', false],
-    ])('read state %s: active %s', async (state, active) => {
-      const token = uid('tok');
-      subscription(token, { state, ack: true });
-      const res = await push(subNotification(2, token));
-      expect(res.body.decision).toBe('applied');
-      expect(await activeKeys(res.body.serviceCustomerId)).toEqual(active ? ['pro'] : []);
-    });
-
-    it('the read state wins whatever the eventTimeMillis; unchanged is no_op', async () => {
-      const token = uid('tok');
-      subscription(token, { ack: true });
-      const first = await push(subNotification(4, token, { eventTimeMillis: t.clock.nowMs() }));
-      subscription(token, { state: 'SUBSCRIPTION_STATE_EXPIRED', ack: true, expiry: now() - 10 });
-      const older = await push(subNotification(13, token, { eventTimeMillis: t.clock.nowMs() - 3_600_000 }));
-      expect(older.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: first.body.serviceCustomerId }));
-      expect(await activeKeys(first.body.serviceCustomerId)).toEqual([]);
-      const same = await push(subNotification(13, token));
-      expect(same.body.decision).toBe('no_op');
-    });
-
-    it('SUBSCRIPTION_REVOKED turns entitlements off at once, whatever the read state says', async () => {
-      const token = uid('tok');
-      subscription(token, { ack: true });
-      const bought = await push(subNotification(4, token));
-      expect(await activeKeys(bought.body.serviceCustomerId)).toEqual(['pro']);
-      const revoked = await push(subNotification(12, token));
-      expect(revoked.body.decision).toBe('applied');
-      expect(await activeKeys(bought.body.serviceCustomerId)).toEqual([]);
-      const rows = await t.dataSource.query(`SELECT entitlement_key, state FROM entitlements WHERE project_id = $1 AND subscription_id = $2`, [
-        fx.projectId,
-        token,
-      ]);
-      expect(rows).toEqual([{ entitlement_key: 'pro', state: 'revoked' }]);
-      expect((await audit(revoked.body.auditEventId)).body.data.eventType).toBe('SUBSCRIPTION_REVOKED');
-    });
-
-    it('a voided subscription purchase is revoked', async () => {
-      const token = uid('tok');
-      subscription(token, { ack: true, productId: 'pro_yearly' });
-      const bought = await push(subNotification(4, token, { subscriptionId: 'pro_yearly' }));
-      expect(await activeKeys(bought.body.serviceCustomerId)).toEqual(['cloud_sync', 'pro']);
-      const res = await push(voided(token, 1));
-      expect(res.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: bought.body.serviceCustomerId }));
-      expect(await activeKeys(bought.body.serviceCustomerId)).toEqual([]);
-      expect((await audit(res.body.auditEventId)).body.data.eventType).toBe('VOIDED_PURCHASE');
-    });
-
-    it('a product missing from the catalogue is rejected', async () => {
-      const token = uid('tok');
-      subscription(token, { ack: true, productId: 'unknown_sku' });
-      const res = await push(subNotification(4, token, { subscriptionId: 'unknown_sku' }));
-      expect(res.body).toEqual(expect.objectContaining({ decision: 'rejected', serviceCustomerId: null }));
-    });
-  });
-
-  describe('one-time products', () => {
-    it('purchased: lifetime, acknowledged; purchaseType 0 lands in sandbox; canceled turns it off; voided revokes', async () => {
-      const token = uid('tok');
-      google.products.set(`${PACKAGE}|lifetime_unlock|${token}`, {
-        purchaseState: 0,
-        acknowledgementState: 0,
-        purchaseType: 0,
-        purchaseTimeMillis: String(t.clock.nowMs()),
-      });
-      const res = await push(oneTimeNotification(1, token));
-      expect(res.body).toEqual(expect.objectContaining({ env: 'sandbox', decision: 'applied' }));
-      expect(google.acknowledged).toContain(`product:lifetime_unlock:${token}`);
-      const read = await entitlements(res.body.serviceCustomerId, fx.keys.skTest);
-      expect(read.body.data).toEqual([expect.objectContaining({ key: 'lifetime', isActive: true, validUntil: null })]);
-
-      google.products.set(`${PACKAGE}|lifetime_unlock|${token}`, { purchaseState: 1, acknowledgementState: 1, purchaseType: 0 });
-      const canceled = await push(oneTimeNotification(2, token));
-      expect(canceled.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: res.body.serviceCustomerId }));
-      expect(await activeKeys(res.body.serviceCustomerId, fx.keys.skTest)).toEqual([]);
-
-      const other = uid('tok');
-      google.products.set(`${PACKAGE}|lifetime_unlock|${other}`, { purchaseState: 0, acknowledgementState: 1 });
-      const bought = await push(oneTimeNotification(1, other));
-      expect(bought.body.env).toBe('production');
-      expect(await activeKeys(bought.body.serviceCustomerId)).toEqual(['lifetime']);
-      const voidedRes = await push(voided(other, 2));
-      expect(voidedRes.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: bought.body.serviceCustomerId }));
-      expect(await activeKeys(bought.body.serviceCustomerId)).toEqual([]);
-    });
-  });
-
-  describe('whose purchase it is', () => {
-    it('obfuscatedExternalAccountId naming a cdcust_ id of the environment', async () => {
-      const known = await t.http
-        .post('/v1/identify')
-        .set(keyHeaders(fx, fx.keys.pubLive))
-        .send({ userId: uid('user'), anonymousId: uid('anon') });
-      expect(known.status).toBe(200);
-      const token = uid('tok');
-      subscription(token, { ack: true, account: known.body.serviceCustomerId });
-      const res = await push(subNotification(4, token));
-      expect(res.body.serviceCustomerId).toBe(known.body.serviceCustomerId);
-    });
-
-    it('another obfuscated id becomes an alias: two purchases with it land on one customer', async () => {
-      const account = uid('acct');
-      const a = uid('tok');
-      const b = uid('tok');
-      subscription(a, { ack: true, account });
-      subscription(b, { ack: true, account, productId: 'pro_yearly' });
-      const first = await push(subNotification(4, a));
-      const second = await push(subNotification(4, b, { subscriptionId: 'pro_yearly' }));
-      expect(second.body.serviceCustomerId).toBe(first.body.serviceCustomerId);
-    });
-
-    it('a known purchase whose account id names another customer stays put; the conflict is queued for review', async () => {
-      const token = uid('tok');
-      subscription(token, { ack: true });
-      const first = await push(subNotification(4, token));
-      const other = await t.http
-        .post('/v1/identify')
-        .set(keyHeaders(fx, fx.keys.pubLive))
-        .send({ userId: uid('user'), anonymousId: uid('anon') });
-      subscription(token, { ack: true, account: other.body.serviceCustomerId });
-      const renewed = await push(subNotification(2, token));
-      expect(renewed.body.serviceCustomerId).toBe(first.body.serviceCustomerId);
-      const reviews = await t.dataSource.query(
-        `SELECT canonical_customer_id, other_customer_id FROM merge_reviews WHERE project_id = $1 AND env = 'production' AND other_customer_id = $2`,
-        [fx.projectId, other.body.serviceCustomerId],
-      );
-      expect(reviews).toEqual([{ canonical_customer_id: first.body.serviceCustomerId, other_customer_id: other.body.serviceCustomerId }]);
-    });
-
-    it('linkedPurchaseToken (upgrade) keeps the customer of the previous token', async () => {
-      const oldToken = uid('tok');
-      const newToken = uid('tok');
-      subscription(oldToken, { ack: true });
-      const first = await push(subNotification(4, oldToken));
-      subscription(newToken, { ack: true, productId: 'pro_yearly', linked: oldToken });
-      const upgraded = await push(subNotification(4, newToken, { subscriptionId: 'pro_yearly' }));
-      expect(upgraded.body.serviceCustomerId).toBe(first.body.serviceCustomerId);
-      expect(await activeKeys(first.body.serviceCustomerId)).toEqual(['cloud_sync', 'pro']);
     });
   });
 

@@ -5,7 +5,6 @@ import {
   type TransactionFields,
   createStoreChain,
   notificationPayload,
-  renewalInfoPayload,
   signStoreJws,
   tamperJws,
   transactionPayload,
@@ -165,119 +164,6 @@ describe('webhooks: iOS store (POST /v1/webhooks/ios_store/{projectId})', () => 
       const live = await notify({ type: 'SUBSCRIBED', tx: transaction(), environment: 'Production' });
       expect(live.body.env).toBe('production');
       expect(await activeKeys(live.body.serviceCustomerId, fx.keys.skLive)).toEqual(['cloud_sync', 'pro_access']);
-    });
-
-    it('duplicates are answered from the first processing; an older notification is no_op', async () => {
-      const tx = transaction();
-      const uuid = randomUUID();
-      const t0 = nowMs();
-      const first = await notify({ type: 'SUBSCRIBED', tx, uuid, signedDate: t0 });
-      const again = await notify({ type: 'SUBSCRIBED', tx, uuid, signedDate: t0 });
-      expect(again.body).toEqual({ ...first.body, duplicate: true });
-      const expired = await notify({ type: 'EXPIRED', subtype: 'VOLUNTARY', tx: { ...tx, expiresDate: t0 + 1000 }, signedDate: t0 + 2000 });
-      expect(expired.body.decision).toBe('applied');
-      const late = await notify({ type: 'DID_RENEW', tx: { ...tx, expiresDate: t0 + 2 * HOUR_MS }, signedDate: t0 + 1000 });
-      expect(late.body).toEqual(expect.objectContaining({ decision: 'no_op', serviceCustomerId: first.body.serviceCustomerId }));
-      expect(await activeKeys(first.body.serviceCustomerId)).toEqual([]);
-    });
-
-    it('DID_RENEW extends on the same customer (original transaction id)', async () => {
-      const tx = transaction();
-      const first = await notify({ type: 'SUBSCRIBED', tx, signedDate: nowMs() });
-      const renewal = transaction({ originalTransactionId: tx.originalTransactionId, expiresDate: nowMs() + 30 * 24 * HOUR_MS });
-      const renewed = await notify({ type: 'DID_RENEW', tx: renewal, signedDate: nowMs() + 1 });
-      expect(renewed.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: first.body.serviceCustomerId }));
-      const read = await t.http.get(`/v1/server/customers/${first.body.serviceCustomerId}/entitlements`).set(keyHeaders(fx, fx.keys.skTest));
-      expect(read.body.data[0].validUntil).toBe(Math.floor(renewal.expiresDate! / 1000));
-    });
-
-    it.each(['REFUND', 'REVOKE'])('%s turns entitlements off at once', async (type) => {
-      const tx = transaction();
-      const first = await notify({ type: 'SUBSCRIBED', tx, signedDate: nowMs() });
-      const res = await notify({ type, tx: { ...tx, revocationDate: nowMs(), revocationReason: 0 }, signedDate: nowMs() + 1 });
-      expect(res.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: first.body.serviceCustomerId }));
-      expect(await activeKeys(first.body.serviceCustomerId)).toEqual([]);
-      const rows = await t.dataSource.query(`SELECT DISTINCT state FROM entitlements WHERE project_id = $1 AND subscription_id = $2`, [
-        fx.projectId,
-        tx.originalTransactionId,
-      ]);
-      expect(rows).toEqual([{ state: 'revoked' }]);
-    });
-
-    it('DID_FAIL_TO_RENEW / GRACE_PERIOD keeps access until the grace period ends; GRACE_PERIOD_EXPIRED ends it', async () => {
-      const tx = transaction({ expiresDate: nowMs() - 1000 });
-      const graceEnd = nowMs() + 6 * 24 * HOUR_MS;
-      const grace = await notify({
-        type: 'DID_FAIL_TO_RENEW',
-        subtype: 'GRACE_PERIOD',
-        tx,
-        renewal: {
-          ...renewalInfoPayload({ originalTransactionId: tx.originalTransactionId, productId: tx.productId, environment: 'Sandbox', signedDate: nowMs() }),
-          gracePeriodExpiresDate: graceEnd,
-        },
-        signedDate: nowMs(),
-      });
-      expect(grace.body.decision).toBe('applied');
-      expect(await activeKeys(grace.body.serviceCustomerId)).toEqual(['cloud_sync', 'pro_access']);
-      const ended = await notify({ type: 'GRACE_PERIOD_EXPIRED', tx, signedDate: nowMs() + 1 });
-      expect(ended.body.decision).toBe('applied');
-      expect(await activeKeys(grace.body.serviceCustomerId)).toEqual([]);
-    });
-
-    it('DID_FAIL_TO_RENEW without grace period, PRICE_INCREASE: no_op', async () => {
-      for (const type of ['DID_FAIL_TO_RENEW', 'PRICE_INCREASE']) {
-        const res = await notify({ type, tx: transaction() });
-        expect(res.body.decision).toBe('no_op');
-        expect((await audit(res.body.auditEventId)).body.data.eventType).toBe(type);
-      }
-    });
-
-    it('ONE_TIME_CHARGE is lifetime; a product outside the catalogue is rejected', async () => {
-      const tx = transaction({ productId: 'lifetime.unlock', type: 'Non-Consumable', expiresDate: undefined });
-      const res = await notify({ type: 'ONE_TIME_CHARGE', tx });
-      expect(res.body.decision).toBe('applied');
-      const read = await t.http.get(`/v1/server/customers/${res.body.serviceCustomerId}/entitlements`).set(keyHeaders(fx, fx.keys.skTest));
-      expect(read.body.data).toEqual([expect.objectContaining({ key: 'lifetime_access', isActive: true, validUntil: null })]);
-      const unknown = await notify({ type: 'SUBSCRIBED', tx: transaction({ productId: 'not.in.catalogue' }) });
-      expect(unknown.body).toEqual(expect.objectContaining({ decision: 'rejected', serviceCustomerId: null }));
-    });
-  });
-
-  describe('one model with purchase sync', () => {
-    it('a synced purchase and its notifications converge on one customer and one record', async () => {
-      const appAccountToken = randomUUID();
-      const identified = await t.http
-        .post('/v1/identify')
-        .set(keyHeaders(fx, fx.keys.pubTest))
-        .send({ userId: `user_${randomUUID()}`, anonymousId: `anon_${Date.now()}`, appAccountToken });
-      expect(identified.status).toBe(200);
-      const tx = transaction({ appAccountToken });
-      const sync = await t.http
-        .post('/v1/purchases/sync')
-        .set(keyHeaders(fx, fx.keys.pubTest))
-        .send({ rail: 'ios_store', signedTransactionInfo: signStoreJws(chain, tx) });
-      expect(sync.status).toBe(200);
-      expect(sync.body.serviceCustomerId).toBe(identified.body.serviceCustomerId);
-      const refund = await notify({ type: 'REFUND', tx: { ...tx, revocationDate: nowMs() }, signedDate: nowMs() + 5 });
-      expect(refund.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: identified.body.serviceCustomerId }));
-      expect(await activeKeys(identified.body.serviceCustomerId)).toEqual([]);
-      const records = await t.dataSource.query(`SELECT count(*)::int AS n FROM rail_subscriptions WHERE project_id = $1 AND subscription_id = $2`, [
-        fx.projectId,
-        tx.originalTransactionId,
-      ]);
-      expect(records[0].n).toBe(1);
-    });
-
-    it('a notification binds through the app account token like purchase sync', async () => {
-      const appAccountToken = randomUUID();
-      const identified = await t.http
-        .post('/v1/identify')
-        .set(keyHeaders(fx, fx.keys.pubTest))
-        .send({ userId: `user_${randomUUID()}`, anonymousId: `anon_${Date.now()}`, appAccountToken });
-      const res = await notify({ type: 'SUBSCRIBED', tx: transaction({ appAccountToken }) });
-      expect(res.body.serviceCustomerId).toBe(identified.body.serviceCustomerId);
-      const shared = await notify({ type: 'SUBSCRIBED', tx: transaction({ appAccountToken, inAppOwnershipType: 'FAMILY_SHARED' }) });
-      expect(shared.body.serviceCustomerId).not.toBe(identified.body.serviceCustomerId);
     });
   });
 });

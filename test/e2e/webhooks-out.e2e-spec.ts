@@ -271,9 +271,9 @@ describe('outbound webhooks', () => {
     const { customerId } = await newCustomer(fx);
     const scope = testScope(fx.projectId, 'sandbox');
     await expect(
-      t.app.get(Sql).transaction(async (manager) => {
-        const tracker = await t.app.get(EntitlementChangeFeed).track(manager, scope, [customerId]);
-        await t.app.get(EntitlementWriter).write(manager, scope, {
+      t.app.get(Sql).transaction(async () => {
+        const tracker = await t.app.get(EntitlementChangeFeed).track(scope, [customerId]);
+        await t.app.get(EntitlementWriter).write(scope, {
           customerId,
           entitlementKey: 'pro_access',
           rail: 'card_payments',
@@ -282,8 +282,8 @@ describe('outbound webhooks', () => {
           state: 'active',
           validUntil: t.clock.nowSeconds() + 3600,
         });
-        await tracker.publish(manager, () => 'purchase');
-        const [{ n }] = await manager.query(`SELECT count(*)::int AS n FROM webhook_events WHERE customer_id = $1`, [customerId]);
+        await tracker.publish(() => 'purchase');
+        const [{ n }] = await t.app.get(Sql).rows<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE customer_id = $1`, [customerId]);
         expect(n).toBe(1);
         throw new Error('rolled back');
       }),

@@ -73,7 +73,7 @@ describe('medium: prepared statements through Sql', () => {
   });
 
   it('writes event batches with the prepared insert (a pool of one connection, so the check sees it)', async () => {
-    const single = await createMediumContext({ DB_POOL_SIZE: '1' });
+    const single = await createMediumContext({ env: { DB_POOL_SIZE: '1' } });
     try {
       const meta = { appId: 'app_medium', receivedAtMs: Date.now(), sdkName: null, sdkVersion: null };
       await expect(
@@ -88,20 +88,20 @@ describe('medium: prepared statements through Sql', () => {
     }
   });
 
-  it('outside a transaction runs statements on the pool without a TypeORM query runner, also when handed the data source manager', async () => {
+  it('outside a transaction runs statements on the pool without a TypeORM query runner, also detached from one', async () => {
     const statement = prepared(`SELECT id FROM customers WHERE project_id = $1 AND id = $2`);
     const runners = jest.spyOn(m.dataSource, 'createQueryRunner');
     try {
       expect(await m.sql.rows(statement, [projectId, customerId])).toEqual([{ id: customerId }]);
-      expect(await m.sql.one(`SELECT $1::text AS echo`, ['plain text'], m.sql.manager())).toEqual({ echo: 'plain text' });
+      expect(await m.sql.one(`SELECT $1::text AS echo`, ['plain text'])).toEqual({ echo: 'plain text' });
       expect(await m.sql.affected(`UPDATE projects SET name = name WHERE id = $1`, [projectId])).toBe(1);
       expect(runners).not.toHaveBeenCalled();
-      // Inside a transaction statements stay on its connection (TypeORM's runner); one handed the
-      // data source's own manager explicitly still runs outside it, on another pooled connection.
+      // Inside a transaction statements stay on its connection (TypeORM's runner); a detached
+      // statement runs outside it, on another pooled connection.
       await m.sql.transaction(async () => {
         expect(await m.sql.one(statement, [projectId, customerId])).toEqual({ id: customerId });
         const pid = `SELECT pg_backend_pid() AS pid`;
-        expect(await m.sql.one(pid, [], m.dataSource.manager)).not.toEqual(await m.sql.one(pid));
+        expect(await m.sql.detached(() => m.sql.one(pid))).not.toEqual(await m.sql.one(pid));
       });
       expect(runners).toHaveBeenCalled();
     } finally {
@@ -150,7 +150,7 @@ describe('medium: prepared statements through Sql', () => {
   describe('with DB_PREPARED_STATEMENTS=false (a transaction-mode pooler in front)', () => {
     let plain: MediumContext;
     beforeAll(async () => {
-      plain = await createMediumContext({ DB_PREPARED_STATEMENTS: 'false' });
+      plain = await createMediumContext({ env: { DB_PREPARED_STATEMENTS: 'false' } });
     });
     afterAll(() => plain?.close());
 

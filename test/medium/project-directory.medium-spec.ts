@@ -37,15 +37,15 @@ describe('medium: ProjectDirectory and CustomerRailStatuses', () => {
     const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
     let firstLocked!: () => void;
     const locked = new Promise<void>((resolve) => (firstLocked = resolve));
-    const first = m.dataSource.transaction(async (manager) => {
-      await projects.assertExists(projectId, { manager, lock: true });
+    const first = m.sql.transaction(async () => {
+      await projects.assertExists(projectId, { lock: true });
       firstLocked();
       await firstHolds;
       order.push('first commits');
     });
     await locked;
-    const second = m.dataSource.transaction(async (manager) => {
-      await projects.assertExists(projectId, { manager, lock: true });
+    const second = m.sql.transaction(async () => {
+      await projects.assertExists(projectId, { lock: true });
       order.push('second locked');
     });
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -1,16 +1,21 @@
 import 'reflect-metadata';
-import type { INestApplicationContext, Type } from '@nestjs/common';
+import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { type AppConfig, Clock, NestPinoLogger, Sql, type TenantScope, createAppLogger, loadConfig, loadSdkVersionsManifest } from '#platform';
+import { type AppConfig, Clock, NestPinoLogger, PlatformModule, Sql, type TenantScope, createAppLogger, loadConfig, loadSdkVersionsManifest } from '#platform';
+import type { AuthContext } from '#keys';
+import { type CatalogProduct, ProductCatalog } from '#entitlements';
 import { AppModule } from '../../apps/api/src/app.module.js';
 import { DATABASE_SCHEMA } from '../../apps/api/src/database-schema.js';
 import { TEST_OPERATOR_TOKEN } from './test-app.js';
+import { testScope } from './scopes.js';
 
 /**
- * The medium layer (immich's): the application's providers wired by Nest on the test
- * database, with no HTTP server, no routes and no edge. A medium test takes a service with
- * its real repositories and drives the rules e2e tests reach only slowly.
+ * The medium layer (immich's): services wired by Nest on the test database, with no HTTP
+ * server, no routes and no edge. A test boots the whole application, or only the platform and
+ * the context modules it names (with what they import), takes a service with its real
+ * repositories and drives the rules e2e tests reach only slowly.
  */
 export interface MediumContext {
   ctx: INestApplicationContext;
@@ -23,10 +28,28 @@ export interface MediumContext {
   newProject(): Promise<string>;
   /** Factory: a new active customer in the scope; answers its id. */
   newCustomer(scope: TenantScope): Promise<string>;
+  /** Factory: the project's product catalogue, replaced by these rows (needs the entitlements module). */
+  newCatalogue(scope: TenantScope, products: readonly CatalogProduct[]): Promise<void>;
+  /** Factory: the caller a key of the scope would yield (publishable unless told). */
+  newAuth(scope: TenantScope, over?: Partial<AuthContext>): AuthContext;
   close(): Promise<void>;
 }
 
-export async function createMediumContext(env: Record<string, string | undefined> = {}): Promise<MediumContext> {
+export interface MediumOptions {
+  /** Context modules to boot beside the platform (with what they import); the whole application when absent. */
+  modules?: Type<unknown>[];
+  /** Configuration overrides (as environment variables). */
+  env?: Record<string, string | undefined>;
+}
+
+@Module({})
+class MediumModule {
+  static register(platform: Parameters<typeof PlatformModule.forRoot>[0], modules: Type<unknown>[]): DynamicModule {
+    return { module: MediumModule, imports: [PlatformModule.forRoot(platform), ...modules] };
+  }
+}
+
+export async function createMediumContext(options: MediumOptions = {}): Promise<MediumContext> {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: process.env.DATABASE_URL,
@@ -35,26 +58,36 @@ export async function createMediumContext(env: Record<string, string | undefined
     TEST_CLOCK: 'enabled',
     MIGRATIONS_RUN: 'false',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...env,
+    ...options.env,
   });
   const logger = createAppLogger(config.logLevel);
-  const ctx = await NestFactory.createApplicationContext(
-    AppModule.register({ config, logger, sdkVersions: loadSdkVersionsManifest(), schema: DATABASE_SCHEMA }),
-    {
-      logger: new NestPinoLogger(logger),
-      abortOnError: false,
-    },
-  );
+  const platform = { config, logger, sdkVersions: loadSdkVersionsManifest(), schema: DATABASE_SCHEMA };
+  const root = options.modules ? MediumModule.register(platform, options.modules) : AppModule.register(platform);
+  const ctx = await NestFactory.createApplicationContext(root, { logger: new NestPinoLogger(logger), abortOnError: false });
   await ctx.init();
+  const dataSource = ctx.get(DataSource);
   return {
     ctx,
     config,
-    dataSource: ctx.get(DataSource),
+    dataSource,
     sql: ctx.get(Sql),
     clock: ctx.get(Clock),
     get: (type) => ctx.get(type),
-    newProject: () => newProject(ctx.get(DataSource)),
-    newCustomer: (scope) => newCustomer(ctx.get(DataSource), scope),
+    newProject: () => newProject(dataSource),
+    newCustomer: (scope) => newCustomer(dataSource, scope),
+    newCatalogue: async (scope, products) => {
+      await ctx.get(ProductCatalog).replace(scope.projectId, products);
+    },
+    newAuth: (scope, over = {}) => ({
+      ...scope,
+      keyId: unique('key_medium'),
+      kind: 'publishable',
+      appId: unique('app_medium'),
+      scopes: [],
+      platform: 'web',
+      requestId: unique('req_medium'),
+      ...over,
+    }),
     close: () => ctx.close(),
   };
 }
@@ -68,14 +101,9 @@ export async function seedProject(
   dataSource: DataSource,
   customers: Array<'sandbox' | 'production'> = [],
 ): Promise<{ projectId: string; customerIds: string[] }> {
-  const projectId = unique('proj_medium');
-  await dataSource.query(`INSERT INTO projects (id, name, created_at) VALUES ($1, 'Medium test', now())`, [projectId]);
+  const projectId = await newProject(dataSource);
   const customerIds: string[] = [];
-  for (const env of customers) {
-    const id = unique('cdcust_medium');
-    await dataSource.query(`INSERT INTO customers (id, project_id, env, created_at, updated_at) VALUES ($1, $2, $3, now(), now())`, [id, projectId, env]);
-    customerIds.push(id);
-  }
+  for (const env of customers) customerIds.push(await newCustomer(dataSource, testScope(projectId, env)));
   return { projectId, customerIds };
 }
 

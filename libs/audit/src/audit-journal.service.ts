@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
 import { AuditEntriesRepository, type AuditEntryWrite, type AuditRow } from './audit-entries.repository.js';
 import type { AuditEntryData } from './audit-entry.view.js';
@@ -46,14 +45,14 @@ export class AuditJournal {
     private readonly entries: AuditEntriesRepository,
   ) {}
 
-  async append(_manager: EntityManager, scope: TenantScope, entry: AuditEntryInput): Promise<{ eventId: string }> {
+  async append(scope: TenantScope, entry: AuditEntryInput): Promise<{ eventId: string }> {
     const eventId = entry.eventId ?? `${entry.eventIdPrefix ?? 'evt_'}${randomLowerAlnum(24)}`;
     await this.entries.insert(scope, toWrite(entry, eventId), this.clock.now());
     return { eventId };
   }
 
   /** Many entries in one statement (bulk writers), in the caller's transaction; every entry carries its eventId. */
-  async appendMany(_manager: EntityManager, scope: TenantScope, entries: readonly (AuditEntryInput & { eventId: string })[]): Promise<void> {
+  async appendMany(scope: TenantScope, entries: readonly (AuditEntryInput & { eventId: string })[]): Promise<void> {
     if (entries.length === 0) return;
     await this.entries.insertMany(
       scope,

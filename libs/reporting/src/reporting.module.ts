@@ -68,6 +68,6 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     AnalyticsReadsService,
     AcquisitionService,
   ],
-  exports: [ReportingReads, CoverageRepository, ReadCosts, RevenueLedger],
+  exports: [ReportingReads, ReadCosts, RevenueLedger],
 })
 export class ReportingModule {}

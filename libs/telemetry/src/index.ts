@@ -4,6 +4,7 @@ import { AddEventContext1790000000710 } from './migrations/1790000000710-add-eve
 import { CustomerScopeForeignKey1790000000925 } from './migrations/1790000000925-customer-scope-foreign-key.migration.js';
 import { EventsJsonPayloads1790000000950 } from './migrations/1790000000950-events-json-payloads.migration.js';
 import { EventRollups1790000002500 } from './migrations/1790000002500-event-rollups.migration.js';
+import { VisitorCounters1790000003210 } from './migrations/1790000003210-visitor-counters.migration.js';
 
 export { TelemetryModule } from './telemetry.module.js';
 export { EventRollups, type AffectedUserRow, type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow } from './rollups/event-rollups.service.js';
@@ -22,4 +23,5 @@ export const TELEMETRY_MIGRATIONS = [
   EventsJsonPayloads1790000000950,
   EventRollups1790000002500,
   EventsCustomerRecentIndex1790000002630,
+  VisitorCounters1790000003210,
 ];

@@ -1,3 +1,4 @@
+import { Sql } from '#platform';
 import { EntitlementWriter } from '#entitlements';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../fixtures.js';
 import { createTestApp, type TestApp } from '../test-app.js';
@@ -46,8 +47,8 @@ export function entitlementsHarness() {
     env: 'sandbox' | 'production' = 'sandbox',
   ) {
     const writer = t.app.get(EntitlementWriter);
-    return t.dataSource.transaction((manager) =>
-      writer.write(manager, testScope(f.projectId, env), {
+    return t.app.get(Sql).transaction(() =>
+      writer.write(testScope(f.projectId, env), {
         customerId,
         entitlementKey: key,
         rail,

@@ -4,13 +4,11 @@
  * Each line that must fail ends with `// error: TS<code>`; every other line must compile, so
  * a broken import or a renamed method fails the test instead of passing it vacuously.
  */
-import type { EntityManager } from 'typeorm';
 import { type TenantScope, TenantScopes, crossTenant } from '#platform';
 // The repository's own file, not the context's index: fewer declarations to load, a faster check.
 import type { RailSubscriptionsRepository } from '../../../libs/rails/src/model/rail-subscriptions.repository.js';
 
 declare const repository: RailSubscriptionsRepository;
-declare const manager: EntityManager;
 declare const request: { params: { projectId: string }; env: 'sandbox' | 'production' };
 
 // 1. A repository call with a plain `{ projectId, env }` literal: the brand is missing.
@@ -29,7 +27,7 @@ export class UnscopedService {
 
   fromRequest(customerId: string) {
     const scope = { projectId: request.params.projectId, env: request.env };
-    return this.subscriptions.find(scope, 'card_payments', customerId, manager); // error: TS2345
+    return this.subscriptions.find(scope, 'card_payments', customerId); // error: TS2345
   }
 }
 

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock } from '#platform';
 import { CatalogRepository, type KeyRegistrar } from './catalog.repository.js';
 
@@ -25,7 +24,7 @@ export class EntitlementKeyRegistry {
   ) {}
 
   /** Registers the keys in the caller's transaction (idempotent, safe under concurrency); returns the keys this call registered. */
-  async register(projectId: string, keys: readonly string[], registeredBy: KeyRegistrar, _manager?: EntityManager): Promise<string[]> {
+  async register(projectId: string, keys: readonly string[], registeredBy: KeyRegistrar): Promise<string[]> {
     // Sorted: concurrent registrations of overlapping key sets lock rows in one order (no deadlock).
     const unique = [...new Set(keys)].sort();
     if (unique.length === 0) return [];

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ApiError, Clock, Sql } from '#platform';
 import { ProjectDirectory } from '#keys';
 import type { PurchaseRail } from '../domain/entitlement-rules.js';
@@ -56,7 +55,7 @@ export class ProductCatalog {
    * For the purchase rails: the keys a product grants (empty when it is not in the catalogue).
    * Read in the rail's (ambient) transaction, so it never waits for a second pool connection.
    */
-  entitlementKeysFor(projectId: string, rail: PurchaseRail, productId: string, _manager?: EntityManager): Promise<string[]> {
+  entitlementKeysFor(projectId: string, rail: PurchaseRail, productId: string): Promise<string[]> {
     return this.catalog.keysFor(projectId, rail, productId);
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, type CrossTenant, type TenantScope } from '#platform';
 import { EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
 import type { PublicEntitlement } from '../domain/public-entitlement.js';
@@ -31,13 +30,13 @@ export interface CustomerEntitlementChange {
  */
 export interface EntitlementChangeSink {
   /** Whether changes of the scope are of interest at all; when not, the feed reads nothing (the change costs no statement). */
-  wants(scope: TenantScope, manager?: EntityManager): Promise<boolean>;
-  record(manager: EntityManager, scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void>;
+  wants(scope: TenantScope): Promise<boolean>;
+  record(scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void>;
 }
 
 /** The writer's handle between reading the state before a change and publishing it after. */
 export interface EntitlementChangeTracker {
-  publish(manager: EntityManager, causeOf: CustomerEntitlementChange['causeOf'], events?: (customerId: string) => EntitlementSideEvent[]): Promise<void>;
+  publish(causeOf: CustomerEntitlementChange['causeOf'], events?: (customerId: string) => EntitlementSideEvent[]): Promise<void>;
 }
 
 const NO_TRACKING: EntitlementChangeTracker = { publish: async () => undefined };
@@ -76,30 +75,30 @@ export class EntitlementChangeFeed {
   }
 
   /** Reads the customers' active entitlements now; `publish` reads them again and reports the change. */
-  async track(manager: EntityManager, scope: TenantScope, customerIds: readonly string[]): Promise<EntitlementChangeTracker> {
+  async track(scope: TenantScope, customerIds: readonly string[]): Promise<EntitlementChangeTracker> {
     const sink = this.sink;
-    if (!sink || !(await sink.wants(scope, manager))) return NO_TRACKING;
+    if (!sink || !(await sink.wants(scope))) return NO_TRACKING;
     const ids = [...new Set(customerIds)].sort();
     const before = new Map<string, PublicEntitlement[]>();
     for (const id of ids) before.set(id, await this.activeNow(scope, id));
     return {
-      publish: async (m, causeOf, events) => {
+      publish: async (causeOf, events) => {
         const changes: CustomerEntitlementChange[] = [];
         for (const id of ids) {
           changes.push({ customerId: id, before: before.get(id) ?? [], after: await this.activeNow(scope, id), causeOf, events: events?.(id) ?? [] });
         }
-        await sink.record(m, scope, changes);
+        await sink.record(scope, changes);
       },
     };
   }
 
   /** Reports changes computed by the caller (the expiry scan). */
-  async publish(manager: EntityManager, scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
-    if (this.sink && changes.length > 0) await this.sink.record(manager, scope, changes);
+  async publish(scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
+    if (this.sink && changes.length > 0) await this.sink.record(scope, changes);
   }
 
   /** A customer's active entitlement rows at the service clock's now. */
-  active(_manager: EntityManager, scope: TenantScope, customerId: string): Promise<PublicEntitlement[]> {
+  active(scope: TenantScope, customerId: string): Promise<PublicEntitlement[]> {
     return this.activeNow(scope, customerId);
   }
 
@@ -109,7 +108,7 @@ export class EntitlementChangeFeed {
   }
 
   /** Rows still marked active whose validUntil fell in (fromMs, toMs] and were written before it: time ended them. */
-  passedBetween(queue: CrossTenant, fromMs: number, toMs: number, limit: number, _manager: EntityManager): Promise<PassedEntitlement[]> {
+  passedBetween(queue: CrossTenant, fromMs: number, toMs: number, limit: number): Promise<PassedEntitlement[]> {
     return this.entitlements.passedBetween(queue, fromMs, toMs, limit);
   }
 }

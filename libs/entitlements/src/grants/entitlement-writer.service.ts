@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, type TenantScope } from '#platform';
 import type { EntitlementState, Rail } from '../domain/entitlement-rules.js';
 import { type EntitlementRecord, EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
@@ -30,7 +29,7 @@ export class EntitlementWriter {
     private readonly clock: Clock,
   ) {}
 
-  async write(_manager: EntityManager, scope: TenantScope, input: RailEntitlementWrite): Promise<PublicEntitlement> {
+  async write(scope: TenantScope, input: RailEntitlementWrite): Promise<PublicEntitlement> {
     const nowMs = this.clock.nowMs();
     const record: EntitlementRecord = await this.entitlements.upsert(
       scope,
@@ -50,13 +49,13 @@ export class EntitlementWriter {
   }
 
   /** The stored row of (customer, key, rail), locked in the caller's transaction; null when absent. */
-  async current(_manager: EntityManager, scope: TenantScope, customerId: string, entitlementKey: string, rail: Rail): Promise<PublicEntitlement | null> {
+  async current(scope: TenantScope, customerId: string, entitlementKey: string, rail: Rail): Promise<PublicEntitlement | null> {
     const record = await this.entitlements.lock(scope, customerId, entitlementKey, rail);
     return record ? toPublicEntitlement(record, this.clock.nowMs()) : null;
   }
 
   /** Moves the rail-derived entitlements of a rail-only customer to the customer it is folded into. */
-  moveRailEntitlements(_manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<number> {
+  moveRailEntitlements(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<number> {
     return this.entitlements.moveRailRows(scope, fromCustomerId, toCustomerId, this.clock.now());
   }
 }

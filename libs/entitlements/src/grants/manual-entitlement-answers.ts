@@ -19,7 +19,7 @@ export function publicRefusalAnswer(err: unknown, customerId: string): never {
 }
 
 /** The operator API names an unknown customer 404 resource_missing (a path it addressed). */
-export function operatorRefusalAnswer(err: unknown, scope: TenantScope, customerId: string): never {
+export function operatorRefusalAnswer(scope: TenantScope, customerId: string, err: unknown): never {
   if (!(err instanceof ManualEntitlementRefused)) throw err;
   if (err.refusal === 'not_revocable') throw ApiError.invalidParam(err.message);
   throw ApiError.resourceMissing(`No customer ${customerId} in this project's ${scope.env} environment`);

@@ -71,7 +71,7 @@ export class ManualEntitlementService {
     const key = input.entitlementKey;
     return this.sql.transaction(async () => {
       const eventId = auditEventId('srv_grant_');
-      const tracker = await this.changes.track(this.sql.manager(), scope, [customerId]);
+      const tracker = await this.changes.track(scope, [customerId]);
       let current = await this.entitlements.lock(scope, customerId, key, 'manual');
       const nowMs = this.clock.nowMs();
       const now = new Date(nowMs);
@@ -89,7 +89,7 @@ export class ManualEntitlementService {
         record = await this.entitlements.update(scope, manualWrite(customerId, key, eventId, validUntil), now);
       }
       await this.registry.register(scope.projectId, [key], 'grant');
-      await this.journal.append(this.sql.manager(), scope, {
+      await this.journal.append(scope, {
         eventId,
         rail: 'manual',
         eventType: 'entitlement.granted_manually',
@@ -108,11 +108,10 @@ export class ManualEntitlementService {
         },
       });
       await tracker.publish(
-        this.sql.manager(),
         () => 'grant',
         () => [manualEvent('entitlement.granted_manually', customerId, key, record.validUntil, input.reason, eventId)],
       );
-      return this.mutation('grant', scope, customerId, record, eventId, nowMs);
+      return this.mutation(scope, 'grant', customerId, record, eventId, nowMs);
     });
   }
 
@@ -121,7 +120,7 @@ export class ManualEntitlementService {
     const key = input.entitlementKey;
     return this.sql.transaction(async () => {
       const eventId = auditEventId('srv_revoke_');
-      const tracker = await this.changes.track(this.sql.manager(), scope, [customerId]);
+      const tracker = await this.changes.track(scope, [customerId]);
       const current = await this.entitlements.lock(scope, customerId, key, 'manual');
       const nowMs = this.clock.nowMs();
       if (!current || !isActiveAt(current.state, current.validUntil, nowMs)) {
@@ -132,7 +131,7 @@ export class ManualEntitlementService {
         { ...manualWrite(customerId, key, current.subscriptionId, current.validUntil), state: 'revoked', lastEventId: eventId },
         new Date(nowMs),
       );
-      await this.journal.append(this.sql.manager(), scope, {
+      await this.journal.append(scope, {
         eventId,
         rail: 'manual',
         eventType: 'entitlement.revoked_manually',
@@ -144,11 +143,10 @@ export class ManualEntitlementService {
         details: { action: 'revoke', entitlementKey: key, validUntil: record.validUntil, previousState: 'active', version: record.version },
       });
       await tracker.publish(
-        this.sql.manager(),
         () => 'revoke',
         () => [manualEvent('entitlement.revoked_manually', customerId, key, record.validUntil, input.reason, eventId)],
       );
-      return this.mutation('revoke', scope, customerId, record, eventId, nowMs);
+      return this.mutation(scope, 'revoke', customerId, record, eventId, nowMs);
     });
   }
 
@@ -183,8 +181,8 @@ export class ManualEntitlementService {
   }
 
   private mutation(
-    action: 'grant' | 'revoke',
     scope: TenantScope,
+    action: 'grant' | 'revoke',
     customerId: string,
     record: EntitlementRecord,
     eventId: string,

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
 import { AuditJournal } from '#audit';
 import { EntitlementKeyRegistry } from '../catalog/entitlement-key-registry.service.js';
@@ -43,12 +42,11 @@ export class MigrationGrants {
   ) {}
 
   /** Registers asserted keys; returns the keys this call registered (first registration wins). */
-  registerKeys(_manager: EntityManager, projectId: string, keys: readonly string[]): Promise<string[]> {
+  registerKeys(projectId: string, keys: readonly string[]): Promise<string[]> {
     return this.registry.register(projectId, keys, 'migration');
   }
 
   async grantLifetime(
-    manager: EntityManager,
     scope: TenantScope,
     pairs: readonly { customerId: string; key: string }[],
     context: MigrationGrantContext,
@@ -61,14 +59,12 @@ export class MigrationGrants {
     const grants = [...unique.values()];
     const tracker = this.changes.attached
       ? await this.changes.track(
-          manager,
           scope,
           grants.map((g) => g.customerId),
         )
       : null;
     const granted = await this.entitlements.insertManualLifetimeIfAbsent(scope, grants, this.clock.now());
     await this.journal.appendMany(
-      manager,
       scope,
       granted.map((grant) => ({
         eventId: grant.eventId,
@@ -84,7 +80,6 @@ export class MigrationGrants {
     );
     if (tracker && granted.length > 0) {
       await tracker.publish(
-        manager,
         () => 'migration',
         (customerId) =>
           granted

@@ -67,7 +67,7 @@ export class OperatorEntitlementsController {
     const scope = TenantScopes.operator(projectId, env);
     return this.manual
       .grant(scope, customerId, grant, { actor: 'operator', requestId: requestIdOf(req) })
-      .catch((err: unknown) => operatorRefusalAnswer(err, scope, customerId));
+      .catch((err: unknown) => operatorRefusalAnswer(scope, customerId, err));
   }
 
   @Post('customers/:customerId/revoke')
@@ -90,6 +90,6 @@ export class OperatorEntitlementsController {
     const scope = TenantScopes.operator(projectId, env);
     return this.manual
       .revoke(scope, customerId, revoke, { actor: 'operator', requestId: requestIdOf(req) })
-      .catch((err: unknown) => operatorRefusalAnswer(err, scope, customerId));
+      .catch((err: unknown) => operatorRefusalAnswer(scope, customerId, err));
   }
 }

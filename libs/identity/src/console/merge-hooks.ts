@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { TenantScope } from '#platform';
 
 /** An approved merge: everything of `fromCustomerId` moves to `intoCustomerId`. */
@@ -8,7 +7,7 @@ export interface CustomerMerge {
   intoCustomerId: string;
 }
 
-export type MergeHook = (scope: TenantScope, merge: CustomerMerge, manager: EntityManager) => Promise<void>;
+export type MergeHook = (scope: TenantScope, merge: CustomerMerge) => Promise<void>;
 
 /**
  * Other contexts register what they move when the operator approves a merge review (the
@@ -23,7 +22,7 @@ export class MergeHooks {
     this.hooks.set(name, hook);
   }
 
-  async runAll(scope: TenantScope, merge: CustomerMerge, manager: EntityManager): Promise<void> {
-    for (const hook of this.hooks.values()) await hook(scope, merge, manager);
+  async runAll(scope: TenantScope, merge: CustomerMerge): Promise<void> {
+    for (const hook of this.hooks.values()) await hook(scope, merge);
   }
 }

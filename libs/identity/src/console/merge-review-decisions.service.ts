@@ -38,10 +38,10 @@ export class MergeReviewDecisions {
       if (decision === 'approved') {
         const merge = { fromCustomerId: review.otherCustomerId, intoCustomerId: review.canonicalCustomerId };
         moved = await this.repository.moveAliases(scope, merge.fromCustomerId, merge.intoCustomerId);
-        await this.hooks.runAll(scope, merge, this.sql.manager());
+        await this.hooks.runAll(scope, merge);
       }
       const decided = await this.repository.decide(scope, reviewId, decision, now, requestId);
-      const { eventId } = await this.journal.append(this.sql.manager(), scope, {
+      const { eventId } = await this.journal.append(scope, {
         eventIdPrefix: 'srv_merge_',
         rail: 'manual',
         eventType: decision === 'approved' ? 'identity.merge_approved' : 'identity.merge_dismissed',
@@ -54,7 +54,7 @@ export class MergeReviewDecisions {
       });
       if (decision === 'approved') {
         // The other customer's timeline shows where its ids went.
-        await this.journal.append(this.sql.manager(), scope, {
+        await this.journal.append(scope, {
           eventIdPrefix: 'srv_merge_',
           rail: 'manual',
           eventType: 'identity.merged_into',

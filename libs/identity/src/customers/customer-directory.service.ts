@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { TenantScope } from '#platform';
 import { ALIAS_TYPES } from '../domain/identifier-rules.js';
 import { CUSTOMER_ID_PREFIX } from '../domain/ids.js';
@@ -48,9 +47,9 @@ export class CustomerDirectory {
 
   /**
    * Email, first name and developer user ids of an active customer (null when unknown or
-   * forgotten). `_manager` is ignored: the read joins the ambient transaction.
+   * forgotten), in the caller's transaction when one is open.
    */
-  profile(scope: TenantScope, customerId: string, _manager?: EntityManager): Promise<CustomerProfile | null> {
+  profile(scope: TenantScope, customerId: string): Promise<CustomerProfile | null> {
     return this.repository.profile(scope, customerId);
   }
 

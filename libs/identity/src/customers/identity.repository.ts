@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { type Env, type PreparedSql, type TenantScope, Sql, prepared } from '#platform';
 import { ALIAS_TYPES, PERSONAL_ALIAS_TYPES } from '../domain/identifier-rules.js';
 import type { Traits } from '../domain/traits.js';
@@ -84,15 +83,14 @@ const FIND_CUSTOMER_BY_ID = prepared(`SELECT id FROM customers WHERE project_id 
 
 /**
  * SQL of the identity tables. Every method takes the tenant scope first, except the operator's
- * project-wide listing. Statements join the ambient transaction; the trailing `_manager` some
- * methods still accept is ignored (the rail customers' service passes one until it is stripped).
+ * project-wide listing. Statements join the ambient transaction.
  */
 @Injectable()
 export class IdentityRepository {
   constructor(private readonly sql: Sql) {}
 
   /** Alias nodes for the given (type, value) pairs, with whether their customer is forgotten. One probe of customer_aliases_pk per node. */
-  async findAliases(scope: TenantScope, nodes: { type: string; value: string }[], _manager?: EntityManager): Promise<AliasHit[]> {
+  async findAliases(scope: TenantScope, nodes: { type: string; value: string }[]): Promise<AliasHit[]> {
     if (nodes.length === 0) return [];
     const params: string[] = [scope.projectId, scope.env, ...nodes.flatMap((node) => [node.type, node.value])];
     const rows: { type: string; value: string; customer_id: string; forgotten: boolean }[] = await this.sql.rows(findAliasesStatement(nodes.length), params);
@@ -100,13 +98,7 @@ export class IdentityRepository {
   }
 
   /** Customer of one alias node, or null. */
-  async findCustomerIdByAlias(
-    scope: TenantScope,
-    type: string,
-    value: string,
-    options: { includeForgotten?: boolean } = {},
-    _manager?: EntityManager,
-  ): Promise<string | null> {
+  async findCustomerIdByAlias(scope: TenantScope, type: string, value: string, options: { includeForgotten?: boolean } = {}): Promise<string | null> {
     const rows: { customer_id: string }[] = await this.sql.rows(FIND_CUSTOMER_BY_ALIAS, [
       scope.projectId,
       scope.env,
@@ -117,17 +109,12 @@ export class IdentityRepository {
     return rows[0]?.customer_id ?? null;
   }
 
-  async findCustomerById(
-    scope: TenantScope,
-    customerId: string,
-    options: { includeForgotten?: boolean } = {},
-    _manager?: EntityManager,
-  ): Promise<string | null> {
+  async findCustomerById(scope: TenantScope, customerId: string, options: { includeForgotten?: boolean } = {}): Promise<string | null> {
     const rows: { id: string }[] = await this.sql.rows(FIND_CUSTOMER_BY_ID, [scope.projectId, scope.env, customerId, options.includeForgotten ?? false]);
     return rows[0]?.id ?? null;
   }
 
-  async insertCustomer(scope: TenantScope, customerId: string, at: Date, _manager?: EntityManager): Promise<void> {
+  async insertCustomer(scope: TenantScope, customerId: string, at: Date): Promise<void> {
     await this.sql.rows(`INSERT INTO customers (id, project_id, env, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)`, [
       customerId,
       scope.projectId,
@@ -137,7 +124,7 @@ export class IdentityRepository {
   }
 
   /** Locks the customer row (FOR NO KEY UPDATE: compatible with alias inserts referencing it). */
-  async lockCustomer(scope: TenantScope, customerId: string, _manager?: EntityManager): Promise<CustomerRow | null> {
+  async lockCustomer(scope: TenantScope, customerId: string): Promise<CustomerRow | null> {
     const rows: { id: string; email: string | null; first_name: string | null; traits: Traits; forgotten_at: Date | null }[] = await this.sql.rows(
       LOCK_CUSTOMER,
       [scope.projectId, scope.env, customerId],
@@ -161,14 +148,7 @@ export class IdentityRepository {
   }
 
   /** Plain insert: a concurrent link of the same node surfaces as 23505 and the caller retries. */
-  async insertAlias(
-    scope: TenantScope,
-    node: { type: string; value: string },
-    customerId: string,
-    assurance: Assurance,
-    at: Date,
-    _manager?: EntityManager,
-  ): Promise<void> {
+  async insertAlias(scope: TenantScope, node: { type: string; value: string }, customerId: string, assurance: Assurance, at: Date): Promise<void> {
     await this.sql.rows(
       `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, assurance, verified_at, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -177,14 +157,7 @@ export class IdentityRepository {
   }
 
   /** Links a node unless it is already linked (to anyone); returns whether this call linked it. */
-  async insertAliasIfAbsent(
-    scope: TenantScope,
-    node: { type: string; value: string },
-    customerId: string,
-    assurance: Assurance,
-    at: Date,
-    _manager?: EntityManager,
-  ): Promise<boolean> {
+  async insertAliasIfAbsent(scope: TenantScope, node: { type: string; value: string }, customerId: string, assurance: Assurance, at: Date): Promise<boolean> {
     const rows = await this.sql.rows(
       `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, assurance, verified_at, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
@@ -208,7 +181,7 @@ export class IdentityRepository {
   }
 
   /** Frees nodes still held by a forgotten customer (its erasure snapshotted them). */
-  async releaseForgottenAliases(scope: TenantScope, hits: AliasHit[], _manager?: EntityManager): Promise<void> {
+  async releaseForgottenAliases(scope: TenantScope, hits: AliasHit[]): Promise<void> {
     for (const hit of hits.filter((h) => h.forgotten)) {
       await this.sql.rows(
         `DELETE FROM customer_aliases a USING customers c
@@ -224,7 +197,6 @@ export class IdentityRepository {
     scope: TenantScope,
     review: { id: string; developerUserId: string | null; anonymousId: string | null; canonicalCustomerId: string; otherCustomerId: string },
     at: Date,
-    _manager?: EntityManager,
   ): Promise<void> {
     await this.sql.rows(
       `INSERT INTO merge_reviews (id, project_id, env, developer_user_id, anonymous_id, canonical_customer_id, other_customer_id, status, created_at)
@@ -260,7 +232,7 @@ export class IdentityRepository {
   }
 
   /** Personal identifiers (developer and anonymous ids) of a customer. */
-  async personalAliases(scope: TenantScope, customerId: string, _manager?: EntityManager): Promise<{ userIds: string[]; anonymousIds: string[] }> {
+  async personalAliases(scope: TenantScope, customerId: string): Promise<{ userIds: string[]; anonymousIds: string[] }> {
     const rows: { type: string; value: string }[] = await this.sql.rows(
       `SELECT type, value FROM customer_aliases
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND type = ANY($4::text[])`,
@@ -273,7 +245,7 @@ export class IdentityRepository {
   }
 
   /** Moves every non-personal (rail) alias node of one customer to another. */
-  async moveRailAliases(scope: TenantScope, fromCustomerId: string, toCustomerId: string, _manager?: EntityManager): Promise<number> {
+  async moveRailAliases(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<number> {
     return this.sql.affected(
       `UPDATE customer_aliases SET customer_id = $4
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND NOT (type = ANY($5::text[]))`,

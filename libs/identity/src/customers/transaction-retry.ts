@@ -1,4 +1,3 @@
-import type { EntityManager } from 'typeorm';
 import type { Sql } from '#platform';
 
 /** Thrown inside a transaction to start it over (e.g. the customer was forgotten meanwhile). */
@@ -25,7 +24,7 @@ export function isRetryable(err: unknown): boolean {
  * joins the ambient transaction (an idempotent request's) as a savepoint,
  * so a retry rolls back only its own unit.
  */
-export async function inTransactionWithRetry<T>(sql: Sql, work: (manager: EntityManager) => Promise<T>, attempts = 6): Promise<T> {
+export async function inTransactionWithRetry<T>(sql: Sql, work: () => Promise<T>, attempts = 6): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await sql.transaction(work);

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { TenantScope } from '#platform';
 
 /** The personal identifiers of an erased customer, as they were when it was forgotten. */
@@ -14,7 +13,7 @@ export interface ErasureSubject {
   deviceOnly?: boolean;
 }
 
-export type ErasureHook = (scope: TenantScope, subject: ErasureSubject, manager: EntityManager) => Promise<void>;
+export type ErasureHook = (scope: TenantScope, subject: ErasureSubject) => Promise<void>;
 
 /**
  * Other contexts register what they must erase or anonymise for a forgotten customer
@@ -29,8 +28,8 @@ export class ErasureHooks {
     this.hooks.set(name, hook);
   }
 
-  async runAll(scope: TenantScope, subject: ErasureSubject, manager: EntityManager): Promise<void> {
-    for (const hook of this.hooks.values()) await hook(scope, subject, manager);
+  async runAll(scope: TenantScope, subject: ErasureSubject): Promise<void> {
+    for (const hook of this.hooks.values()) await hook(scope, subject);
   }
 
   get names(): string[] {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER, type AppLogger, Clock, type Job, type JobFailure, JobWorker, OnJob, OnJobFailure, Sql } from '#platform';
+import { APP_LOGGER, type AppLogger, Clock, type Job, type JobFailure, JobWorker, OnJob, OnJobFailure } from '#platform';
 import { ErasureHooks, type ErasureSubject } from './erasure-hooks.js';
 import { ErasureRepository } from './erasure.repository.js';
 
@@ -29,7 +29,6 @@ export class ErasureWorker {
   constructor(
     private readonly erasures: ErasureRepository,
     private readonly hooks: ErasureHooks,
-    private readonly sql: Sql,
     private readonly clock: Clock,
     private readonly worker: JobWorker,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
@@ -56,7 +55,7 @@ export class ErasureWorker {
       userIds: unique([...(queued.subject?.userIds ?? []), ...current.filter((a) => a.type === 'developer').map((a) => a.value)]),
       anonymousIds: unique([...(queued.subject?.anonymousIds ?? []), ...current.filter((a) => a.type === 'anonymous').map((a) => a.value)]),
     };
-    await this.hooks.runAll(scope, subject, this.sql.manager());
+    await this.hooks.runAll(scope, subject);
     await this.erasures.erasePersonalData(scope, customerId, this.clock.now());
   }
 

@@ -113,8 +113,8 @@ export class ForgetService {
     const nowMs = this.clock.nowMs();
     const removed = await this.repository.deleteAlias(auth, { type: ALIAS_TYPES.anonymous, value: anonymousId }, customerId);
     if (!removed) return nowMs;
-    await this.erasureHooks.runAll(auth, { customerId, userIds: [], anonymousIds: [anonymousId], deviceOnly: true }, this.sql.manager());
-    await this.journal.append(this.sql.manager(), auth, {
+    await this.erasureHooks.runAll(auth, { customerId, userIds: [], anonymousIds: [anonymousId], deviceOnly: true });
+    await this.journal.append(auth, {
       eventIdPrefix: 'evt_forget_',
       rail: 'manual',
       eventType: FORGET_DEVICE_EVENT_TYPE,
@@ -143,9 +143,8 @@ export class ForgetService {
     await this.jobs.enqueue(ERASE_CUSTOMER_JOB, { customerId } satisfies EraseCustomerPayload, {
       scope: auth,
       dedupeKey: `${auth.projectId}:${auth.env}:${customerId}`,
-      manager: this.sql.manager(),
     });
-    await this.journal.append(this.sql.manager(), auth, {
+    await this.journal.append(auth, {
       eventIdPrefix: 'evt_forget_',
       rail: 'manual',
       eventType: FORGET_EVENT_TYPE,

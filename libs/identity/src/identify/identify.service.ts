@@ -96,11 +96,7 @@ export class IdentifyService {
     return inTransactionWithRetry(this.sql, async () => {
       const outcome = await this.linkOnce(scope, request);
       if (request.anonymousId !== null) {
-        await this.linkHooks.runAll(
-          scope,
-          { customerId: outcome.customerId, anonymousId: request.anonymousId, linkedAtMs: this.clock.nowMs() },
-          this.sql.manager(),
-        );
+        await this.linkHooks.runAll(scope, { customerId: outcome.customerId, anonymousId: request.anonymousId, linkedAtMs: this.clock.nowMs() });
       }
       return outcome;
     });

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { TenantScope } from '#platform';
 
 /** An anonymous id linked to a customer by identify. */
@@ -9,7 +8,7 @@ export interface AnonymousLink {
   linkedAtMs: number;
 }
 
-export type LinkHook = (scope: TenantScope, link: AnonymousLink, manager: EntityManager) => Promise<void>;
+export type LinkHook = (scope: TenantScope, link: AnonymousLink) => Promise<void>;
 
 /**
  * Other contexts register what follows an anonymous id becoming a customer (acquisition
@@ -24,7 +23,7 @@ export class LinkHooks {
     this.hooks.set(name, hook);
   }
 
-  async runAll(scope: TenantScope, link: AnonymousLink, manager: EntityManager): Promise<void> {
-    for (const hook of this.hooks.values()) await hook(scope, link, manager);
+  async runAll(scope: TenantScope, link: AnonymousLink): Promise<void> {
+    for (const hook of this.hooks.values()) await hook(scope, link);
   }
 }

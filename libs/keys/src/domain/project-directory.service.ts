@@ -1,11 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ApiError } from '#platform';
 import { ProjectsRepository } from './projects.repository.js';
 
 export interface ProjectCheck {
-  /** Ignored: the check reads in the ambient transaction, else on the pool. */
-  manager?: EntityManager;
   /** Inside a transaction: hold the project's row (FOR NO KEY UPDATE) until it ends, serialising writers of the project's settings. */
   lock?: boolean;
 }

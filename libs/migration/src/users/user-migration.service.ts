@@ -121,12 +121,12 @@ export class UserMigrationService {
       nodes.set(nodeKey(DEVELOPER_ALIAS_TYPE, row.developerUserId), { type: DEVELOPER_ALIAS_TYPE, value: row.developerUserId });
       for (const id of row.railIds) nodes.set(nodeKey(id.type, id.value), { type: id.type, value: id.value });
     }
-    const hits = await this.identity.findAliases(this.sql.manager(), scope, [...nodes.values()]);
+    const hits = await this.identity.findAliases(scope, [...nodes.values()]);
     // Nodes of forgotten customers are unknown again: free them, as identify and the rails do.
-    await this.identity.releaseForgottenAliases(this.sql.manager(), scope, hits);
+    await this.identity.releaseForgottenAliases(scope, hits);
     const known = [...new Set(hits.filter((hit) => !hit.forgotten).map((hit) => hit.customerId))];
-    const locked = new Map((await this.identity.lockCustomers(this.sql.manager(), scope, known)).map((row) => [row.customerId, row]));
-    const neighbours = await this.identity.aliasesOfCustomers(this.sql.manager(), scope, known, [DEVELOPER_ALIAS_TYPE, ...PURCHASE_ALIAS_TYPES]);
+    const locked = new Map((await this.identity.lockCustomers(scope, known)).map((row) => [row.customerId, row]));
+    const neighbours = await this.identity.aliasesOfCustomers(scope, known, [DEVELOPER_ALIAS_TYPE, ...PURCHASE_ALIAS_TYPES]);
     const snapshot: GraphSnapshot = { owners: new Map(), developerIds: new Map() };
     for (const hit of hits) snapshot.owners.set(nodeKey(hit.type, hit.value), { customerId: hit.customerId, forgotten: hit.forgotten });
     const purchaseIdsOf = new Map<string, GateRailId[]>();
@@ -147,12 +147,11 @@ export class UserMigrationService {
     // 3. Writes, one statement each.
     const now = this.clock.now();
     await this.identity.createCustomers(
-      this.sql.manager(),
       scope,
       plan.newCustomers.map(({ customerId, row }) => ({ customerId, email: row.email, traits: row.traits })),
       now,
     );
-    await this.identity.linkAliases(this.sql.manager(), scope, plan.links, now);
+    await this.identity.linkAliases(scope, plan.links, now);
     const profiles = new Map<string, { customerId: string; email: string | null; traits: Traits }>();
     for (const rowPlan of plan.rows) {
       const { row, customerId } = rowPlan;
@@ -166,7 +165,7 @@ export class UserMigrationService {
         traits: row.hasTraits ? mergeTraits(current.traits, row.traits) : current.traits,
       });
     }
-    await this.identity.updateProfiles(this.sql.manager(), scope, [...profiles.values()], now);
+    await this.identity.updateProfiles(scope, [...profiles.values()], now);
     await this.migratedUsers.upsert(
       scope,
       plan.rows
@@ -179,7 +178,7 @@ export class UserMigrationService {
     // grant; a customer with purchase ids but no rail record is decided after reading them.
     const gated = plan.rows.filter((p) => p.customerId !== null && p.row.entitlementKeys.length > 0);
     const existingCustomers = gated.filter((p) => p.outcome !== 'created').map((p) => p.customerId as string);
-    const status = await this.railStatuses.of(scope, existingCustomers, this.clock.nowMs(), this.sql.manager());
+    const status = await this.railStatuses.of(scope, existingCustomers, this.clock.nowMs());
     const pairs: { customerId: string; key: string }[] = [];
     const pending: PendingGate[] = [];
     for (const p of gated) {
@@ -196,11 +195,10 @@ export class UserMigrationService {
       else tally(counts, gateOutcome(stored, 0, []), customerId, p.row.entitlementKeys, pairs);
     }
     const registered = await this.grants.registerKeys(
-      this.sql.manager(),
       scope.projectId,
       rows.flatMap((row) => row.entitlementKeys),
     );
-    const granted = await this.grants.grantLifetime(this.sql.manager(), scope, pairs, {
+    const granted = await this.grants.grantLifetime(scope, pairs, {
       actor: `api_key:${auth.keyId}`,
       requestId: auth.requestId,
       reason: MIGRATION_GRANT_REASON,
@@ -261,7 +259,6 @@ export class UserMigrationService {
       scope,
       pending.map((p) => p.customerId),
       this.clock.nowMs(),
-      this.sql.manager(),
     );
     const pairs: { customerId: string; key: string }[] = [];
     for (const p of pending) {
@@ -269,7 +266,7 @@ export class UserMigrationService {
       tally(counts, gateOutcome(status.get(p.customerId) ?? 'none', p.ids.length, reads), p.customerId, p.keys, pairs);
     }
     if (pairs.length > 0) {
-      const granted = await this.grants.grantLifetime(this.sql.manager(), scope, pairs, {
+      const granted = await this.grants.grantLifetime(scope, pairs, {
         actor: `api_key:${auth.keyId}`,
         requestId: auth.requestId,
         reason: MIGRATION_GRANT_REASON,

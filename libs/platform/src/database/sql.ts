@@ -57,17 +57,8 @@ export interface SqlResult<T> {
   affected: number;
 }
 
-/**
- * Runs one statement on `manager` (its transaction's connection, or a pooled one) and unpacks
- * TypeORM's result. For the few repository functions handed a manager by another context
- * (erasure hooks); everything else goes through `Sql`.
- */
-export async function runOn<T = Record<string, unknown>>(
-  manager: EntityManager,
-  sql: Statement,
-  params: unknown[] = [],
-  prepare = true,
-): Promise<SqlResult<T>> {
+/** Runs one statement on `manager` (a transaction's connection, or a pooled one) and unpacks TypeORM's result. */
+async function runOn<T = Record<string, unknown>>(manager: EntityManager, sql: Statement, params: unknown[] = [], prepare = true): Promise<SqlResult<T>> {
   const runner: QueryRunner = manager.queryRunner ?? manager.connection.createQueryRunner();
   try {
     const result = await runner.query(typeormQuery(sql, prepare), params, true);
@@ -142,18 +133,19 @@ export class Sql {
     this.prepare = config.dbPreparedStatements;
   }
 
-  /** The manager statements run on now: the explicit one, the ambient transaction's, or the pool's. */
-  manager(explicit?: EntityManager): EntityManager {
-    return explicit ?? ambient.getStore()?.manager ?? this.dataSource.manager;
+  /** The ambient transaction's manager, or the data source's (whose statements go to the pool). */
+  private target(): EntityManager {
+    return ambient.getStore()?.manager ?? this.dataSource.manager;
   }
 
+  /** Whether a transaction is open for the caller (statements join it). */
   get inTransaction(): boolean {
     return ambient.getStore() !== undefined;
   }
 
   /** Runs one statement; a prepared one by its name unless DB_PREPARED_STATEMENTS=false (e.g. behind a transaction-mode pooler). */
-  async run<T = Record<string, unknown>>(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<SqlResult<T>> {
-    const target = this.manager(manager);
+  async run<T = Record<string, unknown>>(sql: Statement, params: unknown[] = []): Promise<SqlResult<T>> {
+    const target = this.target();
     // The data source's own manager has no connection of its own: its statements go to the pool.
     const pool = target === this.dataSource.manager ? this.pool() : undefined;
     return pool ? runPooled<T>(pool, sql, params, this.prepare) : runOn<T>(target, sql, params, this.prepare);
@@ -164,29 +156,29 @@ export class Sql {
     return this.dataSource.isInitialized ? (this.dataSource.driver as unknown as { master?: pg.Pool }).master : undefined;
   }
 
-  async rows<T = Record<string, unknown>>(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<T[]> {
-    return (await this.run<T>(sql, params, manager)).rows;
+  async rows<T = Record<string, unknown>>(sql: Statement, params: unknown[] = []): Promise<T[]> {
+    return (await this.run<T>(sql, params)).rows;
   }
 
-  async one<T = Record<string, unknown>>(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<T | null> {
-    return (await this.run<T>(sql, params, manager)).rows[0] ?? null;
+  async one<T = Record<string, unknown>>(sql: Statement, params: unknown[] = []): Promise<T | null> {
+    return (await this.run<T>(sql, params)).rows[0] ?? null;
   }
 
   /** Rows touched by an INSERT, UPDATE or DELETE. */
-  async affected(sql: Statement, params: unknown[] = [], manager?: EntityManager): Promise<number> {
-    return (await this.run(sql, params, manager)).affected;
+  async affected(sql: Statement, params: unknown[] = []): Promise<number> {
+    return (await this.run(sql, params)).affected;
   }
 
   /**
    * Runs `work` in a transaction (a savepoint when one is already open) and makes it the
    * ambient one for everything `work` awaits.
    */
-  async transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  async transaction<T>(work: () => Promise<T>): Promise<T> {
     const outer = ambient.getStore();
     if (!outer) {
       openTransactions++;
       try {
-        return await this.dataSource.transaction((manager) => ambient.run({ manager, savepoints: { next: 1 } }, () => work(manager)));
+        return await this.dataSource.transaction((manager) => ambient.run({ manager, savepoints: { next: 1 } }, work));
       } finally {
         if (--openTransactions === 0) ambient.disable();
       }
@@ -194,7 +186,7 @@ export class Sql {
     const savepoint = `sp_${outer.savepoints.next++}`;
     await outer.manager.query(`SAVEPOINT ${savepoint}`);
     try {
-      const result = await work(outer.manager);
+      const result = await work();
       await outer.manager.query(`RELEASE SAVEPOINT ${savepoint}`);
       return result;
     } catch (err) {

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock } from '../clock/clock.js';
 import { type TenantScope, crossTenant } from '../tenancy/tenant-scope.js';
 import { JobsRepository } from './jobs.repository.js';
@@ -14,8 +13,6 @@ export interface EnqueueOptions {
   dedupeKey?: string;
   runAtMs?: number;
   maxAttempts?: number;
-  /** Ignored: the job joins the ambient transaction (Sql.transaction), which is the caller's. */
-  manager?: EntityManager;
 }
 
 /** Enqueues durable jobs, in the caller's (ambient) transaction: the job exists if and only if the caller's writes commit. */

@@ -7,6 +7,7 @@ const REQUEST_AUTH = Symbol('requestAuth');
 type Carrier = { [REQUEST_TENANT]?: TenantScope; [REQUEST_AUTH]?: unknown };
 
 /** Set once by the route-policy guard when a caller is authenticated. */
+// eslint-disable-next-line write-path/scope-first -- the request is what this writes; the scope is the value stored on it
 export function setRequestAuth(req: HttpRequest, scope: TenantScope, auth: unknown): void {
   (req as unknown as Carrier)[REQUEST_TENANT] = scope;
   (req as unknown as Carrier)[REQUEST_AUTH] = auth;

@@ -1,6 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { ApiError, Clock, type Env, Sql, type TenantScope, TenantScopes } from '#platform';
+import { ApiError, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
 import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
@@ -54,7 +54,6 @@ function sameSecret(given: string, expected: string): boolean {
 @Injectable()
 export class AndroidWebhookService {
   constructor(
-    private readonly sql: Sql,
     private readonly gate: WebhookGate,
     private readonly secrets: RailSecrets,
     private readonly publisher: AndroidPublisherClient,
@@ -212,7 +211,7 @@ export class AndroidWebhookService {
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
     const { state, purchaseToken } = reading;
-    const keys = state.productId ? await this.catalog.entitlementKeysFor(scope.projectId, RAIL, state.productId, this.sql.manager()) : [];
+    const keys = state.productId ? await this.catalog.entitlementKeysFor(scope.projectId, RAIL, state.productId) : [];
     if (keys.length === 0) {
       const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken });
       const reason = state.productId ? `Product ${state.productId} is not in the project's catalogue for ${RAIL}` : 'The purchase names no product';

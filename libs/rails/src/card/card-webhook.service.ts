@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import Stripe from 'stripe';
-import { ApiError, Clock, Sql, type TenantScope, TenantScopes } from '#platform';
+import { ApiError, Clock, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
 import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
@@ -32,7 +32,6 @@ export const CARD_SIGNATURE_TOLERANCE_SECONDS = 300;
 @Injectable()
 export class CardWebhookService {
   constructor(
-    private readonly sql: Sql,
     private readonly gate: WebhookGate,
     private readonly secrets: RailSecrets,
     private readonly processor: NotificationProcessor,
@@ -120,7 +119,7 @@ export class CardWebhookService {
     const products = [...new Set(items.map((item) => item.productId))];
     const known: string[] = [];
     for (const productId of products) {
-      if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, this.sql.manager())).length > 0) known.push(productId);
+      if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId)).length > 0) known.push(productId);
     }
     if (known.length === 0) {
       const holder = await this.customers.holder(scope, RAIL, sub.id, cardNode);
@@ -166,7 +165,7 @@ export class CardWebhookService {
         { rail: RAIL, customerId: holder, decision: 'no_op', reason: `Invoice of an unknown card customer or without a paid amount` },
         context,
       );
-    await this.revenue.paid(this.sql.manager(), scope, RAIL, holder, event.payment);
+    await this.revenue.paid(scope, RAIL, holder, event.payment);
     return this.applier.record(
       scope,
       { rail: RAIL, customerId: holder, decision: 'no_op', reason: `Invoice ${event.payment.transactionId} paid: recognised as cash; changes no entitlement` },

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, Sql, type TenantScope } from '#platform';
+import { Clock, type TenantScope } from '#platform';
 import { EntitlementChangeFeed, EntitlementWriter } from '#entitlements';
 import { type AliasNode, RailCustomers } from '#identity';
 import type { AndroidPurchaseState } from '../android/android-notifications.js';
@@ -32,7 +32,6 @@ export type LinkOutcome =
 @Injectable()
 export class RailCustomerResolver {
   constructor(
-    private readonly sql: Sql,
     private readonly customers: RailCustomers,
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly writer: EntitlementWriter,
@@ -196,11 +195,11 @@ export class RailCustomerResolver {
    * that customer), the other's start or extend (cause `purchase`: the purchase is now theirs).
    */
   private async reassign(scope: TenantScope, fromCustomerId: string, intoCustomerId: string, railAliases: boolean): Promise<void> {
-    const tracker = await this.changes.track(this.sql.manager(), scope, [fromCustomerId, intoCustomerId]);
+    const tracker = await this.changes.track(scope, [fromCustomerId, intoCustomerId]);
     if (railAliases) await this.customers.moveRailAliases(scope, fromCustomerId, intoCustomerId);
     await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
-    await this.revenue.reassigned(this.sql.manager(), scope, fromCustomerId, intoCustomerId);
-    await this.writer.moveRailEntitlements(this.sql.manager(), scope, fromCustomerId, intoCustomerId);
-    await tracker.publish(this.sql.manager(), (_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));
+    await this.revenue.reassigned(scope, fromCustomerId, intoCustomerId);
+    await this.writer.moveRailEntitlements(scope, fromCustomerId, intoCustomerId);
+    await tracker.publish((_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));
   }
 }

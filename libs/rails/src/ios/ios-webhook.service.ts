@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { VerificationException, VerificationStatus } from '@apple/app-store-server-library';
-import { APP_LOGGER, ApiError, type AppLogger, Clock, type Env, Sql, type TenantScope, TenantScopes } from '#platform';
+import { APP_LOGGER, ApiError, type AppLogger, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
 import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
@@ -71,7 +71,6 @@ function bounded(check: () => void): void {
 export class IosWebhookService {
   constructor(
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
-    private readonly sql: Sql,
     private readonly gate: WebhookGate,
     private readonly verifier: IosStoreVerifier,
     private readonly processor: NotificationProcessor,
@@ -227,7 +226,7 @@ export class IosWebhookService {
   ): Promise<NotificationOutcome> {
     const originalTransactionId = transaction.originalTransactionId as string;
     const productId = transaction.productId as string;
-    if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId, this.sql.manager())).length === 0) {
+    if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId)).length === 0) {
       const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId });
       return this.applier.record(
         scope,

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { TenantScope } from '#platform';
 import type { CustomerRailStatus, RailSubscriptionRecord } from './rail-model.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
@@ -11,9 +10,9 @@ export class CustomerRailStatuses {
 
   /**
    * Every listed customer's rail status at `nowMs` (a customer without a rail record reads as
-   * such), in the ambient transaction when one is open (`_manager` is that transaction's).
+   * such), in the ambient transaction when one is open.
    */
-  of(scope: TenantScope, customerIds: readonly string[], nowMs: number, _manager?: EntityManager): Promise<Map<string, CustomerRailStatus>> {
+  of(scope: TenantScope, customerIds: readonly string[], nowMs: number): Promise<Map<string, CustomerRailStatus>> {
     return this.subscriptions.statusOfCustomers(scope, customerIds, nowMs);
   }
 

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { TenantScope } from '#platform';
 import type { PurchaseRail, RailState } from './rail-model.js';
 
@@ -50,10 +49,10 @@ export interface RailRevenueChange {
  * transaction of the change: a failing sink rolls the change back.
  */
 export interface RailRevenueSink {
-  changed(manager: EntityManager, scope: TenantScope, change: RailRevenueChange): Promise<void>;
-  paid(manager: EntityManager, scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void>;
+  changed(scope: TenantScope, change: RailRevenueChange): Promise<void>;
+  paid(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void>;
   /** Every subscription of `fromCustomerId` moved to `toCustomerId` (a rail-only customer folded into another). */
-  reassigned(manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void>;
+  reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void>;
 }
 
 /**
@@ -68,16 +67,16 @@ export class RailRevenueFeed {
     this.sink = sink;
   }
 
-  async changed(manager: EntityManager, scope: TenantScope, change: RailRevenueChange): Promise<void> {
-    await this.sink?.changed(manager, scope, change);
-    if (change.payment) await this.sink?.paid(manager, scope, change.rail, change.customerId, change.payment);
+  async changed(scope: TenantScope, change: RailRevenueChange): Promise<void> {
+    await this.sink?.changed(scope, change);
+    if (change.payment) await this.sink?.paid(scope, change.rail, change.customerId, change.payment);
   }
 
-  async paid(manager: EntityManager, scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
-    await this.sink?.paid(manager, scope, rail, customerId, payment);
+  async paid(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
+    await this.sink?.paid(scope, rail, customerId, payment);
   }
 
-  async reassigned(manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
-    await this.sink?.reassigned(manager, scope, fromCustomerId, toCustomerId);
+  async reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
+    await this.sink?.reassigned(scope, fromCustomerId, toCustomerId);
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, Sql, type TenantScope, randomLowerAlnum } from '#platform';
+import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
 import { AuditJournal } from '#audit';
 import { EntitlementChangeFeed, EntitlementWriter, ProductCatalog, type PublicEntitlement, type RailEntitlementWrite } from '#entitlements';
 import {
@@ -111,7 +111,6 @@ interface LiveGrant {
 @Injectable()
 export class RailStateApplier {
   constructor(
-    private readonly sql: Sql,
     private readonly clock: Clock,
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly catalog: ProductCatalog,
@@ -157,7 +156,7 @@ export class RailStateApplier {
     for (const customerId of customers) await this.subscriptions.serialize(scope, change.rail, `customer:${customerId}`);
 
     const changed = changesState(stored, { ...change, items });
-    const tracker = await this.changes.track(this.sql.manager(), scope, customers);
+    const tracker = await this.changes.track(scope, customers);
     const auditEventId = newRailEventId();
     const now = this.clock.now();
     const subscription = await this.subscriptions.upsert(
@@ -177,7 +176,7 @@ export class RailStateApplier {
       now,
     );
     const { rail, subscriptionId, customerId, state, validUntil } = subscription;
-    await this.revenue.changed(this.sql.manager(), scope, {
+    await this.revenue.changed(scope, {
       rail,
       subscriptionId,
       customerId,
@@ -198,7 +197,6 @@ export class RailStateApplier {
         const grants = await this.liveGrants(scope, change.rail, stored.customerId, keysOf);
         for (const [key, item] of ended) {
           await this.writer.write(
-            this.sql.manager(),
             scope,
             this.rowOf(stored.customerId, key, change.rail, grants.get(key), {
               productId: item.productId,
@@ -217,7 +215,6 @@ export class RailStateApplier {
     for (const [key, item] of granted) {
       entitlements.push(
         await this.writer.write(
-          this.sql.manager(),
           scope,
           this.rowOf(change.customerId, key, change.rail, grants.get(key), {
             productId: item.productId,
@@ -232,7 +229,6 @@ export class RailStateApplier {
 
     const facts = { stored, next: { ...change } };
     await tracker.publish(
-      this.sql.manager(),
       (_key, kind) => railChangeCause(kind, facts.next),
       (customerId) =>
         customerId === change.customerId
@@ -265,7 +261,7 @@ export class RailStateApplier {
     return (productId) => {
       let keys = cache.get(productId);
       if (!keys) {
-        keys = this.catalog.entitlementKeysFor(scope.projectId, rail, productId, this.sql.manager());
+        keys = this.catalog.entitlementKeysFor(scope.projectId, rail, productId);
         cache.set(productId, keys);
       }
       return keys;
@@ -332,7 +328,7 @@ export class RailStateApplier {
     eventId = newRailEventId(),
     keys?: string[],
   ): Promise<string> {
-    await this.journal.append(this.sql.manager(), scope, {
+    await this.journal.append(scope, {
       eventId,
       rail: outcome.rail,
       eventType: event.eventType,

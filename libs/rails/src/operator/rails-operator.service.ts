@@ -35,7 +35,7 @@ export class RailsOperatorService {
       ...(roots && roots.length > 0 ? { trustedRootCertificates: roots } : {}),
     };
     const saved = await this.sql.transaction(async () => {
-      await this.projects.assertExists(projectId, { manager: this.sql.manager() });
+      await this.projects.assertExists(projectId, {});
       return this.settings.put({ projectId }, 'ios_store', settings, this.clock.now());
     });
     return this.view(projectId, saved);
@@ -43,7 +43,7 @@ export class RailsOperatorService {
 
   /** The configured rails (data) and, additively, every rail's console panel for `env` (rails). */
   async list(projectId: string, env: Env, baseUrl: string): Promise<RailList> {
-    await this.projects.assertExists(projectId, { manager: this.sql.manager() });
+    await this.projects.assertExists(projectId, {});
     const [rails, panels] = await Promise.all([this.settings.list({ projectId }), this.console.panels(projectId, env, baseUrl)]);
     return { object: 'list', data: rails.filter((rail) => rail.enabled).map((rail) => this.view(projectId, rail)), env, rails: panels };
   }

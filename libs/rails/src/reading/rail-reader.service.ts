@@ -136,7 +136,7 @@ export class RailReader {
 
   /** Card: the linked `cus_…` ids (their listing covers their subscriptions), else the records' `sub_…`; iOS and Android: aliases and records. */
   private async railIdsOf(scope: TenantScope, customerId: string): Promise<{ rail: PurchaseRail; id: string }[]> {
-    const aliases = await this.bulk.aliasesOfCustomers(this.sql.manager(), scope, [customerId], Object.keys(ALIAS_RAILS));
+    const aliases = await this.bulk.aliasesOfCustomers(scope, [customerId], Object.keys(ALIAS_RAILS));
     const records = await this.subscriptions.listForCustomer(scope, customerId);
     const ids = new Map<string, { rail: PurchaseRail; id: string }>();
     for (const alias of aliases) ids.set(`${ALIAS_RAILS[alias.type]}|${alias.value}`, { rail: ALIAS_RAILS[alias.type], id: alias.value });

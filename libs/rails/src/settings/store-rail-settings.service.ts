@@ -19,7 +19,7 @@ export class StoreRailSettings {
 
   async put(projectId: string, rail: Exclude<PurchaseRail, 'ios_store'>, settings: Record<string, unknown>): Promise<RailView> {
     const record = await this.sql.transaction(async () => {
-      await this.projects.assertExists(projectId, { manager: this.sql.manager() });
+      await this.projects.assertExists(projectId, {});
       return this.settings.put({ projectId }, rail, settings, this.clock.now());
     });
     return { rail: record.rail, enabled: record.enabled, ...record.settings, secretsConfigured: this.secrets.isConfigured(projectId, record.rail) };

@@ -19,7 +19,7 @@ export class BucketReportsRepository {
   async replace(scope: TenantScope, keyId: string, report: BucketReport, receivedAtMs: number): Promise<void> {
     const totals = totalsOf(report);
     const base = [scope.projectId, scope.env, keyId, report.date];
-    await this.sql.transaction(async (m) => {
+    await this.sql.transaction(async () => {
       await this.sql.run(
         `INSERT INTO bucket_reports (project_id, env, key_id, report_date, reads, writes, deletes, by_hour, by_minute, by_actor_label, received_at_ms)
          VALUES ($1, $2, $3, $4::date, $5, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11)
@@ -36,17 +36,15 @@ export class BucketReportsRepository {
           report.byActorLabel && JSON.stringify(report.byActorLabel),
           receivedAtMs,
         ],
-        m,
       );
-      await this.sql.run(`DELETE FROM bucket_report_labels WHERE project_id = $1 AND env = $2 AND key_id = $3 AND report_date = $4::date`, base, m);
-      await this.sql.run(`DELETE FROM bucket_report_actors WHERE project_id = $1 AND env = $2 AND key_id = $3 AND report_date = $4::date`, base, m);
+      await this.sql.run(`DELETE FROM bucket_report_labels WHERE project_id = $1 AND env = $2 AND key_id = $3 AND report_date = $4::date`, base);
+      await this.sql.run(`DELETE FROM bucket_report_actors WHERE project_id = $1 AND env = $2 AND key_id = $3 AND report_date = $4::date`, base);
       const labels = [...report.byLabel.entries()];
       if (labels.length > 0) {
         await this.sql.run(
           `INSERT INTO bucket_report_labels (project_id, env, key_id, report_date, label, reads, writes, deletes)
            SELECT $1, $2, $3, $4::date, l, r, w, d FROM unnest($5::text[], $6::bigint[], $7::bigint[], $8::bigint[]) AS x(l, r, w, d)`,
           [...base, labels.map(([l]) => l), labels.map(([, c]) => c.read), labels.map(([, c]) => c.write), labels.map(([, c]) => c.delete)],
-          m,
         );
       }
       const actors = [...report.byActor.entries()];
@@ -55,7 +53,6 @@ export class BucketReportsRepository {
           `INSERT INTO bucket_report_actors (project_id, env, key_id, report_date, actor_id, reads)
            SELECT $1, $2, $3, $4::date, a, r FROM unnest($5::text[], $6::bigint[]) AS x(a, r)`,
           [...base, actors.map(([a]) => a), actors.map(([, c]) => c.read)],
-          m,
         );
       }
     });

@@ -1,5 +1,4 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, Sql, type TenantScope } from '#platform';
 import { CustomerActivityFeed, type CustomerActivitySink } from '#telemetry';
 import { dayOf } from '../revenue/price-normalisation.js';
@@ -7,24 +6,42 @@ import { dayOf } from '../revenue/price-normalisation.js';
 export const ACTIVE_WINDOW_DAYS = 30;
 const DAY_MS = 86_400_000;
 
-/** SQL of the per-day distinct-active rollup. */
+/**
+ * The customer's day row, its last active day and the per-day counts of last days, in one
+ * statement: the last day moves under its row lock, so `prev_day` is the day it really left.
+ */
+const RECORD_ACTIVE_DAY = `
+WITH day_row AS (
+  INSERT INTO reporting_active_days (project_id, env, day, customer_id) VALUES ($1, $2, $3::date, $4)
+  ON CONFLICT ON CONSTRAINT reporting_active_days_pk DO NOTHING
+  RETURNING 1
+), moved AS (
+  INSERT INTO reporting_active_last_days AS l (project_id, env, customer_id, day) VALUES ($1, $2, $4, $3::date)
+  ON CONFLICT (project_id, env, customer_id) DO UPDATE SET day = EXCLUDED.day, prev_day = l.day WHERE l.day < EXCLUDED.day
+  RETURNING day, prev_day
+)
+INSERT INTO reporting_active_day_counts AS c (project_id, env, day, customers)
+SELECT $1, $2, day, sum(n) FROM (SELECT day, 1 AS n FROM moved UNION ALL SELECT prev_day, -1 FROM moved WHERE prev_day IS NOT NULL) m
+ GROUP BY day ORDER BY day
+ON CONFLICT (project_id, env, day) DO UPDATE SET customers = c.customers + EXCLUDED.customers`;
+
+/** SQL of the per-day distinct-active rollup and its counters. */
 @Injectable()
 export class ActiveDaysRepository {
   constructor(private readonly sql: Sql) {}
 
   async record(scope: TenantScope, day: string, customerId: string): Promise<void> {
-    await this.sql.rows(
-      `INSERT INTO reporting_active_days (project_id, env, day, customer_id) VALUES ($1, $2, $3::date, $4)
-       ON CONFLICT ON CONSTRAINT reporting_active_days_pk DO NOTHING`,
-      [scope.projectId, scope.env, day, customerId],
-    );
+    await this.sql.run(RECORD_ACTIVE_DAY, [scope.projectId, scope.env, day, customerId]);
   }
 
-  /** Distinct customers active on a day in [fromDay, toDay]; null when the rollup holds no day of the scope. */
+  /**
+   * Distinct customers active on a day in [fromDay, toDay] (those whose last active day is in
+   * it, the clock never running back); null when the rollup holds no day of the scope.
+   */
   async distinctActive(scope: TenantScope, fromDay: string, toDay: string): Promise<number | null> {
     const row = await this.sql.one<{ n: string; any: boolean }>(
-      `SELECT (SELECT count(DISTINCT customer_id) FROM reporting_active_days WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date) AS n,
-              EXISTS (SELECT 1 FROM reporting_active_days WHERE project_id = $1 AND env = $2) AS any`,
+      `SELECT (SELECT coalesce(sum(customers), 0) FROM reporting_active_day_counts WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date) AS n,
+              EXISTS (SELECT 1 FROM reporting_active_day_counts WHERE project_id = $1 AND env = $2) AS any`,
       [scope.projectId, scope.env, fromDay, toDay],
     );
     return row?.any ? Number(row.n) : null;
@@ -44,7 +61,7 @@ export class ActivePeople implements CustomerActivitySink, OnModuleInit {
     this.feed.attach(this);
   }
 
-  active(_manager: EntityManager, scope: TenantScope, customerId: string, seenAtMs: number): Promise<void> {
+  active(scope: TenantScope, customerId: string, seenAtMs: number): Promise<void> {
     return this.repository.record(scope, dayOf(seenAtMs), customerId);
   }
 

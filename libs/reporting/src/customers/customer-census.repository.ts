@@ -6,9 +6,9 @@ import { Sql, type TenantScope } from '#platform';
 export class CustomerCensusRepository {
   constructor(private readonly sql: Sql) {}
 
-  /** Customers not forgotten (an index scan of the scope's customers). */
+  /** Customers not forgotten: the sum of the scope's count shards, kept by triggers on customers. */
   async totalCustomers(scope: TenantScope): Promise<number> {
-    const row = await this.sql.one<{ n: string }>(`SELECT count(*) AS n FROM customers WHERE project_id = $1 AND env = $2 AND forgotten_at IS NULL`, [
+    const row = await this.sql.one<{ n: string }>(`SELECT coalesce(sum(customers), 0) AS n FROM reporting_customer_counts WHERE project_id = $1 AND env = $2`, [
       scope.projectId,
       scope.env,
     ]);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Sql, type TenantScope } from '#platform';
+import { type TenantScope } from '#platform';
 import type { AuthContext } from '#keys';
 import { ALIAS_TYPES, BulkIdentity } from '#identity';
 import { EventRollups } from '#telemetry';
@@ -33,7 +33,6 @@ export class ErrorsReadsService {
     private readonly rollups: EventRollups,
     private readonly identity: BulkIdentity,
     private readonly ledger: RevenueLedger,
-    private readonly sql: Sql,
   ) {}
 
   impact(auth: AuthContext, fingerprint: string): Promise<ReadEnvelope<ErrorImpactData | null>> {
@@ -94,7 +93,6 @@ export class ErrorsReadsService {
     const users = await this.rollups.affectedUsers(scope, fingerprint, AFFECTED_REVENUE_WINDOW);
     if (users.length === 0) return { users, customerOf: new Map() };
     const hits = await this.identity.findAliases(
-      this.sql.manager(),
       scope,
       users.map((u) => ({ type: ALIAS_TYPES.developer, value: u.userId })),
     );

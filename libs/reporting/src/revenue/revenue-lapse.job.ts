@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, OnJob, crossTenant } from '#platform';
 import { RevenueLedger } from './revenue-ledger.service.js';
 
@@ -31,8 +30,8 @@ export class RevenueLapseJob {
     await this.scanOnce();
   }
 
-  /** One scan in the caller's (ambient) transaction; returns how many subscriptions it lapsed. `_manager` is ignored. */
-  scanOnce(_manager?: EntityManager): Promise<number> {
+  /** One scan in the caller's (ambient) transaction; returns how many subscriptions it lapsed. */
+  scanOnce(): Promise<number> {
     return this.ledger.lapse(SCAN, this.clock.nowMs() - REVENUE_LAPSE_GRACE_MS, BATCH);
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, type CrossTenant, type TenantScope } from '#platform';
 import type { PurchaseRail } from '#entitlements';
 import { type RailPayment, type RailRevenueChange, RailRevenueFeed, type RailRevenueSink } from '#rails';
@@ -28,7 +27,7 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     this.feed.attach(this);
   }
 
-  async changed(_manager: EntityManager, scope: TenantScope, change: RailRevenueChange): Promise<void> {
+  async changed(scope: TenantScope, change: RailRevenueChange): Promise<void> {
     const stored = await this.repository.findSubscription(scope, change.rail, change.subscriptionId);
     const customers = [...new Set([change.customerId, stored?.customerId ?? change.customerId])].sort();
     for (const customerId of customers) await this.repository.lockCustomer(scope, customerId);
@@ -51,7 +50,7 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     for (const customerId of customers) await this.refreshCustomer(scope, customerId);
   }
 
-  async paid(_manager: EntityManager, scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
+  async paid(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
     const amountMinor = Math.round(toMinorUnits(payment.amount, payment.currency));
     if (!(amountMinor > 0)) return;
     const paidAtMs = payment.paidAtMs > 0 ? payment.paidAtMs : this.clock.nowMs();
@@ -67,7 +66,7 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     });
   }
 
-  async reassigned(_manager: EntityManager, scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
+  async reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
     const customers = [fromCustomerId, toCustomerId].sort();
     for (const customerId of customers) await this.repository.lockCustomer(scope, customerId);
     await this.repository.reassignSubscriptions(scope, fromCustomerId, toCustomerId, this.clock.now());

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
-import { Sql, type TenantScope, runOn } from '#platform';
+import { Sql, type TenantScope } from '#platform';
 
 export interface EventErasureSubject {
   customerId: string;
@@ -22,13 +21,13 @@ export class EventErasureRepository {
   constructor(private readonly sql: Sql) {}
 
   anonymise(scope: TenantScope, subject: EventErasureSubject): Promise<number> {
-    return anonymise((sql, params) => this.sql.affected(sql, params), scope, subject);
+    return anonymiseCustomerEvents(scope, subject, this.sql);
   }
 }
 
-/** The same statements on `manager`'s connection, for a caller holding a transaction of its own. */
-export function anonymiseCustomerEvents(scope: TenantScope, subject: EventErasureSubject, manager: EntityManager): Promise<number> {
-  return anonymise(async (sql, params) => (await runOn(manager, sql, params)).affected, scope, subject);
+/** The erasure's statements alone, in the caller's ambient transaction (a test holding locks of its own drives them directly). */
+export function anonymiseCustomerEvents(scope: TenantScope, subject: EventErasureSubject, sql: Sql): Promise<number> {
+  return anonymise(scope, subject, (text, params) => sql.affected(text, params));
 }
 
 /**
@@ -39,7 +38,7 @@ export function anonymiseCustomerEvents(scope: TenantScope, subject: EventErasur
  * (project_id, env): the resolved customer, and each hint of the still-unresolved events.
  * Returns how many event rows were anonymised.
  */
-async function anonymise(run: (sql: string, params: unknown[]) => Promise<number>, scope: TenantScope, subject: EventErasureSubject): Promise<number> {
+async function anonymise(scope: TenantScope, subject: EventErasureSubject, run: (sql: string, params: unknown[]) => Promise<number>): Promise<number> {
   const base = [scope.projectId, scope.env];
   const affected = (sql: string, params: unknown[]) => run(sql, [...base, ...params]);
   // Hint sets first, then events: the lock order of ingestion (one statement upserts the

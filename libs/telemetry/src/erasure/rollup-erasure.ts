@@ -7,8 +7,9 @@ export const ROLLUP_ERASURE_HOOK_NAME = 'telemetry.rollups';
 /**
  * The rollups' personal identifiers of a forgotten customer (the erasure hook, in the
  * erasure's transaction): the user ids an error hit, the anonymous ids' first touches and
- * the daily visitor rows. Counters stay (aggregates); acquisition_signups go with the
- * customer row's cascade.
+ * the daily visitor rows with the visitors' last days (and their share of the distinct-visitor
+ * counts). Other counters stay (aggregates); acquisition_signups go with the customer row's
+ * cascade.
  */
 @Injectable()
 export class RollupErasureRepository {
@@ -28,6 +29,17 @@ export class RollupErasureRepository {
     }
     if (ids.length > 0) {
       await this.sql.run(`DELETE FROM analytics_daily_visitors WHERE project_id = $1 AND env = $2 AND visitor = ANY($3::text[])`, [...base, ids]);
+      // The visitors leave the distinct-visitor counts as well: each last day's count loses them
+      // (upserted in host and day order, the order of the event write).
+      await this.sql.run(
+        `WITH gone AS (
+           DELETE FROM analytics_visitor_last_days WHERE project_id = $1 AND env = $2 AND visitor = ANY($3::text[]) RETURNING host, day
+         )
+         INSERT INTO analytics_visitor_day_counts AS c (project_id, env, host, day, visitors)
+         SELECT $1, $2, host, day, -count(*) FROM gone GROUP BY host, day ORDER BY host, day
+         ON CONFLICT (project_id, env, host, day) DO UPDATE SET visitors = c.visitors + EXCLUDED.visitors`,
+        [...base, ids],
+      );
     }
   }
 }

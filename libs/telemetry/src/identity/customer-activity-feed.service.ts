@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { TenantScope } from '#platform';
 
 /** What another context (reporting's activity rollup) attaches to hear that a customer sent events. */
 export interface CustomerActivitySink {
   /** `customerId` sent an event at `seenAtMs`, reported in the (ambient) transaction that resolved it. */
-  active(manager: EntityManager, scope: TenantScope, customerId: string, seenAtMs: number): Promise<void>;
+  active(scope: TenantScope, customerId: string, seenAtMs: number): Promise<void>;
 }
 
 /**
@@ -21,7 +20,7 @@ export class CustomerActivityFeed {
     this.sink = sink;
   }
 
-  async active(manager: EntityManager, scope: TenantScope, customerId: string, seenAtMs: number): Promise<void> {
-    await this.sink?.active(manager, scope, customerId, seenAtMs);
+  async active(scope: TenantScope, customerId: string, seenAtMs: number): Promise<void> {
+    await this.sink?.active(scope, customerId, seenAtMs);
   }
 }

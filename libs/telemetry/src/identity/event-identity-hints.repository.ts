@@ -64,7 +64,7 @@ export class EventIdentityHintsRepository {
         [scope.projectId, scope.env, set.id, update.pending, update.attempts, update.afterMs, update.customerId, nowMs],
       );
       if (!changed || update.customerId === null) return 0;
-      await this.activity.active(this.sql.manager(), scope, update.customerId, Number(changed.last_seen_ms));
+      await this.activity.active(scope, update.customerId, Number(changed.last_seen_ms));
       // Equality on each present hint and IS NULL on the others: the planner uses the
       // partial "unresolved" index of the first present hint.
       const params: unknown[] = [scope.projectId, scope.env, update.customerId];

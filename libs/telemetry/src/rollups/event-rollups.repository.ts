@@ -77,8 +77,9 @@ export class EventRollupsRepository {
         WHERE project_id = $1 AND env = $2 AND host = $3 AND day >= $4::date ORDER BY day`,
       [scope.projectId, scope.env, host, fromDay],
     );
+    // Visitors seen on or after fromDay are those whose last day is: a sum of per-day counts.
     const unique = await this.sql.one<{ n: string }>(
-      `SELECT count(DISTINCT visitor) AS n FROM analytics_daily_visitors WHERE project_id = $1 AND env = $2 AND host = $3 AND day >= $4::date`,
+      `SELECT coalesce(sum(visitors), 0) AS n FROM analytics_visitor_day_counts WHERE project_id = $1 AND env = $2 AND host = $3 AND day >= $4::date`,
       [scope.projectId, scope.env, host, fromDay],
     );
     return {

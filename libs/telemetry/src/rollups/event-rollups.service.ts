@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { TenantScope } from '#platform';
 import { type AffectedUserRow, type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow, EventRollupsRepository } from './event-rollups.repository.js';
 
@@ -34,8 +33,8 @@ export class EventRollups {
     return this.repository.recordArrival(scope, anonymousId, ref, atMs);
   }
 
-  /** In the caller's (ambient) transaction, e.g. identify's link hook; `_manager` is ignored. */
-  countSignup(scope: TenantScope, customerId: string, anonymousId: string, atMs: number, _manager?: EntityManager): Promise<void> {
+  /** In the caller's (ambient) transaction, e.g. identify's link hook */
+  countSignup(scope: TenantScope, customerId: string, anonymousId: string, atMs: number): Promise<void> {
     return this.repository.countSignup(scope, customerId, anonymousId, atMs);
   }
 

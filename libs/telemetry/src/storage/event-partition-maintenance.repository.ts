@@ -3,8 +3,19 @@ import { DataSource, type QueryRunner } from 'typeorm';
 import { ADVISORY_LOCKS, type CrossTenant, Sql } from '#platform';
 import { isoDay, partitionName } from './event-partitions.js';
 
-/** The per-day rollups other than the visitor days, whose days past the event retention the maintenance deletes. */
-export const DAILY_ROLLUP_TABLES = ['error_daily_rollups', 'analytics_daily_hosts', 'analytics_daily_pages', 'analytics_daily_referrers'] as const;
+/**
+ * The per-day rollups other than the visitor days, whose days past the event retention the
+ * maintenance deletes. The visitors' last days and their per-day counts go together: a read
+ * never reaches a day past the retention, so dropping both keeps its counts exact.
+ */
+export const DAILY_ROLLUP_TABLES = [
+  'error_daily_rollups',
+  'analytics_daily_hosts',
+  'analytics_daily_pages',
+  'analytics_daily_referrers',
+  'analytics_visitor_last_days',
+  'analytics_visitor_day_counts',
+] as const;
 export type DailyRollupTable = (typeof DAILY_ROLLUP_TABLES)[number];
 
 const PARTITIONS_SQL = `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass ORDER BY 1`;

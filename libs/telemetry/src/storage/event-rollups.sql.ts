@@ -7,7 +7,9 @@
  * `page.viewed` fields (the web client's): `properties.url` (its host is the analytics
  * host, lower-cased, without port), `properties.path` (else the URL's path), `referrer`
  * (its host, when it is another host than the page's), `utm_source`. A visitor is the
- * anonymous id, else the developer user id.
+ * anonymous id, else the developer user id. A new visitor day moves the visitor's last day
+ * (`analytics_visitor_last_days`, under its row lock, so `prev_day` is the day it really
+ * left) and the per-day counts of last days follow, aggregated per host and day.
  */
 
 /** The host of an absolute URL (`scheme://[userinfo@]host[:port]…`), lower-cased; null otherwise. */
@@ -33,7 +35,19 @@ const ANALYTICS_CTES = `new_visitors AS (
   INSERT INTO analytics_daily_visitors (project_id, env, host, day, visitor)
   SELECT DISTINCT $1, $2, host, day, visitor FROM pv WHERE visitor IS NOT NULL ORDER BY 3, 4, 5
   ON CONFLICT DO NOTHING
-  RETURNING host, day
+  RETURNING host, day, visitor
+), visitor_moves AS (
+  INSERT INTO analytics_visitor_last_days AS l (project_id, env, host, visitor, day)
+  SELECT $1, $2, host, visitor, max(day) FROM new_visitors GROUP BY host, visitor ORDER BY host, visitor
+  ON CONFLICT (project_id, env, host, visitor) DO UPDATE SET day = EXCLUDED.day, prev_day = l.day WHERE l.day < EXCLUDED.day
+  RETURNING host, day, prev_day
+), visitor_day_counts AS (
+  INSERT INTO analytics_visitor_day_counts AS c (project_id, env, host, day, visitors)
+  SELECT $1, $2, host, day, sum(n) FROM (SELECT host, day, 1 AS n FROM visitor_moves
+                                         UNION ALL SELECT host, prev_day, -1 FROM visitor_moves WHERE prev_day IS NOT NULL) m
+   GROUP BY host, day ORDER BY host, day
+  ON CONFLICT (project_id, env, host, day) DO UPDATE SET visitors = c.visitors + EXCLUDED.visitors
+  RETURNING 1
 ), analytics_hosts AS (
   INSERT INTO analytics_daily_hosts AS h (project_id, env, host, day, views, visitors)
   SELECT $1, $2, v.host, v.day, v.views, COALESCE(n.visitors, 0)

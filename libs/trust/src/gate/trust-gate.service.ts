@@ -172,7 +172,7 @@ export class TrustGateService {
   ): Promise<string> {
     const scope: TenantScope = auth;
     const { eventId } = await this.sql.transaction(() =>
-      this.journal.append(this.sql.manager(), scope, {
+      this.journal.append(scope, {
         eventIdPrefix: entry.eventIdPrefix,
         rail: 'trust',
         eventType: entry.eventType,

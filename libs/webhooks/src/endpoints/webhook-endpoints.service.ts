@@ -210,7 +210,7 @@ export class WebhookEndpointsService {
   }
 
   private async audit(scope: TenantScope, eventType: string, endpointId: string, requestId: string, details: Record<string, unknown>): Promise<void> {
-    await this.journal.append(this.sql.manager(), scope, {
+    await this.journal.append(scope, {
       eventIdPrefix: 'op_webhook_',
       rail: 'webhooks',
       eventType,

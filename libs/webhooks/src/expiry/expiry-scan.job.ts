@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { Clock, OnJob, Sql, crossTenant } from '#platform';
 import { type CustomerEntitlementChange, EntitlementChangeFeed, type PassedEntitlement, type PublicEntitlement } from '#entitlements';
 import { EndpointPresence } from '../outbox/endpoint-presence.service.js';
@@ -42,8 +41,8 @@ export class ExpiryScanJob {
     await this.scanOnce();
   }
 
-  /** One scan in the caller's (ambient) transaction; returns how many ended entitlements it reported. `_manager` is ignored. */
-  async scanOnce(_manager?: EntityManager): Promise<number> {
+  /** One scan in the caller's (ambient) transaction; returns how many ended entitlements it reported. */
+  async scanOnce(): Promise<number> {
     const nowMs = this.clock.nowMs();
     const watermark = await this.sql.one<{ ms: number }>(
       `INSERT INTO webhook_expiry_watermark (id, scanned_to_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET scanned_to_ms = webhook_expiry_watermark.scanned_to_ms
@@ -52,7 +51,7 @@ export class ExpiryScanJob {
     );
     const fromMs = watermark!.ms;
     if (fromMs >= nowMs) return 0;
-    let rows = await this.feed.passedBetween(SCAN, fromMs, nowMs, BATCH, this.sql.manager());
+    let rows = await this.feed.passedBetween(SCAN, fromMs, nowMs, BATCH);
     let toMs = nowMs;
     if (rows.length === BATCH) {
       // A full batch: stop before the last end (its peers come in the next scan), unless every row shares it.
@@ -72,7 +71,7 @@ export class ExpiryScanJob {
       const scope = SCAN.scopeOf({ projectId: passed[0].projectId, env: passed[0].env });
       // Nobody listens in this scope: nothing to read or report.
       if (!(await this.presence.hasEnabled(scope))) continue;
-      const after = await this.feed.active(this.sql.manager(), scope, passed[0].customerId);
+      const after = await this.feed.active(scope, passed[0].customerId);
       const change: CustomerEntitlementChange = {
         customerId: passed[0].customerId,
         before: [...after, ...passed.map(lapsed)],
@@ -80,7 +79,7 @@ export class ExpiryScanJob {
         causeOf: () => 'expiration',
         events: [],
       };
-      await this.feed.publish(this.sql.manager(), scope, [change]);
+      await this.feed.publish(scope, [change]);
     }
     await this.sql.rows(`UPDATE webhook_expiry_watermark SET scanned_to_ms = $1 WHERE id = 1`, [toMs]);
     return rows.length;

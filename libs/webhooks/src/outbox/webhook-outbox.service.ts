@@ -1,6 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
-import { Clock, Sql, type TenantScope, currentTraceHeaders, randomLowerAlnum } from '#platform';
+import { Clock, type TenantScope, currentTraceHeaders, randomLowerAlnum } from '#platform';
 import { type CustomerEntitlementChange, EntitlementChangeFeed, type EntitlementChangeSink, type PublicEntitlement } from '#entitlements';
 import { CustomerDirectory, ErasureHooks } from '#identity';
 import { type ActiveEntitlementView, collapseByKey, diffEntitlements } from '../domain/webhook-rules.js';
@@ -29,11 +28,10 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
     private readonly erasureHooks: ErasureHooks,
     private readonly customers: CustomerDirectory,
     private readonly presence: EndpointPresence,
-    private readonly sql: Sql,
   ) {}
 
-  /** The change feed asks before it reads anything: only scopes with an enabled endpoint are tracked. `_manager` is ignored. */
-  wants(scope: TenantScope, _manager?: EntityManager): Promise<boolean> {
+  /** The change feed asks before it reads anything: only scopes with an enabled endpoint are tracked. */
+  wants(scope: TenantScope): Promise<boolean> {
     return this.presence.hasEnabled(scope);
   }
 
@@ -61,14 +59,14 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
     return { id, type, body };
   }
 
-  /** In the change's (ambient) transaction; `_manager` is ignored. */
-  async record(_manager: EntityManager, scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
+  /** In the change's (ambient) transaction */
+  async record(scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
     if (!(await this.presence.hasEnabled(scope))) return;
     const events: CustomerOutboxEvent[] = [];
     for (const change of changes) {
       const diff = diffEntitlements(change.before.map(view), change.after.map(view), change.causeOf);
       if (diff.length === 0 && change.events.length === 0) continue;
-      const profile = await this.customers.profile(scope, change.customerId, this.sql.manager());
+      const profile = await this.customers.profile(scope, change.customerId);
       const developerUserId = profile?.developerUserIds[0] ?? null;
       const customerId = change.customerId;
       if (diff.length > 0) {
@@ -90,8 +88,8 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
     await this.repository.record(scope, events, currentTraceHeaders(), this.clock.nowMs());
   }
 
-  /** Erasure, in the (ambient) transaction of the erasure; `_manager` is ignored. */
-  customerErased(_manager: EntityManager, scope: TenantScope, customerId: string): Promise<void> {
+  /** Erasure, in the (ambient) transaction of the erasure */
+  customerErased(scope: TenantScope, customerId: string): Promise<void> {
     return this.erased(scope, customerId);
   }
 

@@ -1,0 +1,91 @@
+// ESLint rules of the one write path (docs/decisions.md, "One write path"):
+// - `scope-first`: a function, method or function type that takes the tenant scope (a parameter
+//   typed `TenantScope` or `AuthContext`) takes it first, so every tenant-data call reads alike.
+// - `no-entity-manager`: no code outside the platform's database layer and migrations names
+//   TypeORM's `EntityManager`; statements join the ambient transaction of `Sql.transaction`.
+// - `no-exported-repository`: a Nest module's `exports` and a context's `index.ts` name no
+//   `*Repository`: another module reaches a context's tables through its services.
+const SCOPE_TYPES = new Set(['TenantScope', 'AuthContext']);
+
+const typeName = (param) => {
+  const node = param.type === 'TSParameterProperty' ? param.parameter : param.type === 'AssignmentPattern' ? param.left : param;
+  const annotation = node?.typeAnnotation?.typeAnnotation;
+  if (annotation?.type !== 'TSTypeReference' || annotation.typeName.type !== 'Identifier') return null;
+  return annotation.typeName.name;
+};
+
+/** @type {import('eslint').Rule.RuleModule} */
+export const scopeFirst = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'A function that takes the tenant scope takes it first.' },
+    schema: [],
+    messages: { notFirst: "'{{type}}' is parameter {{index}}: the tenant scope comes first." },
+  },
+  create(context) {
+    function check(node) {
+      const params = node.params ?? node.parameters ?? [];
+      params.forEach((param, index) => {
+        const type = typeName(param);
+        if (index > 0 && type && SCOPE_TYPES.has(type)) {
+          context.report({ node: param, messageId: 'notFirst', data: { type, index: String(index + 1) } });
+        }
+      });
+    }
+    return {
+      FunctionDeclaration: check,
+      FunctionExpression: check,
+      ArrowFunctionExpression: check,
+      TSFunctionType: check,
+      TSMethodSignature: check,
+      TSDeclareFunction: check,
+      TSEmptyBodyFunctionExpression: check,
+    };
+  },
+};
+
+/** @type {import('eslint').Rule.RuleModule} */
+export const noEntityManager = {
+  meta: {
+    type: 'problem',
+    docs: { description: "No EntityManager outside the platform's database layer: statements join the ambient transaction." },
+    schema: [],
+    messages: { named: "'EntityManager' here: run statements through Sql (they join the ambient transaction of Sql.transaction)." },
+  },
+  create(context) {
+    return {
+      Identifier(node) {
+        if (node.name !== 'EntityManager') return;
+        // An import specifier holds the name twice (imported and local): report it once.
+        if (node.parent?.type === 'ImportSpecifier' && node !== node.parent.local) return;
+        context.report({ node, messageId: 'named' });
+      },
+    };
+  },
+};
+
+const REPOSITORY = /Repository$/;
+
+/** @type {import('eslint').Rule.RuleModule} */
+export const noExportedRepository = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'A module or a context index exports services, never a repository.' },
+    schema: [],
+    messages: { exported: "'{{name}}' is a repository: export a service that uses it instead." },
+  },
+  create(context) {
+    const isIndex = /[\\/]libs[\\/][^\\/]+[\\/]src[\\/]index\.ts$/.test(context.filename);
+    const report = (node, name) => REPOSITORY.test(name) && context.report({ node, messageId: 'exported', data: { name } });
+    return {
+      "Decorator[expression.callee.name='Module'] Property[key.name='exports'] > ArrayExpression > Identifier"(node) {
+        report(node, node.name);
+      },
+      ExportSpecifier(node) {
+        if (isIndex) report(node, node.exported.name ?? node.exported.value);
+      },
+    };
+  },
+};
+
+export default { rules: { 'scope-first': scopeFirst, 'no-entity-manager': noEntityManager, 'no-exported-repository': noExportedRepository } };

@@ -1,0 +1,126 @@
+import Stripe from 'stripe';
+import type { TenantScope } from '#platform';
+import { type AuditEntryData, AuditJournal } from '#audit';
+import { EntitlementReadService, type PublicEntitlement } from '#entitlements';
+import { IdentifyService } from '#identity';
+import { RailSecrets, StoreNotificationsModule } from '#rails';
+import { CardWebhookService } from '../../libs/rails/src/card/card-webhook.service.js';
+import type { RailNotificationView } from '../../libs/rails/src/notifications/rail-notification.view.js';
+import { RailSecretsFile } from '../support/rail-secrets-file.js';
+import { createMediumContext, unique, type MediumContext } from '../support/medium.js';
+import { testScope } from '../support/scopes.js';
+
+const SECRET = 'whsec_medium_0123456789abcdefghijkl';
+
+interface SubOptions {
+  id?: string;
+  customer?: string;
+  status?: string;
+  product?: string;
+  periodEnd?: number;
+  cancelAtPeriodEnd?: boolean;
+  metadata?: Record<string, string>;
+  /** Several items (each its own price product and period end); default: one item of `product`. */
+  items?: { product: string; periodEnd?: number }[];
+}
+
+/**
+ * The card-payments rail on the store-notifications module alone, over the test database: a
+ * project with its webhook secret (a temporary RAIL_SECRETS_FILE) and catalogue, and events
+ * signed as the processor signs them, handed to the card notification entry (no HTTP, no gate).
+ */
+export async function cardRail() {
+  const file = new RailSecretsFile();
+  let m: MediumContext;
+  try {
+    m = await createMediumContext({ modules: [StoreNotificationsModule], env: { RAIL_SECRETS_FILE: file.path } });
+  } catch (err) {
+    file.remove();
+    throw err;
+  }
+  const projectId = await m.newProject();
+  const sandbox = testScope(projectId, 'sandbox');
+  file.write({ projects: { [projectId]: { card_payments: { webhookSecrets: [SECRET] } } } });
+  m.get(RailSecrets).reloadIfChanged();
+  await m.newCatalogue(sandbox, [
+    { rail: 'card_payments', productId: 'prod_pro', entitlementKeys: ['pro', 'cloud_sync'] },
+    { rail: 'card_payments', productId: 'prod_basic', entitlementKeys: ['basic'] },
+    { rail: 'card_payments', productId: 'prod_team', entitlementKeys: ['pro', 'team'] },
+  ]);
+  const card = m.get(CardWebhookService);
+  const now = () => m.clock.nowSeconds();
+
+  const subscription = (o: SubOptions = {}) => ({
+    id: o.id ?? unique('sub'),
+    object: 'subscription',
+    customer: o.customer ?? unique('cus'),
+    status: o.status ?? 'active',
+    cancel_at_period_end: o.cancelAtPeriodEnd ?? false,
+    metadata: o.metadata ?? {},
+    items: {
+      object: 'list',
+      data: (o.items ?? [{ product: o.product ?? 'prod_pro', periodEnd: o.periodEnd }]).map((item) => ({
+        id: unique('si'),
+        object: 'subscription_item',
+        current_period_end: item.periodEnd ?? now() + 30 * 86400,
+        price: { id: unique('price'), product: item.product },
+      })),
+    },
+  });
+  const event = (type: string, object: Record<string, unknown>, o: { id?: string; livemode?: boolean; created?: number } = {}) => ({
+    id: o.id ?? unique('evt'),
+    object: 'event',
+    api_version: '2025-03-31.basil',
+    created: o.created ?? now(),
+    livemode: o.livemode ?? false,
+    type,
+    data: { object },
+  });
+  /** A delivery of the signed event, as the webhook route hands it over once its gate let it through. */
+  const send = (body: unknown): Promise<RailNotificationView> => {
+    const payload = JSON.stringify(body);
+    const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: now() });
+    return card.receive(projectId, Buffer.from(payload), header, unique('req_medium'));
+  };
+  const entitlements = (customerId: string, scope: TenantScope = sandbox): Promise<PublicEntitlement[]> =>
+    m.get(EntitlementReadService).listActive(scope, customerId);
+  const activeKeys = async (customerId: string, scope: TenantScope = sandbox): Promise<string[]> =>
+    (await entitlements(customerId, scope))
+      .filter((e) => e.isActive)
+      .map((e) => e.key)
+      .sort();
+  const audit = (eventId: string, scope: TenantScope = sandbox): Promise<AuditEntryData | null> => m.get(AuditJournal).find(scope, eventId);
+  const counts = async () => {
+    const [{ n: notifications }] = await m.dataSource.query(`SELECT count(*)::int AS n FROM rail_notifications WHERE project_id = $1`, [projectId]);
+    const [{ n: entries }] = await m.dataSource.query(`SELECT count(*)::int AS n FROM audit_entries WHERE project_id = $1 AND rail = 'card_payments'`, [
+      projectId,
+    ]);
+    return { notifications, entries };
+  };
+  /** The stored state of each card entitlement row of the customer (ended rows are not in the read). */
+  const states = async (customerId: string): Promise<Record<string, string>> =>
+    Object.fromEntries(
+      (
+        await m.dataSource.query(
+          `SELECT entitlement_key AS key, state FROM entitlements WHERE project_id = $1 AND customer_id = $2 AND rail = 'card_payments'`,
+          [projectId, customerId],
+        )
+      ).map((row: { key: string; state: string }) => [row.key, row.state]),
+    );
+  /** Identify of a developer user id from a new device: answers its customer. */
+  const identify = async (userId: string): Promise<string> =>
+    (await m.get(IdentifyService).identify(m.newAuth(sandbox), { userId, anonymousId: unique('anon') } as Parameters<IdentifyService['identify']>[1]))
+      .serviceCustomerId;
+  const customerCount = async (): Promise<number> =>
+    (await m.dataSource.query(`SELECT count(*)::int AS n FROM customers WHERE project_id = $1`, [projectId]))[0].n;
+  const close = async () => {
+    try {
+      await m.close();
+    } finally {
+      file.remove();
+    }
+  };
+  return { m, projectId, sandbox, now, subscription, event, send, entitlements, activeKeys, audit, counts, states, identify, customerCount, close };
+}
+
+export type CardRail = Awaited<ReturnType<typeof cardRail>>;

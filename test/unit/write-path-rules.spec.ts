@@ -1,0 +1,63 @@
+import { resolve } from 'node:path';
+import { Linter } from 'eslint';
+import tseslint from 'typescript-eslint';
+import writePath from '../../eslint-rules/write-path.mjs';
+
+/** The lint rules of the one write path (eslint.config.mjs, `write-path/*`). */
+const ROOT = resolve(__dirname, '../..');
+
+function lint(code: string, file = 'libs/rails/src/model/sample.service.ts'): string[] {
+  const linter = new Linter({ cwd: ROOT });
+  const config = [
+    {
+      files: ['**/*.ts'],
+      languageOptions: { parser: tseslint.parser as Linter.Parser },
+      plugins: { 'write-path': writePath },
+      rules: { 'write-path/scope-first': 'error', 'write-path/no-entity-manager': 'error', 'write-path/no-exported-repository': 'error' } as Linter.RulesRecord,
+    },
+  ];
+  return linter.verify(code, config, { filename: resolve(ROOT, file) }).map((m) => `${m.line}: ${m.ruleId}`);
+}
+
+describe('lint: one write path', () => {
+  it('accepts the scope first in methods, functions, function types and interfaces', () => {
+    const code = [
+      'class A { find(scope: TenantScope, id: string) {} constructor(private readonly sql: Sql) {} }',
+      'function b(auth: AuthContext, x: number) {}',
+      'type Hook = (scope: TenantScope, subject: Subject) => Promise<void>;',
+      'interface Sink { record(scope: TenantScope, changes: Change[]): Promise<void> }',
+      'const c = (rate: Rate, scope: TenantScope | undefined) => rate;',
+    ].join('\n');
+    expect(lint(code)).toEqual([]);
+  });
+
+  it('refuses a tenant scope or caller after another parameter', () => {
+    const code = [
+      'class A { find(id: string, scope: TenantScope) {} }',
+      'function b(x: number, auth: AuthContext) {}',
+      'type Hook = (subject: Subject, scope: TenantScope) => Promise<void>;',
+      'interface Sink { record(changes: Change[], scope: TenantScope): Promise<void> }',
+      'const d = (x: number, scope: TenantScope = s) => x;',
+    ].join('\n');
+    expect(lint(code)).toEqual([
+      '1: write-path/scope-first',
+      '2: write-path/scope-first',
+      '3: write-path/scope-first',
+      '4: write-path/scope-first',
+      '5: write-path/scope-first',
+    ]);
+  });
+
+  it('refuses an EntityManager anywhere it is named', () => {
+    const code = ["import type { EntityManager } from 'typeorm';", 'class A { find(scope: TenantScope, manager: EntityManager) {} }'].join('\n');
+    expect(lint(code)).toEqual(['1: write-path/no-entity-manager', '2: write-path/no-entity-manager']);
+  });
+
+  it("refuses a repository in a module's exports or a context's index, and accepts services", () => {
+    const module = ['@Module({ providers: [ARepository, AService], exports: [AService, ARepository] })', 'export class AModule {}'].join('\n');
+    expect(lint(module, 'libs/rails/src/rails.module.ts')).toEqual(['1: write-path/no-exported-repository']);
+    const index = ["export { AService } from './a.service.js';", "export { ARepository } from './a.repository.js';"].join('\n');
+    expect(lint(index, 'libs/rails/src/index.ts')).toEqual(['2: write-path/no-exported-repository']);
+    expect(lint(index, 'libs/rails/src/model/barrel.ts')).toEqual([]);
+  });
+});
