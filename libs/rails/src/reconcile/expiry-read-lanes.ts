@@ -69,7 +69,7 @@ export class ExpiryReadLanes<T extends { projectId: string; rail: PurchaseRail }
 
   /**
    * The next row to read at `nowMs` (wall), taken from the lane that has waited longest; else
-   * how long until a lane may start one; null when nothing is queued.
+   * how long until a lane may start one (Infinity: not before a read ends); null when nothing is queued.
    */
   next(nowMs: number): LanePick<T> {
     let best: Lane<T> | null = null;
@@ -89,8 +89,8 @@ export class ExpiryReadLanes<T extends { projectId: string; rail: PurchaseRail }
       return { row, lane: best.key };
     }
     if (this.queued === 0) return null;
-    // Lanes at their in-flight limit free a slot when a read ends; look again shortly.
-    return { waitMs: Number.isFinite(soonest) ? Math.max(1, Math.ceil(soonest - nowMs)) : 5 };
+    // Lanes at their in-flight limit only free a slot when a read ends: no time to wait for.
+    return { waitMs: Number.isFinite(soonest) ? Math.max(1, Math.ceil(soonest - nowMs)) : Infinity };
   }
 
   /** A read of the lane ended. */

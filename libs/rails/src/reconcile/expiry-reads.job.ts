@@ -35,7 +35,18 @@ export interface ExpirySweepSummary {
   outcomes: Record<string, number>;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** The longest the dispatcher sleeps when only a read or a claim ending can give it work. */
+const IDLE_WAIT_MS = 1_000;
+
+/** Resolves after `ms`, or as soon as one of `events` settles. */
+async function waitFor(ms: number, events: readonly Promise<unknown>[]): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), ...events]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * Reads at expiry (store-rails.md "Reading the rails", 1): every active rail subscription
@@ -91,13 +102,13 @@ export class ExpiryReadsJob {
     const summary: ExpirySweepSummary = { scheduled: 0, read: 0, outcomes: {} };
     const lanes = new ExpiryReadLanes<ClaimedExpiryRead>();
     const settlements = new SettlementBuffer((batch) => this.reads.settleMany(SWEEP, batch, this.worker, this.clock.nowMs()));
+    const inFlight = new Set<Promise<void>>();
     let claiming: Promise<void> | null = null;
     let drained = false;
     let nextClaimAtMs = 0;
-    let reading = 0;
     let failure: unknown = null;
     const claimMore = async (): Promise<void> => {
-      const idle = lanes.size === 0 && reading === 0;
+      const idle = lanes.size === 0 && inFlight.size === 0;
       const nowMs = this.clock.nowMs();
       summary.scheduled += await this.reads.schedule(SWEEP, nowMs, SCHEDULE_BATCH);
       const claimed = await this.reads.claim(SWEEP, {
@@ -127,30 +138,32 @@ export class ExpiryReadsJob {
         .finally(() => {
           claiming = null;
         });
-      return claiming;
-    };
-    const work = async (): Promise<void> => {
-      while (failure === null && this.clock.wallNowMs() < deadline) {
-        const wallNowMs = this.clock.wallNowMs();
-        const idle = lanes.size === 0 && reading === 0;
-        if (!drained && claiming === null && (idle || (lanes.size < concurrency * 2 && wallNowMs >= nextClaimAtMs))) void refill();
-        const pick = lanes.next(wallNowMs);
-        if (pick && 'row' in pick) {
-          reading += 1;
-          try {
-            await this.readOne(pick.row, pick.lane, lanes, settlements, summary);
-          } finally {
-            reading -= 1;
-          }
-          continue;
-        }
-        if (pick === null && claiming === null && drained) return;
-        const waitMs = pick ? pick.waitMs : claiming ? 50 : Math.max(1, Math.min(50, nextClaimAtMs - wallNowMs));
-        await Promise.race([sleep(Math.min(waitMs, Math.max(1, deadline - wallNowMs))), ...(claiming ? [claiming] : [])]);
-      }
     };
     try {
-      await Promise.all(Array.from({ length: Math.max(1, concurrency) }, work));
+      // One dispatcher starts reads as lanes allow, up to `concurrency` at once, and waits for
+      // the first of: a read ending, a claim ending, a lane's next slot.
+      while (failure === null && this.clock.wallNowMs() < deadline) {
+        const wallNowMs = this.clock.wallNowMs();
+        const idle = lanes.size === 0 && inFlight.size === 0;
+        if (!drained && claiming === null && (idle || (lanes.size < concurrency * 2 && wallNowMs >= nextClaimAtMs))) refill();
+        // Undefined while all `concurrency` reads run: no row is taken that could not start.
+        const nextPick = () => (inFlight.size < concurrency ? lanes.next(wallNowMs) : undefined);
+        let pick = nextPick();
+        while (pick && 'row' in pick) {
+          const read: Promise<void> = this.readOne(pick.row, pick.lane, lanes, settlements, summary)
+            .catch((err: unknown) => {
+              failure ??= err;
+            })
+            .finally(() => inFlight.delete(read));
+          inFlight.add(read);
+          pick = nextPick();
+        }
+        if (pick === null && inFlight.size === 0 && claiming === null && drained) break;
+        const slotMs = pick ? pick.waitMs : IDLE_WAIT_MS;
+        const claimMs = claiming === null && !drained ? Math.max(1, nextClaimAtMs - wallNowMs) : IDLE_WAIT_MS;
+        await waitFor(Math.max(1, Math.min(slotMs, claimMs, deadline - wallNowMs)), [...inFlight, ...(claiming ? [claiming] : [])]);
+      }
+      await Promise.all(inFlight);
       if (claiming) await claiming;
       await this.reads.releaseMany(SWEEP, lanes.drainAll(), this.worker);
       await settlements.flush();

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type CrossTenant, type Env, type TenantScope, Sql } from '#platform';
+import { type CrossTenant, type Env, Sql } from '#platform';
 import type { PurchaseRail } from '#entitlements';
 import type { ExpiryReadSettlement } from './expiry-reads.js';
 
@@ -29,11 +29,9 @@ interface ClaimedRow {
   still_due: boolean;
 }
 
-const KEY = `project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`;
-
 /**
  * SQL of the reads at expiry. The sweep's methods are cross-tenant (due rows are found by
- * time across tenants; each row carries its tenant); a row's settlement takes its scope.
+ * time across tenants; each row carries its tenant, and the batch statements name each row's).
  * Service-clock times are Unix ms (`nowMs`); the lease is in wall-clock ms, so a test-clock
  * advance never frees a row another replica is reading.
  */
@@ -102,33 +100,6 @@ export class ExpiryReadsRepository {
     }));
   }
 
-  /** Records a read's settlement on a row this worker leases; false when the lease was lost. */
-  async settle(
-    scope: TenantScope,
-    row: { rail: PurchaseRail; subscriptionId: string },
-    worker: string,
-    settlement: ExpiryReadSettlement,
-    nowMs: number,
-  ): Promise<boolean> {
-    const affected = await this.sql.affected(
-      `UPDATE rail_expiry_reads SET status = $6, attempts = $7, next_read_at_ms = $8, last_outcome = $9, leased_until_ms = NULL, leased_by = NULL, updated_at_ms = $10
-        WHERE ${KEY} AND leased_by = $5`,
-      [
-        scope.projectId,
-        scope.env,
-        row.rail,
-        row.subscriptionId,
-        worker,
-        settlement.status,
-        settlement.attempts,
-        settlement.nextReadAtMs,
-        settlement.outcome,
-        nowMs,
-      ],
-    );
-    return affected === 1;
-  }
-
   /**
    * Records the settlements of rows this worker leases in one statement; returns how many
    * rows it settled (a row whose lease was lost is left alone).
@@ -174,17 +145,6 @@ export class ExpiryReadsRepository {
           AND r.leased_by = $5`,
       [rows.map((row) => row.projectId), rows.map((row) => row.env), rows.map((row) => row.rail), rows.map((row) => row.subscriptionId), worker],
     );
-  }
-
-  /** Frees a leased row unread (the sweep ran out of time): it stays due. */
-  async release(scope: TenantScope, row: { rail: PurchaseRail; subscriptionId: string }, worker: string): Promise<void> {
-    await this.sql.affected(`UPDATE rail_expiry_reads SET leased_until_ms = NULL, leased_by = NULL WHERE ${KEY} AND leased_by = $5`, [
-      scope.projectId,
-      scope.env,
-      row.rail,
-      row.subscriptionId,
-      worker,
-    ]);
   }
 
   /** Pending rows due at `nowMs`, per rail (the backlog gauge). */
