@@ -12,7 +12,8 @@
 //     half of it (paced, as the hot reads are measured) gives its p99. Goal per read:
 //     p99 < 20 ms;
 //   - ingestion: BENCH_ROUNDS (2) rotating rounds of a closed loop of BENCH_DURATION (10) s on
-//     each server (the bench's realistic web batches: page views and errors). Goal: events/s
+//     each server (the bench's realistic web batches: page views with their URL, so the analytics
+//     rollups are written, and errors). Goal: events/s
 //     with the rollups >= 0.9 x without them.
 // One `ok`/`MISS` line per goal.
 //
@@ -99,8 +100,9 @@ async function main() {
 
     log('');
     log(`Ingestion: ${ROUNDS} rotating round(s) of ${DURATION} s closed loop over ${CONNECTIONS} connections, into the preloaded database:`);
-    const servers = [ingestionServer('api', api), ingestionServer('norollups', bare)];
-    for (const server of servers) await drive({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: 3, bodies: bodySource() });
+    const servers = [ingestionServer('api', api, bodySource({ pageUrls: true })), ingestionServer('norollups', bare, bodySource({ pageUrls: true }))];
+    for (const server of servers)
+      await drive({ url: server.url, headers: server.headers, connections: CONNECTIONS, duration: 3, bodies: bodySource({ pageUrls: true }) });
     const results = { api: [], norollups: [] };
     for (let round = 0; round < ROUNDS; round++) {
       for (const server of round % 2 ? [...servers].reverse() : servers) {

@@ -15,7 +15,7 @@ const ERRORS = ['error.unhandled', 'error.unhandledrejection', 'error.http', 'er
 const FINGERPRINTS = Array.from({ length: 24 }, (_, i) => (0x1a2b3c00 + i * 7919).toString(16).padStart(8, '0').slice(-8));
 
 /** One client's batch as JSON text split around each event's id marker (ids are filled in per request). */
-function batchTemplate(client, startMs) {
+function batchTemplate(client, startMs, pageUrls) {
   const anonymousId = `anon_${client.toString(36)}_${randomBytes(6).toString('hex')}`;
   const developerUserId = client % 3 === 0 ? `user_${client}` : undefined;
   const events = [];
@@ -37,7 +37,14 @@ function batchTemplate(client, startMs) {
             navigationType: 'navigate',
             path: page,
           }
-        : { path: page, title: `Example shop - ${page}`, referrer: 'https://www.google.com/', viewport: { w: 1440, h: 900 }, durationMs: 1200 + i };
+        : {
+            ...(pageUrls && name === 'page.viewed' ? { url: `https://shop.example.com${page}` } : {}),
+            path: page,
+            title: `Example shop - ${page}`,
+            referrer: 'https://www.google.com/',
+            viewport: { w: 1440, h: 900 },
+            durationMs: 1200 + i,
+          };
     events.push({
       name,
       eventId: MARK,
@@ -61,11 +68,13 @@ function batchTemplate(client, startMs) {
 
 /**
  * Bodies with a fresh random UUID per event, as the field clients send (`randomUUID()`): the
- * primary key of `events` takes inserts all over its key space, not appends.
+ * primary key of `events` takes inserts all over its key space, not appends. With `pageUrls`
+ * the page views carry the web client's `properties.url`, whose host feeds the analytics
+ * rollups (the read API's ingestion goal measures them).
  */
-export function bodySource() {
+export function bodySource({ pageUrls = false } = {}) {
   const startMs = Date.now();
-  const templates = Array.from({ length: 64 }, (_, client) => batchTemplate(client, startMs));
+  const templates = Array.from({ length: 64 }, (_, client) => batchTemplate(client, startMs, pageUrls));
   const fill = (parts) => {
     let out = parts[0];
     for (let i = 1; i < parts.length; i++) out += randomUUID() + parts[i];

@@ -121,13 +121,13 @@ export async function benchBuffer() {
   };
 }
 
-export function ingestionServer(label, api) {
+export function ingestionServer(label, api, bodies = bodySource()) {
   return {
     label,
     url: `${api.base}/v1/events`,
     headers: { authorization: `Bearer ${api.publishable}`, origin: ORIGIN },
     pid: api.proc.child.pid,
-    bodies: bodySource(),
+    bodies,
     dbUrl: api.dbUrl,
   };
 }
