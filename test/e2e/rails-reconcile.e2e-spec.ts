@@ -124,6 +124,30 @@ describe('rails: reads at expiry and the migration gate, against the stores’ s
       expect(await expiryRow('card_payments', sub.id)).toEqual({ status: 'done', attempts: 1, lastOutcome: 'applied' });
       expect(await pro(customerId)).toEqual(expect.objectContaining({ isActive: true, validUntil: renewedEnd }));
     });
+
+    it('a rail answering 5xx delays only its own reads: the other rail is read in the same sweep', async () => {
+      const cards = [await cardCustomer({ periodEnd: now() + 60 }), await cardCustomer({ periodEnd: now() + 60 })];
+      const android = await androidCustomer({ expiry: now() + 60 });
+      googleReports(android.token, { expiry: now() + 30 * DAY });
+      card.fault = { status: 503 };
+      try {
+        await advance(120);
+        await sweep();
+      } finally {
+        card.fault = null;
+      }
+      // The card rail backs off (the first read counts an attempt; one that the back-off then held is rate limited) …
+      for (const { sub } of cards) {
+        expect(await expiryRow('card_payments', sub.id)).toEqual(
+          expect.objectContaining({ status: 'pending', lastOutcome: expect.stringMatching(/^(unavailable|rate_limited)$/) }),
+        );
+      }
+      // … while Android is read and applied.
+      expect(await expiryRow('android_store', android.token)).toEqual(expect.objectContaining({ status: 'done', lastOutcome: 'applied' }));
+      expect(await pro(android.customerId)).toEqual(expect.objectContaining({ isActive: true }));
+      // Past the card back-off, so the later reads of the card rail are not held by it.
+      await advance(61);
+    });
   });
 
   describe('migration gate', () => {

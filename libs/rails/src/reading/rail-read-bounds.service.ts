@@ -45,6 +45,11 @@ export class RailReadBounds {
     return decision.granted === 1 ? 0 : Math.max(1, decision.retryAfterMs);
   }
 
+  /** The project's sustained read rate of the rail (reads per second), with its overrides. */
+  async readsPerSecond(projectId: string, rail: PurchaseRail): Promise<number> {
+    return (await this.limits.table(projectId))[RAIL_READ_BUCKETS[rail]].sustained;
+  }
+
   /** The store asked to slow down (or failed): the project's reads of the rail pause. */
   backOff(projectId: string, rail: PurchaseRail, retryAfterMs: number | undefined): number {
     const pauseMs = Math.min(MAX_BACK_OFF_MS, Math.max(1000, retryAfterMs ?? RAIL_READ_BACK_OFF_MS));

@@ -35,6 +35,8 @@ export interface RailReadResult {
 export interface RailReadOptions {
   actor?: string;
   requestId?: string | null;
+  /** Runs the read's writes (a caller reading many ids bounds how many hold a connection at once). */
+  applyWith?: <R>(apply: () => Promise<R>) => Promise<R>;
 }
 
 /** Thrown inside a read's transaction when the state changed nothing: rolls it back, so no audit entry is written. */
@@ -111,11 +113,19 @@ export class RailReader {
       details: { readReason: reason, railId },
     };
     let auditEventId: string | null = null;
-    for (const state of observation.states) {
-      const outcome = await this.applyIfLinked(scope, state, context);
-      if (outcome && !auditEventId) auditEventId = outcome.auditEventId;
-    }
+    const applyWith = options.applyWith ?? (<R>(apply: () => Promise<R>) => apply());
+    await applyWith(async () => {
+      for (const state of observation.states) {
+        const outcome = await this.applyIfLinked(scope, state, context);
+        if (outcome && !auditEventId) auditEventId = outcome.auditEventId;
+      }
+    });
     return { rail, id: railId, found, decision: auditEventId ? 'applied' : 'no_change', auditEventId };
+  }
+
+  /** The project's read rate of the rail (reads per second): what a caller reading many ids paces itself to. */
+  readsPerSecond(projectId: string, rail: PurchaseRail): Promise<number> {
+    return this.bounds.readsPerSecond(projectId, rail);
   }
 
   /** Reads every rail id linked to the customer (rail aliases and subscription records), at once; in rail order, then id. */

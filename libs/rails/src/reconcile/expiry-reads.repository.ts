@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type CrossTenant, type Env, type TenantScope, Sql } from '#platform';
+import { type CrossTenant, type Env, Sql } from '#platform';
 import type { PurchaseRail } from '#entitlements';
 import type { ExpiryReadSettlement } from './expiry-reads.js';
 
@@ -16,6 +16,9 @@ export interface ClaimedExpiryRead {
   stillDue: boolean;
 }
 
+/** A row's key with its tenant (the sweep's batch statements carry each row's tenant). */
+export type ExpiryReadKey = Pick<ClaimedExpiryRead, 'projectId' | 'env' | 'rail' | 'subscriptionId'>;
+
 interface ClaimedRow {
   project_id: string;
   env: Env;
@@ -26,11 +29,9 @@ interface ClaimedRow {
   still_due: boolean;
 }
 
-const KEY = `project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`;
-
 /**
  * SQL of the reads at expiry. The sweep's methods are cross-tenant (due rows are found by
- * time across tenants; each row carries its tenant); a row's settlement takes its scope.
+ * time across tenants; each row carries its tenant, and the batch statements name each row's).
  * Service-clock times are Unix ms (`nowMs`); the lease is in wall-clock ms, so a test-clock
  * advance never frees a row another replica is reading.
  */
@@ -99,42 +100,51 @@ export class ExpiryReadsRepository {
     }));
   }
 
-  /** Records a read's settlement on a row this worker leases; false when the lease was lost. */
-  async settle(
-    scope: TenantScope,
-    row: { rail: PurchaseRail; subscriptionId: string },
+  /**
+   * Records the settlements of rows this worker leases in one statement; returns how many
+   * rows it settled (a row whose lease was lost is left alone).
+   */
+  async settleMany(
+    _sweep: CrossTenant,
+    settled: readonly { row: ExpiryReadKey; settlement: ExpiryReadSettlement }[],
     worker: string,
-    settlement: ExpiryReadSettlement,
     nowMs: number,
-  ): Promise<boolean> {
-    const affected = await this.sql.affected(
-      `UPDATE rail_expiry_reads SET status = $6, attempts = $7, next_read_at_ms = $8, last_outcome = $9, leased_until_ms = NULL, leased_by = NULL, updated_at_ms = $10
-        WHERE ${KEY} AND leased_by = $5`,
+  ): Promise<number> {
+    if (settled.length === 0) return 0;
+    const column = <V>(pick: (entry: { row: ExpiryReadKey; settlement: ExpiryReadSettlement }) => V): V[] => settled.map(pick);
+    return this.sql.affected(
+      `UPDATE rail_expiry_reads r
+          SET status = s.status, attempts = s.attempts, next_read_at_ms = s.next_read_at_ms, last_outcome = s.outcome,
+              leased_until_ms = NULL, leased_by = NULL, updated_at_ms = $10
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[])
+              AS s(project_id, env, rail, subscription_id, status, attempts, next_read_at_ms, outcome)
+        WHERE r.project_id = s.project_id AND r.env = s.env AND r.rail = s.rail AND r.subscription_id = s.subscription_id
+          AND r.leased_by = $9`,
       [
-        scope.projectId,
-        scope.env,
-        row.rail,
-        row.subscriptionId,
+        column((e) => e.row.projectId),
+        column((e) => e.row.env),
+        column((e) => e.row.rail),
+        column((e) => e.row.subscriptionId),
+        column((e) => e.settlement.status),
+        column((e) => e.settlement.attempts),
+        column((e) => e.settlement.nextReadAtMs),
+        column((e) => e.settlement.outcome),
         worker,
-        settlement.status,
-        settlement.attempts,
-        settlement.nextReadAtMs,
-        settlement.outcome,
         nowMs,
       ],
     );
-    return affected === 1;
   }
 
-  /** Frees a leased row unread (the sweep ran out of time): it stays due. */
-  async release(scope: TenantScope, row: { rail: PurchaseRail; subscriptionId: string }, worker: string): Promise<void> {
-    await this.sql.affected(`UPDATE rail_expiry_reads SET leased_until_ms = NULL, leased_by = NULL WHERE ${KEY} AND leased_by = $5`, [
-      scope.projectId,
-      scope.env,
-      row.rail,
-      row.subscriptionId,
-      worker,
-    ]);
+  /** Frees leased rows unread in one statement (the sweep ran out of time): they stay due. */
+  async releaseMany(_sweep: CrossTenant, rows: readonly ExpiryReadKey[], worker: string): Promise<void> {
+    if (rows.length === 0) return;
+    await this.sql.affected(
+      `UPDATE rail_expiry_reads r SET leased_until_ms = NULL, leased_by = NULL
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS s(project_id, env, rail, subscription_id)
+        WHERE r.project_id = s.project_id AND r.env = s.env AND r.rail = s.rail AND r.subscription_id = s.subscription_id
+          AND r.leased_by = $5`,
+      [rows.map((row) => row.projectId), rows.map((row) => row.env), rows.map((row) => row.rail), rows.map((row) => row.subscriptionId), worker],
+    );
   }
 
   /** Pending rows due at `nowMs`, per rail (the backlog gauge). */
