@@ -50,9 +50,9 @@ const log = (line = '') => process.stdout.write(`${line}\n`);
 const PRELOAD = '--import ./dist/apps/api/src/tracing.js';
 const startProd = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts['start:prod'];
 if (!startProd.includes(PRELOAD)) throw new Error(`start:prod has no tracing preload (${startProd})`);
-// apiNodeArgs() keeps start:prod's V8 flags (and BENCH_API_NODE_ARGS), not the preload's path.
+// apiNodeArgs() holds start:prod's flags (the preload among them) and BENCH_API_NODE_ARGS.
 const bareArgs = apiNodeArgs()
-  .replace(/(^|\s)--import(?=\s|$)/, ' ')
+  .replace(`--import ${path.join(ROOT, 'dist/apps/api/src/tracing.js')}`, ' ')
   .replace(/\s+/g, ' ')
   .trim();
 const preloadArgs = `${bareArgs} ${PRELOAD}`;

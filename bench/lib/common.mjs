@@ -37,9 +37,12 @@ export function apiNodeArgs() {
   const production =
     process.env.BENCH_API_PLAIN_NODE === '1'
       ? []
-      : JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+      : // start:prod is `node <flags and their values> <entry>`: everything between the two.
+        JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
           .scripts['start:prod'].split(' ')
-          .filter((word) => word.startsWith('--'));
+          .filter(Boolean)
+          .slice(1, -1)
+          .map((word) => (word.startsWith('./') ? path.join(ROOT, word) : word));
   return [...production, ...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean)].join(' ');
 }
 

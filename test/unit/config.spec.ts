@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       appStoreServerApiBaseUrl: 'https://api.storekit.itunes.apple.com',
       appStoreServerApiSandboxBaseUrl: 'https://api.storekit-sandbox.itunes.apple.com',
       railReadTimeoutMs: 10_000,
+      railExpiryReadsConcurrency: 32,
       serviceName: 'entitlements',
       region: 'local',
       sdkVersionEnforcement: false,
@@ -287,6 +288,10 @@ describe('loadConfig', () => {
     expect(loadConfig({ APP_STORE_SERVER_API_SANDBOX_BASE_URL: 'http://127.0.0.1:9003/' }).appStoreServerApiSandboxBaseUrl).toBe('http://127.0.0.1:9003');
     expect(() => loadConfig({ CARD_PAYMENTS_API_BASE_URL: 'ftp://x' })).toThrow(/CARD_PAYMENTS_API_BASE_URL/);
     expect(() => loadConfig({ RAIL_READ_TIMEOUT_MS: '5' })).toThrow(/RAIL_READ_TIMEOUT_MS/);
+    expect(loadConfig({}).railExpiryReadsConcurrency).toBe(32);
+    expect(loadConfig({ RAIL_EXPIRY_READS_CONCURRENCY: '256' }).railExpiryReadsConcurrency).toBe(256);
+    for (const bad of ['0', '257', '-3', '4.5', 'many'])
+      expect(() => loadConfig({ RAIL_EXPIRY_READS_CONCURRENCY: bad })).toThrow(/RAIL_EXPIRY_READS_CONCURRENCY/);
     expect(configError({ ANDROID_PUBLISHER_BASE_URL: 'ftp://x' }).message).toMatch(/^ANDROID_PUBLISHER_BASE_URL /);
   });
 

@@ -1,11 +1,4 @@
-import { ConfigError } from '#platform';
-import {
-  DEFAULT_EXPIRY_READS_CONCURRENCY,
-  ExpiryReadLanes,
-  Slots,
-  expiryReadsConcurrency,
-  laneInFlightLimit,
-} from '../../libs/rails/src/reconcile/expiry-read-lanes.js';
+import { ExpiryReadLanes, Slots, laneInFlightLimit } from '../../libs/rails/src/reconcile/expiry-read-lanes.js';
 
 type Row = { projectId: string; rail: 'card_payments' | 'ios_store'; n: number };
 const row = (projectId: string, n: number, rail: Row['rail'] = 'card_payments'): Row => ({ projectId, rail, n });
@@ -84,17 +77,6 @@ describe('reads at expiry: lanes of one sweep', () => {
 });
 
 describe('reads at expiry: concurrency', () => {
-  it('RAIL_EXPIRY_READS_CONCURRENCY is an integer from 1 to 256, 32 when unset', () => {
-    expect(DEFAULT_EXPIRY_READS_CONCURRENCY).toBe(32);
-    expect(expiryReadsConcurrency({})).toBe(32);
-    expect(expiryReadsConcurrency({ RAIL_EXPIRY_READS_CONCURRENCY: '' })).toBe(32);
-    expect(expiryReadsConcurrency({ RAIL_EXPIRY_READS_CONCURRENCY: '1' })).toBe(1);
-    expect(expiryReadsConcurrency({ RAIL_EXPIRY_READS_CONCURRENCY: ' 256 ' })).toBe(256);
-    for (const bad of ['0', '257', '-3', '4.5', '1e2', 'many']) {
-      expect(() => expiryReadsConcurrency({ RAIL_EXPIRY_READS_CONCURRENCY: bad })).toThrow(ConfigError);
-    }
-  });
-
   it('slots run at most their size at once, the waiting ones in turn', async () => {
     const slots = new Slots(2);
     let running = 0;

@@ -30,6 +30,8 @@ export interface AppConfig {
   appStoreServerApiSandboxBaseUrl: string;
   /** RAIL_READ_TIMEOUT_MS: a read of a rail's API is cut after it (10 s by default). */
   railReadTimeoutMs: number;
+  /** RAIL_EXPIRY_READS_CONCURRENCY: store reads at expiry in flight at once per replica (1 – 256, 32 by default). */
+  railExpiryReadsConcurrency: number;
   serviceName: string;
   region: string;
   /** Ships dark: the 426 sdk_version_unsupported rule is only enforced when true. */
@@ -230,6 +232,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       url(env, 'APP_STORE_SERVER_API_SANDBOX_BASE_URL', ['https:', 'http:']) ?? DEFAULT_APP_STORE_SERVER_API_SANDBOX_BASE_URL,
     ),
     railReadTimeoutMs: integer(env, 'RAIL_READ_TIMEOUT_MS', DEFAULT_RAIL_READ_TIMEOUT_MS, 100, 60_000),
+    railExpiryReadsConcurrency: integer(env, 'RAIL_EXPIRY_READS_CONCURRENCY', 32, 1, 256),
     serviceName: env.SERVICE_NAME || 'entitlements',
     region: env.REGION || 'local',
     sdkVersionEnforcement: flag(env, 'SDK_VERSION_ENFORCEMENT', ['enabled', 'true', 'on', '1'], false),

@@ -3,24 +3,8 @@
  * lane paced at its project's read rate (wall clock) with a few reads in flight, lanes served
  * in turn so a busy project never starves another. No I/O.
  */
-import { ConfigError } from '#platform';
 import type { PurchaseRail } from '#entitlements';
 import { laneOf } from './expiry-reads.js';
-
-/** Reads at expiry in flight at once per replica unless RAIL_EXPIRY_READS_CONCURRENCY says otherwise. */
-export const DEFAULT_EXPIRY_READS_CONCURRENCY = 32;
-const MAX_EXPIRY_READS_CONCURRENCY = 256;
-
-/** RAIL_EXPIRY_READS_CONCURRENCY: an integer 1–256 (default 32); anything else refuses to start. */
-export function expiryReadsConcurrency(env: Readonly<Record<string, string | undefined>>): number {
-  const raw = env.RAIL_EXPIRY_READS_CONCURRENCY?.trim();
-  if (raw === undefined || raw === '') return DEFAULT_EXPIRY_READS_CONCURRENCY;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < 1 || value > MAX_EXPIRY_READS_CONCURRENCY) {
-    throw new ConfigError(`RAIL_EXPIRY_READS_CONCURRENCY must be an integer from 1 to ${MAX_EXPIRY_READS_CONCURRENCY} (got "${raw}")`);
-  }
-  return value;
-}
 
 /**
  * Reads one lane may have in flight: enough to keep its rate with reads that take up to 250 ms,

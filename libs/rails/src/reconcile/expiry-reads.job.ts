@@ -5,7 +5,7 @@ import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, Metrics,
 import { PURCHASE_RAILS } from '#entitlements';
 import { type ClaimedExpiryRead, ExpiryReadsRepository } from './expiry-reads.repository.js';
 import { type ExpiryReadSettlement, railIdToRead, settleExpiryRead } from './expiry-reads.js';
-import { ExpiryReadLanes, Slots, expiryReadsConcurrency } from './expiry-read-lanes.js';
+import { ExpiryReadLanes, Slots } from './expiry-read-lanes.js';
 import { RailReader, type RailReadResult } from '../reading/rail-reader.service.js';
 
 const SWEEP = crossTenant('rails reads at expiry');
@@ -63,7 +63,7 @@ async function waitFor(ms: number, events: readonly Promise<unknown>[]): Promise
 @Injectable()
 export class ExpiryReadsJob {
   private readonly worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  private readonly concurrency = expiryReadsConcurrency(process.env);
+  private readonly concurrency: number;
   /**
    * The reads' writes (one transaction each) hold at most half the database pool at once: the
    * rest of the API, the public reads first, always finds a connection during a mass expiry.
@@ -78,6 +78,7 @@ export class ExpiryReadsJob {
     private readonly metrics: Metrics,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {
+    this.concurrency = config.railExpiryReadsConcurrency;
     this.writes = new Slots(Math.max(1, Math.floor(config.dbPoolSize / 2)));
   }
 
