@@ -9,20 +9,9 @@ import type { RailNotificationView } from '../../libs/rails/src/notifications/ra
 import { RailSecretsFile } from '../support/rail-secrets-file.js';
 import { createMediumContext, unique, type MediumContext } from '../support/medium.js';
 import { testScope } from '../support/scopes.js';
+import { cardEventBuilders } from '../support/card-events.js';
 
 const SECRET = 'whsec_medium_0123456789abcdefghijkl';
-
-interface SubOptions {
-  id?: string;
-  customer?: string;
-  status?: string;
-  product?: string;
-  periodEnd?: number;
-  cancelAtPeriodEnd?: boolean;
-  metadata?: Record<string, string>;
-  /** Several items (each its own price product and period end); default: one item of `product`. */
-  items?: { product: string; periodEnd?: number }[];
-}
 
 /**
  * The card-payments rail on the store-notifications module alone, over the test database: a
@@ -50,32 +39,7 @@ export async function cardRail() {
   const card = m.get(CardWebhookService);
   const now = () => m.clock.nowSeconds();
 
-  const subscription = (o: SubOptions = {}) => ({
-    id: o.id ?? unique('sub'),
-    object: 'subscription',
-    customer: o.customer ?? unique('cus'),
-    status: o.status ?? 'active',
-    cancel_at_period_end: o.cancelAtPeriodEnd ?? false,
-    metadata: o.metadata ?? {},
-    items: {
-      object: 'list',
-      data: (o.items ?? [{ product: o.product ?? 'prod_pro', periodEnd: o.periodEnd }]).map((item) => ({
-        id: unique('si'),
-        object: 'subscription_item',
-        current_period_end: item.periodEnd ?? now() + 30 * 86400,
-        price: { id: unique('price'), product: item.product },
-      })),
-    },
-  });
-  const event = (type: string, object: Record<string, unknown>, o: { id?: string; livemode?: boolean; created?: number } = {}) => ({
-    id: o.id ?? unique('evt'),
-    object: 'event',
-    api_version: '2025-03-31.basil',
-    created: o.created ?? now(),
-    livemode: o.livemode ?? false,
-    type,
-    data: { object },
-  });
+  const { subscription, event } = cardEventBuilders(now, unique);
   /** A delivery of the signed event, as the webhook route hands it over once its gate let it through. */
   const send = (body: unknown): Promise<RailNotificationView> => {
     const payload = JSON.stringify(body);

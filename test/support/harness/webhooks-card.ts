@@ -3,6 +3,7 @@ import { RailSecrets } from '#rails';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../fixtures.js';
 import { RailSecretsFile } from '../rail-secrets-file.js';
 import { createTestApp, operatorAuth, type TestApp } from '../test-app.js';
+import { cardEventBuilders } from '../card-events.js';
 
 export const SECRET_OLD = 'whsec_old_0123456789abcdefghijklmnop';
 export const SECRET_NEW = 'whsec_new_abcdefghijklmnop0123456789';
@@ -10,18 +11,6 @@ export const SECRET_ROTATED = 'whsec_rotated_zyxwvutsrqponmlkji9876';
 
 let seq = 0;
 export const uid = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(++seq).toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-
-interface SubOptions {
-  id?: string;
-  customer?: string;
-  status?: string;
-  product?: string;
-  periodEnd?: number;
-  metadata?: Record<string, string>;
-  cancelAtPeriodEnd?: boolean;
-  /** Several items (each its own price product and period end); default: one item of `product`. */
-  items?: { product: string; periodEnd?: number }[];
-}
 
 /** One app per spec file with the card-payments rail enabled, its secrets file and catalogue, and signed-event helpers (registers its own beforeAll/afterAll). */
 export function cardWebhookHarness(env: Record<string, string> = {}) {
@@ -56,33 +45,7 @@ export function cardWebhookHarness(env: Record<string, string> = {}) {
     file?.remove();
   });
 
-  const subscription = (o: SubOptions = {}) => ({
-    id: o.id ?? uid('sub'),
-    object: 'subscription',
-    customer: o.customer ?? uid('cus'),
-    status: o.status ?? 'active',
-    cancel_at_period_end: o.cancelAtPeriodEnd ?? false,
-    metadata: o.metadata ?? {},
-    items: {
-      object: 'list',
-      data: (o.items ?? [{ product: o.product ?? 'prod_pro', periodEnd: o.periodEnd }]).map((item) => ({
-        id: uid('si'),
-        object: 'subscription_item',
-        current_period_end: item.periodEnd ?? now() + 30 * 86400,
-        price: { id: uid('price'), product: item.product },
-      })),
-    },
-  });
-
-  const event = (type: string, object: Record<string, unknown>, o: { id?: string; livemode?: boolean; created?: number } = {}) => ({
-    id: o.id ?? uid('evt'),
-    object: 'event',
-    api_version: '2025-03-31.basil',
-    created: o.created ?? now(),
-    livemode: o.livemode ?? false,
-    type,
-    data: { object },
-  });
+  const { subscription, event } = cardEventBuilders(now, uid);
 
   function send(body: unknown, o: { projectId?: string; secret?: string; timestamp?: number; header?: string | null; raw?: string } = {}) {
     const payload = o.raw ?? JSON.stringify(body);
