@@ -1,4 +1,4 @@
-import { EXPIRY_READ_BACKOFF_MS, expiryBackoffMs, lanesOf, settleExpiryRead } from '../../libs/rails/src/reconcile/expiry-reads.js';
+import { EXPIRY_READ_BACKOFF_MS, expiryBackoffMs, settleExpiryRead } from '../../libs/rails/src/reconcile/expiry-reads.js';
 import { distinctRailIds, gateOutcome } from '../../libs/migration/src/domain/migration-gate.js';
 
 const MIN = 60_000;
@@ -45,16 +45,6 @@ describe('reads at expiry: back-off and settlement', () => {
     expect(settleExpiryRead({ found: 'ended', decision: 'applied' }, 0, 5).outcome).toBe('applied');
     expect(settleExpiryRead({ found: 'live', decision: 'no_change' }, 0, 5).outcome).toBe('no_change');
     expect(settleExpiryRead({ found: 'none', decision: 'no_subscription' }, 0, 5)).toMatchObject({ status: 'done', outcome: 'no_subscription' });
-  });
-
-  it('due rows are spread over (project, rail) lanes, each in the order given', () => {
-    const rows = [
-      { projectId: 'p1', rail: 'card_payments' as const, n: 1 },
-      { projectId: 'p1', rail: 'ios_store' as const, n: 2 },
-      { projectId: 'p2', rail: 'card_payments' as const, n: 3 },
-      { projectId: 'p1', rail: 'card_payments' as const, n: 4 },
-    ];
-    expect(lanesOf(rows).map((lane) => lane.map((row) => row.n))).toEqual([[1, 4], [2], [3]]);
   });
 });
 

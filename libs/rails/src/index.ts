@@ -74,4 +74,4 @@ export { parseRailSecrets, RailSecretsError, type RailSecretsContent, type Proje
 export { RailReader, type RailReadReason, type RailReadResult, type RailReadOptions } from './reading/rail-reader.service.js';
 export { RAIL_READ_BUCKETS } from './reading/rail-read-bounds.service.js';
 export { ExpiryReadsJob, EXPIRY_READS_EVERY_MS, type ExpirySweepSummary } from './reconcile/expiry-reads.job.js';
-export { EXPIRY_READ_BACKOFF_MS, expiryBackoffMs, settleExpiryRead, lanesOf, type ExpiryReadSettlement } from './reconcile/expiry-reads.js';
+export { EXPIRY_READ_BACKOFF_MS, expiryBackoffMs, settleExpiryRead, type ExpiryReadSettlement } from './reconcile/expiry-reads.js';

@@ -138,11 +138,6 @@ export class Sql {
     return ambient.getStore()?.manager ?? this.dataSource.manager;
   }
 
-  /** Whether a transaction is open for the caller (statements join it). */
-  get inTransaction(): boolean {
-    return ambient.getStore() !== undefined;
-  }
-
   /** Runs one statement; a prepared one by its name unless DB_PREPARED_STATEMENTS=false (e.g. behind a transaction-mode pooler). */
   async run<T = Record<string, unknown>>(sql: Statement, params: unknown[] = []): Promise<SqlResult<T>> {
     const target = this.target();

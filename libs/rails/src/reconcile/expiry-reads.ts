@@ -52,18 +52,6 @@ export function settleExpiryRead(
 /** Reads are spread per project and rail: the per-project read rates are per rail. */
 export const laneOf = (row: { projectId: string; rail: PurchaseRail }): string => `${row.projectId}\u0000${row.rail}`;
 
-/** Rows grouped by lane, each lane in the order given (oldest due first). */
-export function lanesOf<T extends { projectId: string; rail: PurchaseRail }>(rows: readonly T[]): T[][] {
-  const lanes = new Map<string, T[]>();
-  for (const row of rows) {
-    const key = laneOf(row);
-    const lane = lanes.get(key);
-    if (lane) lane.push(row);
-    else lanes.set(key, [row]);
-  }
-  return [...lanes.values()];
-}
-
 /**
  * The rail id a subscription is read by: its record's subscription id (iOS original
  * transaction id, Android purchase token, card `sub_…`: the processor's "one subscription
