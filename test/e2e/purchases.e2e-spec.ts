@@ -4,7 +4,6 @@ import {
   type StoreChain,
   type TransactionFields,
   createStoreChain,
-  newTransactionId,
   renewalInfoPayload,
   signStoreJws,
   tamperJws,
@@ -242,12 +241,7 @@ describe('rails: purchase sync on the iOS store rail', () => {
     });
   });
 
-  // The platform's idempotency (`@Idempotent()`) on purchase sync: these tests state the wire
-  // contract.
-
   describe('Idempotency-Key (platform idempotency)', () => {
-    it.todo('enable the three tests below once POST /v1/purchases/sync carries @Idempotent()');
-
     it('same key and same body replays the first answer with idempotent_replay and Idempotent-Replayed', async () => {
       const key = `idem_${uuid()}`;
       const body = { rail: 'ios_store', signedTransactionInfo: signed().jws };
@@ -277,6 +271,4 @@ describe('rails: purchase sync on the iOS store rail', () => {
       expect(await auditCount(fx.projectId, `details->>'transactionId' = $2`, [payload.transactionId])).toBe(1);
     });
   });
-
-  void newTransactionId;
 });
