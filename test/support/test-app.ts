@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import { DataSource as DataSourceToken } from 'typeorm';
 import { type AppConfig, Clock, createAppLogger, loadConfig } from '#platform';
 import { createApp } from '../../apps/api/src/create-app.js';
+import { createTestDatabase, dropTestDatabase, type TestDatabaseHandle } from './test-database.js';
 
 export const TEST_OPERATOR_TOKEN = 'op_test_token_0123456789abcdef';
 
@@ -25,9 +26,38 @@ export interface TestAppOptions {
   onLogLine?: (line: Record<string, unknown>) => void;
   /** Test-only modules (probe routes for platform primitives). */
   extraModules?: Type<unknown>[];
+  /**
+   * The app runs on a database of its own (a copy of the migrated template), dropped when it
+   * closes. For suites that run background work over whole tables (sweeps, resolvers, the
+   * dispatcher, purges) or whose assertions follow their clock: on the shared database that
+   * work would claim other suites' rows, and theirs its rows. A second app of the suite (a
+   * replica) joins it with `{ DATABASE_URL: first.config.databaseUrl }` and closes first.
+   */
+  ownDatabase?: boolean;
 }
 
 export async function createTestApp(env: Record<string, string | undefined> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  if (!options.ownDatabase) return startTestApp(env, options);
+  const database = await createTestDatabase();
+  let t: TestApp;
+  try {
+    t = await startTestApp({ ...env, DATABASE_URL: database.url }, options);
+  } catch (err) {
+    await dropTestDatabase(database);
+    throw err;
+  }
+  return { ...t, close: () => closeThenDrop(t, database) };
+}
+
+async function closeThenDrop(t: TestApp, database: TestDatabaseHandle): Promise<void> {
+  try {
+    await t.close();
+  } finally {
+    await dropTestDatabase(database);
+  }
+}
+
+async function startTestApp(env: Record<string, string | undefined>, options: TestAppOptions): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: process.env.DATABASE_URL,

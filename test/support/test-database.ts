@@ -10,10 +10,22 @@ export interface TestDatabaseHandle {
   url: string;
   adminUrl: string;
   name: string;
+}
+
+/**
+ * The databases of one test run, made by the global setup: the shared database the suites run
+ * on, and the migrated template every database of a suite's own is cloned from.
+ */
+export interface RunDatabasesHandle extends TestDatabaseHandle {
+  template: string;
   embedded?: EmbeddedDatabase;
   /** Stops the embedded server (and removes its staged data) also when the runner dies before the teardown. */
   guard?: ProcessGuard;
 }
+
+/** Set by the global setup, inherited by the workers. */
+const ADMIN_URL_ENV = 'TEST_ADMIN_DATABASE_URL';
+const TEMPLATE_ENV = 'TEST_TEMPLATE_DATABASE';
 
 function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
@@ -21,13 +33,25 @@ function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
+async function onAdmin<T>(adminUrl: string, work: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
 /**
- * A fresh database for one test run: on DATABASE_URL's server when it is set, otherwise on
- * an embedded PostgreSQL under .data/pg-test (kept in the checkout between runs; a data
- * directory staged outside it, as root in a 0700 checkout, is removed at the end). Migrations
- * are applied once here.
+ * The run's databases: on DATABASE_URL's server when it is set, otherwise on an embedded
+ * PostgreSQL under .data/pg-test (kept in the checkout between runs; a data directory staged
+ * outside it, as root in a 0700 checkout, is removed at the end). Migrations are applied once,
+ * to the template; the shared database and every suite's own are copies of it, which
+ * PostgreSQL makes in a fraction of the time migrating takes. Nothing connects to the template
+ * (CREATE DATABASE … TEMPLATE refuses a source with sessions), so it takes no connections.
  */
-export async function createTestDatabase(): Promise<TestDatabaseHandle> {
+export async function createRunDatabases(): Promise<RunDatabasesHandle> {
   let embedded: EmbeddedDatabase | undefined;
   let guard: ProcessGuard | undefined;
   let adminUrl = process.env.DATABASE_URL;
@@ -44,37 +68,67 @@ export async function createTestDatabase(): Promise<TestDatabaseHandle> {
       throw err;
     }
     adminUrl = embedded.adminUrl;
+    // The server is this run's alone: databases a killed run left behind go now.
+    await dropDatabasesNamed(adminUrl, 'test\\_%');
   }
   const name = `test_${Date.now().toString(36)}_${process.pid}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = withDatabase(adminUrl, name);
-  const dataSource = new DataSource(dataSourceOptions(url, DATABASE_SCHEMA, 2));
+  const template = `${name}_template`;
+  await onAdmin(adminUrl, (admin) => admin.query(`CREATE DATABASE "${template}"`));
+  const dataSource = new DataSource(dataSourceOptions(withDatabase(adminUrl, template), DATABASE_SCHEMA, 2));
   await dataSource.initialize();
   try {
     await runMigrationsLocked(dataSource);
   } finally {
     await dataSource.destroy();
   }
-  return { url, adminUrl, name, embedded, guard };
+  await onAdmin(adminUrl, async (admin) => {
+    await admin.query(`ALTER DATABASE "${template}" ALLOW_CONNECTIONS false`);
+    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+  });
+  return { url: withDatabase(adminUrl, name), adminUrl, name, template, embedded, guard };
 }
 
-export async function dropTestDatabase(handle: TestDatabaseHandle): Promise<void> {
+/** Publishes the run's databases to the workers started after the global setup. */
+export function publishRunDatabases(handle: RunDatabasesHandle): void {
+  process.env[ADMIN_URL_ENV] = handle.adminUrl;
+  process.env[TEMPLATE_ENV] = handle.template;
+}
+
+/** Drops the run's databases, the suites' own included (also those of a worker that died), and stops the embedded server. */
+export async function dropRunDatabases(handle: RunDatabasesHandle): Promise<void> {
   try {
-    const admin = new pg.Client({ connectionString: handle.adminUrl });
-    await admin.connect();
-    try {
-      await admin.query(`DROP DATABASE IF EXISTS "${handle.name}" WITH (FORCE)`);
-    } finally {
-      await admin.end();
-    }
+    await dropDatabasesNamed(handle.adminUrl, handle.name.replaceAll('_', '\\_'), `${handle.name.replaceAll('_', '\\_')}\\_%`);
   } finally {
     await handle.embedded?.stop();
     await handle.guard?.finish();
   }
+}
+
+/** Drops every database whose name matches one of the LIKE patterns. */
+async function dropDatabasesNamed(adminUrl: string, ...patterns: string[]): Promise<void> {
+  await onAdmin(adminUrl, async (admin) => {
+    const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE ANY($1::text[])', [patterns]);
+    for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+  });
+}
+
+let ownDatabases = 0;
+
+/**
+ * A database of the caller's own, migrated (a copy of the run's template), on the run's
+ * server; dropped by dropTestDatabase, or with the run's databases when the caller dies first.
+ */
+export async function createTestDatabase(): Promise<TestDatabaseHandle> {
+  const adminUrl = process.env[ADMIN_URL_ENV];
+  const template = process.env[TEMPLATE_ENV];
+  if (!adminUrl || !template) throw new Error(`a database of its own needs ${ADMIN_URL_ENV} and ${TEMPLATE_ENV} from the global setup`);
+  // Named after the run's databases (the template's prefix) so the run's teardown finds it.
+  const name = `${template.slice(0, -'_template'.length)}_own_${process.pid}_${++ownDatabases}`;
+  await onAdmin(adminUrl, (admin) => admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
+  return { url: withDatabase(adminUrl, name), adminUrl, name };
+}
+
+/** Drops the database, closing whatever sessions still use it. */
+export async function dropTestDatabase(handle: TestDatabaseHandle): Promise<void> {
+  await onAdmin(handle.adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS "${handle.name}" WITH (FORCE)`));
 }

@@ -7,7 +7,7 @@ import { CardProcessorStandIn } from '../card-processor-standin.js';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../fixtures.js';
 import { RailSecretsFile } from '../rail-secrets-file.js';
 import { type StoreChain, type TransactionFields, createStoreChain, notificationPayload, signStoreJws, transactionPayload } from '../store-signing.js';
-import { createTestApp, operatorAuth, type TestApp } from '../test-app.js';
+import { createTestApp, operatorAuth, type TestApp, type TestAppOptions } from '../test-app.js';
 
 export const BUNDLE = 'com.example.rails.read';
 export const PACKAGE = 'com.example.rails.read';
@@ -31,9 +31,10 @@ export const PRODUCTS = [
  * One app per spec file with the three rails enabled and the three stores' stand-ins (card
  * processor, App Store Server API, Android Publisher API) with the project's read
  * credentials; functions that make a customer through each rail's notification (registers its
- * own beforeAll/afterAll).
+ * own beforeAll/afterAll). `ownDatabase`: the app runs on a database of its own (createTestApp's
+ * option).
  */
-export function railReadHarness(env: Record<string, string> = {}) {
+export function railReadHarness(env: Record<string, string> = {}, options: Pick<TestAppOptions, 'ownDatabase'> = {}) {
   let t: TestApp;
   let fx: ProjectFixture;
   let file: RailSecretsFile;
@@ -94,7 +95,7 @@ export function railReadHarness(env: Record<string, string> = {}) {
         LOG_LEVEL: 'debug',
         ...env,
       },
-      { onLogLine: (line) => logs.push(line) },
+      { onLogLine: (line) => logs.push(line), ownDatabase: options.ownDatabase },
     );
     fx = await railProject();
   });

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../fixtures.js';
 import { createTestApp, type TestApp } from '../test-app.js';
-import { createTestDatabase, dropTestDatabase, type TestDatabaseHandle } from '../test-database.js';
 
 export const DAY_MS = 86_400_000;
 export const GENEROUS = {
@@ -13,12 +12,11 @@ export const GENEROUS = {
 /**
  * One app and project per spec file (generous rate limits), with the event helpers of
  * POST /v1/events (registers its own beforeAll/afterAll). `ownDatabase`: the app runs on a
- * database of its own, created and dropped here (for the partition tests).
+ * database of its own (createTestApp's option).
  */
 export function telemetryHarness(options: { ownDatabase?: boolean } = {}) {
   let t: TestApp;
   let p: ProjectFixture;
-  let ownDatabase: TestDatabaseHandle | undefined;
 
   const eid = () => `evt_${randomUUID()}`;
   const ev = (overrides: Record<string, unknown> = {}) => ({
@@ -50,15 +48,11 @@ export function telemetryHarness(options: { ownDatabase?: boolean } = {}) {
   }
 
   beforeAll(async () => {
-    if (options.ownDatabase) ownDatabase = await createTestDatabase();
-    t = await createTestApp(ownDatabase ? { DATABASE_URL: ownDatabase.url } : {});
+    t = await createTestApp({}, { ownDatabase: options.ownDatabase });
     p = await createProjectWithApp(t);
     await setRateLimits(t, p.projectId, GENEROUS);
   }, 60_000);
-  afterAll(async () => {
-    await t.close();
-    if (ownDatabase) await dropTestDatabase(ownDatabase);
-  });
+  afterAll(async () => t?.close());
   return {
     get t() {
       return t;

@@ -2,7 +2,7 @@ import Stripe from 'stripe';
 import { RailSecrets } from '#rails';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../fixtures.js';
 import { RailSecretsFile } from '../rail-secrets-file.js';
-import { createTestApp, operatorAuth, type TestApp } from '../test-app.js';
+import { createTestApp, operatorAuth, type TestApp, type TestAppOptions } from '../test-app.js';
 import { cardEventBuilders } from '../card-events.js';
 
 export const SECRET_OLD = 'whsec_old_0123456789abcdefghijklmnop';
@@ -12,8 +12,11 @@ export const SECRET_ROTATED = 'whsec_rotated_zyxwvutsrqponmlkji9876';
 let seq = 0;
 export const uid = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(++seq).toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
-/** One app per spec file with the card-payments rail enabled, its secrets file and catalogue, and signed-event helpers (registers its own beforeAll/afterAll). */
-export function cardWebhookHarness(env: Record<string, string> = {}) {
+/**
+ * One app per spec file with the card-payments rail enabled, its secrets file and catalogue, and signed-event helpers (registers its own beforeAll/afterAll).
+ * `ownDatabase`: the app runs on a database of its own (createTestApp's option).
+ */
+export function cardWebhookHarness(env: Record<string, string> = {}, options: Pick<TestAppOptions, 'ownDatabase'> = {}) {
   let t: TestApp;
   let fx: ProjectFixture;
   let file: RailSecretsFile;
@@ -22,7 +25,10 @@ export function cardWebhookHarness(env: Record<string, string> = {}) {
 
   beforeAll(async () => {
     file = new RailSecretsFile();
-    t = await createTestApp({ RAIL_SECRETS_FILE: file.path, LOG_LEVEL: 'warn', ...env }, { onLogLine: (line) => logs.push(line) });
+    t = await createTestApp(
+      { RAIL_SECRETS_FILE: file.path, LOG_LEVEL: 'warn', ...env },
+      { onLogLine: (line) => logs.push(line), ownDatabase: options.ownDatabase },
+    );
     fx = await createProjectWithApp(t);
     file.write({ projects: { [fx.projectId]: { card_payments: { webhookSecrets: [SECRET_NEW, SECRET_OLD] } } } });
     t.app.get(RailSecrets).reloadIfChanged();
