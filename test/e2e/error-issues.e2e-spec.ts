@@ -10,7 +10,7 @@ describe('error issues: aggregate and identity scopes on server reads', () => {
   const fingerprint = 'c0ffee42';
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({}, { ownDatabase: true });
     p = await createProjectWithApp(t);
     await setRateLimits(t, p.projectId, { events: { sustained: 10_000, burst: 10_000 } });
     const userId = `user_${randomUUID().slice(0, 8)}`;

@@ -51,7 +51,7 @@ describe('idempotency (platform primitive, Stripe semantics) on a test-only rout
     )[0].n;
 
   beforeAll(async () => {
-    t = await createTestApp({}, { extraModules: [IdempotencyProbeModule] });
+    t = await createTestApp({}, { extraModules: [IdempotencyProbeModule], ownDatabase: true });
     await t.dataSource.query('CREATE TABLE IF NOT EXISTS probe_writes (project_id text NOT NULL, env text NOT NULL, value text NOT NULL)');
     fx = await createProjectWithApp(t);
   });
@@ -135,7 +135,7 @@ describe('idempotency (platform primitive, Stripe semantics) on a test-only rout
   });
 
   it('duplicates on two replicas (one database) execute once: the second waits on the key and replays', async () => {
-    const replica = await createTestApp({}, { extraModules: [IdempotencyProbeModule] });
+    const replica = await createTestApp({ DATABASE_URL: t.config.databaseUrl }, { extraModules: [IdempotencyProbeModule] });
     // Replicas share one time; the expiry test above moved only t's clock (by over 24 hours),
     // and a replica a day behind would rightly take t's answer as expired and execute again.
     replica.clock.advance(t.clock.offsetSeconds);

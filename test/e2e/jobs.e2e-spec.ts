@@ -38,7 +38,7 @@ describe('durable jobs (platform primitive)', () => {
     (await t.dataSource.query('SELECT status, attempts, run_at_ms::float8 AS "runAtMs", last_error FROM jobs WHERE id = $1', [id]))[0];
 
   beforeAll(async () => {
-    t = await createTestApp({}, { extraModules: [ProbeJobsModule] });
+    t = await createTestApp({}, { extraModules: [ProbeJobsModule], ownDatabase: true });
     await t.dataSource.query('CREATE TABLE IF NOT EXISTS probe_job_runs (job_id text NOT NULL, label text NOT NULL, attempt int NOT NULL)');
   });
   afterAll(async () => t.close());
@@ -121,7 +121,7 @@ describe('durable jobs (platform primitive)', () => {
   });
 
   it('two workers (two replicas, one database) never process one job twice', async () => {
-    const replica = await createTestApp({}, { extraModules: [ProbeJobsModule] });
+    const replica = await createTestApp({ DATABASE_URL: t.config.databaseUrl }, { extraModules: [ProbeJobsModule] });
     try {
       const queue = t.app.get(JobQueue);
       const ids: string[] = [];

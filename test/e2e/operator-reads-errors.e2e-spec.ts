@@ -17,7 +17,7 @@ describe('operator reads: error issues and one issue with its symbolicated lates
   const fileUrl = 'https://app.example.com/static/main.js';
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({}, { ownDatabase: true });
     p = await createProjectWithApp(t);
     other = await createProjectWithApp(t);
     await setRateLimits(t, p.projectId, { events: { sustained: 10_000, burst: 10_000 } });

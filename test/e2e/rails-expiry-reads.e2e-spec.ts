@@ -10,7 +10,7 @@ const MIN = 60;
  * stored state governs and the read is retried with back-off on the service clock.
  */
 describe('rails: reads at expiry of an unreadable rail', () => {
-  const h = cardWebhookHarness();
+  const h = cardWebhookHarness({}, { ownDatabase: true });
   let t: TestApp;
   let fx: ProjectFixture;
   const { now, subscription, event, send, activeKeys } = h;

@@ -9,7 +9,7 @@ import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-r
 const DAY = 86_400;
 
 describe('rails: reads at expiry and the migration gate, against the stores’ stand-ins', () => {
-  const h = railReadHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' });
+  const h = railReadHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' }, { ownDatabase: true });
   const { now, card, google, cardCustomer, iosCustomer, androidCustomer, appleReports, googleReports, pro, audit } = h;
   let receiver: WebhookReceiver;
   let hookPath = '';

@@ -27,7 +27,7 @@ describe('GET /v1/reporting/metrics and /v1/reporting/breakdown', () => {
   const breakdown = (query: string) => t.http.get(`/v1/reporting/breakdown?${query}`).set(bearer(p.keys.skTest));
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({}, { ownDatabase: true });
     p = await createProjectWithApp(t, { allowedOrigins: ['https://app.example.com', 'https://*.tenants.example.com'] });
     await setRateLimits(t, p.projectId, { events: { sustained: 10_000, burst: 10_000 } });
   });

@@ -95,7 +95,7 @@ describe('reporting: maintained counters equal their recounts', () => {
   }
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({}, { ownDatabase: true });
     p = await createProjectWithApp(t, { allowedOrigins: [`https://${HOST}`] });
     const generous = { sustained: 10_000, burst: 10_000 };
     await setRateLimits(t, p.projectId, { events: generous, alias: generous, forget: generous });

@@ -10,7 +10,7 @@ import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
  * signed card notifications (with prices), read with the scopes of the read API.
  */
 describe('reporting: GET /v1/customers, /v1/customers/ranked, /v1/crossmatch', () => {
-  const h = cardWebhookHarness();
+  const h = cardWebhookHarness({}, { ownDatabase: true });
   let t: TestApp;
   let fx: ProjectFixture;
   let identityKey: string;

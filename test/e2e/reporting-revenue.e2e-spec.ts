@@ -13,7 +13,7 @@ import { type StoreChain, createStoreChain, notificationPayload, signStoreJws, t
  * the daily series, recognised cash and the averages; the read API's keys, scopes and coverage.
  */
 describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
-  const h = cardWebhookHarness();
+  const h = cardWebhookHarness({}, { ownDatabase: true });
   let t: TestApp;
   let fx: ProjectFixture;
   beforeAll(() => {

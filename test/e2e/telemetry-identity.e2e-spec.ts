@@ -8,7 +8,7 @@ import { testScope } from '../support/scopes.js';
 import { telemetryHarness } from '../support/harness/telemetry.js';
 
 describe('telemetry: identity resolution of events and their erasure', () => {
-  const h = telemetryHarness();
+  const h = telemetryHarness({ ownDatabase: true });
   let t: TestApp;
   let p: ProjectFixture;
   beforeAll(() => {

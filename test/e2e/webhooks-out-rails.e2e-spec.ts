@@ -6,7 +6,7 @@ import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-r
 
 /** Outbound events of card subscription changes: auto-renew off and on, and a rail-only customer folded into a named one. */
 describe('outbound webhooks: card subscription renewal and customer folds', () => {
-  const h = cardWebhookHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' });
+  const h = cardWebhookHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' }, { ownDatabase: true });
   const { now, subscription, event, send } = h;
   let receiver: WebhookReceiver;
   let hookPath: string;

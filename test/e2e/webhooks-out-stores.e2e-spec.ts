@@ -37,12 +37,15 @@ describe('outbound webhooks: auto-renew off and on in the stores', () => {
   beforeAll(async () => {
     await google.start();
     file = new RailSecretsFile();
-    t = await createTestApp({
-      WEBHOOKS_ALLOW_PRIVATE: 'true',
-      WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789',
-      RAIL_SECRETS_FILE: file.path,
-      ANDROID_PUBLISHER_BASE_URL: google.baseUrl,
-    });
+    t = await createTestApp(
+      {
+        WEBHOOKS_ALLOW_PRIVATE: 'true',
+        WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789',
+        RAIL_SECRETS_FILE: file.path,
+        ANDROID_PUBLISHER_BASE_URL: google.baseUrl,
+      },
+      { ownDatabase: true },
+    );
     receiver = await startWebhookReceiver();
     chain = createStoreChain();
     ios = await createIosRailProject(t, BUNDLE, chain.rootPem);

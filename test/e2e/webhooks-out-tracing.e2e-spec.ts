@@ -17,7 +17,7 @@ describe('outbound webhooks: trace context (OpenTelemetry, in-process exporter)'
 
   beforeAll(async () => {
     exporter = await startInMemoryTracing();
-    t = await createTestApp({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' });
+    t = await createTestApp({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' }, { ownDatabase: true });
     receiver = await startWebhookReceiver();
   });
   afterAll(async () => {

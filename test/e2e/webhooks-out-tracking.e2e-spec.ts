@@ -15,8 +15,8 @@ describe('outbound webhooks: tracking only where an endpoint is enabled', () => 
   let counter = 0;
 
   beforeAll(async () => {
-    a = await createTestApp(ENV);
-    b = await createTestApp(ENV);
+    a = await createTestApp(ENV, { ownDatabase: true });
+    b = await createTestApp({ ...ENV, DATABASE_URL: a.config.databaseUrl });
     receiver = await startWebhookReceiver();
   });
   afterAll(async () => {

@@ -23,7 +23,7 @@ describe('outbound webhooks', () => {
   let counter = 0;
 
   beforeAll(async () => {
-    t = await createTestApp({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' });
+    t = await createTestApp({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' }, { ownDatabase: true });
     receiver = await startWebhookReceiver();
   });
   afterAll(async () => {
