@@ -38,6 +38,7 @@ describe('durable jobs (platform primitive)', () => {
     (await t.dataSource.query('SELECT status, attempts, run_at_ms::float8 AS "runAtMs", last_error FROM jobs WHERE id = $1', [id]))[0];
 
   beforeAll(async () => {
+    // Claims, leases and dead letters follow this app's clock: no other suite's queue rows share its table.
     t = await createTestApp({}, { extraModules: [ProbeJobsModule], ownDatabase: true });
     await t.dataSource.query('CREATE TABLE IF NOT EXISTS probe_job_runs (job_id text NOT NULL, label text NOT NULL, attempt int NOT NULL)');
   });
