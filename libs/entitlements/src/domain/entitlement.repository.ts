@@ -208,6 +208,47 @@ export class EntitlementRepository {
   }
 
   /**
+   * Many rows' insert or overwrite in one statement, each as `upsert` writes it (rail writers,
+   * who hold no prior lock). The rows name distinct (customer, key, rail); answered in their order.
+   */
+  async upsertMany(scope: TenantScope, writes: readonly EntitlementWrite[], now: Date): Promise<EntitlementRecord[]> {
+    if (writes.length === 0) return [];
+    if (writes.length === 1) return [await this.upsert(scope, writes[0], now)];
+    const rows: EntitlementRow[] = await this.sql.rows(
+      `INSERT INTO entitlements
+         (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, created_at, updated_at)
+       SELECT $1, $2, w.customer_id, w.key, w.rail, w.product_id, w.subscription_id, w.state, w.valid_until, 1, w.last_event_id, $3, $3
+         FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::text[]) WITH ORDINALITY
+              AS w(customer_id, key, rail, product_id, subscription_id, state, valid_until, last_event_id, ord)
+        ORDER BY w.ord
+       ON CONFLICT ON CONSTRAINT entitlements_customer_key_rail_uq DO UPDATE
+          SET product_id = EXCLUDED.product_id, subscription_id = EXCLUDED.subscription_id, state = EXCLUDED.state,
+              valid_until = EXCLUDED.valid_until, last_event_id = COALESCE(EXCLUDED.last_event_id, entitlements.last_event_id),
+              version = entitlements.version + 1, updated_at = EXCLUDED.updated_at
+       RETURNING ${COLUMNS}`,
+      [
+        scope.projectId,
+        scope.env,
+        now,
+        writes.map((w) => w.customerId),
+        writes.map((w) => w.key),
+        writes.map((w) => w.rail),
+        writes.map((w) => w.productId),
+        writes.map((w) => w.subscriptionId),
+        writes.map((w) => w.state),
+        writes.map((w) => fromSeconds(w.validUntil)),
+        writes.map((w) => w.lastEventId),
+      ],
+    );
+    const written = new Map(rows.map((row) => [`${row.customer_id}|${row.entitlement_key}|${row.rail}`, toRecord(row)]));
+    return writes.map((w) => {
+      const record = written.get(`${w.customerId}|${w.key}|${w.rail}`);
+      if (!record) throw new Error('an entitlement row written is missing from the answer');
+      return record;
+    });
+  }
+
+  /**
    * Cross-tenant (the expiry scan): rows still marked active whose validUntil fell in
    * (fromMs, toMs] and that were last written before it, oldest end first.
    */

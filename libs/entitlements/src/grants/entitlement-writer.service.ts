@@ -48,6 +48,26 @@ export class EntitlementWriter {
     return toPublicEntitlement(record, nowMs);
   }
 
+  /** Several rows of distinct (customer, key, rail) in one statement, each as `write` writes it; answered in their order. */
+  async writeMany(scope: TenantScope, inputs: readonly RailEntitlementWrite[]): Promise<PublicEntitlement[]> {
+    const nowMs = this.clock.nowMs();
+    const records = await this.entitlements.upsertMany(
+      scope,
+      inputs.map((input) => ({
+        customerId: input.customerId,
+        key: input.entitlementKey,
+        rail: input.rail,
+        productId: input.productId,
+        subscriptionId: input.subscriptionId,
+        state: input.state,
+        validUntil: input.validUntil,
+        lastEventId: input.auditEventId ?? null,
+      })),
+      new Date(nowMs),
+    );
+    return records.map((record) => toPublicEntitlement(record, nowMs));
+  }
+
   /** The stored row of (customer, key, rail), locked in the caller's transaction; null when absent. */
   async current(scope: TenantScope, customerId: string, entitlementKey: string, rail: Rail): Promise<PublicEntitlement | null> {
     const record = await this.entitlements.lock(scope, customerId, entitlementKey, rail);

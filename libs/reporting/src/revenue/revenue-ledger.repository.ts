@@ -113,24 +113,25 @@ export class RevenueLedgerRepository {
     );
   }
 
-  /** What the customer's subscriptions add up to now (active and priced above zero). */
-  async computeCustomer(scope: TenantScope, customerId: string): Promise<CustomerRevenueRow[]> {
-    const rows = await this.sql.rows<{ rail: CustomerRevenueRow['rail']; currency: string; monthly: Num; n: Num }>(
-      `SELECT rail, currency, sum(monthly_minor) AS monthly, count(*) AS n FROM revenue_subscriptions
+  /**
+   * The customer's rows as the ledger last recorded them (`stored`) and what its subscriptions
+   * add up to now (`computed`: active and priced above zero), in one statement.
+   */
+  async customerRows(scope: TenantScope, customerId: string): Promise<{ stored: CustomerRevenueRow[]; computed: CustomerRevenueRow[] }> {
+    const rows = await this.sql.rows<{ computed: boolean; rail: CustomerRevenueRow['rail']; currency: string; monthly: Num; n: Num }>(
+      `SELECT false AS computed, rail, currency, monthly_minor AS monthly, subscriptions AS n FROM revenue_customers
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3
+       UNION ALL
+       SELECT true, rail, currency, sum(monthly_minor), count(*) FROM revenue_subscriptions
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND active AND monthly_minor > 0
         GROUP BY rail, currency`,
       [scope.projectId, scope.env, customerId],
     );
-    return rows.map((r) => ({ rail: r.rail, currency: r.currency, monthlyMinor: Number(r.monthly), subscriptions: Number(r.n) }));
-  }
-
-  /** The customer's rows as the ledger last recorded them. */
-  async storedCustomer(scope: TenantScope, customerId: string): Promise<CustomerRevenueRow[]> {
-    const rows = await this.sql.rows<{ rail: CustomerRevenueRow['rail']; currency: string; monthly_minor: Num; subscriptions: Num }>(
-      `SELECT rail, currency, monthly_minor, subscriptions FROM revenue_customers WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
-      [scope.projectId, scope.env, customerId],
-    );
-    return rows.map((r) => ({ rail: r.rail, currency: r.currency, monthlyMinor: Number(r.monthly_minor), subscriptions: Number(r.subscriptions) }));
+    const of = (computed: boolean): CustomerRevenueRow[] =>
+      rows
+        .filter((r) => r.computed === computed)
+        .map((r) => ({ rail: r.rail, currency: r.currency, monthlyMinor: Number(r.monthly), subscriptions: Number(r.n) }));
+    return { stored: of(false), computed: of(true) };
   }
 
   /** Replaces the customer's per-rail rows and per-currency totals. */

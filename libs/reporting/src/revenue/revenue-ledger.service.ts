@@ -91,8 +91,7 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
 
   /** Recomputes one customer's rows from its subscriptions and moves the totals by the difference. */
   private async refreshCustomer(scope: TenantScope, customerId: string): Promise<void> {
-    const before = await this.repository.storedCustomer(scope, customerId);
-    const after = await this.repository.computeCustomer(scope, customerId);
+    const { stored: before, computed: after } = await this.repository.customerRows(scope, customerId);
     const deltas = totalsDeltas(before, after);
     if (deltas.length === 0 && sameRows(before, after)) return;
     await this.repository.replaceCustomer(scope, customerId, after);
