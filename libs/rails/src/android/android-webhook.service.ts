@@ -2,7 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ApiError, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
-import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
+import { type KnownHolders, RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import type { RailPayment } from '../model/rail-revenue-feed.service.js';
@@ -209,16 +209,18 @@ export class AndroidWebhookService {
     notification: Pick<AndroidNotification, 'eventTimeMillis' | 'eventType'>,
     reading: AndroidStateReading,
     context: RailEventContext,
+    read?: { holders: KnownHolders },
   ): Promise<NotificationOutcome> {
     const { state, purchaseToken } = reading;
+    const holders = read?.holders ?? {};
     const keys = state.productId ? await this.catalog.entitlementKeysFor(scope.projectId, RAIL, state.productId) : [];
     if (keys.length === 0) {
-      const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken });
+      const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken }, holders);
       const reason = state.productId ? `Product ${state.productId} is not in the project's catalogue for ${RAIL}` : 'The purchase names no product';
       return this.applier.record(scope, { rail: RAIL, customerId: holder, decision: 'rejected', reason }, context);
     }
     // Whose purchase it is (RailCustomerResolver.androidPurchaseCustomer).
-    const customerId = await this.customers.androidPurchaseCustomer(scope, purchaseToken, state);
+    const customerId = await this.customers.androidPurchaseCustomer(scope, purchaseToken, state, holders);
     // Revocation and voiding end entitlements at once, whatever the read state says.
     const active = state.active && !reading.revoked;
     const result = await this.applier.apply(
@@ -238,6 +240,7 @@ export class AndroidWebhookService {
         payment: androidPayment(state, active, notification.eventTimeMillis),
       },
       context,
+      { catalogueKeys: new Map([[state.productId as string, keys]]), onlyChanges: read !== undefined },
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
   }

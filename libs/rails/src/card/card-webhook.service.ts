@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import Stripe from 'stripe';
 import { ApiError, Clock, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
-import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
+import { type KnownHolders, RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
@@ -109,20 +109,27 @@ export class CardWebhookService {
 
   /**
    * Applies a subscription object (from an event, or read from the processor's API) through the
-   * rail model; `created` (Unix seconds) is its rail time. Writes one audit entry.
+   * rail model; `created` (Unix seconds) is its rail time. Writes one audit entry. A read of the
+   * rail passes the holders it read (`read`) and keeps only a change (RailApplyOptions.onlyChanges).
    */
-  async applySubscription(scope: TenantScope, sub: CardSubscription, created: number, context: RailEventContext): Promise<NotificationOutcome> {
+  async applySubscription(
+    scope: TenantScope,
+    sub: CardSubscription,
+    created: number,
+    context: RailEventContext,
+    read?: { holders: KnownHolders },
+  ): Promise<NotificationOutcome> {
     const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer };
+    const holders = read?.holders ?? {};
     // Every item's product grants its keys until the item's period end; products missing from
     // the catalogue grant nothing (the subscription is rejected only when none is known).
     const items = sub.items.flatMap((item) => (item.productId ? [{ productId: item.productId, validUntil: item.currentPeriodEnd }] : []));
     const products = [...new Set(items.map((item) => item.productId))];
-    const known: string[] = [];
-    for (const productId of products) {
-      if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId)).length > 0) known.push(productId);
-    }
+    const catalogueKeys = new Map<string, string[]>();
+    for (const productId of products) catalogueKeys.set(productId, await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId));
+    const known = products.filter((productId) => (catalogueKeys.get(productId) ?? []).length > 0);
     if (known.length === 0) {
-      const holder = await this.customers.holder(scope, RAIL, sub.id, cardNode);
+      const holder = await this.customers.holder(scope, RAIL, sub.id, cardNode, holders);
       const reason =
         products.length === 0
           ? `Subscription ${sub.id} carries no product`
@@ -135,7 +142,7 @@ export class CardWebhookService {
     const unknown = products.filter((productId) => !known.includes(productId));
     const granting = items.filter((item) => known.includes(item.productId));
     const validUntil = granting.some((item) => item.validUntil === null) ? null : Math.max(...granting.map((item) => item.validUntil as number));
-    const customerId = await this.customers.cardSubscriptionCustomer(scope, sub);
+    const customerId = await this.customers.cardSubscriptionCustomer(scope, sub, holders);
     const result = await this.applier.apply(
       scope,
       {
@@ -152,6 +159,7 @@ export class CardWebhookService {
         price: sub.price,
       },
       unknown.length > 0 ? { ...context, details: { ...context.details, productsNotInCatalogue: unknown } } : context,
+      { catalogueKeys, onlyChanges: read !== undefined },
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
   }

@@ -15,6 +15,17 @@ export interface NamedCustomerHints {
   developerUserId: string | null;
 }
 
+/**
+ * What a caller already read in the ambient transaction of a rail id's holders: `alias` the
+ * customer of its rail node, `recorded` the customer of its subscription record (null: none;
+ * absent: not read). A read of the rails learns them when it checks the id is linked and
+ * hands them on, so the rail's resolution does not read them again.
+ */
+export interface KnownHolders {
+  alias?: string | null;
+  recorded?: string | null;
+}
+
 /** How a rail id and the customer a notification names were reconciled. */
 export type LinkOutcome =
   | { kind: 'linked'; customerId: string }
@@ -40,18 +51,36 @@ export class RailCustomerResolver {
     private readonly revenue: RailRevenueFeed,
   ) {}
 
-  /** The active customer of a rail node. */
-  findByAlias(scope: TenantScope, node: AliasNode): Promise<string | null> {
-    return this.customers.findByAlias(scope, node);
+  /** The active customer of a rail node (`known.alias` when the caller read it already). */
+  async findByAlias(scope: TenantScope, node: AliasNode, known: KnownHolders = {}): Promise<string | null> {
+    return known.alias !== undefined ? known.alias : this.customers.findByAlias(scope, node);
   }
 
   /** The customer of a subscription record, else of the rail node; null when the rail id is linked to no customer. */
-  async holder(scope: TenantScope, rail: PurchaseRail, subscriptionId: string, node: AliasNode): Promise<string | null> {
-    return (await this.recordedCustomer(scope, rail, subscriptionId)) ?? (await this.findByAlias(scope, node));
+  async holder(scope: TenantScope, rail: PurchaseRail, subscriptionId: string, node: AliasNode, known: KnownHolders = {}): Promise<string | null> {
+    return (await this.recordedCustomer(scope, rail, subscriptionId, known)) ?? (await this.findByAlias(scope, node, known));
   }
 
-  /** The customer of a subscription record, or null when there is none. */
-  async recordedCustomer(scope: TenantScope, rail: PurchaseRail, subscriptionId: string): Promise<string | null> {
+  /**
+   * Whether a rail id is linked to a customer (its record or its rail node), with the holders
+   * read to tell: the lookup the rail's own resolution makes first (card and iOS: the rail
+   * node; Android: the record) comes first, and the other only when the first finds none.
+   */
+  async linkedHolders(scope: TenantScope, rail: PurchaseRail, subscriptionId: string, node: AliasNode): Promise<{ linked: boolean; known: KnownHolders }> {
+    const known: KnownHolders = {};
+    if (rail === 'android_store') {
+      known.recorded = await this.recordedCustomer(scope, rail, subscriptionId);
+      if (known.recorded === null) known.alias = await this.findByAlias(scope, node);
+    } else {
+      known.alias = await this.findByAlias(scope, node);
+      if (known.alias === null) known.recorded = await this.recordedCustomer(scope, rail, subscriptionId);
+    }
+    return { linked: (known.alias ?? known.recorded ?? null) !== null, known };
+  }
+
+  /** The customer of a subscription record, or null when there is none (`known.recorded` when the caller read it already). */
+  async recordedCustomer(scope: TenantScope, rail: PurchaseRail, subscriptionId: string, known: KnownHolders = {}): Promise<string | null> {
+    if (known.recorded !== undefined) return known.recorded;
     return (await this.subscriptions.find(scope, rail, subscriptionId))?.customerId ?? null;
   }
 
@@ -98,9 +127,9 @@ export class RailCustomerResolver {
    * `alsoToken`, e.g. the purchase sync body's), never for family-shared transactions; else a
    * new rail-only customer. The original transaction id becomes an alias of the customer found.
    */
-  async iosPurchaseCustomer(scope: TenantScope, transaction: StoreTransaction, alsoToken?: string | null): Promise<string> {
+  async iosPurchaseCustomer(scope: TenantScope, transaction: StoreTransaction, alsoToken?: string | null, holders: KnownHolders = {}): Promise<string> {
     const node = { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: transaction.originalTransactionId as string };
-    const known = await this.findByAlias(scope, node);
+    const known = await this.findByAlias(scope, node, holders);
     if (known) return known;
     if (!isFamilyShared(transaction)) {
       for (const token of [normaliseAppAccountToken(transaction.appAccountToken), normaliseAppAccountToken(alsoToken)]) {
@@ -121,15 +150,15 @@ export class RailCustomerResolver {
    * (`serviceCustomerId`, then `developerUserId` resolved or created), else a new rail-only
    * customer. The card customer becomes an alias of it.
    */
-  async cardSubscriptionCustomer(scope: TenantScope, sub: Pick<CardSubscription, 'id' | 'customer' | 'hints'>): Promise<string> {
+  async cardSubscriptionCustomer(scope: TenantScope, sub: Pick<CardSubscription, 'id' | 'customer' | 'hints'>, known: KnownHolders = {}): Promise<string> {
     const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer };
-    const holder = await this.findByAlias(scope, cardNode);
+    const holder = await this.findByAlias(scope, cardNode, known);
     if (holder) {
       const named = await this.findNamed(scope, sub.hints);
       if (!named || named === holder) return holder;
       return (await this.link(scope, cardNode, named)).customerId;
     }
-    const customerId = (await this.recordedCustomer(scope, 'card_payments', sub.id)) ?? (await this.resolveNamed(scope, sub.hints));
+    const customerId = (await this.recordedCustomer(scope, 'card_payments', sub.id, known)) ?? (await this.resolveNamed(scope, sub.hints));
     if (customerId) {
       await this.customers.linkAliasIfAbsent(scope, customerId, cardNode);
       return customerId;
@@ -147,11 +176,12 @@ export class RailCustomerResolver {
     scope: TenantScope,
     purchaseToken: string,
     state: Pick<AndroidPurchaseState, 'linkedPurchaseToken' | 'obfuscatedAccountId'>,
+    holders: KnownHolders = {},
   ): Promise<string> {
     const rail = 'android_store';
     const tokenNode = { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken };
     const known =
-      (await this.holder(scope, rail, purchaseToken, tokenNode)) ??
+      (await this.holder(scope, rail, purchaseToken, tokenNode, holders)) ??
       (state.linkedPurchaseToken
         ? await this.holder(scope, rail, state.linkedPurchaseToken, { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: state.linkedPurchaseToken })
         : null);
@@ -160,7 +190,8 @@ export class RailCustomerResolver {
       ? ((await this.findNamed(scope, { serviceCustomerId: obfuscatedNode.value, developerUserId: null })) ?? (await this.findByAlias(scope, obfuscatedNode)))
       : null;
     if (known) {
-      await this.customers.linkAliasIfAbsent(scope, known, tokenNode);
+      // A token whose alias already names the customer needs no link (a known purchase, most often).
+      if ((await this.findByAlias(scope, tokenNode, holders)) !== known) await this.customers.linkAliasIfAbsent(scope, known, tokenNode);
       // The purchase stays with its customer; another customer named by the account id is a conflict for review.
       if (named && named !== known) await this.customers.queueConflict(scope, known, named);
       return known;

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { VerificationException, VerificationStatus } from '@apple/app-store-server-library';
 import { APP_LOGGER, ApiError, type AppLogger, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
-import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
+import { type KnownHolders, RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
@@ -223,18 +223,21 @@ export class IosWebhookService {
     state: IosNotificationState,
     railTimeMs: number,
     context: RailEventContext,
+    read?: { holders: KnownHolders },
   ): Promise<NotificationOutcome> {
     const originalTransactionId = transaction.originalTransactionId as string;
     const productId = transaction.productId as string;
-    if ((await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId)).length === 0) {
-      const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId });
+    const holders = read?.holders ?? {};
+    const keys = await this.catalog.entitlementKeysFor(scope.projectId, RAIL, productId);
+    if (keys.length === 0) {
+      const holder = await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId }, holders);
       return this.applier.record(
         scope,
         { rail: RAIL, customerId: holder, decision: 'rejected', reason: `Product ${productId} is not in the project's catalogue for ${RAIL}` },
         context,
       );
     }
-    const customerId = await this.customers.iosPurchaseCustomer(scope, transaction);
+    const customerId = await this.customers.iosPurchaseCustomer(scope, transaction, null, holders);
     const result = await this.applier.apply(
       scope,
       {
@@ -251,6 +254,7 @@ export class IosWebhookService {
         payment: iosPayment(transaction),
       },
       { ...context, transactionId: transaction.transactionId ?? null, details: { ...context.details, familyShared: isFamilyShared(transaction) } },
+      { catalogueKeys: new Map([[productId, keys]]), onlyChanges: read !== undefined },
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
   }

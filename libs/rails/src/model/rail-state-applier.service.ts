@@ -16,6 +16,7 @@ import {
 import { type RailPayment, type RailPriceLine, RailRevenueFeed } from './rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
 import { railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from './subscription-events.js';
+import { describeApplied, grantsOf, outlasts } from './rail-grants.js';
 
 /** The rail's current view of one subscription, already mapped to the shared model. */
 export interface RailStateChange {
@@ -64,6 +65,18 @@ export interface RailEventContext {
   details?: Record<string, unknown>;
 }
 
+/** How a caller applies a state, beyond the event itself. */
+export interface RailApplyOptions {
+  /** Catalogue keys of products the caller already read in the transaction (the applier reads only the others). */
+  catalogueKeys?: ReadonlyMap<string, string[]>;
+  /**
+   * A read of the rail keeps only a state that changes something and rolls the rest back: an
+   * older or unchanged state is answered `no_op` as soon as the locked record tells, with
+   * nothing written (no audit entry: `auditEventId` is empty).
+   */
+  onlyChanges?: boolean;
+}
+
 export interface RailApplyResult {
   decision: RailDecision;
   reason: string;
@@ -93,8 +106,6 @@ export function newRailEventId(): string {
   return `rail_evt_${randomLowerAlnum(24)}`;
 }
 
-const iso = (seconds: number): string => new Date(seconds * 1000).toISOString();
-
 /** The strongest live grant of a key: a subscription record and the item of it that grants the key. */
 interface LiveGrant {
   record: RailSubscriptionRecord;
@@ -120,10 +131,14 @@ export class RailStateApplier {
     private readonly revenue: RailRevenueFeed,
   ) {}
 
-  async apply(scope: TenantScope, change: RailStateChange, event: RailEventContext): Promise<RailApplyResult> {
+  async apply(scope: TenantScope, change: RailStateChange, event: RailEventContext, options: RailApplyOptions = {}): Promise<RailApplyResult> {
     await this.subscriptions.serialize(scope, change.rail, change.subscriptionId);
     const stored = await this.subscriptions.lock(scope, change.rail, change.subscriptionId);
+    const items = itemsOf(change);
 
+    if (options.onlyChanges && (isOlderThanStored(stored, change.railTimeMs, change.ignoreRailTime) || !changesState(stored, { ...change, items }))) {
+      return { decision: 'no_op', reason: `Subscription ${change.subscriptionId} already in this state or newer`, auditEventId: '', entitlements: [], subscription: stored };
+    }
     if (isOlderThanStored(stored, change.railTimeMs, change.ignoreRailTime)) {
       const reason = `Older than the stored state of subscription ${change.subscriptionId} (rail time ${change.railTimeMs} < ${stored?.railTimeMs})`;
       const auditEventId = await this.audit(
@@ -135,8 +150,7 @@ export class RailStateApplier {
       return { decision: 'no_op', reason, auditEventId, entitlements: [], subscription: stored };
     }
 
-    const items = itemsOf(change);
-    const keysOf = this.keysOfProducts(scope, change.rail);
+    const keysOf = this.keysOfProducts(scope, change.rail, options.catalogueKeys);
     const granted = await grantsOf(items, keysOf);
     const keys = [...granted.keys()];
     if (keys.length === 0) {
@@ -187,45 +201,48 @@ export class RailStateApplier {
     });
 
     const entitlementState = change.state === 'active' ? 'active' : (change.endedBy ?? 'expired');
-    const entitlements: PublicEntitlement[] = [];
+    const rows: RailEntitlementWrite[] = [];
     // What the subscription granted before and no longer grants to the same customer (a
     // removed item, a plan change, another customer) ends, unless another live item or
     // subscription of that customer on this rail still grants it.
-    if (stored) {
-      const ended = [...(await grantsOf(stored.items, keysOf))].filter(([key]) => stored.customerId !== change.customerId || !granted.has(key));
-      if (ended.length > 0) {
-        const grants = await this.liveGrants(scope, change.rail, stored.customerId, keysOf);
-        for (const [key, item] of ended) {
-          await this.writer.write(
-            scope,
-            this.rowOf(stored.customerId, key, change.rail, grants.get(key), {
-              productId: item.productId,
-              subscriptionId: change.subscriptionId,
-              state: 'expired',
-              validUntil: item.validUntil,
-              auditEventId,
-            }),
-          );
-        }
+    const ended = stored ? [...(await grantsOf(stored.items, keysOf))].filter(([key]) => stored.customerId !== change.customerId || !granted.has(key)) : [];
+    // The customer's records are read once (after the upsert), for the keys that end and those granted.
+    const grantsByCustomer = new Map<string, Promise<Map<string, LiveGrant>>>();
+    const grantsOfCustomer = (customerId: string) => {
+      let grants = grantsByCustomer.get(customerId);
+      if (!grants) grantsByCustomer.set(customerId, (grants = this.liveGrants(scope, change.rail, customerId, keysOf)));
+      return grants;
+    };
+    if (stored && ended.length > 0) {
+      const grants = await grantsOfCustomer(stored.customerId);
+      for (const [key, item] of ended) {
+        rows.push(
+          this.rowOf(stored.customerId, key, change.rail, grants.get(key), {
+            productId: item.productId,
+            subscriptionId: change.subscriptionId,
+            state: 'expired',
+            validUntil: item.validUntil,
+            auditEventId,
+          }),
+        );
       }
     }
     // One entitlement row per (customer, key, rail): the strongest live grant of the key among
     // the customer's subscriptions on this rail, else this subscription's (ended) state.
-    const grants = await this.liveGrants(scope, change.rail, change.customerId, keysOf);
+    const grants = await grantsOfCustomer(change.customerId);
     for (const [key, item] of granted) {
-      entitlements.push(
-        await this.writer.write(
-          scope,
-          this.rowOf(change.customerId, key, change.rail, grants.get(key), {
-            productId: item.productId,
-            subscriptionId: change.subscriptionId,
-            state: entitlementState,
-            validUntil: item.validUntil,
-            auditEventId,
-          }),
-        ),
+      rows.push(
+        this.rowOf(change.customerId, key, change.rail, grants.get(key), {
+          productId: item.productId,
+          subscriptionId: change.subscriptionId,
+          state: entitlementState,
+          validUntil: item.validUntil,
+          auditEventId,
+        }),
       );
     }
+    // Ended keys are another customer's, or keys no longer granted: the rows are distinct, and written in one statement.
+    const entitlements = (await this.writer.writeMany(scope, rows)).slice(rows.length - granted.size);
 
     const facts = { stored, next: { ...change } };
     await tracker.publish(
@@ -250,14 +267,14 @@ export class RailStateApplier {
           : [],
     );
     const decision: RailDecision = changed ? 'applied' : 'no_op';
-    const reason = changed ? describe(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
+    const reason = changed ? describeApplied(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
     await this.audit(scope, { rail: change.rail, customerId: change.customerId, decision, reason }, event, change, auditEventId, keys);
     return { decision, reason, auditEventId, entitlements, subscription };
   }
 
-  /** Catalogue keys per product of one rail, read once per call. */
-  private keysOfProducts(scope: TenantScope, rail: PurchaseRail): (productId: string) => Promise<string[]> {
-    const cache = new Map<string, Promise<string[]>>();
+  /** Catalogue keys per product of one rail, read once per call (not at all when the caller read them). */
+  private keysOfProducts(scope: TenantScope, rail: PurchaseRail, known?: ReadonlyMap<string, string[]>): (productId: string) => Promise<string[]> {
+    const cache = new Map<string, Promise<string[]>>([...(known ?? [])].map(([productId, keys]) => [productId, Promise.resolve(keys)]));
     return (productId) => {
       let keys = cache.get(productId);
       if (!keys) {
@@ -361,32 +378,4 @@ export class RailStateApplier {
     });
     return eventId;
   }
-}
-
-/** Lifetime beats any end; otherwise the later end. */
-function outlasts(a: Pick<RailSubscriptionRecord, 'validUntil'>, b: Pick<RailSubscriptionRecord, 'validUntil'>): boolean {
-  return (a.validUntil ?? Number.POSITIVE_INFINITY) > (b.validUntil ?? Number.POSITIVE_INFINITY);
-}
-
-/**
- * Per key granted by some item: the item that grants it longest (keys in the order of the
- * items, then of the catalogue).
- */
-async function grantsOf(items: readonly RailSubscriptionItem[], keysOf: (productId: string) => Promise<string[]>): Promise<Map<string, RailSubscriptionItem>> {
-  const granted = new Map<string, RailSubscriptionItem>();
-  for (const item of items) {
-    for (const key of await keysOf(item.productId)) {
-      const current = granted.get(key);
-      if (!current || outlasts(item, current)) granted.set(key, item);
-    }
-  }
-  return granted;
-}
-
-function describe(change: RailStateChange, items: readonly RailSubscriptionItem[], keys: string[]): string {
-  const what = `${keys.join(', ')} from ${[...new Set(items.map((item) => item.productId))].join(', ')}`;
-  if (change.state === 'active') {
-    return change.validUntil === null ? `Active for life: ${what}` : `Active until ${iso(change.validUntil)}: ${what}`;
-  }
-  return `${change.endedBy === 'revoked' ? 'Revoked' : 'Ended'} on the rail: ${what}`;
 }

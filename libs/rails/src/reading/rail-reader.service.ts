@@ -152,9 +152,10 @@ export class RailReader {
   private async applyIfLinked(scope: TenantScope, state: ObservedState, context: RailEventContext): Promise<NotificationOutcome | null> {
     try {
       return await inTransactionWithRetry(this.sql, async () => {
-        const linked = (await this.customers.holder(scope, ALIAS_RAILS[state.alias.type], state.subscriptionId, state.alias)) !== null;
+        // The holders read to tell the id is linked are handed on: the rail's resolution does not read them again.
+        const { linked, known } = await this.customers.linkedHolders(scope, ALIAS_RAILS[state.alias.type], state.subscriptionId, state.alias);
         if (!linked) throw new Unchanged();
-        const outcome = await state.apply(context);
+        const outcome = await state.apply(context, known);
         if (outcome.decision !== 'applied') throw new Unchanged();
         return outcome;
       });

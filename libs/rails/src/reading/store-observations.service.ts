@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_LOGGER, type AppLogger, type TenantScope } from '#platform';
 import type { AliasNode } from '#identity';
+import type { KnownHolders } from '../customers/rail-customer-resolver.service.js';
 import { type AndroidPurchaseState, productState, subscriptionState } from '../android/android-notifications.js';
 import { AndroidPublisherClient, AndroidPublisherUnavailable } from '../android/android-publisher.client.js';
 import { AndroidWebhookService } from '../android/android-webhook.service.js';
@@ -29,8 +30,11 @@ export interface ObservedState {
   alias: AliasNode;
   /** Grants access at the moment of the read. */
   live: boolean;
-  /** Applies the state (one audit entry) inside the caller's transaction. */
-  apply: (context: RailEventContext) => Promise<NotificationOutcome>;
+  /**
+   * Applies the state (one audit entry) inside the caller's transaction, with the holders of
+   * the rail id the caller read there; an older or unchanged state writes nothing (no_op).
+   */
+  apply: (context: RailEventContext, holders: KnownHolders) => Promise<NotificationOutcome>;
 }
 
 /** What the rail holds for an id: no subscription at all, or the states read. */
@@ -88,7 +92,8 @@ export class StoreObservations {
         subscriptionId: sub.id,
         alias: { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer },
         live,
-        apply: (context: RailEventContext) => this.cardRail.applySubscription(scope, sub as CardSubscription, Math.floor(readAtMs / 1000), context),
+        apply: (context: RailEventContext, holders: KnownHolders) =>
+          this.cardRail.applySubscription(scope, sub as CardSubscription, Math.floor(readAtMs / 1000), context, { holders }),
       };
     });
     return { kind: 'states', states };
@@ -133,7 +138,7 @@ export class StoreObservations {
           subscriptionId: originalTransactionId,
           alias: { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId },
           live: isLiveRead({ active: state.state === 'active', validUntil: state.validUntil }, readAtMs),
-          apply: (context) => this.iosRail.applyTransactionState(scope, transaction, state, readAtMs, context),
+          apply: (context, holders) => this.iosRail.applyTransactionState(scope, transaction, state, readAtMs, context, { holders }),
         },
       ],
     };
@@ -165,12 +170,13 @@ export class StoreObservations {
           subscriptionId: purchaseToken,
           alias: { type: RAIL_ALIAS_TYPES.androidPurchaseToken, value: purchaseToken },
           live: isLiveRead(read, readAtMs),
-          apply: (context) =>
+          apply: (context, holders) =>
             this.androidRail.apply(
               scope,
               { eventTimeMillis: readAtMs, eventType: context.eventType },
               { kind: 'state', env: scope.env, purchaseToken, state: read, revoked: false, reconciled: true },
               context,
+              { holders },
             ),
         },
       ],
