@@ -16,7 +16,10 @@ export function outlasts(a: Pick<RailSubscriptionRecord, 'validUntil'>, b: Pick<
  * Per key granted by some item: the item that grants it longest (keys in the order of the
  * items, then of the catalogue).
  */
-export async function grantsOf(items: readonly RailSubscriptionItem[], keysOf: (productId: string) => Promise<string[]>): Promise<Map<string, RailSubscriptionItem>> {
+export async function grantsOf(
+  items: readonly RailSubscriptionItem[],
+  keysOf: (productId: string) => Promise<string[]>,
+): Promise<Map<string, RailSubscriptionItem>> {
   const granted = new Map<string, RailSubscriptionItem>();
   for (const item of items) {
     for (const key of await keysOf(item.productId)) {

@@ -137,7 +137,13 @@ export class RailStateApplier {
     const items = itemsOf(change);
 
     if (options.onlyChanges && (isOlderThanStored(stored, change.railTimeMs, change.ignoreRailTime) || !changesState(stored, { ...change, items }))) {
-      return { decision: 'no_op', reason: `Subscription ${change.subscriptionId} already in this state or newer`, auditEventId: '', entitlements: [], subscription: stored };
+      return {
+        decision: 'no_op',
+        reason: `Subscription ${change.subscriptionId} already in this state or newer`,
+        auditEventId: '',
+        entitlements: [],
+        subscription: stored,
+      };
     }
     if (isOlderThanStored(stored, change.railTimeMs, change.ignoreRailTime)) {
       const reason = `Older than the stored state of subscription ${change.subscriptionId} (rail time ${change.railTimeMs} < ${stored?.railTimeMs})`;
