@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { TenantScope } from '#platform';
-import { type AffectedUserRow, type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow, EventRollupsRepository } from './event-rollups.repository.js';
+import { type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow, EventRollupsRepository } from './event-rollups.repository.js';
 
-export type { AffectedUserRow, BreakdownDimension, DailyViewsRow, ErrorRollupRow };
+export type { BreakdownDimension, DailyViewsRow, ErrorRollupRow };
 
 /**
  * What other contexts read of the event rollups (errors, page views, first touches) and
@@ -15,10 +15,6 @@ export class EventRollups {
 
   error(scope: TenantScope, fingerprint: string): Promise<ErrorRollupRow | null> {
     return this.repository.error(scope, fingerprint);
-  }
-
-  affectedUsers(scope: TenantScope, fingerprint: string, limit: number): Promise<AffectedUserRow[]> {
-    return this.repository.affectedUsers(scope, fingerprint, limit);
   }
 
   views(scope: TenantScope, host: string, fromDay: string): Promise<{ series: DailyViewsRow[]; uniqueVisitors: number }> {
