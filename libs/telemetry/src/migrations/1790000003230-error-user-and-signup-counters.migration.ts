@@ -24,7 +24,9 @@ export const SIGNUP_COUNT_SHARDS = 8;
  *
  * New rows are counted once per statement (its transition table, grouped and ordered, so
  * concurrent statements lock count rows in one order), deleted ones likewise; an update of
- * a counted key moves the row between counts.
+ * a counted key moves the row between counts. Decrements are upserts too (in the same
+ * order), so the counts carry no non-negative CHECK: PostgreSQL checks an upsert's proposed
+ * row before it finds the conflict.
  */
 export class ErrorUserAndSignupCounters1790000003230 implements MigrationInterface {
   name = 'ErrorUserAndSignupCounters1790000003230';
