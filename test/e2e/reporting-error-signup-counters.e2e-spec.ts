@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ErasureWorker } from '#identity';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { bearer } from '../support/read-api.js';
+import { bearer, secretKeyWithScopes } from '../support/read-api.js';
 
 /**
  * The error and acquisition reads answer from counters kept by triggers with the rows they
@@ -124,6 +124,57 @@ describe('reporting: error user and signup counters equal their recounts', () =>
     expect((await q(`SELECT 1 FROM error_affected_users WHERE project_id = $1 AND user_id = $2`, [gone.userId])).length).toBe(0);
     const after = await expectErrorUsersExact();
     for (const f of FINGERPRINTS) expect(after[f]).toBe(before[f] - 1);
+  });
+
+  it('paying and affected users weigh the most recent users of the window when an error hit more', async () => {
+    // 5,003 users as the event write leaves them (user g last hit at g): the window is users 3 to 5,002.
+    const fingerprint = 'c0ffee09';
+    const seed = async (sql: string, params: unknown[] = []) => q(sql, params);
+    await seed(
+      `INSERT INTO customers (id, project_id, env, created_at, updated_at) SELECT 'cdcust_win' || g, $1, 'sandbox', now(), now() FROM generate_series(0, 5002) g`,
+    );
+    await seed(
+      `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, created_at)
+       SELECT $1, 'sandbox', 'developer', 'win_user_' || g, 'cdcust_win' || g, now() FROM generate_series(0, 5002) g`,
+    );
+    await seed(
+      `INSERT INTO error_affected_users (project_id, env, fingerprint, user_id, hits, first_hit_ms, last_hit_ms)
+       SELECT $1, 'sandbox', $2, 'win_user_' || g, 1, g, g FROM generate_series(0, 5002) g`,
+      [fingerprint],
+    );
+    await seed(
+      `INSERT INTO error_daily_rollups (project_id, env, fingerprint, day, occurrences, first_seen_ms, last_seen_ms, exception_type)
+       VALUES ($1, 'sandbox', $2, current_date, 5003, 0, 5002, 'TypeError')`,
+      [fingerprint],
+    );
+    await seed(`INSERT INTO rail_settings (project_id, rail, enabled, updated_at) VALUES ($1, 'card_payments', true, now()) ON CONFLICT DO NOTHING`);
+    // Paying: three users out of the window, two in it, and one in it whose customer is forgotten.
+    for (const [g, minor] of [
+      [0, 900],
+      [1, 900],
+      [2, 900],
+      [10, 500],
+      [20, 700],
+      [30, 800],
+    ])
+      await seed(`INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, 'USD', $3)`, [
+        `cdcust_win${g}`,
+        minor,
+      ]);
+    await seed(`UPDATE customers SET forgotten_at = now() WHERE project_id = $1 AND id = 'cdcust_win30'`);
+
+    const impact = await t.http.get(`/v1/errors?fingerprint=${fingerprint}`).set(bearer(p.keys.skTest));
+    expect(impact.status).toBe(200);
+    expect(impact.body.data.affected).toEqual({ users: 5003, payingUsers: 2 });
+    const identityKey = await secretKeyWithScopes(t, p.keyIds.skTest, ['reporting:identity']);
+    const affected = await t.http.get(`/v1/errors/affected?fingerprint=${fingerprint}&limit=3`).set(bearer(identityKey));
+    expect(affected.status).toBe(200);
+    expect(affected.body.data.rows).toEqual([
+      { userId: 'win_user_20', serviceCustomerId: 'cdcust_win20', crossdeckCustomerId: 'cdcust_win20', monthlyRevenueCents: 700, lastHitAt: 20 },
+      { userId: 'win_user_10', serviceCustomerId: 'cdcust_win10', crossdeckCustomerId: 'cdcust_win10', monthlyRevenueCents: 500, lastHitAt: 10 },
+      { userId: 'win_user_5002', serviceCustomerId: 'cdcust_win5002', crossdeckCustomerId: 'cdcust_win5002', monthlyRevenueCents: 0, lastHitAt: 5002 },
+    ]);
+    await expectErrorUsersExact();
   });
 
   it('signups: each customer counts once under its source, concurrent signups included; a removed signup leaves the count', async () => {

@@ -10,7 +10,6 @@ import { AnalyticsController } from './analytics/analytics.controller.js';
 import { AnalyticsReadsService } from './analytics/analytics-reads.service.js';
 import { ErrorsController } from './errors/errors.controller.js';
 import { ErrorsReadsService } from './errors/errors-reads.service.js';
-import { ErrorImpactRepository } from './errors/error-impact.repository.js';
 import { BucketReportsRepository } from './buckets/bucket-reports.repository.js';
 import { BucketsController } from './buckets/buckets.controller.js';
 import { BucketsService } from './buckets/buckets.service.js';
@@ -50,7 +49,6 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
   providers: [
     ReportingReads,
     CoverageRepository,
-    ErrorImpactRepository,
     WorkspaceReadsService,
     BucketReportsRepository,
     BucketsService,

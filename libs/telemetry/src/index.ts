@@ -8,7 +8,7 @@ import { VisitorCounters1790000003210 } from './migrations/1790000003210-visitor
 import { ErrorUserAndSignupCounters1790000003230 } from './migrations/1790000003230-error-user-and-signup-counters.migration.js';
 
 export { TelemetryModule } from './telemetry.module.js';
-export { EventRollups, type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow } from './rollups/event-rollups.service.js';
+export { EventRollups, type AffectedUserRow, type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow } from './rollups/event-rollups.service.js';
 export { CustomerConsoleModule } from './console/customer-console.module.js';
 export { EventIdentityResolver, type ResolverRunSummary } from './identity/event-identity-resolver.service.js';
 export { CustomerActivityFeed, type CustomerActivitySink } from './identity/customer-activity-feed.service.js';

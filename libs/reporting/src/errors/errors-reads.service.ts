@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type TenantScope } from '#platform';
 import type { AuthContext } from '#keys';
-import { ALIAS_TYPES } from '#identity';
+import { ALIAS_TYPES, BulkIdentity } from '#identity';
 import { EventRollups } from '#telemetry';
 import { CoverageRepository } from '../coverage.repository.js';
 import { type ReadEnvelope, surfaceCoverage } from '../read-envelope.js';
@@ -9,7 +9,6 @@ import { ReportingReads } from '../reporting-reads.service.js';
 import { DEFAULT_LIMIT } from '../read-query.js';
 import { RevenueLedger } from '../revenue/revenue-ledger.service.js';
 import type { AffectedUserItem, AffectedUsersData, ErrorImpactData } from './errors.dto.js';
-import { ErrorImpactRepository } from './error-impact.repository.js';
 
 const FINGERPRINT = /^[0-9a-f]{8}$/;
 /**
@@ -32,7 +31,7 @@ export class ErrorsReadsService {
     private readonly reads: ReportingReads,
     private readonly coverage: CoverageRepository,
     private readonly rollups: EventRollups,
-    private readonly errorImpact: ErrorImpactRepository,
+    private readonly identity: BulkIdentity,
     private readonly ledger: RevenueLedger,
   ) {}
 
@@ -81,22 +80,52 @@ export class ErrorsReadsService {
 
   /**
    * Affected users (of the most recent window) whose customer has an active priced
-   * subscription (in any currency). `users`: the fingerprint's maintained count; within the
-   * window, every user is in it.
+   * subscription (in any currency). `users`, the fingerprint's maintained count, says when
+   * every user is in the window: their ids are then read without their last hits.
    */
-  private payingUsers(scope: TenantScope, fingerprint: string, users: number): Promise<number> {
-    return this.errorImpact.payingUsers(scope, fingerprint, AFFECTED_REVENUE_WINDOW, users <= AFFECTED_REVENUE_WINDOW, ALIAS_TYPES.developer);
+  private async payingUsers(scope: TenantScope, fingerprint: string, users: number): Promise<number> {
+    const userIds =
+      users <= AFFECTED_REVENUE_WINDOW
+        ? await this.rollups.affectedUserIds(scope, fingerprint)
+        : (await this.rollups.affectedUsers(scope, fingerprint, AFFECTED_REVENUE_WINDOW)).map((u) => u.userId);
+    const customerOf = await this.customersOf(scope, userIds);
+    const paying = await this.ledger.payingAmong(scope, [...new Set(customerOf.values())]);
+    return userIds.filter((id) => paying.has(customerOf.get(id) ?? '')).length;
   }
 
-  /** The most recent affected users with their customer (forgotten ones read as unknown) and monthly revenue in the reporting currency (0 when none). */
+  /** The customer of each known user id (forgotten customers read as unknown). */
+  private async customersOf(scope: TenantScope, userIds: readonly string[]): Promise<Map<string, string>> {
+    if (userIds.length === 0) return new Map();
+    const hits = await this.identity.findAliases(
+      scope,
+      userIds.map((value) => ({ type: ALIAS_TYPES.developer, value })),
+    );
+    return new Map(hits.filter((h) => !h.forgotten).map((h) => [h.value, h.customerId]));
+  }
+
+  /** The most recent affected users and the customer of each known one (forgotten customers read as unknown). */
+  private async affectedCustomers(
+    scope: TenantScope,
+    fingerprint: string,
+  ): Promise<{ users: Array<{ userId: string; lastHitMs: number }>; customerOf: Map<string, string> }> {
+    const users = await this.rollups.affectedUsers(scope, fingerprint, AFFECTED_REVENUE_WINDOW);
+    return {
+      users,
+      customerOf: await this.customersOf(
+        scope,
+        users.map((u) => u.userId),
+      ),
+    };
+  }
+
+  /** The most recent affected users with their customer and monthly revenue in the reporting currency (0 when none). */
   private async withRevenue(scope: TenantScope, fingerprint: string): Promise<AffectedRevenue[]> {
-    const currency = await this.ledger.reportingCurrency(scope);
-    const rows = await this.errorImpact.affectedCustomers(scope, fingerprint, AFFECTED_REVENUE_WINDOW, ALIAS_TYPES.developer, currency);
-    return rows.map((r) => ({
-      userId: r.userId,
-      customerId: r.customerId,
-      monthlyRevenueCents: r.monthlyMinor === null ? 0 : Math.round(Number(r.monthlyMinor)),
-      lastHitMs: r.lastHitMs,
-    }));
+    const { users, customerOf } = await this.affectedCustomers(scope, fingerprint);
+    if (users.length === 0) return [];
+    const revenue = await this.ledger.monthlyRevenueByCustomer(scope, [...new Set(customerOf.values())]);
+    return users.map((u) => {
+      const customerId = customerOf.get(u.userId) ?? null;
+      return { userId: u.userId, customerId, monthlyRevenueCents: customerId ? (revenue.get(customerId) ?? 0) : 0, lastHitMs: u.lastHitMs };
+    });
   }
 }

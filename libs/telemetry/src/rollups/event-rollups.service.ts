@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { TenantScope } from '#platform';
-import { type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow, EventRollupsRepository } from './event-rollups.repository.js';
+import { type AffectedUserRow, type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow, EventRollupsRepository } from './event-rollups.repository.js';
 
-export type { BreakdownDimension, DailyViewsRow, ErrorRollupRow };
+export type { AffectedUserRow, BreakdownDimension, DailyViewsRow, ErrorRollupRow };
 
 /**
  * What other contexts read of the event rollups (errors, page views, first touches) and
@@ -15,6 +15,15 @@ export class EventRollups {
 
   error(scope: TenantScope, fingerprint: string): Promise<ErrorRollupRow | null> {
     return this.repository.error(scope, fingerprint);
+  }
+
+  affectedUsers(scope: TenantScope, fingerprint: string, limit: number): Promise<AffectedUserRow[]> {
+    return this.repository.affectedUsers(scope, fingerprint, limit);
+  }
+
+  /** Every user id an error hit, in no order (for a fingerprint whose count says they all fit a window). */
+  affectedUserIds(scope: TenantScope, fingerprint: string): Promise<string[]> {
+    return this.repository.affectedUserIds(scope, fingerprint);
   }
 
   views(scope: TenantScope, host: string, fromDay: string): Promise<{ series: DailyViewsRow[]; uniqueVisitors: number }> {
