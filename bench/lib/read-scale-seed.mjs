@@ -87,6 +87,7 @@ export async function seedReadScale(url, projectId, customers) {
          FROM unnest($3::text[]) f, generate_series(0, ${DAYS - 1}) d`,
       [now, FINGERPRINTS],
     );
+    // The per-fingerprint user counts and the per-source signup counts follow these rows through their tables' triggers.
     await q(
       `INSERT INTO error_affected_users (project_id, env, fingerprint, user_id, hits, first_hit_ms, last_hit_ms)
        SELECT $1, 'sandbox', ($3::text[])[1 + g % 24], 'pre_user_' || g, 1 + g % 7, $2::bigint - g, $2::bigint - g FROM generate_series(0, $4::int - 1) g`,

@@ -45,12 +45,16 @@ export class CoverageRepository {
     return row?.since ? { state: 'measured', since: new Date(row.since).getTime() } : { state: 'not_instrumented', since: null };
   }
 
-  /** The read-cost surface alone: measured since the first bucket report of the scope. */
-  async readCost(scope: TenantScope): Promise<SurfaceCoverage> {
-    const row = await this.sql.one<{ since: string | null }>(`SELECT min(received_at_ms) AS since FROM bucket_reports WHERE project_id = $1 AND env = $2`, [
-      scope.projectId,
-      scope.env,
-    ]);
-    return row?.since != null ? { state: 'measured', since: Number(row.since) } : { state: 'not_instrumented', since: null };
+  /** The revenue surface and the read-cost one (measured since the first bucket report of the scope), in one statement. */
+  async revenueAndReadCost(scope: TenantScope): Promise<{ revenue: SurfaceCoverage; readCost: SurfaceCoverage }> {
+    const row = await this.sql.one<{ rail_since: Date | null; read_cost_since: string | null }>(
+      `SELECT (SELECT min(updated_at) FROM rail_settings WHERE project_id = $1 AND enabled) AS rail_since,
+              (SELECT min(received_at_ms) FROM bucket_reports WHERE project_id = $1 AND env = $2) AS read_cost_since`,
+      [scope.projectId, scope.env],
+    );
+    return {
+      revenue: row?.rail_since ? { state: 'measured', since: new Date(row.rail_since).getTime() } : { state: 'not_instrumented', since: null },
+      readCost: row?.read_cost_since != null ? { state: 'measured', since: Number(row.read_cost_since) } : { state: 'not_instrumented', since: null },
+    };
   }
 }

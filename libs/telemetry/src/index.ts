@@ -5,6 +5,7 @@ import { CustomerScopeForeignKey1790000000925 } from './migrations/1790000000925
 import { EventsJsonPayloads1790000000950 } from './migrations/1790000000950-events-json-payloads.migration.js';
 import { EventRollups1790000002500 } from './migrations/1790000002500-event-rollups.migration.js';
 import { VisitorCounters1790000003210 } from './migrations/1790000003210-visitor-counters.migration.js';
+import { ErrorUserAndSignupCounters1790000003230 } from './migrations/1790000003230-error-user-and-signup-counters.migration.js';
 
 export { TelemetryModule } from './telemetry.module.js';
 export { EventRollups, type AffectedUserRow, type BreakdownDimension, type DailyViewsRow, type ErrorRollupRow } from './rollups/event-rollups.service.js';
@@ -24,4 +25,5 @@ export const TELEMETRY_MIGRATIONS = [
   EventRollups1790000002500,
   EventsCustomerRecentIndex1790000002630,
   VisitorCounters1790000003210,
+  ErrorUserAndSignupCounters1790000003230,
 ];

@@ -77,13 +77,16 @@ export class CustomerReadsService {
       const segment = query.segment ?? 'all';
       const limit = query.limit ?? DEFAULT_LIMIT;
       const days = query.days ?? DEFAULT_DAYS;
-      const [revenue, readCost] = await Promise.all([this.coverage.revenue(scope), this.coverage.readCost(scope)]);
+      const { revenue, readCost } = await this.coverage.revenueAndReadCost(scope);
       const coverage: Coverage = { revenue, readCost };
       const measuredCost = readCost.state === 'measured';
       const candidates =
         by === 'read_cost' ? (measuredCost ? await this.byReadCost(scope, days, limit, segment) : []) : await this.byRevenue(scope, limit, segment);
       const customerIds = candidates.map((c) => c.customerId);
-      const [monthly, paying] = await Promise.all([this.ledger.monthlyRevenueByCustomer(scope, customerIds), this.ledger.payingAmong(scope, customerIds)]);
+      const [monthly, paying] =
+        customerIds.length === 0
+          ? [new Map<string, number>(), new Set<string>()]
+          : await Promise.all([this.ledger.monthlyRevenueByCustomer(scope, customerIds), this.ledger.payingAmong(scope, customerIds)]);
       const rows: RankedRowView[] = [];
       for (const { customerId, userIds } of candidates) {
         rows.push({
@@ -117,9 +120,9 @@ export class CustomerReadsService {
     const value = query[key] as string;
     return this.reads.read(auth, 'crossmatch', async () => {
       const scope: TenantScope = auth;
-      const [revenue, readCost] = await Promise.all([this.coverage.revenue(scope), this.coverage.readCost(scope)]);
+      // The customer is resolved while the coverage is read: neither needs the other.
+      const [{ revenue, readCost }, customerId] = await Promise.all([this.coverage.revenueAndReadCost(scope), this.resolve(scope, key, value)]);
       const coverage: Coverage = { revenue, readCost };
-      const customerId = await this.resolve(scope, key, value);
       const profile = customerId ? await this.directory.profile(scope, customerId) : null;
       const empty: CrossmatchData = {
         customer: null,

@@ -42,7 +42,7 @@ export class ErrorsReadsService {
       const fp = fingerprint.toLowerCase();
       const row = FINGERPRINT.test(fp) ? await this.rollups.error(auth, fp) : null;
       if (!row) return { data: null, coverage };
-      const payingUsers = revenue?.state === 'measured' ? await this.payingUsers(auth, fp) : null;
+      const payingUsers = revenue?.state === 'measured' ? await this.payingUsers(auth, fp, row.users) : null;
       return {
         data: {
           fingerprint: fp,
@@ -78,11 +78,29 @@ export class ErrorsReadsService {
     });
   }
 
-  /** Affected users whose customer has an active priced subscription (in any currency). */
-  private async payingUsers(scope: TenantScope, fingerprint: string): Promise<number> {
-    const { users, customerOf } = await this.affectedCustomers(scope, fingerprint);
+  /**
+   * Affected users (of the most recent window) whose customer has an active priced
+   * subscription (in any currency). `users`, the fingerprint's maintained count, says when
+   * every user is in the window: their ids are then read without their last hits.
+   */
+  private async payingUsers(scope: TenantScope, fingerprint: string, users: number): Promise<number> {
+    const userIds =
+      users <= AFFECTED_REVENUE_WINDOW
+        ? await this.rollups.affectedUserIds(scope, fingerprint)
+        : (await this.rollups.affectedUsers(scope, fingerprint, AFFECTED_REVENUE_WINDOW)).map((u) => u.userId);
+    const customerOf = await this.customersOf(scope, userIds);
     const paying = await this.ledger.payingAmong(scope, [...new Set(customerOf.values())]);
-    return users.filter((u) => paying.has(customerOf.get(u.userId) ?? '')).length;
+    return userIds.filter((id) => paying.has(customerOf.get(id) ?? '')).length;
+  }
+
+  /** The customer of each known user id (forgotten customers read as unknown). */
+  private async customersOf(scope: TenantScope, userIds: readonly string[]): Promise<Map<string, string>> {
+    if (userIds.length === 0) return new Map();
+    const hits = await this.identity.findAliases(
+      scope,
+      userIds.map((value) => ({ type: ALIAS_TYPES.developer, value })),
+    );
+    return new Map(hits.filter((h) => !h.forgotten).map((h) => [h.value, h.customerId]));
   }
 
   /** The most recent affected users and the customer of each known one (forgotten customers read as unknown). */
@@ -91,12 +109,13 @@ export class ErrorsReadsService {
     fingerprint: string,
   ): Promise<{ users: Array<{ userId: string; lastHitMs: number }>; customerOf: Map<string, string> }> {
     const users = await this.rollups.affectedUsers(scope, fingerprint, AFFECTED_REVENUE_WINDOW);
-    if (users.length === 0) return { users, customerOf: new Map() };
-    const hits = await this.identity.findAliases(
-      scope,
-      users.map((u) => ({ type: ALIAS_TYPES.developer, value: u.userId })),
-    );
-    return { users, customerOf: new Map(hits.filter((h) => !h.forgotten).map((h) => [h.value, h.customerId])) };
+    return {
+      users,
+      customerOf: await this.customersOf(
+        scope,
+        users.map((u) => u.userId),
+      ),
+    };
   }
 
   /** The most recent affected users with their customer and monthly revenue in the reporting currency (0 when none). */

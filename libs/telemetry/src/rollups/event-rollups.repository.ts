@@ -33,7 +33,7 @@ export class EventRollupsRepository {
       `SELECT sum(d.occurrences) AS occurrences, min(d.first_seen_ms) AS first_seen, max(d.last_seen_ms) AS last_seen,
               (array_agg(d.exception_type ORDER BY d.last_seen_ms DESC) FILTER (WHERE d.exception_type IS NOT NULL))[1] AS exception_type,
               (SELECT last_level FROM error_issues WHERE project_id = $1 AND env = $2 AND fingerprint = $3) AS level,
-              (SELECT count(*) FROM error_affected_users WHERE project_id = $1 AND env = $2 AND fingerprint = $3) AS users
+              (SELECT users FROM error_affected_user_counts WHERE project_id = $1 AND env = $2 AND fingerprint = $3) AS users
          FROM error_daily_rollups d WHERE d.project_id = $1 AND d.env = $2 AND d.fingerprint = $3`,
       [scope.projectId, scope.env, fingerprint],
     );
@@ -48,11 +48,11 @@ export class EventRollupsRepository {
     };
   }
 
-  /** Distinct developer user ids each fingerprint hit (the rollup's rows of each, read by their leading key); 0 when none. */
+  /** Distinct developer user ids each fingerprint hit (its maintained count); 0 when none. */
   async affectedUserCounts(scope: TenantScope, fingerprints: readonly string[]): Promise<Map<string, number>> {
     if (fingerprints.length === 0) return new Map();
     const rows = await this.sql.rows<{ fingerprint: string; n: string }>(
-      `SELECT fingerprint, count(*) AS n FROM error_affected_users WHERE project_id = $1 AND env = $2 AND fingerprint = ANY($3::text[]) GROUP BY fingerprint`,
+      `SELECT fingerprint, users AS n FROM error_affected_user_counts WHERE project_id = $1 AND env = $2 AND fingerprint = ANY($3::text[])`,
       [scope.projectId, scope.env, fingerprints],
     );
     const counts = new Map(fingerprints.map((f) => [f, 0]));
@@ -68,6 +68,16 @@ export class EventRollupsRepository {
       [scope.projectId, scope.env, fingerprint, limit],
     );
     return rows.map((r) => ({ userId: r.user_id, lastHitMs: Number(r.last_hit_ms) }));
+  }
+
+  /** Every developer user id an error hit, in no order: the primary key's entries alone, no row is read. */
+  async affectedUserIds(scope: TenantScope, fingerprint: string): Promise<string[]> {
+    const rows = await this.sql.rows<{ user_id: string }>(`SELECT user_id FROM error_affected_users WHERE project_id = $1 AND env = $2 AND fingerprint = $3`, [
+      scope.projectId,
+      scope.env,
+      fingerprint,
+    ]);
+    return rows.map((r) => r.user_id);
   }
 
   /** Views and distinct visitors of a host per day from `fromDay`, and over the whole window. */
@@ -126,10 +136,11 @@ export class EventRollupsRepository {
     );
   }
 
+  /** Signups per source, most first: the sum of each source's count shards (a source counted down to zero is absent). */
   async signupsBySource(scope: TenantScope, limit: number): Promise<Array<{ source: string; signups: number }>> {
     const rows = await this.sql.rows<{ source: string; signups: string }>(
-      `SELECT source, count(*) AS signups FROM acquisition_signups WHERE project_id = $1 AND env = $2
-        GROUP BY source ORDER BY count(*) DESC, source LIMIT $3`,
+      `SELECT source, sum(signups) AS signups FROM acquisition_signup_counts WHERE project_id = $1 AND env = $2
+        GROUP BY source HAVING sum(signups) > 0 ORDER BY sum(signups) DESC, source LIMIT $3`,
       [scope.projectId, scope.env, limit],
     );
     return rows.map((r) => ({ source: r.source, signups: Number(r.signups) }));

@@ -21,6 +21,11 @@ export class EventRollups {
     return this.repository.affectedUsers(scope, fingerprint, limit);
   }
 
+  /** Every user id an error hit, in no order (for a fingerprint whose count says they all fit a window). */
+  affectedUserIds(scope: TenantScope, fingerprint: string): Promise<string[]> {
+    return this.repository.affectedUserIds(scope, fingerprint);
+  }
+
   views(scope: TenantScope, host: string, fromDay: string): Promise<{ series: DailyViewsRow[]; uniqueVisitors: number }> {
     return this.repository.views(scope, host, fromDay);
   }
