@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type CrossTenant, Sql, type TenantScope } from '#platform';
+import { type CrossTenant, Sql, type TenantScope, prepared } from '#platform';
 import type { DeliveryStatus } from '../domain/webhook-rules.js';
 
 export interface OutboxEvent {
@@ -53,32 +53,11 @@ const DELIVERY_COLUMNS = `id, project_id AS "projectId", env, endpoint_id AS "en
 /** Random delivery ids made by the database in the fan-out statement. */
 const NEW_DELIVERY_ID = `'wd_' || replace(gen_random_uuid()::text, '-', '')`;
 
-/** The transactional outbox: events, their fan-out to endpoints, the per-customer sequence, erasure purge. */
-@Injectable()
-export class WebhookOutboxRepository {
-  constructor(private readonly sql: Sql) {}
-
-  /** Whether the scope has an enabled endpoint (EndpointPresence caches the answer). */
-  async hasEnabledEndpoint(scope: TenantScope): Promise<boolean> {
-    const row = await this.sql.one<{ found: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status = 'enabled') AS found`,
-      [scope.projectId, scope.env],
-    );
-    return row?.found ?? false;
-  }
-
-  /**
-   * One statement for a whole change: bumps the sequence of every customer with a sequenced
-   * event (each locked until the transaction ends) and writes it into that event's body,
-   * inserts the events with the trace context, and one pending delivery per enabled endpoint
-   * of the scope that wants each.
-   */
-  async record(scope: TenantScope, events: readonly CustomerOutboxEvent[], trace: OutboxTrace, nowMs: number): Promise<number> {
-    if (events.length === 0) return 0;
-    // Sorted: concurrent changes lock the counters in one order.
-    const sequenced = [...new Set(events.filter((e) => e.sequenced && e.customerId !== null).map((e) => e.customerId as string))].sort();
-    return this.sql.affected(
-      `WITH seq AS (
+/**
+ * The outbox write of every tracked change: one fixed text, prepared once per connection, so
+ * PostgreSQL parses and plans its three parts once rather than with every change.
+ */
+const RECORD = prepared(`WITH seq AS (
          INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence)
          SELECT $1, $2, c, 1 FROM unnest($8::text[]) AS c
          ON CONFLICT (project_id, env, customer_id) DO UPDATE SET last_sequence = webhook_customer_sequences.last_sequence + 1
@@ -96,22 +75,45 @@ export class WebhookOutboxRepository {
        INSERT INTO webhook_deliveries (id, project_id, env, endpoint_id, event_id, event_type, status, attempts, next_attempt_at_ms, created_at_ms)
        SELECT ${NEW_DELIVERY_ID}, $1, $2, w.id, ev.id, ev.type, 'pending', 0, $7, $7
          FROM ev JOIN webhook_endpoints w
-           ON w.project_id = $1 AND w.env = $2 AND w.status = 'enabled' AND ('*' = ANY(w.event_types) OR ev.type = ANY(w.event_types))`,
-      [
-        scope.projectId,
-        scope.env,
-        events.map((e) => e.id),
-        events.map((e) => e.customerId),
-        events.map((e) => e.type),
-        events.map((e) => e.body),
-        nowMs,
-        sequenced,
-        trace.traceparent,
-        trace.tracestate,
-        SEQUENCE_SLOT_TEXT,
-        events.map((e) => e.sequenced),
-      ],
-    );
+           ON w.project_id = $1 AND w.env = $2 AND w.status = 'enabled' AND ('*' = ANY(w.event_types) OR ev.type = ANY(w.event_types))`);
+
+const HAS_ENABLED_ENDPOINT = prepared(`SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status = 'enabled') AS found`);
+
+/** The transactional outbox: events, their fan-out to endpoints, the per-customer sequence, erasure purge. */
+@Injectable()
+export class WebhookOutboxRepository {
+  constructor(private readonly sql: Sql) {}
+
+  /** Whether the scope has an enabled endpoint (EndpointPresence caches the answer). */
+  async hasEnabledEndpoint(scope: TenantScope): Promise<boolean> {
+    const row = await this.sql.one<{ found: boolean }>(HAS_ENABLED_ENDPOINT, [scope.projectId, scope.env]);
+    return row?.found ?? false;
+  }
+
+  /**
+   * One statement for a whole change: bumps the sequence of every customer with a sequenced
+   * event (each locked until the transaction ends) and writes it into that event's body,
+   * inserts the events with the trace context, and one pending delivery per enabled endpoint
+   * of the scope that wants each.
+   */
+  async record(scope: TenantScope, events: readonly CustomerOutboxEvent[], trace: OutboxTrace, nowMs: number): Promise<number> {
+    if (events.length === 0) return 0;
+    // Sorted: concurrent changes lock the counters in one order.
+    const sequenced = [...new Set(events.filter((e) => e.sequenced && e.customerId !== null).map((e) => e.customerId as string))].sort();
+    return this.sql.affected(RECORD, [
+      scope.projectId,
+      scope.env,
+      events.map((e) => e.id),
+      events.map((e) => e.customerId),
+      events.map((e) => e.type),
+      events.map((e) => e.body),
+      nowMs,
+      sequenced,
+      trace.traceparent,
+      trace.tracestate,
+      SEQUENCE_SLOT_TEXT,
+      events.map((e) => e.sequenced),
+    ]);
   }
 
   /** The `test` event, delivered to one endpoint only. */
