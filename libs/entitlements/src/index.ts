@@ -13,6 +13,8 @@ export {
   type EntitlementChangeCause,
   type EntitlementSideEvent,
   type PassedEntitlement,
+  type WrittenEntitlement,
+  type ChangeFacts,
 } from './grants/entitlement-change-feed.service.js';
 export { MigrationGrants, type MigrationGrantContext, type MigrationGrantOutcome } from './grants/migration-grants.service.js';
 export { EntitlementKeyRegistry, type KeyRegistrar, type RegisteredKey } from './catalog/entitlement-key-registry.service.js';

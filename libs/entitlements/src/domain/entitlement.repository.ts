@@ -108,6 +108,12 @@ export class EntitlementRepository {
     return rows.map(toRecord);
   }
 
+  /** `texts` sorted as the database sorts text (its default collation, the one of entitlement keys and rails); no tenant data. */
+  async sortedByDatabase(texts: readonly string[]): Promise<string[]> {
+    const row = await this.sql.one<{ sorted: string[] | null }>(`SELECT array_agg(t ORDER BY t) AS sorted FROM unnest($1::text[]) AS t`, [[...texts]]);
+    return row?.sorted ?? [];
+  }
+
   /** Active rows of one key on rails other than `exceptRail`. */
   async findActiveOfKey(scope: TenantScope, customerId: string, key: string, exceptRail: Rail, now: Date): Promise<EntitlementRecord[]> {
     const rows: EntitlementRow[] = await this.sql.rows(

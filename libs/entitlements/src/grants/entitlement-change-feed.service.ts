@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, type CrossTenant, type TenantScope } from '#platform';
+import { activeAfter, byCodeUnits, keyOrderProbe } from '../domain/active-after.js';
 import { EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
 import type { PublicEntitlement } from '../domain/public-entitlement.js';
 
@@ -18,6 +19,8 @@ export interface CustomerEntitlementChange {
   /** Active entitlements before and after the change (rows of every rail, not collapsed). */
   before: PublicEntitlement[];
   after: PublicEntitlement[];
+  /** The customer's first developer user id, when the writer already read it (the sink reads it otherwise). */
+  developerUserId?: string | null;
   /** Why each changed key changed. */
   causeOf: (key: string, change: 'activated' | 'extended' | 'deactivated') => EntitlementChangeCause;
   events: EntitlementSideEvent[];
@@ -34,9 +37,27 @@ export interface EntitlementChangeSink {
   record(scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void>;
 }
 
+/** One entitlement row a change wrote, as its write returned it. */
+export interface WrittenEntitlement {
+  customerId: string;
+  entitlement: PublicEntitlement;
+}
+
+/** What the writer already knows, which spares the feed and the sink a read each. */
+export interface ChangeFacts {
+  /**
+   * Every entitlement row the change wrote for the tracked customers, in the order written.
+   * With it the state after the change is derived from the state before instead of read again;
+   * a writer that cannot name every row it wrote leaves it out.
+   */
+  written?: readonly WrittenEntitlement[];
+  /** Per tracked customer, its first developer user id (null: none), when the writer read it. */
+  developerUserIds?: ReadonlyMap<string, string | null>;
+}
+
 /** The writer's handle between reading the state before a change and publishing it after. */
 export interface EntitlementChangeTracker {
-  publish(causeOf: CustomerEntitlementChange['causeOf'], events?: (customerId: string) => EntitlementSideEvent[]): Promise<void>;
+  publish(causeOf: CustomerEntitlementChange['causeOf'], events?: (customerId: string) => EntitlementSideEvent[], facts?: ChangeFacts): Promise<void>;
 }
 
 const NO_TRACKING: EntitlementChangeTracker = { publish: async () => undefined };
@@ -60,6 +81,8 @@ export interface PassedEntitlement {
 @Injectable()
 export class EntitlementChangeFeed {
   private sink: EntitlementChangeSink | null = null;
+  /** Whether the database sorts keys and rails by code units (asked once per process; see activeAfter). */
+  private codeUnitOrder: Promise<boolean> | null = null;
 
   constructor(
     private readonly entitlements: EntitlementRepository,
@@ -74,7 +97,15 @@ export class EntitlementChangeFeed {
     return this.sink !== null;
   }
 
-  /** Reads the customers' active entitlements now; `publish` reads them again and reports the change. */
+  /** Whether changes of the scope are tracked (a sink wants them): a writer reads facts for the sink only then. */
+  async tracks(scope: TenantScope): Promise<boolean> {
+    return this.sink !== null && (await this.sink.wants(scope));
+  }
+
+  /**
+   * Reads the customers' active entitlements now; `publish` reports the change with the state
+   * after it: derived from the rows the writer says it wrote, else read again.
+   */
   async track(scope: TenantScope, customerIds: readonly string[]): Promise<EntitlementChangeTracker> {
     const sink = this.sink;
     if (!sink || !(await sink.wants(scope))) return NO_TRACKING;
@@ -82,14 +113,37 @@ export class EntitlementChangeFeed {
     const before = new Map<string, PublicEntitlement[]>();
     for (const id of ids) before.set(id, await this.activeNow(scope, id));
     return {
-      publish: async (causeOf, events) => {
+      publish: async (causeOf, events, facts = {}) => {
         const changes: CustomerEntitlementChange[] = [];
         for (const id of ids) {
-          changes.push({ customerId: id, before: before.get(id) ?? [], after: await this.activeNow(scope, id), causeOf, events: events?.(id) ?? [] });
+          const was = before.get(id) ?? [];
+          const after = (facts.written && (await this.derivedAfter(was, facts.written, id))) ?? (await this.activeNow(scope, id));
+          const change: CustomerEntitlementChange = { customerId: id, before: was, after, causeOf, events: events?.(id) ?? [] };
+          if (facts.developerUserIds?.has(id)) change.developerUserId = facts.developerUserIds.get(id) ?? null;
+          changes.push(change);
         }
         await sink.record(scope, changes);
       },
     };
+  }
+
+  /** The customer's rows after the change from `before` and what the writer wrote; null when only a read can tell their order. */
+  private async derivedAfter(before: PublicEntitlement[], written: readonly WrittenEntitlement[], customerId: string): Promise<PublicEntitlement[] | null> {
+    const mine = written.filter((w) => w.customerId === customerId).map((w) => w.entitlement);
+    return activeAfter(before, mine, this.clock.nowMs(), await this.sortsByCodeUnits());
+  }
+
+  private sortsByCodeUnits(): Promise<boolean> {
+    this.codeUnitOrder ??= (async () => {
+      const probe = keyOrderProbe();
+      const sorted = await this.entitlements.sortedByDatabase(probe);
+      const expected = [...probe].sort(byCodeUnits);
+      return sorted.length === expected.length && sorted.every((text, i) => text === expected[i]);
+    })().catch((err: unknown) => {
+      this.codeUnitOrder = null;
+      throw err;
+    });
+    return this.codeUnitOrder;
   }
 
   /** Reports changes computed by the caller (the expiry scan). */

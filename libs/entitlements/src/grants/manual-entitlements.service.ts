@@ -67,7 +67,7 @@ export class ManualEntitlementService {
   ) {}
 
   async grant(scope: TenantScope, customerId: string, input: GrantInput, who: MutationActor): Promise<EntitlementMutation> {
-    await this.assertCustomer(scope, customerId);
+    const developerUserIds = await this.assertCustomer(scope, customerId);
     const key = input.entitlementKey;
     return this.sql.transaction(async () => {
       const eventId = auditEventId('srv_grant_');
@@ -110,13 +110,14 @@ export class ManualEntitlementService {
       await tracker.publish(
         () => 'grant',
         () => [manualEvent('entitlement.granted_manually', customerId, key, record.validUntil, input.reason, eventId)],
+        { written: [{ customerId, entitlement: toPublicEntitlement(record, nowMs) }], developerUserIds },
       );
       return this.mutation(scope, 'grant', customerId, record, eventId, nowMs);
     });
   }
 
   async revoke(scope: TenantScope, customerId: string, input: RevokeInput, who: MutationActor): Promise<EntitlementMutation> {
-    await this.assertCustomer(scope, customerId);
+    const developerUserIds = await this.assertCustomer(scope, customerId);
     const key = input.entitlementKey;
     return this.sql.transaction(async () => {
       const eventId = auditEventId('srv_revoke_');
@@ -145,18 +146,29 @@ export class ManualEntitlementService {
       await tracker.publish(
         () => 'revoke',
         () => [manualEvent('entitlement.revoked_manually', customerId, key, record.validUntil, input.reason, eventId)],
+        { written: [{ customerId, entitlement: toPublicEntitlement(record, nowMs) }], developerUserIds },
       );
       return this.mutation(scope, 'revoke', customerId, record, eventId, nowMs);
     });
   }
 
-  private async assertCustomer(scope: TenantScope, customerId: string): Promise<void> {
+  /**
+   * Refuses an id that names no active customer of the scope. Where the change is tracked, the
+   * same one statement reads the customer's profile, whose developer user id the change's
+   * events carry (the sink need not read it again); answers it then.
+   */
+  private async assertCustomer(scope: TenantScope, customerId: string): Promise<ReadonlyMap<string, string | null> | undefined> {
     if (!customerId.startsWith(CUSTOMER_ID_PREFIX)) {
       throw new ManualEntitlementRefused('malformed_customer_id', `customerId must start with ${CUSTOMER_ID_PREFIX}`);
     }
-    if (!(await this.customers.isActiveCustomer(scope, customerId))) {
-      throw new ManualEntitlementRefused('unknown_customer', `No customer ${customerId} in this project and environment`);
+    const unknown = () => new ManualEntitlementRefused('unknown_customer', `No customer ${customerId} in this project and environment`);
+    if (await this.changes.tracks(scope)) {
+      const profile = await this.customers.profile(scope, customerId);
+      if (!profile) throw unknown();
+      return new Map([[customerId, profile.developerUserIds[0] ?? null]]);
     }
+    if (!(await this.customers.isActiveCustomer(scope, customerId))) throw unknown();
+    return undefined;
   }
 
   /** The refusal of a revoke that cannot apply, saying why. */

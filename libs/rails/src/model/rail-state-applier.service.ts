@@ -248,7 +248,8 @@ export class RailStateApplier {
       );
     }
     // Ended keys are another customer's, or keys no longer granted: the rows are distinct, and written in one statement.
-    const entitlements = (await this.writer.writeMany(scope, rows)).slice(rows.length - granted.size);
+    const wrote = await this.writer.writeMany(scope, rows);
+    const entitlements = wrote.slice(rows.length - granted.size);
 
     const facts = { stored, next: { ...change } };
     await tracker.publish(
@@ -271,6 +272,8 @@ export class RailStateApplier {
               },
             }))
           : [],
+      // Every row written, for the change feed: the state after is derived, not read again.
+      { written: rows.map((row, i) => ({ customerId: row.customerId, entitlement: wrote[i] })) },
     );
     const decision: RailDecision = changed ? 'applied' : 'no_op';
     const reason = changed ? describeApplied(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;

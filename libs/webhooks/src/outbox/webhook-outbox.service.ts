@@ -66,8 +66,8 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
     for (const change of changes) {
       const diff = diffEntitlements(change.before.map(view), change.after.map(view), change.causeOf);
       if (diff.length === 0 && change.events.length === 0) continue;
-      const profile = await this.customers.profile(scope, change.customerId);
-      const developerUserId = profile?.developerUserIds[0] ?? null;
+      const developerUserId =
+        change.developerUserId !== undefined ? change.developerUserId : ((await this.customers.profile(scope, change.customerId))?.developerUserIds[0] ?? null);
       const customerId = change.customerId;
       if (diff.length > 0) {
         const winners = collapseByKey(change.after.map(view));
