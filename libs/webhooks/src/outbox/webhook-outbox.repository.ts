@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type CrossTenant, Sql, type TenantScope, prepared } from '#platform';
+import { type CrossTenant, Sql, type TenantScope, prepared, textArrayParam } from '#platform';
 import type { DeliveryStatus } from '../domain/webhook-rules.js';
 
 export interface OutboxEvent {
@@ -103,12 +103,13 @@ export class WebhookOutboxRepository {
     return this.sql.affected(RECORD, [
       scope.projectId,
       scope.env,
-      events.map((e) => e.id),
-      events.map((e) => e.customerId),
-      events.map((e) => e.type),
-      events.map((e) => e.body),
+      // Binary text arrays: the bodies cross as their bytes, with no array-literal quoting of their JSON on either side.
+      textArrayParam(events.map((e) => e.id)),
+      textArrayParam(events.map((e) => e.customerId)),
+      textArrayParam(events.map((e) => e.type)),
+      textArrayParam(events.map((e) => e.body)),
       nowMs,
-      sequenced,
+      textArrayParam(sequenced),
       trace.traceparent,
       trace.tracestate,
       SEQUENCE_SLOT_TEXT,
