@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope } from '#platform';
 import type { EntitlementState, Rail } from '../domain/entitlement-rules.js';
-import { type EntitlementRecord, EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
+import { type EntitlementRecord, EntitlementRepository, type EntitlementWrite, toPublicEntitlement } from '../domain/entitlement.repository.js';
 import type { PublicEntitlement } from '../domain/public-entitlement.js';
 
 export interface RailEntitlementWrite {
@@ -31,40 +31,14 @@ export class EntitlementWriter {
 
   async write(scope: TenantScope, input: RailEntitlementWrite): Promise<PublicEntitlement> {
     const nowMs = this.clock.nowMs();
-    const record: EntitlementRecord = await this.entitlements.upsert(
-      scope,
-      {
-        customerId: input.customerId,
-        key: input.entitlementKey,
-        rail: input.rail,
-        productId: input.productId,
-        subscriptionId: input.subscriptionId,
-        state: input.state,
-        validUntil: input.validUntil,
-        lastEventId: input.auditEventId ?? null,
-      },
-      new Date(nowMs),
-    );
+    const record: EntitlementRecord = await this.entitlements.upsert(scope, entitlementWriteOf(input), new Date(nowMs));
     return toPublicEntitlement(record, nowMs);
   }
 
   /** Several rows of distinct (customer, key, rail) in one statement, each as `write` writes it; answered in their order. */
   async writeMany(scope: TenantScope, inputs: readonly RailEntitlementWrite[]): Promise<PublicEntitlement[]> {
     const nowMs = this.clock.nowMs();
-    const records = await this.entitlements.upsertMany(
-      scope,
-      inputs.map((input) => ({
-        customerId: input.customerId,
-        key: input.entitlementKey,
-        rail: input.rail,
-        productId: input.productId,
-        subscriptionId: input.subscriptionId,
-        state: input.state,
-        validUntil: input.validUntil,
-        lastEventId: input.auditEventId ?? null,
-      })),
-      new Date(nowMs),
-    );
+    const records = await this.entitlements.upsertMany(scope, inputs.map(entitlementWriteOf), new Date(nowMs));
     return records.map((record) => toPublicEntitlement(record, nowMs));
   }
 
@@ -78,4 +52,18 @@ export class EntitlementWriter {
   moveRailEntitlements(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<number> {
     return this.entitlements.moveRailRows(scope, fromCustomerId, toCustomerId, this.clock.now());
   }
+}
+
+/** The repository's row write of a rail writer's input. */
+function entitlementWriteOf(input: RailEntitlementWrite): EntitlementWrite {
+  return {
+    customerId: input.customerId,
+    key: input.entitlementKey,
+    rail: input.rail,
+    productId: input.productId,
+    subscriptionId: input.subscriptionId,
+    state: input.state,
+    validUntil: input.validUntil,
+    lastEventId: input.auditEventId ?? null,
+  };
 }

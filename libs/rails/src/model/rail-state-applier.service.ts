@@ -207,7 +207,6 @@ export class RailStateApplier {
     });
 
     const entitlementState = change.state === 'active' ? 'active' : (change.endedBy ?? 'expired');
-    const rows: RailEntitlementWrite[] = [];
     // What the subscription granted before and no longer grants to the same customer (a
     // removed item, a plan change, another customer) ends, unless another live item or
     // subscription of that customer on this rail still grants it.
@@ -219,34 +218,22 @@ export class RailStateApplier {
       if (!grants) grantsByCustomer.set(customerId, (grants = this.liveGrants(scope, change.rail, customerId, keysOf)));
       return grants;
     };
-    if (stored && ended.length > 0) {
-      const grants = await grantsOfCustomer(stored.customerId);
-      for (const [key, item] of ended) {
-        rows.push(
-          this.rowOf(stored.customerId, key, change.rail, grants.get(key), {
-            productId: item.productId,
-            subscriptionId: change.subscriptionId,
-            state: 'expired',
-            validUntil: item.validUntil,
-            auditEventId,
-          }),
-        );
-      }
-    }
-    // One entitlement row per (customer, key, rail): the strongest live grant of the key among
-    // the customer's subscriptions on this rail, else this subscription's (ended) state.
-    const grants = await grantsOfCustomer(change.customerId);
-    for (const [key, item] of granted) {
-      rows.push(
-        this.rowOf(change.customerId, key, change.rail, grants.get(key), {
+    const rowsOf = async (customerId: string, keyItems: Iterable<[string, RailSubscriptionItem]>, state: RailEntitlementWrite['state']) => {
+      const grants = await grantsOfCustomer(customerId);
+      return [...keyItems].map(([key, item]) =>
+        this.rowOf(customerId, key, change.rail, grants.get(key), {
           productId: item.productId,
           subscriptionId: change.subscriptionId,
-          state: entitlementState,
+          state,
           validUntil: item.validUntil,
           auditEventId,
         }),
       );
-    }
+    };
+    const rows: RailEntitlementWrite[] = stored && ended.length > 0 ? await rowsOf(stored.customerId, ended, 'expired') : [];
+    // One entitlement row per (customer, key, rail): the strongest live grant of the key among
+    // the customer's subscriptions on this rail, else this subscription's (ended) state.
+    rows.push(...(await rowsOf(change.customerId, granted, entitlementState)));
     // Ended keys are another customer's, or keys no longer granted: the rows are distinct, and written in one statement.
     const wrote = await this.writer.writeMany(scope, rows);
     const entitlements = wrote.slice(rows.length - granted.size);
