@@ -26,6 +26,15 @@ export interface KnownHolders {
   recorded?: string | null;
 }
 
+/**
+ * The customer a rail event resolves to and, when the resolution created it (so knows all its
+ * aliases), its first developer user id (null: none); absent for a customer it found.
+ */
+export interface ResolvedRailCustomer {
+  customerId: string;
+  developerUserId?: string | null;
+}
+
 /** How a rail id and the customer a notification names were reconciled. */
 export type LinkOutcome =
   | { kind: 'linked'; customerId: string }
@@ -150,20 +159,25 @@ export class RailCustomerResolver {
    * (`serviceCustomerId`, then `developerUserId` resolved or created), else a new rail-only
    * customer. The card customer becomes an alias of it.
    */
-  async cardSubscriptionCustomer(scope: TenantScope, sub: Pick<CardSubscription, 'id' | 'customer' | 'hints'>, known: KnownHolders = {}): Promise<string> {
+  async cardSubscriptionCustomer(
+    scope: TenantScope,
+    sub: Pick<CardSubscription, 'id' | 'customer' | 'hints'>,
+    known: KnownHolders = {},
+  ): Promise<ResolvedRailCustomer> {
     const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer };
     const holder = await this.findByAlias(scope, cardNode, known);
     if (holder) {
       const named = await this.findNamed(scope, sub.hints);
-      if (!named || named === holder) return holder;
-      return (await this.link(scope, cardNode, named)).customerId;
+      if (!named || named === holder) return { customerId: holder };
+      return { customerId: (await this.link(scope, cardNode, named)).customerId };
     }
     const customerId = (await this.recordedCustomer(scope, 'card_payments', sub.id, known)) ?? (await this.resolveNamed(scope, sub.hints));
     if (customerId) {
       await this.customers.linkAliasIfAbsent(scope, customerId, cardNode);
-      return customerId;
+      return { customerId };
     }
-    return this.createRailOnly(scope, [cardNode]);
+    // Its only alias is the card customer: it has no developer user id.
+    return { customerId: await this.createRailOnly(scope, [cardNode]), developerUserId: null };
   }
 
   /**

@@ -25,6 +25,8 @@ export interface RailStateChange {
   subscriptionId: string;
   /** Resolved by the caller through the alias graph (RailCustomerResolver), in the same transaction. */
   customerId: string;
+  /** The customer's first developer user id (null: none) when the resolution knows it: the change feed's sink then does not read it. */
+  developerUserId?: string | null;
   /** The primary product (stored in the record's product_id). */
   productId: string;
   /**
@@ -260,7 +262,10 @@ export class RailStateApplier {
             }))
           : [],
       // Every row written, for the change feed: the state after is derived, not read again.
-      { written: rows.map((row, i) => ({ customerId: row.customerId, entitlement: wrote[i] })) },
+      {
+        written: rows.map((row, i) => ({ customerId: row.customerId, entitlement: wrote[i] })),
+        ...(change.developerUserId !== undefined ? { developerUserIds: new Map([[change.customerId, change.developerUserId]]) } : {}),
+      },
     );
     const decision: RailDecision = changed ? 'applied' : 'no_op';
     const reason = changed ? describeApplied(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
