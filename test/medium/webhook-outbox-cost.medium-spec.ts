@@ -14,11 +14,13 @@ const ACTOR = { actor: 'operator', requestId: null };
 const isPresenceRead = (text: string): boolean => text.includes('FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status');
 const isOutboxWrite = (text: string): boolean => text.startsWith('WITH seq AS') && text.includes('INSERT INTO webhook_deliveries');
 const isActiveRead = (text: string): boolean => text.includes('FROM entitlements') && text.includes("state = 'active' AND (valid_until IS NULL");
+const isProfileRead = (text: string): boolean => text.startsWith('SELECT c.id, c.email, c.first_name,');
 
 /**
  * What the outbox adds to a write where endpoints listen, in statements: the customers'
  * entitlements before the change and the one outbox write. The state after is derived from the
- * rows written, and the grant reads the customer's profile in place of its existence check.
+ * rows written; the grant reads the customer's profile in place of its existence check, and the
+ * card rail knows the customer it created has no developer user id.
  */
 describe('medium: the outbox cost of a change, in statements', () => {
   let m: MediumContext;
@@ -93,7 +95,7 @@ describe('medium: the outbox cost of a change, in statements', () => {
     expect(n).toBe(8); // an update and a granted_manually event per grant
   });
 
-  it('a card notification: the state before, the profile and the outbox write', async () => {
+  it('a card notification of a new card customer: the state before and the outbox write, nothing else', async () => {
     const [quiet, heard] = [await project(0), await project(4)];
     file.write({ projects: Object.fromEntries([quiet, heard].map((p) => [p.scope.projectId, { card_payments: { webhookSecrets: [SECRET] } }])) });
     m.get(RailSecrets).reloadIfChanged();
@@ -109,8 +111,19 @@ describe('medium: the outbox cost of a change, in statements', () => {
     await notify(quiet.scope.projectId);
     const without = await statementsOf(() => notify(quiet.scope.projectId));
     const withEndpoints = await statementsOf(() => notify(heard.scope.projectId));
-    expect(withEndpoints.length - without.length).toBe(3);
+    expect(withEndpoints.length - without.length).toBe(2);
     expect(withEndpoints.filter(isOutboxWrite)).toHaveLength(1);
     expect(withEndpoints.filter(isActiveRead)).toHaveLength(1);
+    expect(withEndpoints.filter(isProfileRead)).toHaveLength(0);
+    // The events still name the customer's developer user id: none, for a rail-only customer.
+    const rows: { body: string }[] = await m.dataSource.query(`SELECT body FROM webhook_events WHERE project_id = $1`, [heard.scope.projectId]);
+    const bodies = rows.map((row) => JSON.parse(row.body) as { type: string; data: Record<string, unknown> });
+    expect(bodies.map((body) => body.type).sort()).toEqual([
+      'customer.entitlements.updated',
+      'customer.entitlements.updated',
+      'subscription.started',
+      'subscription.started',
+    ]);
+    for (const body of bodies) expect(body.data).toHaveProperty('developerUserId', null);
   });
 });
