@@ -144,6 +144,32 @@ function sendEvent(port, publishableKey) {
   );
 }
 
+/** A migrated database of a describe's own beside the shared one (`<shared>_<suffix>`); `drop()` removes it. */
+function ownDatabase(suffix) {
+  const name = `${database}_${suffix}`;
+  const ownUrl = new URL(adminUrl);
+  ownUrl.pathname = `/${name}`;
+  const withAdmin = async (work) => {
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      await work(admin);
+    } finally {
+      await admin.end();
+    }
+  };
+  return {
+    url: ownUrl.toString(),
+    async create() {
+      await withAdmin((admin) => admin.query(`CREATE DATABASE "${name}"`));
+      const migrate = runNode([`${DIST}/apps/api/src/migrate.js`], { DATABASE_URL: ownUrl.toString() });
+      const { code } = await migrate.exit;
+      assert.equal(code, 0, migrate.stderr());
+    },
+    drop: () => withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined)),
+  };
+}
+
 let replicas = [];
 /** test/support/store-signing.ts, compiled by a small build step in before(). */
 let signing;
@@ -485,10 +511,8 @@ describe('outbound webhooks with two replicas', () => {
   // Local receivers need WEBHOOKS_ALLOW_PRIVATE, which production refuses: two development replicas of their own.
   // A database of its own: the production replicas would refuse the local receiver's address
   // and schedule retries of these deliveries.
-  const ownDatabase = `${database}_webhooks`;
-  const ownUrl = new URL(adminUrl);
-  ownUrl.pathname = `/${ownDatabase}`;
-  const DEV = { NODE_ENV: 'development', WEBHOOKS_ALLOW_PRIVATE: 'true', DATABASE_URL: ownUrl.toString() };
+  const own = ownDatabase('webhooks');
+  const DEV = { NODE_ENV: 'development', WEBHOOKS_ALLOW_PRIVATE: 'true', DATABASE_URL: own.url };
   let pair = [];
   let server;
   const received = [];
@@ -507,13 +531,7 @@ describe('outbound webhooks with two replicas', () => {
     });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${server.address().port}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${ownDatabase}"`);
-    await admin.end();
-    const migrate = runNode([`${DIST}/apps/api/src/migrate.js`], { DATABASE_URL: ownUrl.toString() });
-    const { code } = await migrate.exit;
-    assert.equal(code, 0, migrate.stderr());
+    await own.create();
     pair = await Promise.all([startReplica(await freePort(), DEV), startReplica(await freePort(), DEV)]);
   });
   after(async () => {
@@ -521,10 +539,7 @@ describe('outbound webhooks with two replicas', () => {
     await Promise.all(pair.map((replica) => replica.exit));
     server.closeAllConnections();
     server.close();
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${ownDatabase}" WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
+    await own.drop();
   });
 
   const waitFor = async (predicate, timeoutMs) => {
@@ -608,9 +623,7 @@ describe('reads at expiry with two replicas', () => {
   /** Reads of each subscription the processor answered: GET /v1/subscriptions/{id}, or the customer's listing. */
   const reads = new Map();
   const subscriptions = new Map();
-  const ownDatabase = `${database}_expiry`;
-  const ownUrl = new URL(adminUrl);
-  ownUrl.pathname = `/${ownDatabase}`;
+  const own = ownDatabase('expiry');
 
   before(async () => {
     processor = http.createServer((req, res) => {
@@ -633,13 +646,7 @@ describe('reads at expiry with two replicas', () => {
     await new Promise((resolve) => processor.listen(0, '127.0.0.1', resolve));
     secretsDir = mkdtempSync(path.join(tmpdir(), 'replicas-rails-'));
     // A database of its own: the other replicas' sweeps (no card API key) must not read these rows.
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${ownDatabase}"`);
-    await admin.end();
-    const migrate = runNode([`${DIST}/apps/api/src/migrate.js`], { DATABASE_URL: ownUrl.toString() });
-    const { code } = await migrate.exit;
-    assert.equal(code, 0, migrate.stderr());
+    await own.create();
   });
   after(async () => {
     for (const replica of pair) replica.child.kill('SIGKILL');
@@ -647,10 +654,7 @@ describe('reads at expiry with two replicas', () => {
     processor.closeAllConnections();
     processor.close();
     rmSync(secretsDir, { recursive: true, force: true });
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${ownDatabase}" WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
+    await own.drop();
   });
 
   it('each due rail subscription is read exactly once while both replicas sweep', async () => {
@@ -659,7 +663,7 @@ describe('reads at expiry with two replicas', () => {
     writeFileSync(secretsFile, JSON.stringify({ projects: {} }));
     const env = {
       ...DEV,
-      DATABASE_URL: ownUrl.toString(),
+      DATABASE_URL: own.url,
       RAIL_SECRETS_FILE: secretsFile,
       CARD_PAYMENTS_API_BASE_URL: `http://127.0.0.1:${processor.address().port}`,
     };
@@ -722,5 +726,78 @@ describe('reads at expiry with two replicas', () => {
       [],
       'each subscription read once',
     );
+  });
+});
+
+describe('an API replica beside a job runner', () => {
+  // BACKGROUND_JOBS=disabled on the replica that serves requests; the runner does the jobs and
+  // the deliveries. Development replicas (a local receiver), on a database of their own.
+  const own = ownDatabase('roles');
+  const DEV = { NODE_ENV: 'development', WEBHOOKS_ALLOW_PRIVATE: 'true', DATABASE_URL: own.url };
+  const started = [];
+  const received = [];
+  let server;
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await own.create();
+  });
+  after(async () => {
+    for (const replica of started) replica.child.kill('SIGKILL');
+    await Promise.all(started.map((replica) => replica.exit));
+    server.closeAllConnections();
+    server.close();
+    await own.drop();
+  });
+
+  it('the API replica runs no job and sends nothing; the runner does both', async () => {
+    const api = await startReplica(await freePort(), { ...DEV, BACKGROUND_JOBS: 'disabled' });
+    started.push(api);
+    const p = await project(api.port);
+    const endpoint = await operator(api.port, 'POST', `/projects/${p.projectId}/webhook-endpoints`, {
+      url: `http://127.0.0.1:${server.address().port}/roles`,
+      env: 'sandbox',
+    });
+    const delivery = await operator(api.port, 'POST', `/webhook-endpoints/${endpoint.id}/test`);
+    // An enabled replica polls deliveries every 100 ms and jobs every second: 3 s is many polls.
+    await sleep(3_000);
+    assert.equal(received.length, 0, 'the API replica sent a delivery');
+    const db = new pg.Client({ connectionString: own.url });
+    await db.connect();
+    try {
+      const { rows: before } = await db.query('SELECT count(*)::int AS n FROM jobs');
+      assert.equal(before[0].n, 0, 'the API replica queued or ran a recurring job');
+      const runner = await startReplica(await freePort(), DEV);
+      started.push(runner);
+      const deadline = Date.now() + 30_000;
+      while (!received.some((e) => e.id === delivery.eventId) && Date.now() < deadline) await sleep(100);
+      assert.ok(
+        received.some((e) => e.id === delivery.eventId),
+        'the runner delivered the event the API replica recorded',
+      );
+      // The runner keeps the recurring jobs and runs them; the API replica never leases one.
+      while (Date.now() < deadline) {
+        const { rows } = await db.query("SELECT count(*)::int AS n FROM jobs WHERE status = 'done'");
+        if (rows[0].n > 0) break;
+        await sleep(250);
+      }
+      const { rows: leased } = await db.query('SELECT DISTINCT leased_by FROM jobs WHERE leased_by IS NOT NULL');
+      assert.ok(leased.length > 0, 'no job ran');
+      assert.deepEqual(
+        leased.filter((row) => row.leased_by.split(':')[1] === String(api.child.pid)),
+        [],
+        'a job ran on the API replica',
+      );
+    } finally {
+      await db.end();
+    }
   });
 });

@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       appStoreServerApiSandboxBaseUrl: 'https://api.storekit-sandbox.itunes.apple.com',
       railReadTimeoutMs: 10_000,
       railExpiryReadsConcurrency: 32,
+      backgroundJobs: true,
       serviceName: 'entitlements',
       region: 'local',
       sdkVersionEnforcement: false,
@@ -293,6 +294,14 @@ describe('loadConfig', () => {
     for (const bad of ['0', '257', '-3', '4.5', 'many'])
       expect(() => loadConfig({ RAIL_EXPIRY_READS_CONCURRENCY: bad })).toThrow(/RAIL_EXPIRY_READS_CONCURRENCY/);
     expect(configError({ ANDROID_PUBLISHER_BASE_URL: 'ftp://x' }).message).toMatch(/^ANDROID_PUBLISHER_BASE_URL /);
+  });
+
+  it('BACKGROUND_JOBS: enabled by default; disabled on API replicas beside job runners; nothing else', () => {
+    expect(loadConfig({ BACKGROUND_JOBS: 'disabled' }).backgroundJobs).toBe(false);
+    expect(
+      loadConfig({ BACKGROUND_JOBS: 'enabled', NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) }).backgroundJobs,
+    ).toBe(true);
+    for (const bad of ['off', 'false', 'jobs']) expect(() => loadConfig({ BACKGROUND_JOBS: bad })).toThrow(/^BACKGROUND_JOBS must be one of enabled, disabled/);
   });
 
   describe('RAIL_SECRETS_FILE', () => {

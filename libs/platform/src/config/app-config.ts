@@ -32,6 +32,12 @@ export interface AppConfig {
   railReadTimeoutMs: number;
   /** RAIL_EXPIRY_READS_CONCURRENCY: store reads at expiry in flight at once per replica (1 – 256, 32 by default). */
   railExpiryReadsConcurrency: number;
+  /**
+   * BACKGROUND_JOBS (enabled): this replica runs the durable jobs and the webhook dispatcher.
+   * `disabled` on API replicas beside job-runner replicas, so reconciliations and deliveries
+   * never share the public reads' event loop.
+   */
+  backgroundJobs: boolean;
   serviceName: string;
   region: string;
   /** Ships dark: the 426 sdk_version_unsupported rule is only enforced when true. */
@@ -233,6 +239,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ),
     railReadTimeoutMs: integer(env, 'RAIL_READ_TIMEOUT_MS', DEFAULT_RAIL_READ_TIMEOUT_MS, 100, 60_000),
     railExpiryReadsConcurrency: integer(env, 'RAIL_EXPIRY_READS_CONCURRENCY', 32, 1, 256),
+    backgroundJobs: oneOf(env, 'BACKGROUND_JOBS', ['enabled', 'disabled'], 'enabled') === 'enabled',
     serviceName: env.SERVICE_NAME || 'entitlements',
     region: env.REGION || 'local',
     sdkVersionEnforcement: flag(env, 'SDK_VERSION_ENFORCEMENT', ['enabled', 'true', 'on', '1'], false),

@@ -11,7 +11,8 @@ interface ScheduledJob {
  * In-process background jobs (retention, erasure, resolvers, partition maintenance). A job
  * never overlaps itself on one replica (cross-replica exclusion is the job's own business:
  * advisory locks, SKIP LOCKED); failures are logged and the next tick tries again. Jobs do
- * not run under NODE_ENV=test, where tests call the work directly with the test clock.
+ * not run under NODE_ENV=test, where tests call the work directly with the test clock, nor on
+ * a replica started with BACKGROUND_JOBS=disabled (an API replica beside job runners).
  * On shutdown the timers stop and in-flight runs finish before the pools close.
  */
 @Injectable()
@@ -25,7 +26,7 @@ export class PeriodicJobs implements OnModuleDestroy {
   ) {}
 
   every(name: string, intervalMs: number, work: () => Promise<void>, options: { runAtStart?: boolean } = {}): void {
-    if (this.config.nodeEnv === 'test' || this.stopped) return;
+    if (this.config.nodeEnv === 'test' || !this.config.backgroundJobs || this.stopped) return;
     const job: ScheduledJob = { timer: setInterval(() => tick(), intervalMs), inFlight: undefined };
     const tick = () => {
       if (job.inFlight || this.stopped) return;

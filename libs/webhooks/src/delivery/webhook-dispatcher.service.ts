@@ -34,8 +34,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   private readonly sender: WebhookSender;
   private readonly userAgent: string;
   private readonly nodeEnv: string;
+  private readonly backgroundJobs: boolean;
   private stopped = false;
-  /** Polling on its own (not under NODE_ENV=test): a finished attempt frees its slot for the next poll at once. */
+  /** Polling on its own (not under NODE_ENV=test, nor with BACKGROUND_JOBS=disabled): a finished attempt frees its slot for the next poll at once. */
   private autoPoll = false;
   private polling: Promise<number> | null = null;
   private kickScheduled = false;
@@ -51,11 +52,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   ) {
     this.sender = new WebhookSender(config.webhooksAllowPrivate);
     this.nodeEnv = config.nodeEnv;
+    this.backgroundJobs = config.backgroundJobs;
     this.userAgent = `${config.serviceName}-webhooks/1`;
   }
 
   onApplicationBootstrap(): void {
-    this.autoPoll = this.nodeEnv !== 'test';
+    this.autoPoll = this.nodeEnv !== 'test' && this.backgroundJobs;
     this.periodic.every('webhook dispatcher', DISPATCH_POLL_MS, async () => {
       await this.poll();
     });
