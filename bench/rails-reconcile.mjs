@@ -16,9 +16,13 @@
 // the hour needs N / WALL reads/s in all, N / (P × WALL) per project, which must stay within the
 // card rail's 20/s (the default wall time keeps it at half of that). The reads/s needed and
 // achieved are printed. BENCH_RAILS_WALL_SECONDS=3600 runs the hour at real speed.
+// BENCH_RAILS_TOPOLOGY: `runner` (default) serves the reads from an API process started with
+// BACKGROUND_JOBS=disabled beside a job-runner process of the same build (the deployment
+// docs/operations.md describes); `shared` runs the job in the API process that serves the reads.
 // Environment: DATABASE_URL (required), BENCH_RAILS_N (100000), BENCH_RAILS_PROJECTS (20),
 // BENCH_RAILS_WALL_SECONDS (the hour's wall time; default N / (P × 10), at least 60),
 // BENCH_RAILS_READ_RATE (GET /v1/entitlements per second, 50), BENCH_RAILS_BASELINE_SECONDS (20),
+// BENCH_RAILS_TOPOLOGY (runner),
 // LOG_LEVEL (warn).
 import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,6 +52,8 @@ const CARD_READS_PER_SECOND = 20;
 const WALL_SECONDS = Number(process.env.BENCH_RAILS_WALL_SECONDS ?? Math.max(60, Math.ceil(N / (PROJECTS * (CARD_READS_PER_SECOND / 2)))));
 const READ_RATE = Number(process.env.BENCH_RAILS_READ_RATE ?? 50);
 const BASELINE_SECONDS = Number(process.env.BENCH_RAILS_BASELINE_SECONDS ?? 20);
+const TOPOLOGY = process.env.BENCH_RAILS_TOPOLOGY ?? 'runner';
+if (!['runner', 'shared'].includes(TOPOLOGY)) throw new Error(`BENCH_RAILS_TOPOLOGY must be runner or shared (got ${TOPOLOGY})`);
 const BOUND_MS = 5 * 60_000;
 const HOUR_S = 3600;
 /** How often (wall) the bench moves the test clock to where the compressed hour has reached. */
@@ -192,6 +198,11 @@ async function pacedReads(base, publishable, users, rate, until) {
 
 async function main() {
   log(`rails-reconcile: ${N} card subscriptions over ${PROJECTS} projects, ends spread over one hour of service time in ${WALL_SECONDS} s of wall time`);
+  log(
+    TOPOLOGY === 'runner'
+      ? 'topology: the reads served by an API process with BACKGROUND_JOBS=disabled, the job in a job-runner process beside it'
+      : 'topology: the job in the API process that serves the reads',
+  );
   if (N / (PROJECTS * WALL_SECONDS) > CARD_READS_PER_SECOND) {
     log(
       `warning: the compressed hour needs ${(N / (PROJECTS * WALL_SECONDS)).toFixed(1)} reads/s per project, above the card rail's ${CARD_READS_PER_SECOND}/s: the bound cannot hold`,
@@ -205,20 +216,25 @@ async function main() {
   const processor = await startProcessor(ends);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const api = startNode(
-    'api',
-    API_ENTRY,
-    {
-      ...apiEnv(db.url, port, OPERATOR),
-      NODE_ENV: 'development',
-      TEST_CLOCK: 'enabled',
-      RAIL_SECRETS_FILE: secretsFile,
-      CARD_PAYMENTS_API_BASE_URL: `http://127.0.0.1:${processor.port}`,
-    },
-    apiNodeArgs(),
-  );
+  const env = {
+    ...apiEnv(db.url, port, OPERATOR),
+    NODE_ENV: 'development',
+    TEST_CLOCK: 'enabled',
+    RAIL_SECRETS_FILE: secretsFile,
+    CARD_PAYMENTS_API_BASE_URL: `http://127.0.0.1:${processor.port}`,
+  };
+  const api = startNode('api', API_ENTRY, { ...env, BACKGROUND_JOBS: TOPOLOGY === 'runner' ? 'disabled' : 'enabled' }, apiNodeArgs());
+  /** Every process whose test clock the bench moves: the API, and the job runner when there is one. */
+  const clocks = [base];
+  let runner = null;
   try {
     await waitForHttp(api, `${base}/v1/readyz`, 120_000);
+    if (TOPOLOGY === 'runner') {
+      const runnerPort = await freePort();
+      runner = startNode('jobs', API_ENTRY, { ...env, PORT: String(runnerPort), METRICS_PORT: '0', BACKGROUND_JOBS: 'enabled' }, apiNodeArgs());
+      await waitForHttp(runner, `http://127.0.0.1:${runnerPort}/v1/readyz`, 120_000);
+      clocks.push(`http://127.0.0.1:${runnerPort}`);
+    }
     const projects = [];
     for (let p = 0; p < PROJECTS; p++) {
       const minted = await mintWebApp(base, OPERATOR, `rails reconcile ${p}`, { withSecret: p === 0 });
@@ -254,7 +270,7 @@ async function main() {
     const during = pacedReads(base, projects[0].publishable, readers, READ_RATE, () => stopReads);
     const SPEED = HOUR_S / WALL_SECONDS;
     const advance = async (seconds) => {
-      const res = await call(base, 'POST', '/admin/v1/test-clock/advance', OPERATOR, { seconds });
+      const [res] = await Promise.all(clocks.map((root) => call(root, 'POST', '/admin/v1/test-clock/advance', OPERATOR, { seconds })));
       offsetMs = res.nowMs - Date.now();
     };
     const leadS = Math.max(0, Math.floor((startMs - serviceNowMs()) / 1000));
@@ -313,6 +329,7 @@ async function main() {
     log(`${check(busiest <= CARD_READS_PER_SECOND)} rates: busiest project second ${busiest} reads (limit ${CARD_READS_PER_SECOND}/s)`);
     log(`${check(ratio <= 1.1)} p99: GET /v1/entitlements during the hour ${(ratio * 100).toFixed(0)} % of before (goal ≤ 110 %)`);
   } finally {
+    if (runner) await stop(runner);
     await stop(api);
     processor.server.closeAllConnections();
     processor.server.close();

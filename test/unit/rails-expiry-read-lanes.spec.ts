@@ -1,4 +1,4 @@
-import { ExpiryReadLanes, Slots, laneInFlightLimit } from '../../libs/rails/src/reconcile/expiry-read-lanes.js';
+import { ExpiryReadLanes, Slots, SweepPace, laneInFlightLimit } from '../../libs/rails/src/reconcile/expiry-read-lanes.js';
 
 type Row = { projectId: string; rail: 'card_payments' | 'ios_store'; n: number };
 const row = (projectId: string, n: number, rail: Row['rail'] = 'card_payments'): Row => ({ projectId, rail, n });
@@ -73,6 +73,43 @@ describe('reads at expiry: lanes of one sweep', () => {
     expect(lanes.size).toBe(0);
     lanes.add(row('p3', 4), 10);
     expect(lanes.drainAll().map((r) => r.n)).toEqual([4]);
+  });
+});
+
+describe('reads at expiry: the pace of a sweep', () => {
+  /** Start times (wall ms) of `rows` queued reads under the pace, starting each as soon as allowed. */
+  const starts = (pace: SweepPace, rows: number, fromMs: number) => {
+    const at: number[] = [];
+    let nowMs = fromMs;
+    for (let queued = rows; queued > 0; queued--) {
+      nowMs += pace.waitMs(nowMs, queued);
+      pace.started(nowMs);
+      at.push(nowMs);
+    }
+    return at;
+  };
+
+  it('spreads the queued reads evenly over the time left, the first at once', () => {
+    expect(starts(new SweepPace(10_000), 5, 0)).toEqual([0, 2_500, 5_000, 7_500, 10_000]);
+    expect(new SweepPace(10_000).waitMs(0, 100)).toBe(0);
+  });
+
+  it('rows queued later share the time that is left, never a burst to catch up', () => {
+    const pace = new SweepPace(10_000);
+    pace.started(0);
+    // One row was queued: it would start at 10 s; at 4 s, 5 more arrive.
+    expect(pace.waitMs(4_000, 1)).toBe(6_000);
+    expect(pace.waitMs(4_000, 6)).toBe(0);
+    pace.started(4_000);
+    expect(pace.waitMs(4_000, 5)).toBe(1_200);
+  });
+
+  it('past its end, nothing waits', () => {
+    const pace = new SweepPace(10_000);
+    pace.started(9_500);
+    expect(pace.waitMs(10_500, 50)).toBe(0);
+    pace.started(10_500);
+    expect(pace.waitMs(10_500, 50)).toBe(0);
   });
 });
 

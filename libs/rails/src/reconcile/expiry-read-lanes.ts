@@ -110,6 +110,30 @@ export class ExpiryReadLanes<T extends { projectId: string; rail: PurchaseRail }
   }
 }
 
+/**
+ * Spreads a sweep's reads evenly over the time it has left (wall clock), so what came due
+ * since the last sweep is not read in one burst beside the API's own requests: each read starts
+ * one share of the time left after the previous start, a share per queued row. The sweep uses
+ * it only while its claims take everything due; a backlog is read as fast as the lanes allow.
+ */
+export class SweepPace {
+  private lastStartMs: number | null = null;
+
+  /** `endMs`: wall time by which every queued read should have started. */
+  constructor(private readonly endMs: number) {}
+
+  /** 0 when a read may start at `nowMs` with `queued` rows waiting; else how long (ms) until one may. */
+  waitMs(nowMs: number, queued: number): number {
+    if (this.lastStartMs === null || queued <= 0) return 0;
+    const spacingMs = Math.max(0, this.endMs - this.lastStartMs) / queued;
+    return Math.max(0, Math.ceil(this.lastStartMs + spacingMs - nowMs));
+  }
+
+  started(nowMs: number): void {
+    this.lastStartMs = nowMs;
+  }
+}
+
 /** At most `size` works at once; the others wait their turn (first come, first served). */
 export class Slots {
   private busy = 0;

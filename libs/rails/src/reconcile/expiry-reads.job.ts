@@ -5,7 +5,7 @@ import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Clock, Metrics,
 import { PURCHASE_RAILS } from '#entitlements';
 import { type ClaimedExpiryRead, ExpiryReadsRepository } from './expiry-reads.repository.js';
 import { type ExpiryReadSettlement, railIdToRead, settleExpiryRead } from './expiry-reads.js';
-import { ExpiryReadLanes, Slots } from './expiry-read-lanes.js';
+import { ExpiryReadLanes, Slots, SweepPace } from './expiry-read-lanes.js';
 import { RailReader, type RailReadResult } from '../reading/rail-reader.service.js';
 
 const SWEEP = crossTenant('rails reads at expiry');
@@ -28,6 +28,8 @@ const SETTLE_BATCH = 64;
 const SETTLE_EVERY_MS = 100;
 /** After a claim that took everything due, the next one waits this long (wall) unless nothing is left to read. */
 const CLAIM_PAUSE_MS = 500;
+/** A paced sweep aims to have started its queued reads this long (wall) before its budget ends. */
+const PACE_MARGIN_MS = 1_000;
 
 export interface ExpirySweepSummary {
   scheduled: number;
@@ -91,15 +93,20 @@ export class ExpiryReadsJob {
     backoff: { baseMs: 5_000, maxMs: 30_000 },
   })
   async sweep(): Promise<void> {
-    await this.sweepOnce();
+    await this.sweepOnce(EXPIRY_READS_SWEEP_BUDGET_MS, this.concurrency, { paced: true });
   }
 
   /**
    * Schedules what became due and reads due rows until none is left or the budget is spent:
-   * `concurrency` reads at once, claiming more rows while the queued ones run low.
+   * `concurrency` reads at once, claiming more rows while the queued ones run low. `paced`
+   * (the recurring job) spreads the reads over the budget while the claims take everything
+   * due (SweepPace); tests drive unpaced sweeps.
    */
-  async sweepOnce(budgetMs = EXPIRY_READS_SWEEP_BUDGET_MS, concurrency = this.concurrency): Promise<ExpirySweepSummary> {
+  async sweepOnce(budgetMs = EXPIRY_READS_SWEEP_BUDGET_MS, concurrency = this.concurrency, options: { paced?: boolean } = {}): Promise<ExpirySweepSummary> {
     const deadline = this.clock.wallNowMs() + budgetMs;
+    const pace = options.paced ? new SweepPace(deadline - Math.min(PACE_MARGIN_MS, budgetMs / 2)) : null;
+    /** The last claim came back full: more is due than is queued, so the pace is off. */
+    let backlog = false;
     const summary: ExpirySweepSummary = { scheduled: 0, read: 0, outcomes: {} };
     const lanes = new ExpiryReadLanes<ClaimedExpiryRead>();
     const settlements = new SettlementBuffer((batch) => this.reads.settleMany(SWEEP, batch, this.worker, this.clock.nowMs()));
@@ -121,6 +128,7 @@ export class ExpiryReadsJob {
       });
       // Nothing due while nothing was queued or read: the sweep is done.
       drained = claimed.length === 0 && idle;
+      backlog = claimed.length >= CLAIM_BATCH;
       // A short claim took all that is due: the next waits a moment unless the queue runs dry.
       if (claimed.length < CLAIM_BATCH) nextClaimAtMs = this.clock.wallNowMs() + CLAIM_PAUSE_MS;
       for (const row of claimed) {
@@ -148,9 +156,15 @@ export class ExpiryReadsJob {
         const idle = lanes.size === 0 && inFlight.size === 0;
         if (!drained && claiming === null && (idle || (lanes.size < concurrency * 2 && wallNowMs >= nextClaimAtMs))) refill();
         // Undefined while all `concurrency` reads run: no row is taken that could not start.
-        const nextPick = () => (inFlight.size < concurrency ? lanes.next(wallNowMs) : undefined);
+        const nextPick = () => {
+          if (inFlight.size >= concurrency) return undefined;
+          const paceWaitMs = pace && !backlog ? pace.waitMs(wallNowMs, lanes.size) : 0;
+          if (paceWaitMs > 0) return lanes.size === 0 ? null : { waitMs: paceWaitMs };
+          return lanes.next(wallNowMs);
+        };
         let pick = nextPick();
         while (pick && 'row' in pick) {
+          pace?.started(wallNowMs);
           const read: Promise<void> = this.readOne(pick.row, pick.lane, lanes, settlements, summary)
             .catch((err: unknown) => {
               failure ??= err;
