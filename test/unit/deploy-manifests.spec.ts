@@ -1,111 +1,12 @@
-// deploy/ (Kubernetes, kustomize-style) rendered with a small kustomize subset, every object
-// validated against the Kubernetes schemas (kubernetes-models), and the production safety
+// deploy/ (Kubernetes, kustomize-style) rendered with a small kustomize subset (test/support/deploy-manifests.ts),
+// every object validated against the Kubernetes schemas (kubernetes-models), and the production safety
 // settings asserted. Also the container and compose files' safe defaults.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { Deployment } from 'kubernetes-models/apps/v1';
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
-import { Job } from 'kubernetes-models/batch/v1';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { Metrics, loadConfig } from '#platform';
-
-const ROOT = path.resolve(__dirname, '..', '..');
-const DEPLOY = path.join(ROOT, 'deploy');
-
-type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [key: string]: any };
-
-const MODELS: Record<string, new (data: any) => { validate(): void }> = {
-  'apps/v1/Deployment': Deployment,
-  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
-  'batch/v1/Job': Job,
-  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
-  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
-  'v1/ConfigMap': ConfigMap,
-  'v1/Service': Service,
-  'v1/ServiceAccount': ServiceAccount,
-};
-
-function isObject(value: unknown): value is Record<string, any> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Strategic merge, as kustomize does for the fields we patch: maps deep, lists of named items by name. */
-function merge(target: any, patch: any): any {
-  if (isObject(target) && isObject(patch)) {
-    const out: Record<string, any> = { ...target };
-    for (const [key, value] of Object.entries(patch)) out[key] = key in target ? merge(target[key], value) : value;
-    return out;
-  }
-  if (Array.isArray(target) && Array.isArray(patch) && patch.every((p) => isObject(p) && typeof p.name === 'string')) {
-    const out = target.map((item) => {
-      const p = patch.find((candidate) => isObject(item) && candidate.name === item.name);
-      return p ? merge(item, p) : item;
-    });
-    for (const p of patch) if (!target.some((item) => isObject(item) && item.name === p.name)) out.push(p);
-    return out;
-  }
-  return patch;
-}
-
-function readDocs(file: string): K8sObject[] {
-  return parseAllDocuments(readFileSync(file, 'utf8'))
-    .map((doc) => {
-      if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0].message}`);
-      return doc.toJSON() as K8sObject;
-    })
-    .filter(Boolean);
-}
-
-const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
-
-function podSpecs(obj: K8sObject): any[] {
-  if (obj.kind === 'Deployment' || obj.kind === 'Job') return [obj.spec.template.spec];
-  return [];
-}
-
-/** The kustomize subset deploy/ uses: resources (files, directories), components, namespace, images, patches. */
-function build(dir: string): K8sObject[] {
-  const k = parse(readFileSync(path.join(dir, 'kustomization.yaml'), 'utf8')) as Record<string, any>;
-  const known = new Set(['apiVersion', 'kind', 'resources', 'components', 'namespace', 'images', 'patches']);
-  for (const key of Object.keys(k)) if (!known.has(key)) throw new Error(`${dir}: kustomization field ${key} is not supported by this renderer`);
-  let objects: K8sObject[] = [];
-  for (const resource of [...(k.resources ?? []), ...(k.components ?? [])] as string[]) {
-    const full = path.join(dir, resource);
-    objects.push(...(statSync(full).isDirectory() ? build(full) : readDocs(full)));
-  }
-  for (const { path: patchPath } of (k.patches ?? []) as Array<{ path: string }>) {
-    for (const patch of readDocs(path.join(dir, patchPath))) {
-      const index = objects.findIndex((o) => o.kind === patch.kind && o.metadata.name === patch.metadata.name);
-      if (index < 0) throw new Error(`${dir}: patch ${patchPath} matches no ${patch.kind}/${patch.metadata.name}`);
-      objects[index] = merge(objects[index], patch);
-    }
-  }
-  for (const image of (k.images ?? []) as Array<{ name: string; newName?: string; newTag?: string; digest?: string }>) {
-    for (const obj of objects) {
-      for (const spec of podSpecs(obj)) {
-        for (const container of [...(spec.initContainers ?? []), ...spec.containers]) {
-          if (container.image !== image.name && !container.image.startsWith(`${image.name}:`)) continue;
-          container.image = `${image.newName ?? image.name}${image.digest ? `@${image.digest}` : image.newTag ? `:${image.newTag}` : ''}`;
-        }
-      }
-    }
-  }
-  if (k.namespace) objects = objects.map((o) => (CLUSTER_SCOPED.has(o.kind) ? o : { ...o, metadata: { ...o.metadata, namespace: k.namespace } }));
-  return objects;
-}
-
-function find(objects: K8sObject[], kind: string, name?: string): K8sObject {
-  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
-  expect(found).toHaveLength(1);
-  return found[0];
-}
-
-function envOf(container: any): Record<string, any> {
-  return Object.fromEntries((container.env ?? []).map((e: any) => [e.name, e]));
-}
+import { DEPLOY, MODELS, ROOT, build, envOf, find, readDocs } from '../support/deploy-manifests.js';
 
 describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
   const objects = build(path.join(DEPLOY, variant));
