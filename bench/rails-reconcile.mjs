@@ -22,7 +22,7 @@
 // Environment: DATABASE_URL (required), BENCH_RAILS_N (100000), BENCH_RAILS_PROJECTS (20),
 // BENCH_RAILS_WALL_SECONDS (the hour's wall time; default N / (P × 10), at least 60),
 // BENCH_RAILS_READ_RATE (GET /v1/entitlements per second, 50), BENCH_RAILS_BASELINE_SECONDS (20),
-// BENCH_RAILS_TOPOLOGY (runner),
+// BENCH_RAILS_TOPOLOGY (runner), BENCH_RAILS_WARMUP_SECONDS (unmeasured reads before the baseline, 30),
 // LOG_LEVEL (warn).
 import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,9 +33,11 @@ import {
   apiEnv,
   apiNodeArgs,
   call,
+  cpuSeconds,
   createScratchDatabase,
   freePort,
   killChildren,
+  postgresCpu,
   requireDatabaseAndBuild,
   startNode,
   stop,
@@ -53,6 +55,7 @@ const WALL_SECONDS = Number(process.env.BENCH_RAILS_WALL_SECONDS ?? Math.max(60,
 const READ_RATE = Number(process.env.BENCH_RAILS_READ_RATE ?? 50);
 const BASELINE_SECONDS = Number(process.env.BENCH_RAILS_BASELINE_SECONDS ?? 20);
 const TOPOLOGY = process.env.BENCH_RAILS_TOPOLOGY ?? 'runner';
+const WARMUP_SECONDS = Number(process.env.BENCH_RAILS_WARMUP_SECONDS ?? 30);
 if (!['runner', 'shared'].includes(TOPOLOGY)) throw new Error(`BENCH_RAILS_TOPOLOGY must be runner or shared (got ${TOPOLOGY})`);
 const BOUND_MS = 5 * 60_000;
 const HOUR_S = 3600;
@@ -62,11 +65,32 @@ const OPERATOR = 'op_bench_rails_reconcile_0123456789';
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const check = (ok) => (ok ? 'ok  ' : 'MISS');
-const p99 = (values) => {
+const quantile = (values, q) => {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))];
 };
+const p99 = (values) => quantile(values, 0.99);
+/** CPU seconds so far of the processes that share the machine: the API, the job runner, PostgreSQL (its live processes), the bench. */
+const cpuNow = (api, runner) => {
+  const sum = (byPid) => (byPid ? [...byPid.values()].reduce((a, b) => a + b, 0) : NaN);
+  const own = process.cpuUsage();
+  return {
+    wallMs: Date.now(),
+    api: cpuSeconds(api.child.pid) ?? NaN,
+    runner: runner ? (cpuSeconds(runner.child.pid) ?? NaN) : 0,
+    postgres: sum(postgresCpu()),
+    bench: (own.user + own.system) / 1e6,
+  };
+};
+/** Cores each process kept busy between two cpuNow() readings. */
+const coresBetween = (from, to) => {
+  const wallS = (to.wallMs - from.wallMs) / 1000;
+  const cores = (key) => ((to[key] - from[key]) / wallS).toFixed(2);
+  return `API ${cores('api')}, job runner ${cores('runner')}, PostgreSQL ${cores('postgres')}, bench ${cores('bench')} cores`;
+};
+const latencyLine = (latencies) =>
+  `p50 ${quantile(latencies, 0.5).toFixed(1)}, p90 ${quantile(latencies, 0.9).toFixed(1)}, p99 ${quantile(latencies, 0.99).toFixed(1)}, max ${Math.max(...latencies).toFixed(1)} ms`;
 
 /** The service clock as the bench moved it: wall time plus the offsets it applied. */
 let offsetMs = 0;
@@ -260,13 +284,19 @@ async function main() {
     log(`seeded ${ends.size} subscriptions in ${Math.round((Date.now() - seedStarted) / 1000)} s; the first ends 5 min from now (service clock)`);
     await sleep(6_000); // the secrets file is re-read at least every 5 s
 
+    // Warm-up (unmeasured): the processes' code compiled, the readers' rows cached, the seeding's autovacuum done.
+    const warmUntil = Date.now() + WARMUP_SECONDS * 1000;
+    await pacedReads(base, projects[0].publishable, readers, READ_RATE, () => Date.now() >= warmUntil);
+
     // Baseline: the same reads with nothing due (the sweep runs and finds nothing).
     let stopReads = false;
     const baselineUntil = Date.now() + BASELINE_SECONDS * 1000;
+    const cpuBefore = cpuNow(api, runner);
     const baseline = await pacedReads(base, projects[0].publishable, readers, READ_RATE, () => Date.now() >= baselineUntil);
 
     // The hour: the first end is 5 min away (one move), then the hour and the bound after its
     // last end pass at SPEED service seconds per wall second.
+    const cpuHourStart = cpuNow(api, runner);
     const during = pacedReads(base, projects[0].publishable, readers, READ_RATE, () => stopReads);
     const SPEED = HOUR_S / WALL_SECONDS;
     const advance = async (seconds) => {
@@ -292,6 +322,7 @@ async function main() {
     await sleep(12_000);
     stopReads = true;
     const hour = await during;
+    const cpuHourEnd = cpuNow(api, runner);
     const wallS = Math.round((Date.now() - hourStarted) / 1000);
 
     // Goals.
@@ -324,6 +355,8 @@ async function main() {
     log(
       `GET /v1/entitlements p99: ${before.toFixed(1)} ms before (${baseline.latencies.length} reads, ${baseline.errors} errors), ${after.toFixed(1)} ms during (${hour.latencies.length} reads, ${hour.errors} errors)`,
     );
+    log(`  before: ${latencyLine(baseline.latencies)}; ${coresBetween(cpuBefore, cpuHourStart)}`);
+    log(`  during: ${latencyLine(hour.latencies)}; ${coresBetween(cpuHourStart, cpuHourEnd)}`);
     log(`${check(unread === 0 && late === 0)} bound: every subscription read within 5 min of its end (${late} late, ${unread} unread)`);
     log(`${check(twice === 0)} once: none read twice (${twice})`);
     log(`${check(busiest <= CARD_READS_PER_SECOND)} rates: busiest project second ${busiest} reads (limit ${CARD_READS_PER_SECOND}/s)`);
