@@ -90,7 +90,7 @@ const coresBetween = (from, to) => {
   return `API ${cores('api')}, job runner ${cores('runner')}, PostgreSQL ${cores('postgres')}, bench ${cores('bench')} cores`;
 };
 const latencyLine = (latencies) =>
-  `p50 ${quantile(latencies, 0.5).toFixed(1)}, p90 ${quantile(latencies, 0.9).toFixed(1)}, p99 ${quantile(latencies, 0.99).toFixed(1)}, max ${Math.max(...latencies).toFixed(1)} ms`;
+  `p50 ${quantile(latencies, 0.5).toFixed(1)}, p90 ${quantile(latencies, 0.9).toFixed(1)}, p99 ${quantile(latencies, 0.99).toFixed(1)}, max ${latencies.reduce((a, b) => Math.max(a, b), 0).toFixed(1)} ms`;
 
 /** The service clock as the bench moved it: wall time plus the offsets it applied. */
 let offsetMs = 0;
@@ -337,13 +337,13 @@ async function main() {
       const key = `${read.project}:${Math.floor(read.wallMs / 1000)}`;
       perSecond.set(key, (perSecond.get(key) ?? 0) + 1);
     }
-    const busiest = Math.max(0, ...perSecond.values());
+    const busiest = [...perSecond.values()].reduce((a, b) => Math.max(a, b), 0);
     // Reads/s: needed by the compressed hour, achieved over the hour, and the busiest 5 s (what the job can do with a backlog).
     const needed = N / WALL_SECONDS;
     const hourReads = processor.reads.filter((read) => read.wallMs - hourStarted <= WALL_SECONDS * 1000).length;
     const perFive = new Map();
     for (const read of processor.reads) perFive.set(Math.floor(read.wallMs / 5000), (perFive.get(Math.floor(read.wallMs / 5000)) ?? 0) + 1);
-    const busiestFive = Math.max(0, ...perFive.values()) / 5;
+    const busiestFive = [...perFive.values()].reduce((a, b) => Math.max(a, b), 0) / 5;
     const before = p99(baseline.latencies);
     const after = p99(hour.latencies);
     const ratio = after / before;
@@ -351,7 +351,7 @@ async function main() {
     log(
       `reads/s: needed ${needed.toFixed(1)} (${(needed / PROJECTS).toFixed(1)} per project, limit ${CARD_READS_PER_SECOND}), achieved ${(hourReads / WALL_SECONDS).toFixed(1)} over the hour, busiest 5 s ${busiestFive.toFixed(1)}`,
     );
-    log(`lag from end to read (service clock): p50 ${Math.round(p50(lags) / 1000)} s, max ${Math.round(Math.max(0, ...lags) / 1000)} s`);
+    log(`lag from end to read (service clock): p50 ${Math.round(p50(lags) / 1000)} s, max ${Math.round(lags.reduce((a, b) => Math.max(a, b), 0) / 1000)} s`);
     log(
       `GET /v1/entitlements p99: ${before.toFixed(1)} ms before (${baseline.latencies.length} reads, ${baseline.errors} errors), ${after.toFixed(1)} ms during (${hour.latencies.length} reads, ${hour.errors} errors)`,
     );

@@ -114,7 +114,7 @@ export class ExpiryReadLanes<T extends { projectId: string; rail: PurchaseRail }
  * Spreads a sweep's reads evenly over the time it has left (wall clock), so what came due
  * since the last sweep is not read in one burst beside the API's own requests: each read starts
  * one share of the time left after the previous start, a share per queued row. The sweep uses
- * it only while its claims take everything due; a backlog is read as fast as the lanes allow.
+ * it unless its rows are late by more than a minute: a backlog is read as fast as the lanes allow.
  */
 export class SweepPace {
   private lastStartMs: number | null = null;

@@ -30,6 +30,8 @@ const SETTLE_EVERY_MS = 100;
 const CLAIM_PAUSE_MS = 500;
 /** A paced sweep aims to have started its queued reads this long (wall) before its budget ends. */
 const PACE_MARGIN_MS = 1_000;
+/** A claimed row that has waited this long past its read time (service clock) makes the sweep read unpaced: a backlog. */
+const BACKLOG_AFTER_MS = 60_000;
 
 export interface ExpirySweepSummary {
   scheduled: number;
@@ -99,13 +101,13 @@ export class ExpiryReadsJob {
   /**
    * Schedules what became due and reads due rows until none is left or the budget is spent:
    * `concurrency` reads at once, claiming more rows while the queued ones run low. `paced`
-   * (the recurring job) spreads the reads over the budget while the claims take everything
-   * due (SweepPace); tests drive unpaced sweeps.
+   * (the recurring job) spreads the reads over the budget (SweepPace) unless a claim holds a
+   * row late by more than BACKLOG_AFTER_MS; tests drive unpaced sweeps.
    */
   async sweepOnce(budgetMs = EXPIRY_READS_SWEEP_BUDGET_MS, concurrency = this.concurrency, options: { paced?: boolean } = {}): Promise<ExpirySweepSummary> {
     const deadline = this.clock.wallNowMs() + budgetMs;
     const pace = options.paced ? new SweepPace(deadline - Math.min(PACE_MARGIN_MS, budgetMs / 2)) : null;
-    /** The last claim came back full: more is due than is queued, so the pace is off. */
+    /** The last claim held a row late by more than BACKLOG_AFTER_MS: a backlog is read as fast as the lanes allow. */
     let backlog = false;
     const summary: ExpirySweepSummary = { scheduled: 0, read: 0, outcomes: {} };
     const lanes = new ExpiryReadLanes<ClaimedExpiryRead>();
@@ -128,7 +130,7 @@ export class ExpiryReadsJob {
       });
       // Nothing due while nothing was queued or read: the sweep is done.
       drained = claimed.length === 0 && idle;
-      backlog = claimed.length >= CLAIM_BATCH;
+      backlog = claimed.some((row) => nowMs - row.readAtMs > BACKLOG_AFTER_MS);
       // A short claim took all that is due: the next waits a moment unless the queue runs dry.
       if (claimed.length < CLAIM_BATCH) nextClaimAtMs = this.clock.wallNowMs() + CLAIM_PAUSE_MS;
       for (const row of claimed) {

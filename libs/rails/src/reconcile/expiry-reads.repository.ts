@@ -14,6 +14,8 @@ export interface ClaimedExpiryRead {
   dueValidUntilMs: number;
   /** Whether the subscription is still active with that end and no rail state after it. */
   stillDue: boolean;
+  /** When the row became due for this read (service clock ms): its lateness is now minus this. */
+  readAtMs: number;
 }
 
 /** A row's key with its tenant (the sweep's batch statements carry each row's tenant). */
@@ -27,6 +29,7 @@ interface ClaimedRow {
   attempts: number;
   due_ms: number;
   still_due: boolean;
+  read_at_ms: number;
 }
 
 /**
@@ -83,7 +86,7 @@ export class ExpiryReadsRepository {
          FROM due, rail_subscriptions s
         WHERE r.project_id = due.project_id AND r.env = due.env AND r.rail = due.rail AND r.subscription_id = due.subscription_id
           AND s.project_id = r.project_id AND s.env = r.env AND s.rail = r.rail AND s.subscription_id = r.subscription_id
-       RETURNING r.project_id, r.env, r.rail, r.subscription_id, r.attempts,
+       RETURNING r.project_id, r.env, r.rail, r.subscription_id, r.attempts, r.next_read_at_ms::float8 AS read_at_ms,
                  (extract(epoch FROM r.due_valid_until) * 1000)::float8 AS due_ms,
                  (s.state = 'active' AND s.valid_until = r.due_valid_until
                   AND s.rail_time_ms <= (extract(epoch FROM s.valid_until) * 1000)::bigint) AS still_due`,
@@ -97,6 +100,7 @@ export class ExpiryReadsRepository {
       attempts: row.attempts,
       dueValidUntilMs: Number(row.due_ms),
       stillDue: row.still_due,
+      readAtMs: Number(row.read_at_ms),
     }));
   }
 
