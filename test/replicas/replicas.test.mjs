@@ -6,8 +6,10 @@
 //   - a key revoked through one replica is refused by the other within KEY_CACHE_TTL_MS;
 //   - an Idempotency-Key used on both replicas at once executes once (purchase sync with a JWS
 //     signed by a generated store chain, trusted through the operator API);
-//   - each background job item is processed once while both replicas' job workers poll;
-//   - a rolling restart of both replicas under load loses no acknowledged event.
+//   - each background job item is processed once while both replicas' job workers poll (erasures,
+//     the revenue lapse scan, the error revenue refresh, webhook deliveries, reads at expiry);
+//   - a rolling restart of both replicas under load loses no acknowledged event;
+//   - an API replica with BACKGROUND_JOBS=disabled leaves jobs and deliveries to a job runner.
 // The replicas run with NODE_ENV=production, as deployed: their job workers poll every second.
 // Run with node's test runner (`node --test test/replicas/`); needs DATABASE_URL and REDIS_URL.
 import assert from 'node:assert/strict';
@@ -443,6 +445,78 @@ describe('two replicas over one PostgreSQL and one Redis', () => {
       ]);
       const left = await client.query(`SELECT count(*)::int AS n FROM revenue_customers WHERE project_id = $1`, [p.projectId]);
       assert.equal(left.rows[0].n, 1, 'one customer row left');
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('the error revenue refresh keeps a read snapshot fresh: one replica works it out before it ages, no read waits for it', async () => {
+    const p = await project(replicas[0].port);
+    const fingerprint = `ab${process.pid.toString(16).padStart(6, '0').slice(-6)}`;
+    const customers = {};
+    for (const userId of ['u_one', 'u_two']) {
+      const res = await fetch(`http://127.0.0.1:${replicas[0].port}/v1/identify`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${p.secret.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ userId, anonymousId: `anon_${userId}_${process.pid}` }),
+      });
+      customers[userId] = (await res.json()).serviceCustomerId;
+    }
+    const sent = await fetch(`http://127.0.0.1:${replicas[0].port}/v1/events`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${p.secret.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        events: ['u_one', 'u_two'].map((userId) => ({
+          name: 'error.unhandled',
+          eventId: `err_${userId}_${process.pid}`,
+          developerUserId: userId,
+          anonymousId: `anon_${userId}_${process.pid}`,
+          level: 'error',
+          properties: { fingerprint, message: 'boom', errorType: 'TypeError' },
+        })),
+      }),
+    });
+    assert.equal(sent.status, 202);
+    await operator(replicas[0].port, 'PUT', `/projects/${p.projectId}/rails/card_payments`, {});
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const pay = (userId) =>
+        client.query(`INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, 'USD', 1000)`, [
+          p.projectId,
+          customers[userId],
+        ]);
+      const paying = async (replica) => {
+        const res = await fetch(`http://127.0.0.1:${replica.port}/v1/errors?fingerprint=${fingerprint}`, {
+          headers: { Authorization: `Bearer ${p.secret.key}` },
+        });
+        assert.equal(res.status, 200);
+        return (await res.json()).data?.affected.payingUsers;
+      };
+      const snapshot = async () =>
+        (
+          await client.query(
+            `SELECT computed_at_ms::float8 AS computed, read_at_ms::float8 AS read FROM error_revenue_snapshots WHERE project_id = $1 AND fingerprint = $2`,
+            [p.projectId, fingerprint],
+          )
+        ).rows[0];
+      await pay('u_one');
+      // The events are written by the group commit: the first read once both users count.
+      const written = Date.now() + 10_000;
+      while ((await paying(replicas[0])) !== 1 && Date.now() < written) await sleep(200);
+      assert.equal(await paying(replicas[0]), 1);
+      const first = await snapshot();
+      await pay('u_two');
+      // Kept at most 60 s old: the job (every 10 s, on one replica at a time) works it out again once it is 30 s old.
+      const deadline = Date.now() + 60_000;
+      while ((await paying(replicas[1])) !== 2 && Date.now() < deadline) await sleep(1_000);
+      assert.equal(await paying(replicas[1]), 2);
+      const refreshed = await snapshot();
+      assert.ok(refreshed.computed > first.computed, 'worked out again');
+      // No read worked it out (a read that does moves the read time): the job did.
+      assert.equal(refreshed.read, first.read);
+      const runs = await client.query(`SELECT count(*)::int AS n FROM jobs WHERE type = 'reporting.refresh_error_revenue' AND status = 'done'`);
+      assert.ok(runs.rows[0].n >= 3, `${runs.rows[0].n} runs`);
     } finally {
       await client.end();
     }

@@ -2,6 +2,7 @@ import { BucketReports1790000002400 } from './migrations/1790000002400-bucket-re
 import { RevenueLedger1790000002410 } from './migrations/1790000002410-revenue-ledger.migration.js';
 import { ActivePeopleAndLapses1790000002420 } from './migrations/1790000002420-active-people.migration.js';
 import { CensusCounters1790000003220 } from './migrations/1790000003220-census-counters.migration.js';
+import { ErrorRevenueSnapshots1790000003240 } from './migrations/1790000003240-error-revenue-snapshots.migration.js';
 
 export { ReportingModule } from './reporting.module.js';
 export { ReportingRead, type ReportingReadOptions } from './reporting-read.decorator.js';
@@ -20,6 +21,13 @@ export {
 } from './read-envelope.js';
 export { RevenueLapseJob, REVENUE_LAPSE_EVERY_MS, REVENUE_LAPSE_GRACE_MS } from './revenue/revenue-lapse.job.js';
 export { ReadCosts } from './buckets/read-costs.service.js';
+export { ErrorRevenueRefreshJob } from './errors/error-revenue-refresh.job.js';
 
 /** Migrations of the reporting context, in order. */
-export const REPORTING_MIGRATIONS = [BucketReports1790000002400, RevenueLedger1790000002410, ActivePeopleAndLapses1790000002420, CensusCounters1790000003220];
+export const REPORTING_MIGRATIONS = [
+  BucketReports1790000002400,
+  RevenueLedger1790000002410,
+  ActivePeopleAndLapses1790000002420,
+  CensusCounters1790000003220,
+  ErrorRevenueSnapshots1790000003240,
+];

@@ -1,7 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
 import { KeysModule } from '#keys';
 import { RailsModule } from '#rails';
-import { IdentityModule } from '#identity';
+import { ErasureHooks, IdentityModule } from '#identity';
 import { EntitlementsModule } from '#entitlements';
 import { TelemetryModule } from '#telemetry';
 import { AcquisitionController } from './acquisition/acquisition.controller.js';
@@ -10,6 +10,9 @@ import { AnalyticsController } from './analytics/analytics.controller.js';
 import { AnalyticsReadsService } from './analytics/analytics-reads.service.js';
 import { ErrorsController } from './errors/errors.controller.js';
 import { ErrorsReadsService } from './errors/errors-reads.service.js';
+import { ErrorRevenueSnapshotsRepository } from './errors/error-revenue-snapshots.repository.js';
+import { ErrorRevenue } from './errors/error-revenue.service.js';
+import { ErrorRevenueRefreshJob } from './errors/error-revenue-refresh.job.js';
 import { BucketReportsRepository } from './buckets/bucket-reports.repository.js';
 import { BucketsController } from './buckets/buckets.controller.js';
 import { BucketsService } from './buckets/buckets.service.js';
@@ -65,9 +68,22 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     ActivePeople,
     OverviewService,
     ErrorsReadsService,
+    ErrorRevenueSnapshotsRepository,
+    ErrorRevenue,
+    ErrorRevenueRefreshJob,
     AnalyticsReadsService,
     AcquisitionService,
   ],
   exports: [ReportingReads, ReadCosts, RevenueLedger],
 })
-export class ReportingModule {}
+export class ReportingModule implements OnModuleInit {
+  constructor(
+    private readonly erasureHooks: ErasureHooks,
+    private readonly errorRevenue: ErrorRevenueSnapshotsRepository,
+  ) {}
+
+  onModuleInit(): void {
+    // The error revenue snapshots may name the forgotten user: the scope's go with the erasure.
+    this.erasureHooks.register('reporting.error_revenue', (scope) => this.errorRevenue.forgetScope(scope));
+  }
+}

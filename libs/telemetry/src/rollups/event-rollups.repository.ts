@@ -70,16 +70,6 @@ export class EventRollupsRepository {
     return rows.map((r) => ({ userId: r.user_id, lastHitMs: Number(r.last_hit_ms) }));
   }
 
-  /** Every developer user id an error hit, in no order: the primary key's entries alone, no row is read. */
-  async affectedUserIds(scope: TenantScope, fingerprint: string): Promise<string[]> {
-    const rows = await this.sql.rows<{ user_id: string }>(`SELECT user_id FROM error_affected_users WHERE project_id = $1 AND env = $2 AND fingerprint = $3`, [
-      scope.projectId,
-      scope.env,
-      fingerprint,
-    ]);
-    return rows.map((r) => r.user_id);
-  }
-
   /** Views and distinct visitors of a host per day from `fromDay`, and over the whole window. */
   async views(scope: TenantScope, host: string, fromDay: string): Promise<{ series: DailyViewsRow[]; uniqueVisitors: number }> {
     const series = await this.sql.rows<{ date: string; views: string; visitors: string }>(

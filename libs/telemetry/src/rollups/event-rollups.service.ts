@@ -21,9 +21,9 @@ export class EventRollups {
     return this.repository.affectedUsers(scope, fingerprint, limit);
   }
 
-  /** Every user id an error hit, in no order (for a fingerprint whose count says they all fit a window). */
-  affectedUserIds(scope: TenantScope, fingerprint: string): Promise<string[]> {
-    return this.repository.affectedUserIds(scope, fingerprint);
+  /** How many distinct user ids an error hit (its maintained count); 0 when none. */
+  async affectedUserCount(scope: TenantScope, fingerprint: string): Promise<number> {
+    return (await this.repository.affectedUserCounts(scope, [fingerprint])).get(fingerprint) ?? 0;
   }
 
   views(scope: TenantScope, host: string, fromDay: string): Promise<{ series: DailyViewsRow[]; uniqueVisitors: number }> {

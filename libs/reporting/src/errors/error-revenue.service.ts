@@ -1,0 +1,96 @@
+import { Injectable } from '@nestjs/common';
+import { Clock, type TenantScope } from '#platform';
+import { ALIAS_TYPES, BulkIdentity } from '#identity';
+import { EventRollups } from '#telemetry';
+import { RevenueLedger } from '../revenue/revenue-ledger.service.js';
+import { type ErrorRevenueSnapshot, ErrorRevenueSnapshotsRepository, type SnapshotAffectedUser } from './error-revenue-snapshots.repository.js';
+
+/**
+ * Affected users weighed for revenue: the most recent this many. An error that hit more
+ * users counts its paying users among these (the figure is then a lower bound).
+ */
+export const AFFECTED_REVENUE_WINDOW = 5_000;
+/** The affected users a snapshot keeps: the largest `limit` of `/v1/errors/affected`. */
+export const AFFECTED_USERS_KEPT = 100;
+/** A snapshot answers reads while at most this old (service clock), the bound of rollups kept by a job. */
+export const ERROR_REVENUE_MAX_AGE_MS = 60_000;
+/** A read moves a snapshot's read time at most this often. */
+const TOUCH_EVERY_MS = 60_000;
+
+/**
+ * What an error costs in revenue: its paying users and its affected users with revenue at
+ * risk first, worked out from the affected-user rollup, identity and the revenue ledger, and
+ * kept as a snapshot at most ERROR_REVENUE_MAX_AGE_MS old (ErrorRevenueRefreshJob works out
+ * the ones read lately before they age, so reads seldom wait for it).
+ */
+@Injectable()
+export class ErrorRevenue {
+  /** Work in progress per scope and fingerprint on this replica: concurrent reads share it. */
+  private readonly working = new Map<string, Promise<ErrorRevenueSnapshot>>();
+
+  constructor(
+    private readonly snapshots: ErrorRevenueSnapshotsRepository,
+    private readonly rollups: EventRollups,
+    private readonly identity: BulkIdentity,
+    private readonly ledger: RevenueLedger,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The fingerprint's snapshot, worked out now when there is none at most 60 s old. */
+  async current(scope: TenantScope, fingerprint: string): Promise<ErrorRevenueSnapshot> {
+    const nowMs = this.clock.nowMs();
+    const stored = await this.snapshots.get(scope, fingerprint);
+    if (stored && stored.computedAtMs >= nowMs - ERROR_REVENUE_MAX_AGE_MS) {
+      if (stored.readAtMs < nowMs - TOUCH_EVERY_MS) await this.snapshots.touch(scope, fingerprint, nowMs);
+      return stored;
+    }
+    return this.shared(scope, fingerprint, nowMs);
+  }
+
+  /** Works the snapshot out again and stores it, keeping its read time (the refresh job). */
+  async refresh(scope: TenantScope, fingerprint: string): Promise<void> {
+    await this.shared(scope, fingerprint, null);
+  }
+
+  private shared(scope: TenantScope, fingerprint: string, readAtMs: number | null): Promise<ErrorRevenueSnapshot> {
+    const key = `${scope.projectId}|${scope.env}|${fingerprint}`;
+    const running = this.working.get(key);
+    if (running) return running;
+    const work = this.workOut(scope, fingerprint)
+      .then(async (snapshot) => {
+        await this.snapshots.put(scope, fingerprint, snapshot, readAtMs);
+        return { ...snapshot, readAtMs: readAtMs ?? snapshot.computedAtMs };
+      })
+      .finally(() => this.working.delete(key));
+    this.working.set(key, work);
+    return work;
+  }
+
+  /**
+   * Paying users: affected users (of the most recent window) whose customer has an active
+   * priced subscription in any currency. The affected users: the window's, revenue in the
+   * reporting currency first, then the most recent; forgotten customers read as unknown.
+   */
+  private async workOut(scope: TenantScope, fingerprint: string): Promise<Omit<ErrorRevenueSnapshot, 'readAtMs'>> {
+    const computedAtMs = this.clock.nowMs();
+    const users = await this.rollups.affectedUsers(scope, fingerprint, AFFECTED_REVENUE_WINDOW);
+    if (users.length === 0) return { payingUsers: 0, affected: [], computedAtMs };
+    const hits = await this.identity.findAliases(
+      scope,
+      users.map((u) => ({ type: ALIAS_TYPES.developer, value: u.userId })),
+    );
+    const customerOf = new Map(hits.filter((h) => !h.forgotten).map((h) => [h.value, h.customerId]));
+    const customers = [...new Set(customerOf.values())];
+    const [paying, revenue] = await Promise.all([this.ledger.payingAmong(scope, customers), this.ledger.monthlyRevenueByCustomer(scope, customers)]);
+    const rows: SnapshotAffectedUser[] = users.map((u) => {
+      const customerId = customerOf.get(u.userId) ?? null;
+      return [u.userId, customerId, customerId ? (revenue.get(customerId) ?? 0) : 0, u.lastHitMs];
+    });
+    rows.sort((a, b) => b[2] - a[2] || b[3] - a[3] || (a[0] < b[0] ? -1 : 1));
+    return {
+      payingUsers: users.filter((u) => paying.has(customerOf.get(u.userId) ?? '')).length,
+      affected: rows.slice(0, AFFECTED_USERS_KEPT),
+      computedAtMs,
+    };
+  }
+}
