@@ -3,7 +3,7 @@ import { ErasureWorker } from '#identity';
 import { ErrorRevenueRefreshJob } from '#reporting';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { bearer, secretKeyWithScopes } from '../support/read-api.js';
+import { bearer, identifyUsers, secretKeyWithScopes } from '../support/read-api.js';
 
 /**
  * What an error costs in revenue (paying users, affected users with revenue at risk first)
@@ -37,13 +37,7 @@ describe('error revenue snapshots', () => {
     t = await createTestApp({}, { ownDatabase: true });
     p = await createProjectWithApp(t);
     await setRateLimits(t, p.projectId, { events: { sustained: 10_000, burst: 10_000 } });
-    for (const userId of ['u_a', 'u_b', 'u_c']) {
-      const res = await t.http
-        .post('/v1/identify')
-        .set(keyHeaders(p, p.keys.skTest))
-        .send({ userId, anonymousId: `anon_${userId}` });
-      customers[userId] = res.body.serviceCustomerId;
-    }
+    Object.assign(customers, await identifyUsers(t, p, ['u_a', 'u_b', 'u_c']));
     identityKey = await secretKeyWithScopes(t, p.keyIds.skTest, ['reporting:identity', 'errors:read']);
     const now = t.clock.nowMs();
     const res = await t.http

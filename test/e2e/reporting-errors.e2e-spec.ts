@@ -3,7 +3,7 @@ import { ErasureWorker } from '#identity';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
-import { bearer, expectNamedError, secretKeyWithScopes } from '../support/read-api.js';
+import { bearer, expectNamedError, identifyUsers, secretKeyWithScopes } from '../support/read-api.js';
 
 /**
  * GET /v1/errors and /v1/errors/affected: the per-day error rollups the event write keeps,
@@ -39,13 +39,7 @@ describe('error impact and affected users', () => {
     t = await createTestApp();
     p = await createProjectWithApp(t);
     await setRateLimits(t, p.projectId, { events: { sustained: 10_000, burst: 10_000 } });
-    for (const userId of ['u_paying', 'u_free', 'u_whale']) {
-      const res = await t.http
-        .post('/v1/identify')
-        .set(keyHeaders(p, p.keys.skTest))
-        .send({ userId, anonymousId: `anon_${userId}` });
-      customers[userId] = res.body.serviceCustomerId;
-    }
+    Object.assign(customers, await identifyUsers(t, p, ['u_paying', 'u_free', 'u_whale']));
     identityKey = await secretKeyWithScopes(t, p.keyIds.skTest, ['reporting:identity', 'errors:read']);
   });
   afterAll(async () => t.close());

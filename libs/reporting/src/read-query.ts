@@ -6,6 +6,8 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 /** The read API's defaults (read-api.md). */
 export const DEFAULT_DAYS = 30;
 export const DEFAULT_LIMIT = 25;
+/** The largest `limit` a read accepts. */
+export const MAX_LIMIT = 100;
 
 /** An optional integer query parameter within bounds, documented with its default; the message names it. */
 function BoundedIntQuery(name: string, max: number, defaultValue: number) {
@@ -24,7 +26,7 @@ function BoundedIntQuery(name: string, max: number, defaultValue: number) {
 export const DaysQuery = () => BoundedIntQuery('days', 90, DEFAULT_DAYS);
 
 /** `limit=1..100` (default 25). */
-export const LimitQuery = () => BoundedIntQuery('limit', 100, DEFAULT_LIMIT);
+export const LimitQuery = () => BoundedIntQuery('limit', MAX_LIMIT, DEFAULT_LIMIT);
 
 export class DaysQueryDto {
   @DaysQuery()

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope } from '#platform';
 import { ALIAS_TYPES, BulkIdentity } from '#identity';
 import { EventRollups } from '#telemetry';
+import { MAX_LIMIT } from '../read-query.js';
 import { RevenueLedger } from '../revenue/revenue-ledger.service.js';
 import { type ErrorRevenueSnapshot, ErrorRevenueSnapshotsRepository, type SnapshotAffectedUser } from './error-revenue-snapshots.repository.js';
 
@@ -11,7 +12,7 @@ import { type ErrorRevenueSnapshot, ErrorRevenueSnapshotsRepository, type Snapsh
  */
 export const AFFECTED_REVENUE_WINDOW = 5_000;
 /** The affected users a snapshot keeps: the largest `limit` of `/v1/errors/affected`. */
-export const AFFECTED_USERS_KEPT = 100;
+export const AFFECTED_USERS_KEPT = MAX_LIMIT;
 /** A snapshot answers reads while at most this old (service clock), the bound of rollups kept by a job. */
 export const ERROR_REVENUE_MAX_AGE_MS = 60_000;
 /** A read moves a snapshot's read time at most this often. */
