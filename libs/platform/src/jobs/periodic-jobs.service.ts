@@ -25,8 +25,13 @@ export class PeriodicJobs implements OnModuleDestroy {
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
+  /** Whether this replica runs background work at all (not under NODE_ENV=test, not with BACKGROUND_JOBS=disabled). */
+  get runs(): boolean {
+    return this.config.nodeEnv !== 'test' && this.config.backgroundJobs;
+  }
+
   every(name: string, intervalMs: number, work: () => Promise<void>, options: { runAtStart?: boolean } = {}): void {
-    if (this.config.nodeEnv === 'test' || !this.config.backgroundJobs || this.stopped) return;
+    if (!this.runs || this.stopped) return;
     const job: ScheduledJob = { timer: setInterval(() => tick(), intervalMs), inFlight: undefined };
     const tick = () => {
       if (job.inFlight || this.stopped) return;

@@ -33,10 +33,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   private results: AttemptResult[] = [];
   private readonly sender: WebhookSender;
   private readonly userAgent: string;
-  private readonly nodeEnv: string;
-  private readonly backgroundJobs: boolean;
   private stopped = false;
-  /** Polling on its own (not under NODE_ENV=test, nor with BACKGROUND_JOBS=disabled): a finished attempt frees its slot for the next poll at once. */
+  /** Polling on its own (where PeriodicJobs runs): a finished attempt frees its slot for the next poll at once. */
   private autoPoll = false;
   private polling: Promise<number> | null = null;
   private kickScheduled = false;
@@ -51,13 +49,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     private readonly metrics: WebhookMetrics,
   ) {
     this.sender = new WebhookSender(config.webhooksAllowPrivate);
-    this.nodeEnv = config.nodeEnv;
-    this.backgroundJobs = config.backgroundJobs;
     this.userAgent = `${config.serviceName}-webhooks/1`;
   }
 
   onApplicationBootstrap(): void {
-    this.autoPoll = this.nodeEnv !== 'test' && this.backgroundJobs;
+    this.autoPoll = this.periodic.runs;
     this.periodic.every('webhook dispatcher', DISPATCH_POLL_MS, async () => {
       await this.poll();
     });
