@@ -1,9 +1,13 @@
 import { Injectable, Module } from '@nestjs/common';
-import { type Job, JobQueue, JobWorker, OnJob, Sql, backoffMs } from '#platform';
+import { Clock, type Job, JobQueue, JobWorker, OnJob, Sql, backoffMs } from '#platform';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 
 const FLAKY = 'test.flaky';
 const COUNTED = 'test.counted';
+const REPEAT_FROM_END = 'test.repeat_from_end';
+const REPEAT_FROM_START = 'test.repeat_from_start';
+/** How long (service clock, seconds) the next run of a recurring probe takes; each run resets it to 0. */
+const recurringRun = { seconds: 0 };
 
 /** Test-only handlers: one that fails a chosen number of times, one that records each execution. */
 @Injectable()
@@ -26,7 +30,32 @@ class ProbeJobs {
   }
 }
 
-@Module({ providers: [ProbeJobs] })
+/** Recurring probes that take `recurringRun.seconds` of the service clock: one counted from a run's end, one from its start. */
+@Injectable()
+class RecurringProbeJobs {
+  constructor(
+    private readonly sql: Sql,
+    private readonly clock: Clock,
+  ) {}
+
+  @OnJob({ type: REPEAT_FROM_END, everyMs: 60_000 })
+  fromEnd(job: Job): Promise<void> {
+    return this.record(job, REPEAT_FROM_END);
+  }
+
+  @OnJob({ type: REPEAT_FROM_START, everyMs: 60_000, repeatFrom: 'start' })
+  fromStart(job: Job): Promise<void> {
+    return this.record(job, REPEAT_FROM_START);
+  }
+
+  private async record(job: Job, label: string): Promise<void> {
+    await this.sql.run('INSERT INTO probe_job_runs (job_id, label, attempt) VALUES ($1, $2, $3)', [job.id, label, job.attempt]);
+    this.clock.advance(recurringRun.seconds);
+    recurringRun.seconds = 0;
+  }
+}
+
+@Module({ providers: [ProbeJobs, RecurringProbeJobs] })
 class ProbeJobsModule {}
 
 describe('durable jobs (platform primitive)', () => {
@@ -150,5 +179,30 @@ describe('durable jobs (platform primitive)', () => {
     await t.app.get(JobWorker).runDue({ types: [COUNTED] });
     expect(await runs('lease')).toEqual([{ job_id: id, attempt: 2 }]);
     expect((await job(id)).status).toBe('done');
+  });
+
+  it('a recurring job is due again its interval after a run ends, or after it started when it counts from the start', async () => {
+    const queue = t.app.get(JobQueue);
+    const worker = t.app.get(JobWorker);
+    const next = async (type: string): Promise<number> =>
+      Number((await t.dataSource.query(`SELECT run_at_ms::float8 AS "runAtMs" FROM jobs WHERE type = $1 AND status = 'queued'`, [type]))[0].runAtMs);
+    for (const type of [REPEAT_FROM_END, REPEAT_FROM_START]) {
+      await queue.enqueue(type, {}, { dedupeKey: 'recurring', runAtMs: t.clock.nowMs() });
+      const startedAtMs = t.clock.nowMs();
+      recurringRun.seconds = 30;
+      expect(await worker.runDue({ types: [type] })).toBe(1);
+      // The service clock also runs with the wall: a few ms pass between the reads of it.
+      const afterStartMs = (await next(type)) - startedAtMs;
+      const expectedMs = type === REPEAT_FROM_END ? 30_000 + 60_000 : 60_000;
+      expect(afterStartMs).toBeGreaterThanOrEqual(expectedMs);
+      expect(afterStartMs).toBeLessThan(expectedMs + 1_000);
+    }
+
+    // A run that took longer than the interval: counted from its start, the next is due at once and runs in the same poll.
+    await advance(60);
+    recurringRun.seconds = 70;
+    expect(await worker.runDue({ types: [REPEAT_FROM_START] })).toBe(2);
+    expect(await runs(REPEAT_FROM_START)).toHaveLength(3);
+    expect(await next(REPEAT_FROM_START)).toBeGreaterThan(t.clock.nowMs());
   });
 });

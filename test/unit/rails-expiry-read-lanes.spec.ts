@@ -89,27 +89,51 @@ describe('reads at expiry: the pace of a sweep', () => {
     return at;
   };
 
-  it('spreads the queued reads evenly over the time left, the first at once', () => {
-    expect(starts(new SweepPace(10_000), 5, 0)).toEqual([0, 2_500, 5_000, 7_500, 10_000]);
-    expect(new SweepPace(10_000).waitMs(0, 100)).toBe(0);
+  it('reads the queue in about its horizon, the first at once, never more than the longest spacing apart', () => {
+    expect(starts(new SweepPace(10_000, 1_000), 5, 0)).toEqual([0, 1_000, 2_000, 3_000, 4_000]);
+    expect(starts(new SweepPace(10_000, 1_000), 40, 0).slice(0, 4)).toEqual([0, 257, 521, 792]);
+    expect(new SweepPace(10_000, 1_000).waitMs(0, 100)).toBe(0);
   });
 
-  it('rows queued later share the time that is left, never a burst to catch up', () => {
-    const pace = new SweepPace(10_000);
+  it('rows coming due at a steady rate are read at that rate, without bursts', () => {
+    // 28 rows come due each second; the queue settles near 280 and the reads near 28/s.
+    const pace = new SweepPace(10_000, 1_000);
+    let queued = 0;
+    const startsPerSecond: number[] = [];
+    let nextStartMs = 0;
+    for (let second = 0; second < 120; second++) {
+      queued += 28;
+      let started = 0;
+      for (let nowMs = second * 1_000; nowMs < (second + 1) * 1_000 && queued > 0;) {
+        if (nowMs < nextStartMs) {
+          nowMs = nextStartMs;
+          continue;
+        }
+        const waitMs = pace.waitMs(nowMs, queued);
+        if (waitMs > 0) {
+          nextStartMs = nowMs + waitMs;
+          continue;
+        }
+        pace.started(nowMs);
+        queued -= 1;
+        started += 1;
+      }
+      startsPerSecond.push(started);
+    }
+    const settled = startsPerSecond.slice(60);
+    expect(Math.max(...settled)).toBeLessThanOrEqual(30);
+    expect(Math.min(...settled)).toBeGreaterThanOrEqual(26);
+    expect(queued).toBeGreaterThan(250);
+    expect(queued).toBeLessThan(310);
+  });
+
+  it('a row queued after a wait starts at once; one queued later shortens the wait', () => {
+    const pace = new SweepPace(10_000, 1_000);
     pace.started(0);
-    // One row was queued: it would start at 10 s; at 4 s, 5 more arrive.
-    expect(pace.waitMs(4_000, 1)).toBe(6_000);
-    expect(pace.waitMs(4_000, 6)).toBe(0);
+    expect(pace.waitMs(4_000, 1)).toBe(0);
     pace.started(4_000);
-    expect(pace.waitMs(4_000, 5)).toBe(1_200);
-  });
-
-  it('past its end, nothing waits', () => {
-    const pace = new SweepPace(10_000);
-    pace.started(9_500);
-    expect(pace.waitMs(10_500, 50)).toBe(0);
-    pace.started(10_500);
-    expect(pace.waitMs(10_500, 50)).toBe(0);
+    expect(pace.waitMs(4_000, 20)).toBe(500);
+    expect(pace.waitMs(4_000, 40)).toBe(250);
   });
 });
 

@@ -161,13 +161,17 @@ export class JobWorker implements OnApplicationBootstrap, OnModuleDestroy {
       attempt: row.attempts,
       maxAttempts: row.maxAttempts,
     };
+    const startedAtMs = this.clock.nowMs();
     try {
       if (!handler) throw new Error(`no handler for job type ${row.type} on this replica`);
       if (!handler.options.transaction) await handler.run(job);
       await this.sql.transaction(async () => {
         if (handler.options.transaction) await handler.run(job);
         if (!(await this.jobs.complete(JOB_QUEUE, row.id, this.workerId, this.clock.nowMs()))) throw new LeaseLostError('lease lost');
-        if (handler.options.everyMs) await this.enqueueRecurring(row.type, handler, this.clock.nowMs() + handler.options.everyMs);
+        if (handler.options.everyMs) {
+          const fromMs = handler.options.repeatFrom === 'start' ? startedAtMs : this.clock.nowMs();
+          await this.enqueueRecurring(row.type, handler, fromMs + handler.options.everyMs);
+        }
       });
       this.metrics.jobsProcessed.inc({ type: row.type, outcome: 'succeeded' });
       return true;
@@ -238,6 +242,7 @@ export class JobWorker implements OnApplicationBootstrap, OnModuleDestroy {
             leaseMs: options.leaseMs ?? 60_000,
             transaction: options.transaction ?? true,
             everyMs: options.everyMs,
+            repeatFrom: options.repeatFrom ?? 'end',
             backoff: { baseMs: options.backoff?.baseMs ?? 1_000, maxMs: options.backoff?.maxMs ?? 3_600_000 },
           },
           run,

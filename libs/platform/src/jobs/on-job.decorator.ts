@@ -12,6 +12,11 @@ export interface JobHandlerOptions {
   backoff?: { baseMs?: number; maxMs?: number };
   /** Recurring: the worker keeps one job of this type queued and runs it every `everyMs` on one replica at a time. */
   everyMs?: number;
+  /**
+   * Recurring: `everyMs` counts from the end of a run (default) or from its start, so a run
+   * that took its whole interval (a paced sweep) is due again at once and its work never pauses.
+   */
+  repeatFrom?: 'end' | 'start';
   /** How long a claimed job is leased to one worker (default 60 s); a worker that dies frees it then. */
   leaseMs?: number;
   /**

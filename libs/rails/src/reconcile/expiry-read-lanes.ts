@@ -111,21 +111,25 @@ export class ExpiryReadLanes<T extends { projectId: string; rail: PurchaseRail }
 }
 
 /**
- * Spreads a sweep's reads evenly over the time it has left (wall clock), so what came due
- * since the last sweep is not read in one burst beside the API's own requests: each read starts
- * one share of the time left after the previous start, a share per queued row. The sweep uses
- * it unless its rows are late by more than a minute: a backlog is read as fast as the lanes allow.
+ * Spreads a sweep's reads at a steady rate, so what comes due is not read in bursts beside the
+ * API's own requests: each read starts one share of `horizonMs` after the previous start, a
+ * share per queued row (the queue read in about `horizonMs`; with rows coming due at a steady
+ * rate, that rate), and never more than `maxSpacingMs` after it, so a few rows are not drawn
+ * out. The sweep uses it unless its rows are late by more than a minute: a backlog is read as
+ * fast as the lanes allow.
  */
 export class SweepPace {
   private lastStartMs: number | null = null;
 
-  /** `endMs`: wall time by which every queued read should have started. */
-  constructor(private readonly endMs: number) {}
+  constructor(
+    private readonly horizonMs: number,
+    private readonly maxSpacingMs: number,
+  ) {}
 
   /** 0 when a read may start at `nowMs` with `queued` rows waiting; else how long (ms) until one may. */
   waitMs(nowMs: number, queued: number): number {
     if (this.lastStartMs === null || queued <= 0) return 0;
-    const spacingMs = Math.max(0, this.endMs - this.lastStartMs) / queued;
+    const spacingMs = Math.min(this.horizonMs / queued, this.maxSpacingMs);
     return Math.max(0, Math.ceil(this.lastStartMs + spacingMs - nowMs));
   }
 

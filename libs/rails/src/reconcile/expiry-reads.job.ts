@@ -10,7 +10,10 @@ import { RailReader, type RailReadResult } from '../reading/rail-reader.service.
 
 const SWEEP = crossTenant('rails reads at expiry');
 
-/** The sweep runs every 10 s of the service clock (a test-clock advance makes it due at once). */
+/**
+ * A sweep starts every 10 s of the service clock, at once after one that took longer (a
+ * test-clock advance makes it due at once too).
+ */
 export const EXPIRY_READS_EVERY_MS = 10_000;
 /**
  * One sweep stops claiming after 15 s of wall time, so the service clock is looked at again
@@ -21,6 +24,11 @@ export const EXPIRY_READS_SWEEP_BUDGET_MS = 15_000;
 export const EXPIRY_READ_LEASE_MS = 60_000;
 const SCHEDULE_BATCH = 5_000;
 const CLAIM_BATCH = 500;
+/**
+ * A paced sweep claims while fewer rows than this are queued: its queue holds what came due in
+ * its pace's horizon (up to 400 reads/s); an unpaced one keeps twice its concurrency queued.
+ */
+const PACED_QUEUE_LIMIT = 4 * CLAIM_BATCH;
 /** A lane told to wait at most this long (wall) keeps its rows for this sweep; longer, they are rescheduled. */
 const HOLD_WAIT_MS = 2_000;
 /** Settlements are written together once this many are waiting, or this often. */
@@ -28,8 +36,13 @@ const SETTLE_BATCH = 64;
 const SETTLE_EVERY_MS = 100;
 /** After a claim that took everything due, the next one waits this long (wall) unless nothing is left to read. */
 const CLAIM_PAUSE_MS = 500;
-/** A paced sweep aims to have started its queued reads this long (wall) before its budget ends. */
-const PACE_MARGIN_MS = 1_000;
+/**
+ * A paced sweep reads its queue in about this long (wall), at most a second apart: rows coming
+ * due at a steady rate are read at that rate. Rows still queued when the budget ends go back
+ * unread, and the next sweep, due at once (the cadence counts from a sweep's start), takes them.
+ */
+const PACE_HORIZON_MS = 5_000;
+const PACE_MAX_SPACING_MS = 1_000;
 /** A claimed row that has waited this long past its read time (service clock) makes the sweep read unpaced: a backlog. */
 const BACKLOG_AFTER_MS = 60_000;
 
@@ -89,6 +102,7 @@ export class ExpiryReadsJob {
   @OnJob({
     type: 'rails.read_at_expiry',
     everyMs: EXPIRY_READS_EVERY_MS,
+    repeatFrom: 'start',
     maxAttempts: 5,
     leaseMs: 120_000,
     transaction: false,
@@ -101,12 +115,12 @@ export class ExpiryReadsJob {
   /**
    * Schedules what became due and reads due rows until none is left or the budget is spent:
    * `concurrency` reads at once, claiming more rows while the queued ones run low. `paced`
-   * (the recurring job) spreads the reads over the budget (SweepPace) unless a claim holds a
-   * row late by more than BACKLOG_AFTER_MS; tests drive unpaced sweeps.
+   * (the recurring job) reads at a steady rate (SweepPace) unless a claim holds a row late by
+   * more than BACKLOG_AFTER_MS; tests drive unpaced sweeps.
    */
   async sweepOnce(budgetMs = EXPIRY_READS_SWEEP_BUDGET_MS, concurrency = this.concurrency, options: { paced?: boolean } = {}): Promise<ExpirySweepSummary> {
     const deadline = this.clock.wallNowMs() + budgetMs;
-    const pace = options.paced ? new SweepPace(deadline - Math.min(PACE_MARGIN_MS, budgetMs / 2)) : null;
+    const pace = options.paced ? new SweepPace(PACE_HORIZON_MS, PACE_MAX_SPACING_MS) : null;
     /** The last claim held a row late by more than BACKLOG_AFTER_MS: a backlog is read as fast as the lanes allow. */
     let backlog = false;
     const summary: ExpirySweepSummary = { scheduled: 0, read: 0, outcomes: {} };
@@ -156,7 +170,8 @@ export class ExpiryReadsJob {
       while (failure === null && this.clock.wallNowMs() < deadline) {
         const wallNowMs = this.clock.wallNowMs();
         const idle = lanes.size === 0 && inFlight.size === 0;
-        if (!drained && claiming === null && (idle || (lanes.size < concurrency * 2 && wallNowMs >= nextClaimAtMs))) refill();
+        const queueLimit = pace && !backlog ? PACED_QUEUE_LIMIT : concurrency * 2;
+        if (!drained && claiming === null && (idle || (lanes.size < queueLimit && wallNowMs >= nextClaimAtMs))) refill();
         // Undefined while all `concurrency` reads run: no row is taken that could not start.
         const nextPick = () => {
           if (inFlight.size >= concurrency) return undefined;
