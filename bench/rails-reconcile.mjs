@@ -71,15 +71,25 @@ const quantile = (values, q) => {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))];
 };
 const p99 = (values) => quantile(values, 0.99);
-/** CPU seconds so far of the processes that share the machine: the API, the job runner, PostgreSQL (its live processes), the bench. */
+/**
+ * The last CPU seconds seen of every PostgreSQL process, kept after it exits: a backend the
+ * pool closes between two readings keeps the seconds it used. Sampled every 250 ms once started.
+ */
+const postgresSeen = new Map();
+const samplePostgres = () => {
+  const now = postgresCpu();
+  if (!now) return NaN;
+  for (const [pid, seconds] of now) postgresSeen.set(pid, seconds);
+  return [...postgresSeen.values()].reduce((a, b) => a + b, 0);
+};
+/** CPU seconds so far of the processes that share the machine: the API, the job runner, PostgreSQL (every process seen), the bench. */
 const cpuNow = (api, runner) => {
-  const sum = (byPid) => (byPid ? [...byPid.values()].reduce((a, b) => a + b, 0) : NaN);
   const own = process.cpuUsage();
   return {
     wallMs: Date.now(),
     api: cpuSeconds(api.child.pid) ?? NaN,
     runner: runner ? (cpuSeconds(runner.child.pid) ?? NaN) : 0,
-    postgres: sum(postgresCpu()),
+    postgres: samplePostgres(),
     bench: (own.user + own.system) / 1e6,
   };
 };
@@ -285,6 +295,8 @@ async function main() {
     await sleep(6_000); // the secrets file is re-read at least every 5 s
 
     // Warm-up (unmeasured): the processes' code compiled, the readers' rows cached, the seeding's autovacuum done.
+    samplePostgres();
+    setInterval(samplePostgres, 250).unref();
     const warmUntil = Date.now() + WARMUP_SECONDS * 1000;
     await pacedReads(base, projects[0].publishable, readers, READ_RATE, () => Date.now() >= warmUntil);
 
