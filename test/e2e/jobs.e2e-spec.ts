@@ -204,5 +204,13 @@ describe('durable jobs (platform primitive)', () => {
     expect(await worker.runDue({ types: [REPEAT_FROM_START] })).toBe(2);
     expect(await runs(REPEAT_FROM_START)).toHaveLength(3);
     expect(await next(REPEAT_FROM_START)).toBeGreaterThan(t.clock.nowMs());
+
+    // A poll with a spent budget claims no more: the run due again at once waits for the next poll.
+    await advance(60);
+    recurringRun.seconds = 70;
+    expect(await worker.runDue({ types: [REPEAT_FROM_START], budgetMs: 0 })).toBe(1);
+    expect(await next(REPEAT_FROM_START)).toBeLessThanOrEqual(t.clock.nowMs());
+    expect(await worker.runDue({ types: [REPEAT_FROM_START], budgetMs: 0 })).toBe(1);
+    expect(await runs(REPEAT_FROM_START)).toHaveLength(5);
   });
 });

@@ -38,6 +38,8 @@ interface RegisteredHandler {
 
 export const JOBS_POLL_INTERVAL_MS = 1_000;
 const CLAIM_BATCH = 10;
+/** One poll stops claiming after this long (wall clock); a job it started runs to its end. */
+const TICK_RUN_BUDGET_MS = 10_000;
 const FINISHED_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 /** Back-off after the n-th failed attempt: min(base × 2^(n-1), max). */
@@ -93,7 +95,9 @@ export class JobWorker implements OnApplicationBootstrap, OnModuleDestroy {
   /** One poll: keeps recurring jobs queued, runs what is due, drops finished jobs after a week. */
   async tick(): Promise<void> {
     await this.ensureRecurring();
-    await this.runDue();
+    // Bounded, so a recurring job due again at once (a sweep counted from its start) leaves
+    // room for the purge and the gauges; what is still due runs at the next poll.
+    await this.runDue({ budgetMs: TICK_RUN_BUDGET_MS });
     await this.jobs.purgeFinished(JOB_QUEUE, this.clock.nowMs() - FINISHED_RETENTION_MS);
     await this.refreshMetrics();
   }
@@ -124,14 +128,17 @@ export class JobWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Runs due jobs until none is left; returns how many succeeded. Tests and operators drive
-   * it: `types`/`projectId` narrow it, `ignoreSchedule` also runs queued jobs not yet due.
+   * Runs due jobs until none is left, or until `budgetMs` (wall) has passed after the first
+   * claim; returns how many succeeded. Tests and operators drive it: `types`/`projectId` narrow
+   * it, `ignoreSchedule` also runs queued jobs not yet due.
    */
-  async runDue(options: { types?: string[]; projectId?: string; ignoreSchedule?: boolean } = {}): Promise<number> {
+  async runDue(options: { types?: string[]; projectId?: string; ignoreSchedule?: boolean; budgetMs?: number } = {}): Promise<number> {
     const types = options.types ?? this.types;
+    const claimUntilMs = options.budgetMs === undefined ? Infinity : this.clock.wallNowMs() + options.budgetMs;
     let succeeded = 0;
     const attempted = new Set<string>();
     while (!this.stopped) {
+      if (attempted.size > 0 && this.clock.wallNowMs() >= claimUntilMs) break;
       const claimed = await this.jobs.claim(JOB_QUEUE, {
         types,
         limit: CLAIM_BATCH,
