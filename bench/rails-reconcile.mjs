@@ -37,8 +37,8 @@ import {
   createScratchDatabase,
   freePort,
   killChildren,
-  postgresCpu,
   requireDatabaseAndBuild,
+  samplePostgresCpu,
   startNode,
   stop,
   waitForHttp,
@@ -72,32 +72,24 @@ const quantile = (values, q) => {
 };
 const p99 = (values) => quantile(values, 0.99);
 /**
- * The last CPU seconds seen of every PostgreSQL process, kept after it exits: a backend the
- * pool closes between two readings keeps the seconds it used. Sampled every 250 ms once started.
+ * CPU seconds so far of the processes that share the machine: the API, the job runner, the
+ * bench; PostgreSQL's come from a samplePostgresCpu() per window (it keeps backends that exit).
  */
-const postgresSeen = new Map();
-const samplePostgres = () => {
-  const now = postgresCpu();
-  if (!now) return NaN;
-  for (const [pid, seconds] of now) postgresSeen.set(pid, seconds);
-  return [...postgresSeen.values()].reduce((a, b) => a + b, 0);
-};
-/** CPU seconds so far of the processes that share the machine: the API, the job runner, PostgreSQL (every process seen), the bench. */
 const cpuNow = (api, runner) => {
   const own = process.cpuUsage();
   return {
     wallMs: Date.now(),
     api: cpuSeconds(api.child.pid) ?? NaN,
     runner: runner ? (cpuSeconds(runner.child.pid) ?? NaN) : 0,
-    postgres: samplePostgres(),
     bench: (own.user + own.system) / 1e6,
   };
 };
-/** Cores each process kept busy between two cpuNow() readings. */
-const coresBetween = (from, to) => {
+/** Cores each process kept busy between two cpuNow() readings, PostgreSQL's from its sampler's `postgresSeconds`. */
+const coresBetween = (from, to, postgresSeconds) => {
   const wallS = (to.wallMs - from.wallMs) / 1000;
   const cores = (key) => ((to[key] - from[key]) / wallS).toFixed(2);
-  return `API ${cores('api')}, job runner ${cores('runner')}, PostgreSQL ${cores('postgres')}, bench ${cores('bench')} cores`;
+  const postgres = postgresSeconds === null ? 'NaN' : (postgresSeconds / wallS).toFixed(2);
+  return `API ${cores('api')}, job runner ${cores('runner')}, PostgreSQL ${postgres}, bench ${cores('bench')} cores`;
 };
 const latencyLine = (latencies) =>
   `p50 ${quantile(latencies, 0.5).toFixed(1)}, p90 ${quantile(latencies, 0.9).toFixed(1)}, p99 ${quantile(latencies, 0.99).toFixed(1)}, max ${latencies.reduce((a, b) => Math.max(a, b), 0).toFixed(1)} ms`;
@@ -295,8 +287,6 @@ async function main() {
     await sleep(6_000); // the secrets file is re-read at least every 5 s
 
     // Warm-up (unmeasured): the processes' code compiled, the readers' rows cached, the seeding's autovacuum done.
-    samplePostgres();
-    setInterval(samplePostgres, 250).unref();
     const warmUntil = Date.now() + WARMUP_SECONDS * 1000;
     await pacedReads(base, projects[0].publishable, readers, READ_RATE, () => Date.now() >= warmUntil);
 
@@ -304,11 +294,14 @@ async function main() {
     let stopReads = false;
     const baselineUntil = Date.now() + BASELINE_SECONDS * 1000;
     const cpuBefore = cpuNow(api, runner);
+    const postgresBaseline = samplePostgresCpu();
     const baseline = await pacedReads(base, projects[0].publishable, readers, READ_RATE, () => Date.now() >= baselineUntil);
 
     // The hour: the first end is 5 min away (one move), then the hour and the bound after its
     // last end pass at SPEED service seconds per wall second.
     const cpuHourStart = cpuNow(api, runner);
+    const postgresBefore = postgresBaseline.stop().seconds;
+    const postgresHour = samplePostgresCpu();
     const during = pacedReads(base, projects[0].publishable, readers, READ_RATE, () => stopReads);
     const SPEED = HOUR_S / WALL_SECONDS;
     const advance = async (seconds) => {
@@ -335,6 +328,7 @@ async function main() {
     stopReads = true;
     const hour = await during;
     const cpuHourEnd = cpuNow(api, runner);
+    const postgresDuring = postgresHour.stop().seconds;
     const wallS = Math.round((Date.now() - hourStarted) / 1000);
 
     // Goals.
@@ -367,8 +361,8 @@ async function main() {
     log(
       `GET /v1/entitlements p99: ${before.toFixed(1)} ms before (${baseline.latencies.length} reads, ${baseline.errors} errors), ${after.toFixed(1)} ms during (${hour.latencies.length} reads, ${hour.errors} errors)`,
     );
-    log(`  before: ${latencyLine(baseline.latencies)}; ${coresBetween(cpuBefore, cpuHourStart)}`);
-    log(`  during: ${latencyLine(hour.latencies)}; ${coresBetween(cpuHourStart, cpuHourEnd)}`);
+    log(`  before: ${latencyLine(baseline.latencies)}; ${coresBetween(cpuBefore, cpuHourStart, postgresBefore)}`);
+    log(`  during: ${latencyLine(hour.latencies)}; ${coresBetween(cpuHourStart, cpuHourEnd, postgresDuring)}`);
     log(`${check(unread === 0 && late === 0)} bound: every subscription read within 5 min of its end (${late} late, ${unread} unread)`);
     log(`${check(twice === 0)} once: none read twice (${twice})`);
     log(`${check(busiest <= CARD_READS_PER_SECOND)} rates: busiest project second ${busiest} reads (limit ${CARD_READS_PER_SECOND}/s)`);
