@@ -341,4 +341,26 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
     expect((await send(event('customer.subscription.updated', { ...sub, items: pricedSubscription([{ amount: 700 }]).items }))).body.decision).toBe('applied');
     expect((await data()).mrrCents).toBe(before + 700);
   });
+
+  it('a renewal at the same price moves the period end the lapse scan reads, and counts nothing twice', async () => {
+    const lapse = async () => {
+      for (let batch = 0; batch < 50; batch += 1) {
+        if ((await t.app.get(Sql).transaction(() => t.app.get(RevenueLapseJob).scanOnce())) === 0) return;
+      }
+    };
+    await lapse();
+    const before = await data();
+    const sub = pricedSubscription([{ amount: 1200 }], { periodEnd: now() + 3600 });
+    expect((await send(event('customer.subscription.created', sub))).body.decision).toBe('applied');
+    const renewed = { ...sub, items: { ...sub.items, data: sub.items.data.map((item) => ({ ...item, current_period_end: now() + 2 * 86400 })) } };
+    expect((await send(event('customer.subscription.updated', renewed))).body.decision).toBe('applied');
+    expect(await data()).toMatchObject({ mrrCents: before.mrrCents + 1200, payingCustomers: before.payingCustomers + 1 });
+    // Past the first period's end and its day of grace: the renewed end governs.
+    await advanceDays(1.5);
+    await lapse();
+    expect((await data()).mrrCents).toBe(before.mrrCents + 1200);
+    await advanceDays(2);
+    await lapse();
+    expect(await data()).toMatchObject({ mrrCents: before.mrrCents, payingCustomers: before.payingCustomers });
+  });
 });

@@ -82,6 +82,14 @@ export class RevenueLedgerRepository {
     );
   }
 
+  /** The subscription's period end (the row is locked by findSubscription). */
+  async setPeriodEnd(scope: TenantScope, rail: string, subscriptionId: string, validUntil: Date | null, now: Date): Promise<void> {
+    await this.sql.rows(
+      `UPDATE revenue_subscriptions SET valid_until = $5, updated_at = $6 WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`,
+      [scope.projectId, scope.env, rail, subscriptionId, validUntil, now],
+    );
+  }
+
   async reassignSubscriptions(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date): Promise<void> {
     await this.sql.rows(`UPDATE revenue_subscriptions SET customer_id = $4, updated_at = $5 WHERE project_id = $1 AND env = $2 AND customer_id = $3`, [
       scope.projectId,

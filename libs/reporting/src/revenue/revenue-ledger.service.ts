@@ -4,7 +4,7 @@ import type { PurchaseRail } from '#entitlements';
 import { type RailPayment, type RailRevenueChange, RailRevenueFeed, type RailRevenueSink } from '#rails';
 import { dayOf, monthOf, monthlyPrice, toMinorUnits } from './price-normalisation.js';
 import { totalsDeltas } from './revenue-deltas.js';
-import { RevenueLedgerRepository } from './revenue-ledger.repository.js';
+import { type LedgerSubscription, RevenueLedgerRepository } from './revenue-ledger.repository.js';
 
 /** The reporting currency of a project without a setting. */
 export const DEFAULT_REPORTING_CURRENCY = 'USD';
@@ -29,24 +29,25 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
 
   async changed(scope: TenantScope, change: RailRevenueChange): Promise<void> {
     const stored = await this.repository.findSubscription(scope, change.rail, change.subscriptionId);
-    const customers = [...new Set([change.customerId, stored?.customerId ?? change.customerId])].sort();
-    for (const customerId of customers) await this.repository.lockCustomer(scope, customerId);
     const price = monthlyPrice(change.price);
     const nowMs = this.clock.nowMs();
-    const active = change.state === 'active' && (change.validUntil === null || change.validUntil * 1000 > nowMs);
-    await this.repository.upsertSubscription(
-      scope,
-      change.rail,
-      change.subscriptionId,
-      {
-        customerId: change.customerId,
-        active,
-        validUntil: change.validUntil === null ? null : new Date(change.validUntil * 1000),
-        currency: price?.currency ?? stored?.currency ?? null,
-        monthlyMinor: price?.monthlyMinor ?? stored?.monthlyMinor ?? null,
-      },
-      new Date(nowMs),
-    );
+    const next: LedgerSubscription = {
+      customerId: change.customerId,
+      active: change.state === 'active' && (change.validUntil === null || change.validUntil * 1000 > nowMs),
+      validUntil: change.validUntil === null ? null : new Date(change.validUntil * 1000),
+      currency: price?.currency ?? stored?.currency ?? null,
+      monthlyMinor: price?.monthlyMinor ?? stored?.monthlyMinor ?? null,
+    };
+    // A renewal moves the period end alone: the customer's rows and the totals count what is
+    // active and priced, so they stay, and the subscription's row is locked already.
+    if (stored && countsAlike(stored, next)) {
+      if (stored.validUntil?.getTime() !== next.validUntil?.getTime())
+        await this.repository.setPeriodEnd(scope, change.rail, change.subscriptionId, next.validUntil, new Date(nowMs));
+      return;
+    }
+    const customers = [...new Set([change.customerId, stored?.customerId ?? change.customerId])].sort();
+    for (const customerId of customers) await this.repository.lockCustomer(scope, customerId);
+    await this.repository.upsertSubscription(scope, change.rail, change.subscriptionId, next, new Date(nowMs));
     for (const customerId of customers) await this.refreshCustomer(scope, customerId);
   }
 
@@ -130,4 +131,9 @@ function sameRows(a: readonly { rail: string; currency: string; monthlyMinor: nu
   const key = (r: (typeof a)[number]) => `${r.rail}|${r.currency}|${r.monthlyMinor}|${r.subscriptions}`;
   const sa = a.map(key).sort().join(',');
   return sa === b.map(key).sort().join(',');
+}
+
+/** Whether two states of a subscription count the same in its customer's rows and the totals. */
+function countsAlike(a: LedgerSubscription, b: LedgerSubscription): boolean {
+  return a.customerId === b.customerId && a.active === b.active && a.currency === b.currency && a.monthlyMinor === b.monthlyMinor;
 }
