@@ -52,4 +52,4 @@ STOPSIGNAL SIGTERM
 # helper thread, and the old generation grows fourfold before the next full collection).
 # The tracing preload starts OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set and does
 # nothing otherwise (docs/operations.md, "Tracing").
-CMD ["node", "--v8-pool-size=1", "--heap-growing-percent=300", "--import", "./dist/apps/api/src/tracing.js", "dist/apps/api/src/main.js"]
+CMD ["node", "--v8-pool-size=1", "--heap-growing-percent=300", "--max-semi-space-size=32", "--import", "./dist/apps/api/src/tracing.js", "dist/apps/api/src/main.js"]

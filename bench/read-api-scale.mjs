@@ -21,7 +21,7 @@
 // BENCH_ROUNDS, BENCH_READ_DURATION, BENCH_READ_CONNECTIONS, BENCH_SATURATION_SECONDS,
 // BENCH_READ_WARMUP (2), BENCH_READS (comma-separated indexes of the reads to run), LOG_LEVEL (warn).
 import os from 'node:os';
-import { API_ENTRY as apiEntry, ROOT as root, createScratchDatabase, requireDatabaseAndBuild, stop } from './lib/common.mjs';
+import { API_ENTRY as apiEntry, ROOT as root, apiNodeArgs, createScratchDatabase, requireDatabaseAndBuild, stop } from './lib/common.mjs';
 import { CONNECTIONS, drive, leastStolen, log, mean, paced, setAdminUrl, settle, stealNote, summarise } from './lib/harness.mjs';
 import { bodySource } from './lib/event-bodies.mjs';
 import { ingestionServer, startApi } from './lib/servers.mjs';
@@ -76,9 +76,10 @@ async function main() {
   const scratch = await createScratchDatabase(adminUrl, 'ras');
   const apis = [];
   try {
-    const api = await startApi('api', apiEntry, root, scratch.url);
+    // Both with production's node flags (start:prod), as the other benches start the API.
+    const api = await startApi('api', apiEntry, root, scratch.url, { nodeArgs: apiNodeArgs() });
     apis.push(api);
-    const bare = await startApi('norollups', apiEntry, root, scratch.url, { env: { EVENT_ROLLUPS: 'false' } });
+    const bare = await startApi('norollups', apiEntry, root, scratch.url, { nodeArgs: apiNodeArgs(), env: { EVENT_ROLLUPS: 'false' } });
     apis.push(bare);
     const project = await mintReadProject(api.base, api.operatorToken);
     log(`bench: ${os.cpus().length} CPU(s), node ${process.version}; ${SCALE_EVENTS} events and ${SCALE_CUSTOMERS} customers`);

@@ -181,7 +181,7 @@ describe('container and compose safe defaults', () => {
     const startProd = (pkg.scripts['start:prod'] as string).split(' ');
     expect(startProd[0]).toBe('node');
     expect(startProd.at(-1)).toBe('dist/apps/api/src/main.js');
-    expect(startProd).toEqual(expect.arrayContaining(['--v8-pool-size=1', '--heap-growing-percent=300']));
+    expect(startProd).toEqual(expect.arrayContaining(['--v8-pool-size=1', '--heap-growing-percent=300', '--max-semi-space-size=32']));
     expect(dockerfile).toContain(`\nCMD ${JSON.stringify(startProd).replaceAll(',', ', ')}\n`);
     expect(pkg.scripts.start).toBe(`npm run build && ${pkg.scripts['start:prod']}`);
     expect(pkg.engines.node).toBe('>=22.12');
