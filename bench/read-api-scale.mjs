@@ -22,7 +22,7 @@
 // BENCH_READ_WARMUP (2), BENCH_READS (comma-separated indexes of the reads to run), LOG_LEVEL (warn).
 import os from 'node:os';
 import { API_ENTRY as apiEntry, ROOT as root, apiNodeArgs, createScratchDatabase, requireDatabaseAndBuild, stop } from './lib/common.mjs';
-import { CONNECTIONS, drive, leastStolen, log, mean, paced, setAdminUrl, settle, stealNote, summarise } from './lib/harness.mjs';
+import { CONNECTIONS, drive, generatorLine, leastStolen, log, mean, paced, setAdminUrl, settle, stealNote, summarise } from './lib/harness.mjs';
 import { bodySource } from './lib/event-bodies.mjs';
 import { ingestionServer, startApi } from './lib/servers.mjs';
 import { mintReadProject, readApiRoutes, seedReadScale } from './lib/read-scale-seed.mjs';
@@ -56,7 +56,7 @@ async function measureRead(api, route) {
   );
   const ok = open.p99 < MAX_P99_MS && open.non2xx === 0 && open.errors === 0 && closed.non2xx === 0;
   log(
-    `bench: ${route.name}: saturation ${closed.rps} req/s (p99 ${closed.p99} ms); at ${rate} req/s p50 ${open.p50} ms, p99 ${open.p99} ms, max ${open.max} ms, non-2xx ${open.non2xx + closed.non2xx}, errors ${open.errors}`,
+    `bench: ${route.name}: saturation ${closed.rps} req/s (p99 ${closed.p99} ms); at ${rate} req/s p50 ${open.p50} ms, p99 ${open.p99} ms, max ${open.max} ms, non-2xx ${open.non2xx + closed.non2xx}, errors ${open.errors}; ${generatorLine(open)}`,
   );
   log(`${check(ok)} read-api-scale: ${route.name} p99 at half its saturation (${rate} req/s) < ${MAX_P99_MS} ms: ${open.p99} ms${stealNote(open)}`);
   return ok;
