@@ -77,9 +77,10 @@ async function main() {
   const apis = [];
   try {
     // Both with production's node flags (start:prod), as the other benches start the API.
-    const api = await startApi('api', apiEntry, root, scratch.url, { nodeArgs: apiNodeArgs() });
+    const nodeArgs = apiNodeArgs();
+    const api = await startApi('api', apiEntry, root, scratch.url, { nodeArgs });
     apis.push(api);
-    const bare = await startApi('norollups', apiEntry, root, scratch.url, { nodeArgs: apiNodeArgs(), env: { EVENT_ROLLUPS: 'false' } });
+    const bare = await startApi('norollups', apiEntry, root, scratch.url, { nodeArgs, env: { EVENT_ROLLUPS: 'false' } });
     apis.push(bare);
     const project = await mintReadProject(api.base, api.operatorToken);
     log(`bench: ${os.cpus().length} CPU(s), node ${process.version}; ${SCALE_EVENTS} events and ${SCALE_CUSTOMERS} customers`);

@@ -79,6 +79,13 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
       ).status,
     ).toBe(200);
 
+  // The lapse scan covers every project of the shared database: run it until nothing is due, then read this project's figures.
+  const lapse = async () => {
+    for (let batch = 0; batch < 50; batch += 1) {
+      if ((await t.app.get(Sql).transaction(() => t.app.get(RevenueLapseJob).scanOnce())) === 0) return;
+    }
+  };
+
   let usdCustomerCard: string;
   let usdSubscription: ReturnType<typeof pricedSubscription>;
 
@@ -318,12 +325,6 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
   });
 
   it('time passing: a subscription whose period ended a day ago without news from its rail stops counting, once', async () => {
-    // The scan covers every project of the shared database: run it until nothing is due, then read this project's figures.
-    const lapse = async () => {
-      for (let batch = 0; batch < 50; batch += 1) {
-        if ((await t.app.get(Sql).transaction(() => t.app.get(RevenueLapseJob).scanOnce())) === 0) return;
-      }
-    };
     await lapse();
     const before = (await data()).mrrCents;
     const sub = pricedSubscription([{ amount: 700 }], { periodEnd: now() + 3600 });
@@ -343,11 +344,6 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
   });
 
   it('a renewal at the same price moves the period end the lapse scan reads, and counts nothing twice', async () => {
-    const lapse = async () => {
-      for (let batch = 0; batch < 50; batch += 1) {
-        if ((await t.app.get(Sql).transaction(() => t.app.get(RevenueLapseJob).scanOnce())) === 0) return;
-      }
-    };
     await lapse();
     const before = await data();
     const sub = pricedSubscription([{ amount: 1200 }], { periodEnd: now() + 3600 });
