@@ -13,6 +13,7 @@ export {
   type EntitlementChangeCause,
   type EntitlementSideEvent,
   type PassedEntitlement,
+  type ActiveState,
   type WrittenEntitlement,
   type ChangeFacts,
 } from './grants/entitlement-change-feed.service.js';

@@ -48,6 +48,17 @@ const FIND_ACTIVE = prepared(`SELECT ${COLUMNS} FROM entitlements
           AND state = 'active' AND (valid_until IS NULL OR valid_until > to_timestamp($4::float8))
         ORDER BY entitlement_key, rail`);
 
+/**
+ * The same rows with the snapshot the statement read them in (one row of nulls when there are
+ * none): the change feed's reads, whose list an outbound event carries.
+ */
+const FIND_ACTIVE_WITH_SNAPSHOT = prepared(`SELECT pg_current_snapshot()::text AS snapshot, e.*
+         FROM (SELECT 1) AS one
+         LEFT JOIN LATERAL (SELECT ${COLUMNS} FROM entitlements
+                             WHERE project_id = $1 AND env = $2 AND customer_id = $3
+                               AND state = 'active' AND (valid_until IS NULL OR valid_until > to_timestamp($4::float8))) AS e ON true
+        ORDER BY e.entitlement_key, e.rail`);
+
 function toRecord(row: EntitlementRow): EntitlementRecord {
   return {
     customerId: row.customer_id,
@@ -106,6 +117,23 @@ export class EntitlementRepository {
   async findActive(scope: TenantScope, customerId: string, now: Date): Promise<EntitlementRecord[]> {
     const rows: EntitlementRow[] = await this.sql.rows(FIND_ACTIVE, [scope.projectId, scope.env, customerId, now.getTime() / 1000]);
     return rows.map(toRecord);
+  }
+
+  /**
+   * `findActive`, and the database snapshot (`pg_snapshot` text) the rows were read in: a
+   * change another transaction committed outside that snapshot is not in them.
+   */
+  async findActiveWithSnapshot(scope: TenantScope, customerId: string, now: Date): Promise<{ records: EntitlementRecord[]; snapshot: string }> {
+    const rows: (Partial<EntitlementRow> & { snapshot: string })[] = await this.sql.rows(FIND_ACTIVE_WITH_SNAPSHOT, [
+      scope.projectId,
+      scope.env,
+      customerId,
+      now.getTime() / 1000,
+    ]);
+    return {
+      records: rows.filter((row) => row.entitlement_key != null).map((row) => toRecord(row as EntitlementRow)),
+      snapshot: rows[0].snapshot,
+    };
   }
 
   /** `texts` sorted as the database sorts text (its default collation, the one of entitlement keys and rails); no tenant data. */

@@ -19,6 +19,13 @@ export interface CustomerEntitlementChange {
   /** Active entitlements before and after the change (rows of every rail, not collapsed). */
   before: PublicEntitlement[];
   after: PublicEntitlement[];
+  /**
+   * The database snapshot (`pg_snapshot` text) `after` holds in: it is the state the change
+   * read, plus what the change wrote. A change of the customer that another transaction
+   * committed outside this snapshot is missing from `after` (the sink reads the state again
+   * where that can have happened).
+   */
+  afterSnapshot: string;
   /** The customer's first developer user id, when the writer already read it (the sink reads it otherwise). */
   developerUserId?: string | null;
   /** Why each changed key changed. */
@@ -61,6 +68,12 @@ export interface EntitlementChangeTracker {
 }
 
 const NO_TRACKING: EntitlementChangeTracker = { publish: async () => undefined };
+
+/** A customer's active entitlement rows (every rail, not collapsed) and the database snapshot (`pg_snapshot` text) they were read in. */
+export interface ActiveState {
+  entitlements: PublicEntitlement[];
+  snapshot: string;
+}
 
 /** A row whose validUntil passed, as the expiry scan reads it. */
 export interface PassedEntitlement {
@@ -110,15 +123,23 @@ export class EntitlementChangeFeed {
     const sink = this.sink;
     if (!sink || !(await sink.wants(scope))) return NO_TRACKING;
     const ids = [...new Set(customerIds)].sort();
-    const before = new Map<string, PublicEntitlement[]>();
-    for (const id of ids) before.set(id, await this.activeNow(scope, id));
+    const before = new Map<string, ActiveState>();
+    for (const id of ids) before.set(id, await this.activeState(scope, id));
     return {
       publish: async (causeOf, events, facts = {}) => {
         const changes: CustomerEntitlementChange[] = [];
         for (const id of ids) {
-          const was = before.get(id) ?? [];
-          const after = (facts.written && (await this.derivedAfter(was, facts.written, id))) ?? (await this.activeNow(scope, id));
-          const change: CustomerEntitlementChange = { customerId: id, before: was, after, causeOf, events: events?.(id) ?? [] };
+          const was = before.get(id)!;
+          const derived = facts.written && (await this.derivedAfter(was.entitlements, facts.written, id));
+          const after = derived ? { entitlements: derived, snapshot: was.snapshot } : await this.activeState(scope, id);
+          const change: CustomerEntitlementChange = {
+            customerId: id,
+            before: was.entitlements,
+            after: after.entitlements,
+            afterSnapshot: after.snapshot,
+            causeOf,
+            events: events?.(id) ?? [],
+          };
           if (facts.developerUserIds?.has(id)) change.developerUserId = facts.developerUserIds.get(id) ?? null;
           changes.push(change);
         }
@@ -151,14 +172,11 @@ export class EntitlementChangeFeed {
     if (this.sink && changes.length > 0) await this.sink.record(scope, changes);
   }
 
-  /** A customer's active entitlement rows at the service clock's now. */
-  active(scope: TenantScope, customerId: string): Promise<PublicEntitlement[]> {
-    return this.activeNow(scope, customerId);
-  }
-
-  private async activeNow(scope: TenantScope, customerId: string): Promise<PublicEntitlement[]> {
+  /** A customer's active entitlement rows at the service clock's now, with the snapshot they were read in. */
+  async activeState(scope: TenantScope, customerId: string): Promise<ActiveState> {
     const nowMs = this.clock.nowMs();
-    return (await this.entitlements.findActive(scope, customerId, new Date(nowMs))).map((record) => toPublicEntitlement(record, nowMs));
+    const { records, snapshot } = await this.entitlements.findActiveWithSnapshot(scope, customerId, new Date(nowMs));
+    return { entitlements: records.map((record) => toPublicEntitlement(record, nowMs)), snapshot };
   }
 
   /** Rows still marked active whose validUntil fell in (fromMs, toMs] and were written before it: time ended them. */

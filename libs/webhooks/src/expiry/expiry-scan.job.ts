@@ -71,11 +71,12 @@ export class ExpiryScanJob {
       const scope = SCAN.scopeOf({ projectId: passed[0].projectId, env: passed[0].env });
       // Nobody listens in this scope: nothing to read or report.
       if (!(await this.presence.hasEnabled(scope))) continue;
-      const after = await this.feed.active(scope, passed[0].customerId);
+      const after = await this.feed.activeState(scope, passed[0].customerId);
       const change: CustomerEntitlementChange = {
         customerId: passed[0].customerId,
-        before: [...after, ...passed.map(lapsed)],
-        after,
+        before: [...after.entitlements, ...passed.map(lapsed)],
+        after: after.entitlements,
+        afterSnapshot: after.snapshot,
         causeOf: () => 'expiration',
         events: [],
       };

@@ -9,10 +9,22 @@ export interface OutboxEvent {
   body: string;
 }
 
-/** An event of a batch: its customer, and whether its body carries the customer's next `sequence` (written as SEQUENCE_SLOT). */
-export interface CustomerOutboxEvent extends OutboxEvent {
-  customerId: string | null;
-  sequenced: boolean;
+/**
+ * An event of a batch: its customer, and whether its body carries the customer's next
+ * `sequence` (written as SEQUENCE_SLOT); a sequenced event names the snapshot its body's
+ * state was read in.
+ */
+export type CustomerOutboxEvent = OutboxEvent &
+  ({ customerId: string | null; sequenced: false } | { customerId: string; sequenced: true; stateSnapshot: string });
+
+/**
+ * A customer whose sequenced event took its number after a change the event's state did not
+ * see: the transaction that gave the number before this one committed outside the snapshot the
+ * state was read in. The counter stays locked until this transaction ends.
+ */
+export interface StaleSequence {
+  customerId: string;
+  sequence: number;
 }
 
 /**
@@ -55,13 +67,16 @@ const NEW_DELIVERY_ID = `'wd_' || replace(gen_random_uuid()::text, '-', '')`;
 
 /**
  * The outbox write of every tracked change: one fixed text, prepared once per connection, so
- * PostgreSQL parses and plans its three parts once rather than with every change.
+ * PostgreSQL parses and plans its parts once rather than with every change.
  */
 const RECORD = prepared(`WITH seq AS (
-         INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence)
-         SELECT $1, $2, c, 1 FROM unnest($8::text[]) AS c
-         ON CONFLICT (project_id, env, customer_id) DO UPDATE SET last_sequence = webhook_customer_sequences.last_sequence + 1
-         RETURNING customer_id, last_sequence),
+         INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence, last_xact)
+         SELECT $1, $2, c, 1, pg_current_xact_id() FROM unnest($8::text[]) AS c
+         ON CONFLICT (project_id, env, customer_id) DO UPDATE
+           SET last_sequence = webhook_customer_sequences.last_sequence + 1,
+               previous_xact = webhook_customer_sequences.last_xact,
+               last_xact = pg_current_xact_id()
+         RETURNING customer_id, last_sequence, previous_xact),
        ev AS (
          INSERT INTO webhook_events (id, project_id, env, customer_id, type, body, created_at_ms, traceparent, tracestate)
          SELECT e.id, $1, $2, e.customer_id, e.type,
@@ -71,11 +86,16 @@ const RECORD = prepared(`WITH seq AS (
                 $7, $9, $10
            FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $12::boolean[]) AS e(id, customer_id, type, body, sequenced)
            LEFT JOIN seq s ON s.customer_id = e.customer_id
-         RETURNING id, type)
-       INSERT INTO webhook_deliveries (id, project_id, env, endpoint_id, event_id, event_type, status, attempts, next_attempt_at_ms, created_at_ms)
-       SELECT ${NEW_DELIVERY_ID}, $1, $2, w.id, ev.id, ev.type, 'pending', 0, $7, $7
-         FROM ev JOIN webhook_endpoints w
-           ON w.project_id = $1 AND w.env = $2 AND w.status = 'enabled' AND ('*' = ANY(w.event_types) OR ev.type = ANY(w.event_types))`);
+         RETURNING id, type),
+       fanout AS (
+         INSERT INTO webhook_deliveries (id, project_id, env, endpoint_id, event_id, event_type, status, attempts, next_attempt_at_ms, created_at_ms)
+         SELECT ${NEW_DELIVERY_ID}, $1, $2, w.id, ev.id, ev.type, 'pending', 0, $7, $7
+           FROM ev JOIN webhook_endpoints w
+             ON w.project_id = $1 AND w.env = $2 AND w.status = 'enabled' AND ('*' = ANY(w.event_types) OR ev.type = ANY(w.event_types)))
+       SELECT s.customer_id AS "customerId", s.last_sequence::float8 AS sequence
+         FROM seq s JOIN unnest($8::text[], $13::text[]) AS c(customer_id, snapshot) ON c.customer_id = s.customer_id
+        WHERE s.previous_xact IS NOT NULL AND s.previous_xact <> pg_current_xact_id()
+          AND NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot)`);
 
 const HAS_ENABLED_ENDPOINT = prepared(`SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status = 'enabled') AS found`);
 
@@ -94,13 +114,16 @@ export class WebhookOutboxRepository {
    * One statement for a whole change: bumps the sequence of every customer with a sequenced
    * event (each locked until the transaction ends) and writes it into that event's body,
    * inserts the events with the trace context, and one pending delivery per enabled endpoint
-   * of the scope that wants each.
+   * of the scope that wants each. Answers the customers whose event's state may lack a change
+   * committed by another transaction (see StaleSequence); usually none.
    */
-  async record(scope: TenantScope, events: readonly CustomerOutboxEvent[], trace: OutboxTrace, nowMs: number): Promise<number> {
-    if (events.length === 0) return 0;
+  async record(scope: TenantScope, events: readonly CustomerOutboxEvent[], trace: OutboxTrace, nowMs: number): Promise<StaleSequence[]> {
+    if (events.length === 0) return [];
     // Sorted: concurrent changes lock the counters in one order.
-    const sequenced = [...new Set(events.filter((e) => e.sequenced && e.customerId !== null).map((e) => e.customerId as string))].sort();
-    return this.sql.affected(RECORD, [
+    const snapshots = new Map<string, string>();
+    for (const e of events) if (e.sequenced) snapshots.set(e.customerId, e.stateSnapshot);
+    const sequenced = [...snapshots.keys()].sort();
+    return this.sql.rows<StaleSequence>(RECORD, [
       scope.projectId,
       scope.env,
       // Binary text arrays: the bodies cross as their bytes, with no array-literal quoting of their JSON on either side.
@@ -114,7 +137,13 @@ export class WebhookOutboxRepository {
       trace.tracestate,
       SEQUENCE_SLOT_TEXT,
       events.map((e) => e.sequenced),
+      textArrayParam(sequenced.map((id) => snapshots.get(id)!)),
     ]);
+  }
+
+  /** Puts a recorded event's body right (its state read again), before any delivery of it is sent: in the recording transaction. */
+  async rewriteBody(scope: TenantScope, eventId: string, body: string): Promise<void> {
+    await this.sql.rows(`UPDATE webhook_events SET body = $4 WHERE project_id = $1 AND env = $2 AND id = $3`, [scope.projectId, scope.env, eventId, body]);
   }
 
   /** The `test` event, delivered to one endpoint only. */

@@ -12,6 +12,22 @@ export const newEventId = (): string => `evt_${randomLowerAlnum(24)}`;
 
 const view = (e: PublicEntitlement): ActiveEntitlementView => ({ key: e.key, validUntil: e.validUntil, rail: e.source.rail });
 
+/** One entitlement per key: the row that wins the key (collapseByKey), in the rows' order. */
+function winnersOf(active: PublicEntitlement[]): PublicEntitlement[] {
+  const winners = collapseByKey(active.map(view));
+  return active.filter((e) => {
+    const winner = winners.get(e.key);
+    if (winner?.rail !== e.source.rail) return false;
+    winners.delete(e.key);
+    return true;
+  });
+}
+
+/** The exact JSON body of an event. */
+function bodyOf(scope: TenantScope, id: string, type: string, createdAt: number, data: Record<string, unknown>): string {
+  return JSON.stringify({ id, object: 'event', type, apiVersion: 'v1', createdAt, projectId: scope.projectId, env: scope.env, data });
+}
+
 /**
  * The outbox recorder: turns every entitlement change (reported by the entitlements
  * context's change feed) and every erasure into events and pending deliveries, in the
@@ -46,23 +62,19 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
   /** The envelope of every event. */
   envelope(scope: TenantScope, type: string, data: Record<string, unknown>): OutboxEvent {
     const id = newEventId();
-    const body = JSON.stringify({
-      id,
-      object: 'event',
-      type,
-      apiVersion: 'v1',
-      createdAt: Math.floor(this.clock.nowMs() / 1000),
-      projectId: scope.projectId,
-      env: scope.env,
-      data,
-    });
-    return { id, type, body };
+    return { id, type, body: bodyOf(scope, id, type, Math.floor(this.clock.nowMs() / 1000), data) };
   }
 
-  /** In the change's (ambient) transaction */
+  /**
+   * In the change's (ambient) transaction. Where another transaction numbered a change of the
+   * same customer after this change read its state (two changes of one customer at once),
+   * the event's `entitlements` are read again under the sequence's lock, so the event with the
+   * higher `sequence` always carries the whole active set; `changes` stay this change's own.
+   */
   async record(scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
     if (!(await this.presence.hasEnabled(scope))) return;
     const events: CustomerOutboxEvent[] = [];
+    const updates = new Map<string, { id: string; createdAt: number; data: Record<string, unknown> }>();
     for (const change of changes) {
       const diff = diffEntitlements(change.before.map(view), change.after.map(view), change.causeOf);
       if (diff.length === 0 && change.events.length === 0) continue;
@@ -70,22 +82,25 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
         change.developerUserId !== undefined ? change.developerUserId : ((await this.customers.profile(scope, change.customerId))?.developerUserIds[0] ?? null);
       const customerId = change.customerId;
       if (diff.length > 0) {
-        const winners = collapseByKey(change.after.map(view));
-        const entitlements = change.after.filter((e) => {
-          const winner = winners.get(e.key);
-          if (winner?.rail !== e.source.rail) return false;
-          winners.delete(e.key);
-          return true;
-        });
-        const data = { serviceCustomerId: customerId, developerUserId, sequence: SEQUENCE_SLOT, entitlements, changes: diff };
-        events.push({ ...this.envelope(scope, 'customer.entitlements.updated', data), customerId, sequenced: true });
+        const data = { serviceCustomerId: customerId, developerUserId, sequence: SEQUENCE_SLOT, entitlements: winnersOf(change.after), changes: diff };
+        const id = newEventId();
+        const createdAt = Math.floor(this.clock.nowMs() / 1000);
+        const type = 'customer.entitlements.updated';
+        events.push({ id, type, body: bodyOf(scope, id, type, createdAt, data), customerId, sequenced: true, stateSnapshot: change.afterSnapshot });
+        updates.set(customerId, { id, createdAt, data });
       }
       for (const side of change.events) {
         const { serviceCustomerId, ...rest } = side.data;
         events.push({ ...this.envelope(scope, side.type, { serviceCustomerId, developerUserId, ...rest }), customerId, sequenced: false });
       }
     }
-    await this.repository.record(scope, events, currentTraceHeaders(), this.clock.nowMs());
+    const stale = await this.repository.record(scope, events, currentTraceHeaders(), this.clock.nowMs());
+    for (const { customerId, sequence } of stale) {
+      const update = updates.get(customerId)!;
+      const { entitlements } = await this.feed.activeState(scope, customerId);
+      const data = { ...update.data, sequence, entitlements: winnersOf(entitlements) };
+      await this.repository.rewriteBody(scope, update.id, bodyOf(scope, update.id, 'customer.entitlements.updated', update.createdAt, data));
+    }
   }
 
   /** Erasure, in the (ambient) transaction of the erasure */
@@ -98,7 +113,7 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
     const nowMs = this.clock.nowMs();
     await this.repository.purgeCustomer(scope, customerId, nowMs);
     if (!(await this.presence.hasEnabled(scope))) return;
-    const erased = { ...this.envelope(scope, 'customer.erased', { serviceCustomerId: customerId }), customerId: null, sequenced: false };
+    const erased = { ...this.envelope(scope, 'customer.erased', { serviceCustomerId: customerId }), customerId: null, sequenced: false as const };
     await this.repository.record(scope, [erased], currentTraceHeaders(), nowMs);
   }
 }
