@@ -139,6 +139,41 @@ describe.each([['base'], ['overlays/production']])('deploy/%s with the job-runne
   });
 });
 
+describe('deploy/overlays/production with the job-runners and service-monitor components', () => {
+  const dir = path.join(DEPLOY, 'overlays/production');
+  const kustomization = readKustomization(dir);
+  const components = [...(kustomization.components ?? []), path.relative(dir, COMPONENT), path.relative(dir, path.join(DEPLOY, 'components/service-monitor'))];
+  const objects = build(dir, { ...kustomization, components });
+  const podOf = (name: string) => find(objects, 'Deployment', name).spec.template;
+
+  it('the runners, which no Service selects, are scraped by a PodMonitor; the API pods by the ServiceMonitor', () => {
+    const api = podOf('entitlements-api');
+    const jobs = podOf('entitlements-jobs');
+    const podMonitor = find(objects, 'PodMonitor');
+    expect(podMonitor.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(selects(podMonitor.spec.selector, jobs.metadata.labels)).toBe(true);
+    expect(selects(podMonitor.spec.selector, api.metadata.labels)).toBe(false);
+    const [endpoint] = podMonitor.spec.podMetricsEndpoints;
+    expect(endpoint).toEqual(expect.objectContaining({ port: 'metrics', path: '/metrics' }));
+    const metricsPort = jobs.spec.containers[0].ports.find((p: any) => p.name === endpoint.port);
+    expect(String(metricsPort.containerPort)).toBe(find(objects, 'ConfigMap').data.METRICS_PORT);
+
+    const serviceMonitor = find(objects, 'ServiceMonitor');
+    const service = find(objects, 'Service');
+    expect(selects(serviceMonitor.spec.selector, service.metadata.labels ?? {})).toBe(true);
+    expect(selects({ matchLabels: service.spec.selector }, api.metadata.labels)).toBe(true);
+    expect(selects({ matchLabels: service.spec.selector }, jobs.metadata.labels)).toBe(false);
+    // Both monitors scrape the same interval, so the job and API series line up.
+    expect(endpoint.interval).toBe(serviceMonitor.spec.endpoints[0].interval);
+  });
+
+  it("an alert watches the runners' readiness as ReplicasNotReady watches the API", () => {
+    const rules: any[] = find(objects, 'PrometheusRule').spec.groups.flatMap((g: any) => g.rules);
+    const expr = (alert: string) => rules.find((r) => r.alert === alert)?.expr;
+    expect(expr('JobRunnersNotReady')).toBe(expr('ReplicasNotReady').replaceAll('"entitlements-api"', '"entitlements-jobs"'));
+  });
+});
+
 describe('the kustomize subset: components', () => {
   it("a Component renders only inside a Kustomization, on its parent's objects", () => {
     expect(() => build(COMPONENT)).toThrow(/a Component where a Kustomization belongs/);
