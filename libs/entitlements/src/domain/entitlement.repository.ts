@@ -42,10 +42,13 @@ interface EntitlementRow {
 const unixSeconds = (column: string): string => `floor(extract(epoch FROM ${column}))::float8 AS ${column}`;
 const COLUMNS = `customer_id, entitlement_key, rail, product_id, subscription_id, state, ${unixSeconds('valid_until')}, version, last_event_id, ${unixSeconds('updated_at')}`;
 
-/** Every app's launch reads this: prepared once per connection (Sql). */
-const FIND_ACTIVE = prepared(`SELECT ${COLUMNS} FROM entitlements
+/** A customer's active rows at a time ($1 project, $2 env, $3 customer, $4 Unix seconds). */
+const ACTIVE_OF_CUSTOMER = `SELECT ${COLUMNS} FROM entitlements
         WHERE project_id = $1 AND env = $2 AND customer_id = $3
-          AND state = 'active' AND (valid_until IS NULL OR valid_until > to_timestamp($4::float8))
+          AND state = 'active' AND (valid_until IS NULL OR valid_until > to_timestamp($4::float8))`;
+
+/** Every app's launch reads this: prepared once per connection (Sql). */
+const FIND_ACTIVE = prepared(`${ACTIVE_OF_CUSTOMER}
         ORDER BY entitlement_key, rail`);
 
 /**
@@ -54,9 +57,7 @@ const FIND_ACTIVE = prepared(`SELECT ${COLUMNS} FROM entitlements
  */
 const FIND_ACTIVE_WITH_SNAPSHOT = prepared(`SELECT pg_current_snapshot()::text AS snapshot, e.*
          FROM (SELECT 1) AS one
-         LEFT JOIN LATERAL (SELECT ${COLUMNS} FROM entitlements
-                             WHERE project_id = $1 AND env = $2 AND customer_id = $3
-                               AND state = 'active' AND (valid_until IS NULL OR valid_until > to_timestamp($4::float8))) AS e ON true
+         LEFT JOIN LATERAL (${ACTIVE_OF_CUSTOMER}) AS e ON true
         ORDER BY e.entitlement_key, e.rail`);
 
 function toRecord(row: EntitlementRow): EntitlementRecord {

@@ -74,7 +74,9 @@ const RECORD = prepared(`WITH seq AS (
          SELECT $1, $2, c, 1, pg_current_xact_id() FROM unnest($8::text[]) AS c
          ON CONFLICT (project_id, env, customer_id) DO UPDATE
            SET last_sequence = webhook_customer_sequences.last_sequence + 1,
-               previous_xact = webhook_customer_sequences.last_xact,
+               -- The last other transaction to number this customer (a second number in one transaction keeps it).
+               previous_xact = CASE WHEN webhook_customer_sequences.last_xact = pg_current_xact_id()
+                                    THEN webhook_customer_sequences.previous_xact ELSE webhook_customer_sequences.last_xact END,
                last_xact = pg_current_xact_id()
          RETURNING customer_id, last_sequence, previous_xact),
        ev AS (
@@ -94,8 +96,7 @@ const RECORD = prepared(`WITH seq AS (
              ON w.project_id = $1 AND w.env = $2 AND w.status = 'enabled' AND ('*' = ANY(w.event_types) OR ev.type = ANY(w.event_types)))
        SELECT s.customer_id AS "customerId", s.last_sequence::float8 AS sequence
          FROM seq s JOIN unnest($8::text[], $13::text[]) AS c(customer_id, snapshot) ON c.customer_id = s.customer_id
-        WHERE s.previous_xact IS NOT NULL AND s.previous_xact <> pg_current_xact_id()
-          AND NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot)`);
+        WHERE s.previous_xact IS NOT NULL AND NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot)`);
 
 const HAS_ENABLED_ENDPOINT = prepared(`SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status = 'enabled') AS found`);
 
@@ -143,7 +144,13 @@ export class WebhookOutboxRepository {
 
   /** Puts a recorded event's body right (its state read again), before any delivery of it is sent: in the recording transaction. */
   async rewriteBody(scope: TenantScope, eventId: string, body: string): Promise<void> {
-    await this.sql.rows(`UPDATE webhook_events SET body = $4 WHERE project_id = $1 AND env = $2 AND id = $3`, [scope.projectId, scope.env, eventId, body]);
+    const rewritten = await this.sql.affected(`UPDATE webhook_events SET body = $4 WHERE project_id = $1 AND env = $2 AND id = $3`, [
+      scope.projectId,
+      scope.env,
+      eventId,
+      body,
+    ]);
+    if (rewritten !== 1) throw new Error(`webhook event ${eventId} to rewrite not found in its scope`);
   }
 
   /** The `test` event, delivered to one endpoint only. */

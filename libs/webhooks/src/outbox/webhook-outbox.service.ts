@@ -113,7 +113,7 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
     const nowMs = this.clock.nowMs();
     await this.repository.purgeCustomer(scope, customerId, nowMs);
     if (!(await this.presence.hasEnabled(scope))) return;
-    const erased = { ...this.envelope(scope, 'customer.erased', { serviceCustomerId: customerId }), customerId: null, sequenced: false as const };
+    const erased: CustomerOutboxEvent = { ...this.envelope(scope, 'customer.erased', { serviceCustomerId: customerId }), customerId: null, sequenced: false };
     await this.repository.record(scope, [erased], currentTraceHeaders(), nowMs);
   }
 }
