@@ -1,43 +1,48 @@
 // Two changes of one customer at once: each read the customer's state before the other
 // committed, and the sequence counter puts them in an order. The event with the higher
 // `sequence` is the one a receiver keeps, so it must carry the whole active set after both,
-// while each event's `changes` stay its own.
+// while each event's `changes` say what changed since the event numbered before it.
 import pg from 'pg';
 import { WebhookDispatcher } from '#webhooks';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
-import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+import { cardWebhookHarness } from '../support/harness/webhooks-card.js';
+import { operatorAuth } from '../support/test-app.js';
 import { type ReceivedWebhook, type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver.js';
 
-const ENV = { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' };
 const REASON = 'Support credit after an outage';
 
 describe('outbound webhooks: the highest sequence carries the whole state', () => {
-  let t: TestApp;
+  const h = cardWebhookHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' }, { ownDatabase: true });
   let receiver: WebhookReceiver;
   let holder: pg.Client;
   let counter = 0;
 
   beforeAll(async () => {
-    t = await createTestApp(ENV, { ownDatabase: true });
     receiver = await startWebhookReceiver();
-    holder = new pg.Client({ connectionString: t.config.databaseUrl });
+    holder = new pg.Client({ connectionString: h.t.config.databaseUrl });
+    // The harness's afterAll, which runs before this file's, drops the database under this connection.
+    holder.on('error', () => undefined);
     await holder.connect();
   });
   afterAll(async () => {
     await holder?.end();
     await receiver?.close();
-    await t?.close();
   });
 
-  async function customerWithEndpoint(): Promise<{ fx: ProjectFixture; customerId: string; hook: string }> {
-    const fx = await createProjectWithApp(t);
+  async function endpointFor(fx: ProjectFixture): Promise<string> {
     const hook = `/sequence/${++counter}`;
-    const endpoint = await t.http
+    const endpoint = await h.t.http
       .post(`/admin/v1/projects/${fx.projectId}/webhook-endpoints`)
       .set(operatorAuth())
       .send({ url: receiver.url(hook), env: 'sandbox' });
     expect(endpoint.status).toBe(201);
-    const identified = await t.http
+    return hook;
+  }
+
+  async function customerWithEndpoint(): Promise<{ fx: ProjectFixture; customerId: string; hook: string }> {
+    const fx = await createProjectWithApp(h.t);
+    const hook = await endpointFor(fx);
+    const identified = await h.t.http
       .post('/v1/identify')
       .set(keyHeaders(fx, fx.keys.skTest))
       .send({ userId: `user_${counter}`, anonymousId: `anon_${counter}` });
@@ -46,31 +51,38 @@ describe('outbound webhooks: the highest sequence carries the whole state', () =
   }
 
   const write = (fx: ProjectFixture, customerId: string, action: 'grant' | 'revoke', entitlementKey: string) =>
-    t.http
+    h.t.http
       .post(`/v1/server/customers/${customerId}/${action}`)
       .set(keyHeaders(fx, fx.keys.skTest))
       .send(action === 'grant' ? { entitlementKey, duration: 'P30D', reason: REASON } : { entitlementKey, reason: REASON });
 
+  /** How many requests wait for a sequence counter (asked outside the holder's transaction, which sees pg_stat_activity as of its first look). */
+  async function waitingForCounter(): Promise<number> {
+    const rows: { waiting: number }[] = await h.t.dataSource.query(
+      `SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%webhook_customer_sequences%'`,
+    );
+    return rows[0].waiting;
+  }
+
   /**
-   * Runs both writes while the customer's sequence counter is held, so each reads the state
-   * before either commits; lets go once both wait for the counter.
+   * Runs the writes while the customer's sequence counter is held, so each reads the state
+   * before any commits; each starts once the one before waits for the counter (so they take it
+   * in this order), and the counter is let go once all wait.
    */
-  async function atOnce(customerId: string, writes: (() => Promise<{ status: number }>)[]): Promise<void> {
+  async function atOnce(customerId: string, writes: (() => PromiseLike<{ status: number }>)[]): Promise<void> {
     await holder.query('BEGIN');
     try {
       await holder.query('SELECT last_sequence FROM webhook_customer_sequences WHERE customer_id = $1 FOR UPDATE', [customerId]);
-      // A supertest request starts when it is awaited: start each now.
-      const pending = writes.map((w) => Promise.resolve(w()));
-      const until = Date.now() + 10_000;
-      for (;;) {
-        // Asked outside the holder's transaction, which sees pg_stat_activity as of its first look.
-        const rows: { waiting: number }[] = await t.dataSource.query(
-          `SELECT count(*)::int AS waiting FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%webhook_customer_sequences%'`,
-        );
-        if (rows[0].waiting === writes.length) break;
-        if (Date.now() > until) throw new Error(`${rows[0].waiting} of ${writes.length} writes wait for the sequence counter`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      const pending: Promise<{ status: number }>[] = [];
+      for (const w of writes) {
+        // A supertest request starts when it is awaited: start it now.
+        pending.push(Promise.resolve(w()));
+        const until = Date.now() + 10_000;
+        while ((await waitingForCounter()) < pending.length) {
+          if (Date.now() > until) throw new Error(`${await waitingForCounter()} of ${pending.length} writes wait for the sequence counter`);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
       }
       await holder.query('COMMIT');
       for (const res of await Promise.all(pending)) expect(res.status).toBe(200);
@@ -80,7 +92,7 @@ describe('outbound webhooks: the highest sequence carries the whole state', () =
   }
 
   async function updates(hook: string, count: number): Promise<Record<string, any>[]> {
-    await t.app.get(WebhookDispatcher).drain();
+    await h.t.app.get(WebhookDispatcher).drain();
     const of = (hooks: ReceivedWebhook[]) => hooks.filter((h) => h.path === hook && h.json.type === 'customer.entitlements.updated');
     await receiver.waitFor((hooks) => of(hooks).length >= count);
     return of(receiver.received)
@@ -119,8 +131,48 @@ describe('outbound webhooks: the highest sequence carries the whole state', () =
     expect(keys(last)).toEqual(['pro_access']);
 
     // What the receiver got is what the service reads now.
-    const read = await t.http.get(`/v1/server/customers/${customerId}/entitlements`).set(keyHeaders(fx, fx.keys.skTest));
+    const read = await h.t.http.get(`/v1/server/customers/${customerId}/entitlements`).set(keyHeaders(fx, fx.keys.skTest));
     expect(read.status).toBe(200);
     expect(read.body.data.filter((e: { isActive: boolean }) => e.isActive).map((e: { key: string }) => e.key)).toEqual(['pro_access']);
+  });
+
+  describe('a change that leaves the set as it was, at once with one that changes it', () => {
+    // The card row of `pro` runs 90 days; a 30-day manual grant of `pro` under it changes no
+    // announced entitlement by itself. The card subscription ends at the same moment: after
+    // both, `pro` is active until the grant's end.
+    const endCard = (sub: Record<string, unknown>) => () =>
+      h.send(h.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: h.now() + 1 }));
+    const grantPro = (customerId: string) => () => write(h.fx, customerId, 'grant', 'pro');
+
+    async function lastUpdate(customerId: string, hook: string, count: number): Promise<Record<string, any>> {
+      const all = await updates(hook, count);
+      expect(all.every((data) => data.serviceCustomerId === customerId)).toBe(true);
+      return all.at(-1)!;
+    }
+
+    it.each([['the grant first'], ['the card first']])('%s: the last number lists `pro` until the grant ends', async (order) => {
+      const sub = h.subscription({ periodEnd: h.now() + 90 * 86400 });
+      const hook = await endpointFor(h.fx);
+      const created = await h.send(h.event('customer.subscription.created', sub));
+      expect(created.status).toBe(200);
+      const customerId = created.body.serviceCustomerId;
+      await updates(hook, 1);
+
+      const writes = order === 'the grant first' ? [grantPro(customerId), endCard(sub)] : [endCard(sub), grantPro(customerId)];
+      await atOnce(customerId, writes);
+
+      const read = await h.t.http.get(`/v1/server/customers/${customerId}/entitlements`).set(keyHeaders(h.fx, h.fx.keys.skTest));
+      const pro = read.body.data.find((e: { key: string; isActive: boolean }) => e.key === 'pro' && e.isActive);
+      expect(pro).toEqual(expect.objectContaining({ source: expect.objectContaining({ rail: 'manual' }) }));
+
+      // The grant first: the card's event is announced against the set with the grant (`pro` moves to
+      // the grant's end). The card first: its event says `pro` ended, and the grant announces `pro` again.
+      const last = await lastUpdate(customerId, hook, order === 'the grant first' ? 2 : 3);
+      expect(last.entitlements.map((e: { key: string; validUntil: number }) => [e.key, e.validUntil])).toEqual([['pro', pro.validUntil]]);
+      const change = last.changes.find((c: { key: string }) => c.key === 'pro');
+      expect(change).toEqual(
+        expect.objectContaining({ change: order === 'the grant first' ? 'extended' : 'activated', rail: 'manual', validUntil: pro.validUntil }),
+      );
+    });
   });
 });

@@ -55,7 +55,7 @@ describe('medium: the sequence counter names the transaction numbered before', (
       await numberIn(c); // another transaction, committed now
       return outbox.record(c.scope, [update(c.customerId, readBefore)], NO_TRACE, 0);
     });
-    expect(stale).toEqual([{ customerId: c.customerId, sequence: 3 }]);
+    expect(stale).toEqual([{ customerId: c.customerId, sequence: 3, numbered: true }]);
   });
 
   it('a second number in one transaction still names the other writer before the first', async () => {
@@ -69,6 +69,6 @@ describe('medium: the sequence counter names the transaction numbered before', (
       const second = await outbox.record(c.scope, [update(c.customerId, readBefore)], NO_TRACE, 0);
       return { first, second };
     });
-    expect(answers).toEqual({ first: [], second: [{ customerId: c.customerId, sequence: 4 }] });
+    expect(answers).toEqual({ first: [], second: [{ customerId: c.customerId, sequence: 4, numbered: true }] });
   });
 });

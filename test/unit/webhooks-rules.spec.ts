@@ -4,7 +4,9 @@ import {
   MAX_ATTEMPTS,
   checkEndpointUrl,
   deriveSecret,
+  changedRows,
   diffEntitlements,
+  withoutChange,
   endpointWants,
   isPublicAddress,
   nextAttemptAtMs,
@@ -108,6 +110,28 @@ describe('webhooks: pure rules', () => {
         { key: 'c', change: 'deactivated', cause: 'refund', rail: 'ios_store', validUntil: 100 },
       ]);
       expect(diffEntitlements(after, after, () => 'grant')).toEqual([]);
+    });
+
+    it('the rows a change wrote, and the state without that change', () => {
+      // A manual grant of `pro` under a longer card row: the set is the same, one row changed.
+      const before = [{ key: 'pro', validUntil: 900, rail: 'card_payments' }];
+      const after = [...before, { key: 'pro', validUntil: 300, rail: 'manual' }];
+      expect(diffEntitlements(before, after, () => 'grant')).toEqual([]);
+      expect([...changedRows(before, after)]).toEqual(['pro\u0000manual']);
+      expect(changedRows(after, after).size).toBe(0);
+      // Meanwhile another change ended the card row: without the grant, `pro` is gone; with it, it stays until 300.
+      const current = [{ key: 'pro', validUntil: 300, rail: 'manual' }];
+      expect(withoutChange(current, before, after)).toEqual([]);
+      expect(diffEntitlements(withoutChange(current, before, after), current, () => 'grant')).toEqual([
+        { key: 'pro', change: 'activated', cause: 'grant', rail: 'manual', validUntil: 300 },
+      ]);
+      // A revoke puts its row back; rows the change did not write stay as they are now.
+      const revoked = { before: [{ key: 'a', validUntil: 100, rail: 'manual' }], after: [] };
+      const now = [{ key: 'b', validUntil: 50, rail: 'ios_store' }];
+      expect(withoutChange(now, revoked.before, revoked.after)).toEqual([...now, ...revoked.before]);
+      // A row the change moved is put back as it was.
+      const moved = { before: [{ key: 'a', validUntil: 100, rail: 'manual' }], after: [{ key: 'a', validUntil: 200, rail: 'manual' }] };
+      expect(withoutChange(moved.after, moved.before, moved.after)).toEqual(moved.before);
     });
 
     it('subscription events and causes of a rail change', () => {

@@ -105,3 +105,29 @@ export function diffEntitlements(
   }
   return changes.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
+
+const rowKey = (row: ActiveEntitlementView): string => `${row.key}\u0000${row.rail}`;
+
+/** The (key, rail) rows a change wrote: present on one side only, or with another `validUntil`. */
+export function changedRows(before: readonly ActiveEntitlementView[], after: readonly ActiveEntitlementView[]): Set<string> {
+  const was = new Map(before.map((row) => [rowKey(row), row.validUntil]));
+  const now = new Map(after.map((row) => [rowKey(row), row.validUntil]));
+  const changed = new Set<string>();
+  for (const [key, validUntil] of now) if (!was.has(key) || was.get(key) !== validUntil) changed.add(key);
+  for (const key of was.keys()) if (!now.has(key)) changed.add(key);
+  return changed;
+}
+
+/**
+ * A customer's rows as they are without one change: `current` with every row the change wrote
+ * put back as it was before the change (or left out where it had none). With changes of one
+ * customer numbered one after another, this is the state the change before this one announced.
+ */
+export function withoutChange(
+  current: readonly ActiveEntitlementView[],
+  before: readonly ActiveEntitlementView[],
+  after: readonly ActiveEntitlementView[],
+): ActiveEntitlementView[] {
+  const changed = changedRows(before, after);
+  return [...current.filter((row) => !changed.has(rowKey(row))), ...before.filter((row) => changed.has(rowKey(row)))];
+}

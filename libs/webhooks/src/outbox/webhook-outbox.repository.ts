@@ -18,13 +18,25 @@ export type CustomerOutboxEvent = OutboxEvent &
   ({ customerId: string | null; sequenced: false } | { customerId: string; sequenced: true; stateSnapshot: string });
 
 /**
- * A customer whose sequenced event took its number after a change the event's state did not
- * see: the transaction that gave the number before this one committed outside the snapshot the
- * state was read in. The counter stays locked until this transaction ends.
+ * A customer of a change that writes rows without changing the announced set: it takes the
+ * counter without a number, so a change numbered at the same moment sees that it missed it.
+ */
+export interface CounterTouch {
+  customerId: string;
+  /** The snapshot the change's state was read in. */
+  stateSnapshot: string;
+}
+
+/**
+ * A customer whose change took the counter after another change its state did not see: the
+ * transaction that took the counter before this one committed outside the snapshot the state
+ * was read in. `numbered`: its event took number `sequence`; otherwise it only touched the
+ * counter. The counter stays locked until this transaction ends.
  */
 export interface StaleSequence {
   customerId: string;
   sequence: number;
+  numbered: boolean;
 }
 
 /**
@@ -71,10 +83,11 @@ const NEW_DELIVERY_ID = `'wd_' || replace(gen_random_uuid()::text, '-', '')`;
  */
 const RECORD = prepared(`WITH seq AS (
          INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence, last_xact)
-         SELECT $1, $2, c, 1, pg_current_xact_id() FROM unnest($8::text[]) AS c
+         SELECT $1, $2, c.customer_id, CASE WHEN c.numbered THEN 1 ELSE 0 END, pg_current_xact_id()
+           FROM unnest($8::text[], $14::boolean[]) AS c(customer_id, numbered)
          ON CONFLICT (project_id, env, customer_id) DO UPDATE
-           SET last_sequence = webhook_customer_sequences.last_sequence + 1,
-               -- The last other transaction to number this customer (a second number in one transaction keeps it).
+           SET last_sequence = webhook_customer_sequences.last_sequence + EXCLUDED.last_sequence,
+               -- The last other transaction to take this counter (taking it twice in one transaction keeps it).
                previous_xact = CASE WHEN webhook_customer_sequences.last_xact = pg_current_xact_id()
                                     THEN webhook_customer_sequences.previous_xact ELSE webhook_customer_sequences.last_xact END,
                last_xact = pg_current_xact_id()
@@ -94,8 +107,8 @@ const RECORD = prepared(`WITH seq AS (
          SELECT ${NEW_DELIVERY_ID}, $1, $2, w.id, ev.id, ev.type, 'pending', 0, $7, $7
            FROM ev JOIN webhook_endpoints w
              ON w.project_id = $1 AND w.env = $2 AND w.status = 'enabled' AND ('*' = ANY(w.event_types) OR ev.type = ANY(w.event_types)))
-       SELECT s.customer_id AS "customerId", s.last_sequence::float8 AS sequence
-         FROM seq s JOIN unnest($8::text[], $13::text[]) AS c(customer_id, snapshot) ON c.customer_id = s.customer_id
+       SELECT s.customer_id AS "customerId", s.last_sequence::float8 AS sequence, c.numbered
+         FROM seq s JOIN unnest($8::text[], $13::text[], $14::boolean[]) AS c(customer_id, snapshot, numbered) ON c.customer_id = s.customer_id
         WHERE s.previous_xact IS NOT NULL AND NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot)`);
 
 const HAS_ENABLED_ENDPOINT = prepared(`SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status = 'enabled') AS found`);
@@ -113,17 +126,25 @@ export class WebhookOutboxRepository {
 
   /**
    * One statement for a whole change: bumps the sequence of every customer with a sequenced
-   * event (each locked until the transaction ends) and writes it into that event's body,
-   * inserts the events with the trace context, and one pending delivery per enabled endpoint
-   * of the scope that wants each. Answers the customers whose event's state may lack a change
-   * committed by another transaction (see StaleSequence); usually none.
+   * event and writes it into that event's body, takes the counter of every touched customer
+   * without a number (each counter locked until the transaction ends), inserts the events with
+   * the trace context, and one pending delivery per enabled endpoint of the scope that wants
+   * each. Answers the customers whose state may lack a change committed by another transaction
+   * (see StaleSequence); usually none.
    */
-  async record(scope: TenantScope, events: readonly CustomerOutboxEvent[], trace: OutboxTrace, nowMs: number): Promise<StaleSequence[]> {
-    if (events.length === 0) return [];
+  async record(
+    scope: TenantScope,
+    events: readonly CustomerOutboxEvent[],
+    trace: OutboxTrace,
+    nowMs: number,
+    touched: readonly CounterTouch[] = [],
+  ): Promise<StaleSequence[]> {
+    if (events.length === 0 && touched.length === 0) return [];
+    const counters = new Map<string, { snapshot: string; numbered: boolean }>();
+    for (const e of events) if (e.sequenced) counters.set(e.customerId, { snapshot: e.stateSnapshot, numbered: true });
+    for (const t of touched) if (!counters.has(t.customerId)) counters.set(t.customerId, { snapshot: t.stateSnapshot, numbered: false });
     // Sorted: concurrent changes lock the counters in one order.
-    const snapshots = new Map<string, string>();
-    for (const e of events) if (e.sequenced) snapshots.set(e.customerId, e.stateSnapshot);
-    const sequenced = [...snapshots.keys()].sort();
+    const customers = [...counters.keys()].sort();
     return this.sql.rows<StaleSequence>(RECORD, [
       scope.projectId,
       scope.env,
@@ -133,13 +154,20 @@ export class WebhookOutboxRepository {
       textArrayParam(events.map((e) => e.type)),
       textArrayParam(events.map((e) => e.body)),
       nowMs,
-      textArrayParam(sequenced),
+      textArrayParam(customers),
       trace.traceparent,
       trace.tracestate,
       SEQUENCE_SLOT_TEXT,
       events.map((e) => e.sequenced),
-      textArrayParam(sequenced.map((id) => snapshots.get(id)!)),
+      textArrayParam(customers.map((id) => counters.get(id)!.snapshot)),
+      customers.map((id) => counters.get(id)!.numbered),
     ]);
+  }
+
+  /** Drops a recorded event, and with it its deliveries (its change turned out to announce nothing): in the recording transaction. */
+  async dropEvent(scope: TenantScope, eventId: string): Promise<void> {
+    const dropped = await this.sql.affected(`DELETE FROM webhook_events WHERE project_id = $1 AND env = $2 AND id = $3`, [scope.projectId, scope.env, eventId]);
+    if (dropped !== 1) throw new Error(`webhook event ${eventId} to drop not found in its scope`);
   }
 
   /** Puts a recorded event's body right (its state read again), before any delivery of it is sent: in the recording transaction. */

@@ -2,13 +2,15 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock, type TenantScope, currentTraceHeaders, randomLowerAlnum } from '#platform';
 import { type CustomerEntitlementChange, EntitlementChangeFeed, type EntitlementChangeSink, type PublicEntitlement } from '#entitlements';
 import { CustomerDirectory, ErasureHooks } from '#identity';
-import { type ActiveEntitlementView, collapseByKey, diffEntitlements } from '../domain/webhook-rules.js';
+import { type ActiveEntitlementView, changedRows, collapseByKey, diffEntitlements, withoutChange } from '../domain/webhook-rules.js';
 import { EndpointPresence } from './endpoint-presence.service.js';
-import { type CustomerOutboxEvent, type OutboxEvent, SEQUENCE_SLOT, WebhookOutboxRepository } from './webhook-outbox.repository.js';
+import { type CounterTouch, type CustomerOutboxEvent, type OutboxEvent, SEQUENCE_SLOT, WebhookOutboxRepository } from './webhook-outbox.repository.js';
 
 export const WEBHOOKS_ERASURE_HOOK_NAME = 'webhooks';
 
 export const newEventId = (): string => `evt_${randomLowerAlnum(24)}`;
+
+const UPDATED = 'customer.entitlements.updated';
 
 const view = (e: PublicEntitlement): ActiveEntitlementView => ({ key: e.key, validUntil: e.validUntil, rail: e.source.rail });
 
@@ -66,27 +68,34 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
   }
 
   /**
-   * In the change's (ambient) transaction. Where another transaction numbered a change of the
-   * same customer after this change read its state (two changes of one customer at once),
-   * the event's `entitlements` are read again under the sequence's lock, so the event with the
-   * higher `sequence` always carries the whole active set; `changes` stay this change's own.
+   * In the change's (ambient) transaction. Every change that writes rows takes the customer's
+   * counter: with an event it takes the next number, without one (the rows leave the announced
+   * set as it was) it only takes the counter. Where another transaction took the counter after
+   * this change read its state (two changes of one customer at once), the state is read again
+   * under the counter's lock and the change is announced against the state without it: the event
+   * with the higher `sequence` always carries the whole active set.
    */
   async record(scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
     if (!(await this.presence.hasEnabled(scope))) return;
     const events: CustomerOutboxEvent[] = [];
+    const touched: CounterTouch[] = [];
     const updates = new Map<string, { id: string; createdAt: number; data: Record<string, unknown> }>();
+    const byCustomer = new Map(changes.map((change) => [change.customerId, change]));
+    const developerUserIds = new Map<string, string | null>();
     for (const change of changes) {
       const diff = diffEntitlements(change.before.map(view), change.after.map(view), change.causeOf);
-      if (diff.length === 0 && change.events.length === 0) continue;
-      const developerUserId =
-        change.developerUserId !== undefined ? change.developerUserId : ((await this.customers.profile(scope, change.customerId))?.developerUserIds[0] ?? null);
       const customerId = change.customerId;
+      // Rows written under the announced set: no number, but the counter is taken.
+      if (diff.length === 0 && changedRows(change.before.map(view), change.after.map(view)).size > 0)
+        touched.push({ customerId, stateSnapshot: change.afterSnapshot });
+      if (diff.length === 0 && change.events.length === 0) continue;
+      const developerUserId = await this.developerUserIdOf(scope, change);
+      developerUserIds.set(customerId, developerUserId);
       if (diff.length > 0) {
         const data = { serviceCustomerId: customerId, developerUserId, sequence: SEQUENCE_SLOT, entitlements: winnersOf(change.after), changes: diff };
         const id = newEventId();
         const createdAt = Math.floor(this.clock.nowMs() / 1000);
-        const type = 'customer.entitlements.updated';
-        events.push({ id, type, body: bodyOf(scope, id, type, createdAt, data), customerId, sequenced: true, stateSnapshot: change.afterSnapshot });
+        events.push({ id, type: UPDATED, body: bodyOf(scope, id, UPDATED, createdAt, data), customerId, sequenced: true, stateSnapshot: change.afterSnapshot });
         updates.set(customerId, { id, createdAt, data });
       }
       for (const side of change.events) {
@@ -94,13 +103,36 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
         events.push({ ...this.envelope(scope, side.type, { serviceCustomerId, developerUserId, ...rest }), customerId, sequenced: false });
       }
     }
-    const stale = await this.repository.record(scope, events, currentTraceHeaders(), this.clock.nowMs());
-    for (const { customerId, sequence } of stale) {
-      const update = updates.get(customerId)!;
-      const { entitlements } = await this.feed.activeState(scope, customerId);
-      const data = { ...update.data, sequence, entitlements: winnersOf(entitlements) };
-      await this.repository.rewriteBody(scope, update.id, bodyOf(scope, update.id, 'customer.entitlements.updated', update.createdAt, data));
+    const stale = await this.repository.record(scope, events, currentTraceHeaders(), this.clock.nowMs(), touched);
+    for (const { customerId, sequence, numbered } of stale) {
+      const change = byCustomer.get(customerId)!;
+      const fresh = await this.feed.activeState(scope, customerId);
+      const now = fresh.entitlements.map(view);
+      const heard = withoutChange(now, change.before.map(view), change.after.map(view));
+      const diff = diffEntitlements(heard, now, change.causeOf);
+      if (numbered) {
+        const update = updates.get(customerId)!;
+        if (diff.length === 0) await this.repository.dropEvent(scope, update.id);
+        else {
+          const data = { ...update.data, sequence, entitlements: winnersOf(fresh.entitlements), changes: diff };
+          await this.repository.rewriteBody(scope, update.id, bodyOf(scope, update.id, UPDATED, update.createdAt, data));
+        }
+      } else if (diff.length > 0) {
+        // Another change announced a set without this one's rows: announce the set with them, numbered after it.
+        const developerUserId = developerUserIds.has(customerId) ? developerUserIds.get(customerId)! : await this.developerUserIdOf(scope, change);
+        const data = { serviceCustomerId: customerId, developerUserId, sequence: SEQUENCE_SLOT, entitlements: winnersOf(fresh.entitlements), changes: diff };
+        const id = newEventId();
+        const body = bodyOf(scope, id, UPDATED, Math.floor(this.clock.nowMs() / 1000), data);
+        const event: CustomerOutboxEvent = { id, type: UPDATED, body, customerId, sequenced: true, stateSnapshot: fresh.snapshot };
+        await this.repository.record(scope, [event], currentTraceHeaders(), this.clock.nowMs());
+      }
     }
+  }
+
+  /** The customer's first developer user id: as the writer passed it, else read. */
+  private async developerUserIdOf(scope: TenantScope, change: CustomerEntitlementChange): Promise<string | null> {
+    if (change.developerUserId !== undefined) return change.developerUserId;
+    return (await this.customers.profile(scope, change.customerId))?.developerUserIds[0] ?? null;
   }
 
   /** Erasure, in the (ambient) transaction of the erasure */
