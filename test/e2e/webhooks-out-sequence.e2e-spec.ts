@@ -56,31 +56,30 @@ describe('outbound webhooks: the highest sequence carries the whole state', () =
       .set(keyHeaders(fx, fx.keys.skTest))
       .send(action === 'grant' ? { entitlementKey, duration: 'P30D', reason: REASON } : { entitlementKey, reason: REASON });
 
-  /** How many requests wait for a sequence counter (asked outside the holder's transaction, which sees pg_stat_activity as of its first look). */
-  async function waitingForCounter(): Promise<number> {
+  /** How many requests wait for a lock (asked outside the holder's transaction, which sees pg_stat_activity as of its first look). */
+  async function waitingForLocks(): Promise<number> {
     const rows: { waiting: number }[] = await h.t.dataSource.query(
-      `SELECT count(*)::int AS waiting FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%webhook_customer_sequences%'`,
+      `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
     );
     return rows[0].waiting;
   }
 
   /**
-   * Runs the writes while the customer's sequence counter is held, so each reads the state
-   * before any commits; each starts once the one before waits for the counter (so they take it
-   * in this order), and the counter is let go once all wait.
+   * Runs the writes while the holder keeps the rows `lock` selects locked, so each gets as far
+   * as those rows before any commits; each starts once the one before waits (so they take the
+   * rows in this order), and the rows are let go once all wait.
    */
-  async function atOnce(customerId: string, writes: (() => PromiseLike<{ status: number }>)[]): Promise<void> {
+  async function whileHeld(lock: { text: string; values: unknown[] }, writes: (() => PromiseLike<{ status: number }>)[]): Promise<void> {
     await holder.query('BEGIN');
     try {
-      await holder.query('SELECT last_sequence FROM webhook_customer_sequences WHERE customer_id = $1 FOR UPDATE', [customerId]);
+      await holder.query(lock.text, lock.values);
       const pending: Promise<{ status: number }>[] = [];
       for (const w of writes) {
         // A supertest request starts when it is awaited: start it now.
         pending.push(Promise.resolve(w()));
         const until = Date.now() + 10_000;
-        while ((await waitingForCounter()) < pending.length) {
-          if (Date.now() > until) throw new Error(`${await waitingForCounter()} of ${pending.length} writes wait for the sequence counter`);
+        while ((await waitingForLocks()) < pending.length) {
+          if (Date.now() > until) throw new Error(`${await waitingForLocks()} of ${pending.length} writes wait for the held rows`);
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
       }
@@ -90,6 +89,10 @@ describe('outbound webhooks: the highest sequence carries the whole state', () =
       await holder.query('ROLLBACK').catch(() => undefined);
     }
   }
+
+  /** The writes while the customer's sequence counter is held: each reads its state before any commits. */
+  const atOnce = (customerId: string, writes: (() => PromiseLike<{ status: number }>)[]) =>
+    whileHeld({ text: 'SELECT last_sequence FROM webhook_customer_sequences WHERE customer_id = $1 FOR UPDATE', values: [customerId] }, writes);
 
   async function updates(hook: string, count: number): Promise<Record<string, any>[]> {
     await h.t.app.get(WebhookDispatcher).drain();
@@ -134,6 +137,33 @@ describe('outbound webhooks: the highest sequence carries the whole state', () =
     const read = await h.t.http.get(`/v1/server/customers/${customerId}/entitlements`).set(keyHeaders(fx, fx.keys.skTest));
     expect(read.status).toBe(200);
     expect(read.body.data.filter((e: { isActive: boolean }) => e.isActive).map((e: { key: string }) => e.key)).toEqual(['pro_access']);
+  });
+
+  it('a revoke and a grant of the same key at once: the grant, after the revoke, announces the key again', async () => {
+    const { fx, customerId, hook } = await customerWithEndpoint();
+    const lifetime = await h.t.http
+      .post(`/v1/server/customers/${customerId}/grant`)
+      .set(keyHeaders(fx, fx.keys.skTest))
+      .send({ entitlementKey: 'pro_access', duration: 'lifetime', reason: REASON });
+    expect(lifetime.status).toBe(200);
+    await updates(hook, 1);
+    const grantAgain = () =>
+      h.t.http
+        .post(`/v1/server/customers/${customerId}/grant`)
+        .set(keyHeaders(fx, fx.keys.skTest))
+        .send({ entitlementKey: 'pro_access', duration: 'lifetime', reason: REASON });
+    // Both wait for the manual row; the revoke takes it first.
+    await whileHeld(
+      { text: `SELECT 1 FROM entitlements WHERE customer_id = $1 AND entitlement_key = 'pro_access' AND rail = 'manual' FOR UPDATE`, values: [customerId] },
+      [() => write(fx, customerId, 'revoke', 'pro_access'), grantAgain],
+    );
+
+    const [, revoked, granted] = await updates(hook, 3);
+    expect([revoked.changes, granted.changes]).toEqual([
+      [expect.objectContaining({ key: 'pro_access', change: 'deactivated', cause: 'revoke' })],
+      [expect.objectContaining({ key: 'pro_access', change: 'activated', cause: 'grant', validUntil: null })],
+    ]);
+    expect(keys(granted)).toEqual(['pro_access']);
   });
 
   describe('a change that leaves the set as it was, at once with one that changes it', () => {

@@ -71,16 +71,21 @@ export class ManualEntitlementService {
     const key = input.entitlementKey;
     return this.sql.transaction(async () => {
       const eventId = auditEventId('srv_grant_');
-      const tracker = await this.changes.track(scope, [customerId]);
       let current = await this.entitlements.lock(scope, customerId, key, 'manual');
+      // The state before is read while this change holds the row: a change of the same row that
+      // committed meanwhile (a revoke) is in it, so the change announced is this one's alone.
+      let tracker = await this.changes.track(scope, [customerId]);
       const nowMs = this.clock.nowMs();
       const now = new Date(nowMs);
       const granted = validUntilFor(input.duration, Math.floor(nowMs / 1000));
       let record: EntitlementRecord | null = null;
       if (!current) {
         record = await this.entitlements.insertIfAbsent(scope, manualWrite(customerId, key, eventId, granted), now);
-        // Lost the race for the first grant: the winner has committed; lock its row.
-        if (!record) current = await this.entitlements.lock(scope, customerId, key, 'manual');
+        if (!record) {
+          // Lost the race for the first grant: the winner has committed; lock its row and read the state with it.
+          current = await this.entitlements.lock(scope, customerId, key, 'manual');
+          tracker = await this.changes.track(scope, [customerId]);
+        }
       }
       const previous = current ? { state: current.state, active: isActiveAt(current.state, current.validUntil, nowMs), validUntil: current.validUntil } : null;
       if (!record) {
@@ -121,8 +126,9 @@ export class ManualEntitlementService {
     const key = input.entitlementKey;
     return this.sql.transaction(async () => {
       const eventId = auditEventId('srv_revoke_');
-      const tracker = await this.changes.track(scope, [customerId]);
       const current = await this.entitlements.lock(scope, customerId, key, 'manual');
+      // Read while this change holds the row (see grant).
+      const tracker = await this.changes.track(scope, [customerId]);
       const nowMs = this.clock.nowMs();
       if (!current || !isActiveAt(current.state, current.validUntil, nowMs)) {
         throw await this.whyNotRevocable(scope, customerId, key, current, nowMs);

@@ -61,6 +61,13 @@ export interface ActiveEntitlementView {
   rail: string;
 }
 
+/** The view of a public entitlement row. */
+export const activeView = (e: { key: string; validUntil: number | null; source: { rail: string } }): ActiveEntitlementView => ({
+  key: e.key,
+  validUntil: e.validUntil,
+  rail: e.source.rail,
+});
+
 export interface EntitlementChange {
   key: string;
   change: ChangeKind;

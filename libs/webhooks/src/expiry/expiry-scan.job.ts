@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, OnJob, Sql, crossTenant } from '#platform';
 import { type CustomerEntitlementChange, EntitlementChangeFeed, type PassedEntitlement, type PublicEntitlement } from '#entitlements';
+import { activeView as view, diffEntitlements } from '../domain/webhook-rules.js';
 import { EndpointPresence } from '../outbox/endpoint-presence.service.js';
 
 const SCAN = crossTenant('webhooks expiry scan');
@@ -67,7 +68,10 @@ export class ExpiryScanJob {
       const id = `${row.projectId}\u0000${row.env}\u0000${row.customerId}`;
       byCustomer.set(id, [...(byCustomer.get(id) ?? []), row]);
     }
-    for (const passed of byCustomer.values()) {
+    // In customer order: the counters this transaction takes one by one are taken in the order a
+    // change of two customers takes them in one statement (no lock cycle with a merge).
+    const customers = [...byCustomer.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, passed]) => passed);
+    for (const passed of customers) {
       const scope = SCAN.scopeOf({ projectId: passed[0].projectId, env: passed[0].env });
       // Nobody listens in this scope: nothing to read or report.
       if (!(await this.presence.hasEnabled(scope))) continue;
@@ -80,6 +84,8 @@ export class ExpiryScanJob {
         causeOf: () => 'expiration',
         events: [],
       };
+      // A lapse under a longer row of the same key announces nothing; time wrote no row, so the counter is not taken either.
+      if (diffEntitlements(change.before.map(view), change.after.map(view), change.causeOf).length === 0) continue;
       await this.feed.publish(scope, [change]);
     }
     await this.sql.rows(`UPDATE webhook_expiry_watermark SET scanned_to_ms = $1 WHERE id = 1`, [toMs]);

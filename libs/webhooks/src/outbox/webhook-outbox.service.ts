@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock, type TenantScope, currentTraceHeaders, randomLowerAlnum } from '#platform';
 import { type CustomerEntitlementChange, EntitlementChangeFeed, type EntitlementChangeSink, type PublicEntitlement } from '#entitlements';
 import { CustomerDirectory, ErasureHooks } from '#identity';
-import { type ActiveEntitlementView, changedRows, collapseByKey, diffEntitlements, withoutChange } from '../domain/webhook-rules.js';
+import { activeView as view, changedRows, collapseByKey, diffEntitlements, withoutChange } from '../domain/webhook-rules.js';
 import { EndpointPresence } from './endpoint-presence.service.js';
 import { type CounterTouch, type CustomerOutboxEvent, type OutboxEvent, SEQUENCE_SLOT, WebhookOutboxRepository } from './webhook-outbox.repository.js';
 
@@ -11,8 +11,6 @@ export const WEBHOOKS_ERASURE_HOOK_NAME = 'webhooks';
 export const newEventId = (): string => `evt_${randomLowerAlnum(24)}`;
 
 const UPDATED = 'customer.entitlements.updated';
-
-const view = (e: PublicEntitlement): ActiveEntitlementView => ({ key: e.key, validUntil: e.validUntil, rail: e.source.rail });
 
 /** One entitlement per key: the row that wins the key (collapseByKey), in the rows' order. */
 function winnersOf(active: PublicEntitlement[]): PublicEntitlement[] {
