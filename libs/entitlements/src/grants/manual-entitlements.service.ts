@@ -71,6 +71,8 @@ export class ManualEntitlementService {
     const key = input.entitlementKey;
     return this.sql.transaction(async () => {
       const eventId = auditEventId('srv_grant_');
+      // The key first, as the migration does: two first uses of a key never wait for each other's row.
+      await this.registry.register(scope.projectId, [key], 'grant');
       let current = await this.entitlements.lock(scope, customerId, key, 'manual');
       // The state before is read while this change holds the row: a change of the same row that
       // committed meanwhile (a revoke) is in it, so the change announced is this one's alone.
@@ -93,7 +95,6 @@ export class ManualEntitlementService {
         const validUntil = grantedValidUntil(previous, granted);
         record = await this.entitlements.update(scope, manualWrite(customerId, key, eventId, validUntil), now);
       }
-      await this.registry.register(scope.projectId, [key], 'grant');
       await this.journal.append(scope, {
         eventId,
         rail: 'manual',
@@ -127,12 +128,12 @@ export class ManualEntitlementService {
     return this.sql.transaction(async () => {
       const eventId = auditEventId('srv_revoke_');
       const current = await this.entitlements.lock(scope, customerId, key, 'manual');
-      // Read while this change holds the row (see grant).
-      const tracker = await this.changes.track(scope, [customerId]);
       const nowMs = this.clock.nowMs();
       if (!current || !isActiveAt(current.state, current.validUntil, nowMs)) {
         throw await this.whyNotRevocable(scope, customerId, key, current, nowMs);
       }
+      // Read while this change holds the row (see grant).
+      const tracker = await this.changes.track(scope, [customerId]);
       const record = await this.entitlements.update(
         scope,
         { ...manualWrite(customerId, key, current.subscriptionId, current.validUntil), state: 'revoked', lastEventId: eventId },

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, OnJob, Sql, crossTenant } from '#platform';
 import { type CustomerEntitlementChange, EntitlementChangeFeed, type PassedEntitlement, type PublicEntitlement } from '#entitlements';
-import { activeView as view, diffEntitlements } from '../domain/webhook-rules.js';
 import { EndpointPresence } from '../outbox/endpoint-presence.service.js';
 
 const SCAN = crossTenant('webhooks expiry scan');
@@ -84,8 +83,6 @@ export class ExpiryScanJob {
         causeOf: () => 'expiration',
         events: [],
       };
-      // A lapse under a longer row of the same key announces nothing; time wrote no row, so the counter is not taken either.
-      if (diffEntitlements(change.before.map(view), change.after.map(view), change.causeOf).length === 0) continue;
       await this.feed.publish(scope, [change]);
     }
     await this.sql.rows(`UPDATE webhook_expiry_watermark SET scanned_to_ms = $1 WHERE id = 1`, [toMs]);
