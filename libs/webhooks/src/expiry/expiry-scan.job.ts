@@ -69,8 +69,7 @@ export class ExpiryScanJob {
     }
     // In customer order: the counters this transaction takes one by one are taken in the order a
     // change of two customers takes them in one statement (no lock cycle with a merge).
-    const customers = [...byCustomer.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, passed]) => passed);
-    for (const passed of customers) {
+    for (const passed of [...byCustomer.keys()].sort().map((id) => byCustomer.get(id)!)) {
       const scope = SCAN.scopeOf({ projectId: passed[0].projectId, env: passed[0].env });
       // Nobody listens in this scope: nothing to read or report.
       if (!(await this.presence.hasEnabled(scope))) continue;

@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock, type TenantScope, currentTraceHeaders, randomLowerAlnum } from '#platform';
 import { type CustomerEntitlementChange, EntitlementChangeFeed, type EntitlementChangeSink, type PublicEntitlement } from '#entitlements';
 import { CustomerDirectory, ErasureHooks } from '#identity';
-import { activeView as view, changedRows, collapseByKey, diffEntitlements, withoutChange } from '../domain/webhook-rules.js';
+import { type EntitlementChange, activeView as view, changedRows, collapseByKey, diffEntitlements, withoutChange } from '../domain/webhook-rules.js';
 import { EndpointPresence } from './endpoint-presence.service.js';
 import { type CounterTouch, type CustomerOutboxEvent, type OutboxEvent, SEQUENCE_SLOT, WebhookOutboxRepository } from './webhook-outbox.repository.js';
 
@@ -11,6 +11,13 @@ export const WEBHOOKS_ERASURE_HOOK_NAME = 'webhooks';
 export const newEventId = (): string => `evt_${randomLowerAlnum(24)}`;
 
 const UPDATED = 'customer.entitlements.updated';
+
+/** A recorded `customer.entitlements.updated`, with what its body is made of (to rewrite it). */
+interface UpdateEvent {
+  event: CustomerOutboxEvent;
+  data: Record<string, unknown>;
+  createdAt: number;
+}
 
 /** One entitlement per key: the row that wins the key (collapseByKey), in the rows' order. */
 function winnersOf(active: PublicEntitlement[]): PublicEntitlement[] {
@@ -77,24 +84,24 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
     if (!(await this.presence.hasEnabled(scope))) return;
     const events: CustomerOutboxEvent[] = [];
     const touched: CounterTouch[] = [];
-    const updates = new Map<string, { id: string; createdAt: number; data: Record<string, unknown> }>();
+    const updates = new Map<string, UpdateEvent>();
     const byCustomer = new Map(changes.map((change) => [change.customerId, change]));
-    const developerUserIds = new Map<string, string | null>();
     for (const change of changes) {
-      const diff = diffEntitlements(change.before.map(view), change.after.map(view), change.causeOf);
+      const [was, now] = [change.before.map(view), change.after.map(view)];
+      const diff = diffEntitlements(was, now, change.causeOf);
       const customerId = change.customerId;
       // Rows written under the announced set: no number, but the counter is taken.
-      if (diff.length === 0 && changedRows(change.before.map(view), change.after.map(view)).size > 0)
-        touched.push({ customerId, stateSnapshot: change.afterSnapshot });
+      if (diff.length === 0 && changedRows(was, now).size > 0) touched.push({ customerId, stateSnapshot: change.afterSnapshot });
       if (diff.length === 0 && change.events.length === 0) continue;
       const developerUserId = await this.developerUserIdOf(scope, change);
-      developerUserIds.set(customerId, developerUserId);
       if (diff.length > 0) {
-        const data = { serviceCustomerId: customerId, developerUserId, sequence: SEQUENCE_SLOT, entitlements: winnersOf(change.after), changes: diff };
-        const id = newEventId();
-        const createdAt = Math.floor(this.clock.nowMs() / 1000);
-        events.push({ id, type: UPDATED, body: bodyOf(scope, id, UPDATED, createdAt, data), customerId, sequenced: true, stateSnapshot: change.afterSnapshot });
-        updates.set(customerId, { id, createdAt, data });
+        const update = this.updateEvent(
+          scope,
+          { serviceCustomerId: customerId, developerUserId, entitlements: change.after, changes: diff },
+          change.afterSnapshot,
+        );
+        events.push(update.event);
+        updates.set(customerId, update);
       }
       for (const side of change.events) {
         const { serviceCustomerId, ...rest } = side.data;
@@ -109,22 +116,37 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
       const heard = withoutChange(now, change.before.map(view), change.after.map(view));
       const diff = diffEntitlements(heard, now, change.causeOf);
       if (numbered) {
-        const update = updates.get(customerId)!;
-        if (diff.length === 0) await this.repository.dropEvent(scope, update.id);
+        const { event, data, createdAt } = updates.get(customerId)!;
+        if (diff.length === 0) await this.repository.dropEvent(scope, event.id);
         else {
-          const data = { ...update.data, sequence, entitlements: winnersOf(fresh.entitlements), changes: diff };
-          await this.repository.rewriteBody(scope, update.id, bodyOf(scope, update.id, UPDATED, update.createdAt, data));
+          const body = bodyOf(scope, event.id, UPDATED, createdAt, { ...data, sequence, entitlements: winnersOf(fresh.entitlements), changes: diff });
+          await this.repository.rewriteBody(scope, event.id, body);
         }
       } else if (diff.length > 0) {
         // Another change announced a set without this one's rows: announce the set with them, numbered after it.
-        const developerUserId = developerUserIds.has(customerId) ? developerUserIds.get(customerId)! : await this.developerUserIdOf(scope, change);
-        const data = { serviceCustomerId: customerId, developerUserId, sequence: SEQUENCE_SLOT, entitlements: winnersOf(fresh.entitlements), changes: diff };
-        const id = newEventId();
-        const body = bodyOf(scope, id, UPDATED, Math.floor(this.clock.nowMs() / 1000), data);
-        const event: CustomerOutboxEvent = { id, type: UPDATED, body, customerId, sequenced: true, stateSnapshot: fresh.snapshot };
+        const developerUserId = await this.developerUserIdOf(scope, change);
+        const { event } = this.updateEvent(
+          scope,
+          { serviceCustomerId: customerId, developerUserId, entitlements: fresh.entitlements, changes: diff },
+          fresh.snapshot,
+        );
         await this.repository.record(scope, [event], currentTraceHeaders(), this.clock.nowMs());
       }
     }
+  }
+
+  /** A `customer.entitlements.updated` event whose `sequence` the recording statement fills in, from the state read in `stateSnapshot`. */
+  private updateEvent(
+    scope: TenantScope,
+    of: { serviceCustomerId: string; developerUserId: string | null; entitlements: PublicEntitlement[]; changes: EntitlementChange[] },
+    stateSnapshot: string,
+  ): UpdateEvent {
+    const { serviceCustomerId, developerUserId, entitlements, changes } = of;
+    const data = { serviceCustomerId, developerUserId, sequence: SEQUENCE_SLOT, entitlements: winnersOf(entitlements), changes };
+    const id = newEventId();
+    const createdAt = Math.floor(this.clock.nowMs() / 1000);
+    const body = bodyOf(scope, id, UPDATED, createdAt, data);
+    return { event: { id, type: UPDATED, body, customerId: serviceCustomerId, sequenced: true, stateSnapshot }, data, createdAt };
   }
 
   /** The customer's first developer user id: as the writer passed it, else read. */
