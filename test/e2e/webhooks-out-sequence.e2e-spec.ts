@@ -3,6 +3,7 @@
 // `sequence` is the one a receiver keeps, so it must carry the whole active set after both,
 // while each event's `changes` say what changed since the event numbered before it.
 import pg from 'pg';
+import { JobQueue, JobWorker } from '#platform';
 import { WebhookDispatcher } from '#webhooks';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { cardWebhookHarness } from '../support/harness/webhooks-card.js';
@@ -203,6 +204,87 @@ describe('outbound webhooks: the highest sequence carries the whole state', () =
       expect(change).toEqual(
         expect.objectContaining({ change: order === 'the grant first' ? 'extended' : 'activated', rail: 'manual', validUntil: pro.validUntil }),
       );
+    });
+  });
+
+  describe('an update announced since the state was read', () => {
+    it('an approved merge racing a grant of the receiving customer announces only the rows it moved', async () => {
+      const fx = await createProjectWithApp(h.t);
+      const hook = await endpointFor(fx);
+      const identify = (body: object) => h.t.http.post('/v1/identify').set(keyHeaders(fx, fx.keys.pubTest)).send(body);
+      const [a, b] = [1, 2].map((n) => ({ userId: `merge_user_${counter}_${n}`, anonymousId: `merge_anon_${counter}_${n}` }));
+      const canonical: string = (await identify(a)).body.serviceCustomerId;
+      const other: string = (await identify(b)).body.serviceCustomerId;
+      // The other customer's card subscription and the `pro` row it grants.
+      const subscriptionId = `sub_merge_${counter}`;
+      await h.t.dataSource.query(
+        `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
+         VALUES ($1, 'sandbox', 'card_payments', $2, $3, 'price_pro', 'active', now() + interval '30 days', 1, 'active', now(), now())`,
+        [fx.projectId, subscriptionId, other],
+      );
+      await h.t.dataSource.query(
+        `INSERT INTO entitlements (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, created_at, updated_at)
+         VALUES ($1, 'sandbox', $2, 'pro', 'card_payments', 'price_pro', $3, 'active', date_trunc('second', now()) + interval '30 days', now(), now())`,
+        [fx.projectId, other, subscriptionId],
+      );
+      expect((await write(fx, canonical, 'grant', 'base')).status).toBe(200);
+      expect((await identify({ userId: a.userId, anonymousId: b.anonymousId })).body.mergePending).toBe(true);
+      const reviews = await h.t.http.get(`/admin/v1/projects/${fx.projectId}/merge-reviews?env=sandbox`).set(operatorAuth());
+      const reviewId: string = reviews.body.data.find((r: { otherCustomerId: string }) => r.otherCustomerId === other).id;
+
+      // The merge reads both customers' states, then waits to move the held subscription; the
+      // grant commits meanwhile, announcing its key; then the merge moves the rows and reads again.
+      await holder.query('BEGIN');
+      try {
+        await holder.query(`SELECT 1 FROM rail_subscriptions WHERE project_id = $1 AND subscription_id = $2 FOR UPDATE`, [fx.projectId, subscriptionId]);
+        const merging = Promise.resolve(h.t.http.post(`/admin/v1/projects/${fx.projectId}/merge-reviews/${reviewId}/approve`).set(operatorAuth()));
+        const until = Date.now() + 10_000;
+        while ((await waitingForLocks()) < 1) {
+          if (Date.now() > until) throw new Error('the merge does not wait for the held subscription');
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        expect((await write(fx, canonical, 'grant', 'cloud_sync')).status).toBe(200);
+        await holder.query('COMMIT');
+        expect((await merging).status).toBe(200);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+      }
+
+      const mine = (await updates(hook, 4)).filter((data) => data.serviceCustomerId === canonical);
+      expect(mine.map((data) => data.sequence)).toEqual([1, 2, 3]);
+      const [, granted, merged] = mine;
+      expect(granted.changes).toEqual([expect.objectContaining({ key: 'cloud_sync', change: 'activated', cause: 'grant' })]);
+      expect(keys(merged)).toEqual(['base', 'cloud_sync', 'pro']);
+      expect(merged.changes).toEqual([expect.objectContaining({ key: 'pro', change: 'activated', cause: 'purchase', rail: 'card_payments' })]);
+    });
+
+    it('a change after an end that passed unannounced announces the end (cause expiration); the scan then has nothing to add', async () => {
+      const { fx, customerId, hook } = await customerWithEndpoint();
+      const advance = (seconds: number) => h.t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds });
+      const worker = h.t.app.get(JobWorker);
+      const scan = async () => {
+        await h.t.app.get(JobQueue).enqueue('webhooks.report_expirations', {}, { dedupeKey: 'recurring' });
+        await worker.runDue({ types: ['webhooks.report_expirations'] });
+      };
+      await scan();
+      expect((await write(fx, customerId, 'grant', 'trial')).status).toBe(200);
+      await updates(hook, 1);
+      expect((await advance(31 * 86_400)).status).toBe(200);
+      // Before the scan reports the end: the next change's update lists the set without `trial`.
+      expect((await write(fx, customerId, 'grant', 'pro_access')).status).toBe(200);
+      await scan();
+      await scan();
+
+      const all = await updates(hook, 2);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(all).toHaveLength(2);
+      const [, next] = all;
+      expect(next.sequence).toBe(2);
+      expect(keys(next)).toEqual(['pro_access']);
+      expect(next.changes).toEqual([
+        expect.objectContaining({ key: 'pro_access', change: 'activated', cause: 'grant' }),
+        expect.objectContaining({ key: 'trial', change: 'deactivated', cause: 'expiration' }),
+      ]);
     });
   });
 });

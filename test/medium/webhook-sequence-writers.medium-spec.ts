@@ -1,4 +1,5 @@
 import { Sql, type TenantScope } from '#platform';
+import { announcedSetText } from '#webhooks';
 import { type CustomerOutboxEvent, WebhookOutboxRepository } from '../../libs/webhooks/src/outbox/webhook-outbox.repository.js';
 import { createMediumContext, unique, type MediumContext } from '../support/medium.js';
 import { testScope } from '../support/scopes.js';
@@ -8,7 +9,8 @@ const NO_TRACE = { traceparent: null, tracestate: null };
 /**
  * The outbox write tells which customers' events were read before another transaction numbered
  * a change of theirs: the state such an event carries may lack that change (the outbox reads it
- * again). Two transactions through the same repository, the second one's commit between the
+ * again). It keeps the set each update announced and answers it where a change read another.
+ * Two transactions through the same repository, the second one's commit between the
  * first one's reads.
  */
 describe('medium: the sequence counter names the transaction numbered before', () => {
@@ -32,14 +34,25 @@ describe('medium: the sequence counter names the transaction numbered before', (
 
   const snapshotNow = async (): Promise<string> => (await sql.one<{ s: string }>(`SELECT pg_current_snapshot()::text AS s`, []))!.s;
 
-  const update = (customerId: string, stateSnapshot: string): CustomerOutboxEvent => {
+  const NONE = announcedSetText([]);
+  const PRO = announcedSetText([{ key: 'pro', validUntil: 1_900_000_000, rail: 'manual' }]);
+
+  /** An update of the customer from `heard` (the set it read before) to `announced`. */
+  const update = (customerId: string, stateSnapshot: string, heard = NONE, announced = NONE): CustomerOutboxEvent => {
     const id = unique('evt');
-    return { id, type: 'customer.entitlements.updated', body: `{"id":"${id}","data":{"sequence":0}}`, customerId, sequenced: true, stateSnapshot };
+    const body = `{"id":"${id}","data":{"sequence":0}}`;
+    return { id, type: 'customer.entitlements.updated', body, customerId, sequenced: true, stateSnapshot, heardSet: heard, announcedSet: announced };
   };
 
   /** Numbers the customer in a transaction of its own (outside any open one), with a state read just before. */
-  const numberIn = ({ scope, customerId }: { scope: TenantScope; customerId: string }) =>
-    sql.detached(() => sql.transaction(async () => outbox.record(scope, [update(customerId, await snapshotNow())], NO_TRACE, 0)));
+  const numberIn = ({ scope, customerId }: { scope: TenantScope; customerId: string }, heard = NONE, announced = NONE) =>
+    sql.detached(() => sql.transaction(async () => outbox.record(scope, [update(customerId, await snapshotNow(), heard, announced)], NO_TRACE, 0)));
+
+  const counterOf = async ({ scope, customerId }: { scope: TenantScope; customerId: string }) =>
+    (await sql.one<{ announced: string | null; previous: string | null }>(
+      `SELECT announced, previous_announced AS previous FROM webhook_customer_sequences WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
+      [scope.projectId, scope.env, customerId],
+    ))!;
 
   it('a first number, and a number after a writer the state saw, are not stale', async () => {
     const c = await customer();
@@ -55,7 +68,7 @@ describe('medium: the sequence counter names the transaction numbered before', (
       await numberIn(c); // another transaction, committed now
       return outbox.record(c.scope, [update(c.customerId, readBefore)], NO_TRACE, 0);
     });
-    expect(stale).toEqual([{ customerId: c.customerId, sequence: 3, numbered: true }]);
+    expect(stale).toEqual([{ customerId: c.customerId, sequence: 3, numbered: true, stale: true, heard: NONE }]);
   });
 
   it('a second number in one transaction still names the other writer before the first', async () => {
@@ -69,6 +82,31 @@ describe('medium: the sequence counter names the transaction numbered before', (
       const second = await outbox.record(c.scope, [update(c.customerId, readBefore)], NO_TRACE, 0);
       return { first, second };
     });
-    expect(answers).toEqual({ first: [], second: [{ customerId: c.customerId, sequence: 4, numbered: true }] });
+    expect(answers).toEqual({ first: [], second: [{ customerId: c.customerId, sequence: 4, numbered: true, stale: true, heard: NONE }] });
+  });
+
+  it('keeps the set each update announced, and answers it where a change read another set before', async () => {
+    const c = await customer();
+    // The first number: nothing announced before, nothing to compare.
+    expect(await numberIn(c, NONE, PRO)).toEqual([]);
+    expect(await counterOf(c)).toEqual({ announced: PRO, previous: null });
+    // A change that read the set the last update announced: nothing to say.
+    expect(await numberIn(c, PRO, NONE)).toEqual([]);
+    // A change that read `pro` before, though the last update announced none (it was announced
+    // since, or lapsed unannounced): answered with what receivers heard; the counter takes its set.
+    expect(await numberIn(c, PRO, PRO)).toEqual([{ customerId: c.customerId, sequence: 3, numbered: true, stale: false, heard: NONE }]);
+    expect(await counterOf(c)).toEqual({ announced: PRO, previous: NONE });
+  });
+
+  it('a change without a number keeps the announced set; erasure clears the sets', async () => {
+    const c = await customer();
+    await numberIn(c, NONE, PRO);
+    const touched = await sql.transaction(async () =>
+      outbox.record(c.scope, [], NO_TRACE, 0, [{ customerId: c.customerId, stateSnapshot: await snapshotNow() }]),
+    );
+    expect(touched).toEqual([]);
+    expect(await counterOf(c)).toEqual({ announced: PRO, previous: PRO });
+    await sql.transaction(() => outbox.purgeCustomer(c.scope, c.customerId, 0));
+    expect(await counterOf(c)).toEqual({ announced: null, previous: null });
   });
 });

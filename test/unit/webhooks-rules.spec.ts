@@ -4,8 +4,12 @@ import {
   MAX_ATTEMPTS,
   checkEndpointUrl,
   deriveSecret,
+  announcedSetText,
+  causeSinceHeard,
+  changedKeys,
   changedRows,
   diffEntitlements,
+  parseAnnouncedSet,
   withoutChange,
   endpointWants,
   isPublicAddress,
@@ -132,6 +136,45 @@ describe('webhooks: pure rules', () => {
       // A row the change moved is put back as it was.
       const moved = { before: [{ key: 'a', validUntil: 100, rail: 'manual' }], after: [{ key: 'a', validUntil: 200, rail: 'manual' }] };
       expect(withoutChange(moved.after, moved.before, moved.after)).toEqual(moved.before);
+    });
+
+    it('the announced set: one row per key in one text, and the causes since it', () => {
+      const rows = [
+        { key: 'pro', validUntil: 300, rail: 'manual' },
+        { key: 'b', validUntil: null, rail: 'ios_store' },
+        { key: 'pro', validUntil: 900, rail: 'card_payments' },
+        { key: 'b', validUntil: null, rail: 'android_store' },
+      ];
+      // The longest row per key; between rows that end together, the rail that sorts first; keys sorted.
+      const text = announcedSetText(rows);
+      expect(text).toBe('[["b",null,"android_store"],["pro",900,"card_payments"]]');
+      expect(announcedSetText([...rows].reverse())).toBe(text);
+      expect(announcedSetText([])).toBe('[]');
+      expect(parseAnnouncedSet(text)).toEqual([
+        { key: 'b', validUntil: null, rail: 'android_store' },
+        { key: 'pro', validUntil: 900, rail: 'card_payments' },
+      ]);
+      expect([...changedKeys([rows[0]], [rows[0], rows[1]])]).toEqual(['b']);
+
+      // Receivers heard `trial` (ended at 100) and `pro`; a grant of `extra` at 150 writes only `extra`.
+      const heard = [
+        { key: 'trial', validUntil: 100, rail: 'manual' },
+        { key: 'pro', validUntil: 900, rail: 'manual' },
+        { key: 'gone', validUntil: 500, rail: 'card_payments' },
+      ];
+      const now = [
+        { key: 'pro', validUntil: 900, rail: 'manual' },
+        { key: 'extra', validUntil: 400, rail: 'manual' },
+      ];
+      const causeOf = causeSinceHeard(heard, new Set(['extra']), 150, () => 'grant');
+      expect(diffEntitlements(heard, now, causeOf)).toEqual([
+        { key: 'extra', change: 'activated', cause: 'grant', rail: 'manual', validUntil: 400 },
+        // Not yet ended: another change nobody announced; the writer's cause.
+        { key: 'gone', change: 'deactivated', cause: 'grant', rail: 'card_payments', validUntil: 500 },
+        { key: 'trial', change: 'deactivated', cause: 'expiration', rail: 'manual', validUntil: 100 },
+      ]);
+      // A key the change wrote keeps the writer's cause, ended or not.
+      expect(causeSinceHeard(heard, new Set(['trial']), 150, () => 'revoke')('trial', 'deactivated')).toBe('revoke');
     });
 
     it('subscription events and causes of a rail change', () => {

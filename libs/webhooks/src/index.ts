@@ -2,6 +2,7 @@ import { WebhooksSchema1790000000980 } from './migrations/1790000000980-webhooks
 import { WebhooksTraceContext1790000002900 } from './migrations/1790000002900-webhooks-trace-context.migration.js';
 import { WebhooksDeliveriesFillfactor1790000003100 } from './migrations/1790000003100-webhooks-deliveries-fillfactor.migration.js';
 import { WebhooksSequenceWriters1790000003300 } from './migrations/1790000003300-webhooks-sequence-writers.migration.js';
+import { WebhooksAnnouncedSets1790000003400 } from './migrations/1790000003400-webhooks-announced-sets.migration.js';
 
 export { WebhooksModule } from './webhooks.module.js';
 export { WebhookOutbox } from './outbox/webhook-outbox.service.js';
@@ -17,4 +18,5 @@ export const WEBHOOKS_MIGRATIONS = [
   WebhooksTraceContext1790000002900,
   WebhooksDeliveriesFillfactor1790000003100,
   WebhooksSequenceWriters1790000003300,
+  WebhooksAnnouncedSets1790000003400,
 ];

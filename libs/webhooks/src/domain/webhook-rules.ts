@@ -138,3 +138,50 @@ export function withoutChange(
   const changed = changedRows(before, after);
   return [...current.filter((row) => !changed.has(rowKey(row))), ...before.filter((row) => changed.has(rowKey(row)))];
 }
+
+/** The keys of the rows a change wrote (see changedRows). */
+export function changedKeys(before: readonly ActiveEntitlementView[], after: readonly ActiveEntitlementView[]): Set<string> {
+  return new Set([...changedRows(before, after)].map((row) => row.slice(0, row.indexOf('\u0000'))));
+}
+
+/**
+ * A customer's active set as an update announces it, in the text the sequence counter keeps:
+ * one `[key, validUntil, rail]` per key (the row collapseByKey keeps; between rows that end
+ * together, the rail that sorts first), sorted by key. Equal sets give equal text.
+ */
+export function announcedSetText(rows: readonly ActiveEntitlementView[]): string {
+  const byKey = new Map<string, ActiveEntitlementView>();
+  for (const row of rows) {
+    const current = byKey.get(row.key);
+    const [mine, theirs] = [lasting(row.validUntil), current ? lasting(current.validUntil) : Number.NEGATIVE_INFINITY];
+    if (!current || mine > theirs || (mine === theirs && row.rail < current.rail)) byKey.set(row.key, row);
+  }
+  const sorted = [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return JSON.stringify(sorted.map((row) => [row.key, row.validUntil, row.rail]));
+}
+
+/** The rows of an announced set's text (announcedSetText). */
+export function parseAnnouncedSet(text: string): ActiveEntitlementView[] {
+  const entries = JSON.parse(text) as [string, number | null, string][];
+  return entries.map(([key, validUntil, rail]) => ({ key, validUntil, rail }));
+}
+
+/**
+ * Why each key changed since the set receivers last heard, for a change announced against that
+ * set rather than against the state it read before: a key the change wrote has the writer's
+ * cause; a key that left the set without the change writing it, its end passed, ended by time
+ * (`expiration`); any other key (a change nobody announced) the writer's cause.
+ */
+export function causeSinceHeard(
+  heard: readonly ActiveEntitlementView[],
+  written: ReadonlySet<string>,
+  nowSeconds: number,
+  causeOf: (key: string, change: ChangeKind) => ChangeCause,
+): (key: string, change: ChangeKind) => ChangeCause {
+  const heardByKey = collapseByKey(heard);
+  return (key, change) => {
+    const was = heardByKey.get(key);
+    const ended = change === 'deactivated' && !written.has(key) && was !== undefined && was.validUntil !== null && was.validUntil <= nowSeconds;
+    return ended ? 'expiration' : causeOf(key, change);
+  };
+}

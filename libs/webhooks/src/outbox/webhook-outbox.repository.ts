@@ -12,10 +12,11 @@ export interface OutboxEvent {
 /**
  * An event of a batch: its customer, and whether its body carries the customer's next
  * `sequence` (written as SEQUENCE_SLOT); a sequenced event names the snapshot its body's
- * state was read in.
+ * state was read in, and the customer's set before and after the change as announced sets
+ * (announcedSetText).
  */
 export type CustomerOutboxEvent = OutboxEvent &
-  ({ customerId: string | null; sequenced: false } | { customerId: string; sequenced: true; stateSnapshot: string });
+  ({ customerId: string | null; sequenced: false } | { customerId: string; sequenced: true; stateSnapshot: string; heardSet: string; announcedSet: string });
 
 /**
  * A customer of a change that writes rows without changing the announced set: it takes the
@@ -28,15 +29,20 @@ export interface CounterTouch {
 }
 
 /**
- * A customer whose change took the counter after another change its state did not see: the
- * transaction that took the counter before this one committed outside the snapshot the state
- * was read in. `numbered`: its event took number `sequence`; otherwise it only touched the
- * counter. The counter stays locked until this transaction ends.
+ * A customer whose counter says the recorded change is not the whole story; usually none.
+ * `numbered`: its event took number `sequence`; otherwise it only touched the counter.
+ * `stale`: the transaction that took the counter before this one committed outside the
+ * snapshot the change's state was read in, so that state may lack its change. `heard`: the set
+ * the customer's last update announced (announcedSetText), when known; for a numbered event
+ * it is answered when it differs from the set the change read before it, or when stale. The
+ * counter stays locked until this transaction ends.
  */
-export interface StaleSequence {
+export interface CounterFinding {
   customerId: string;
   sequence: number;
   numbered: boolean;
+  stale: boolean;
+  heard: string | null;
 }
 
 /**
@@ -82,16 +88,18 @@ const NEW_DELIVERY_ID = `'wd_' || replace(gen_random_uuid()::text, '-', '')`;
  * PostgreSQL parses and plans its parts once rather than with every change.
  */
 const RECORD = prepared(`WITH seq AS (
-         INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence, last_xact)
-         SELECT $1, $2, c.customer_id, CASE WHEN c.numbered THEN 1 ELSE 0 END, pg_current_xact_id()
-           FROM unnest($8::text[], $14::boolean[]) AS c(customer_id, numbered)
+         INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence, last_xact, announced)
+         SELECT $1, $2, c.customer_id, CASE WHEN c.numbered THEN 1 ELSE 0 END, pg_current_xact_id(), c.announced
+           FROM unnest($8::text[], $14::boolean[], $16::text[]) AS c(customer_id, numbered, announced)
          ON CONFLICT (project_id, env, customer_id) DO UPDATE
            SET last_sequence = webhook_customer_sequences.last_sequence + EXCLUDED.last_sequence,
                -- The last other transaction to take this counter (taking it twice in one transaction keeps it).
                previous_xact = CASE WHEN webhook_customer_sequences.last_xact = pg_current_xact_id()
                                     THEN webhook_customer_sequences.previous_xact ELSE webhook_customer_sequences.last_xact END,
-               last_xact = pg_current_xact_id()
-         RETURNING customer_id, last_sequence, previous_xact),
+               last_xact = pg_current_xact_id(),
+               previous_announced = webhook_customer_sequences.announced,
+               announced = CASE WHEN EXCLUDED.last_sequence > 0 THEN EXCLUDED.announced ELSE webhook_customer_sequences.announced END
+         RETURNING customer_id, last_sequence, previous_xact, previous_announced),
        ev AS (
          INSERT INTO webhook_events (id, project_id, env, customer_id, type, body, created_at_ms, traceparent, tracestate)
          SELECT e.id, $1, $2, e.customer_id, e.type,
@@ -107,9 +115,12 @@ const RECORD = prepared(`WITH seq AS (
          SELECT ${NEW_DELIVERY_ID}, $1, $2, w.id, ev.id, ev.type, 'pending', 0, $7, $7
            FROM ev JOIN webhook_endpoints w
              ON w.project_id = $1 AND w.env = $2 AND w.status = 'enabled' AND ('*' = ANY(w.event_types) OR ev.type = ANY(w.event_types)))
-       SELECT s.customer_id AS "customerId", s.last_sequence::float8 AS sequence, c.numbered
-         FROM seq s JOIN unnest($8::text[], $13::text[], $14::boolean[]) AS c(customer_id, snapshot, numbered) ON c.customer_id = s.customer_id
-        WHERE s.previous_xact IS NOT NULL AND NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot)`);
+       SELECT s.customer_id AS "customerId", s.last_sequence::float8 AS sequence, c.numbered,
+              COALESCE(NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot), false) AS stale, s.previous_announced AS heard
+         FROM seq s JOIN unnest($8::text[], $13::text[], $14::boolean[], $15::text[]) AS c(customer_id, snapshot, numbered, heard)
+           ON c.customer_id = s.customer_id
+        -- (No earlier writer, or no set announced before: nothing to compare.)
+        WHERE NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot) OR (c.numbered AND s.previous_announced <> c.heard)`);
 
 const HAS_ENABLED_ENDPOINT = prepared(`SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status = 'enabled') AS found`);
 
@@ -129,8 +140,9 @@ export class WebhookOutboxRepository {
    * event and writes it into that event's body, takes the counter of every touched customer
    * without a number (each counter locked until the transaction ends), inserts the events with
    * the trace context, and one pending delivery per enabled endpoint of the scope that wants
-   * each. Answers the customers whose state may lack a change committed by another transaction
-   * (see StaleSequence); usually none.
+   * each. Answers the customers whose state may lack a change committed by another transaction,
+   * or whose last announced set is not the set the change read before it (see CounterFinding);
+   * usually none.
    */
   async record(
     scope: TenantScope,
@@ -138,14 +150,18 @@ export class WebhookOutboxRepository {
     trace: OutboxTrace,
     nowMs: number,
     touched: readonly CounterTouch[] = [],
-  ): Promise<StaleSequence[]> {
+  ): Promise<CounterFinding[]> {
     if (events.length === 0 && touched.length === 0) return [];
-    const counters = new Map<string, { snapshot: string; numbered: boolean }>();
-    for (const e of events) if (e.sequenced) counters.set(e.customerId, { snapshot: e.stateSnapshot, numbered: true });
-    for (const t of touched) if (!counters.has(t.customerId)) counters.set(t.customerId, { snapshot: t.stateSnapshot, numbered: false });
+    const counters = new Map<string, { snapshot: string; numbered: boolean; heard: string | null; announced: string | null }>();
+    for (const e of events) {
+      if (e.sequenced) counters.set(e.customerId, { snapshot: e.stateSnapshot, numbered: true, heard: e.heardSet, announced: e.announcedSet });
+    }
+    for (const t of touched) {
+      if (!counters.has(t.customerId)) counters.set(t.customerId, { snapshot: t.stateSnapshot, numbered: false, heard: null, announced: null });
+    }
     // Sorted: concurrent changes lock the counters in one order.
     const customers = [...counters.keys()].sort();
-    return this.sql.rows<StaleSequence>(RECORD, [
+    return this.sql.rows<CounterFinding>(RECORD, [
       scope.projectId,
       scope.env,
       // Binary text arrays: the bodies cross as their bytes, with no array-literal quoting of their JSON on either side.
@@ -161,24 +177,33 @@ export class WebhookOutboxRepository {
       events.map((e) => e.sequenced),
       textArrayParam(customers.map((id) => counters.get(id)!.snapshot)),
       customers.map((id) => counters.get(id)!.numbered),
+      textArrayParam(customers.map((id) => counters.get(id)!.heard)),
+      textArrayParam(customers.map((id) => counters.get(id)!.announced)),
     ]);
+  }
+
+  /** Sets the set the customer's last update announced (its event rewritten under the counter's lock): in the recording transaction. */
+  setAnnounced(scope: TenantScope, customerId: string, announcedSet: string): Promise<void> {
+    const text = `UPDATE webhook_customer_sequences SET announced = $4 WHERE project_id = $1 AND env = $2 AND customer_id = $3`;
+    return this.changeOne(text, [scope.projectId, scope.env, customerId, announcedSet], `sequence counter of ${customerId}`);
   }
 
   /** Drops a recorded event, and with it its deliveries (its change turned out to announce nothing): in the recording transaction. */
-  async dropEvent(scope: TenantScope, eventId: string): Promise<void> {
-    const dropped = await this.sql.affected(`DELETE FROM webhook_events WHERE project_id = $1 AND env = $2 AND id = $3`, [scope.projectId, scope.env, eventId]);
-    if (dropped !== 1) throw new Error(`webhook event ${eventId} to drop not found in its scope`);
+  dropEvent(scope: TenantScope, eventId: string): Promise<void> {
+    const text = `DELETE FROM webhook_events WHERE project_id = $1 AND env = $2 AND id = $3`;
+    return this.changeOne(text, [scope.projectId, scope.env, eventId], `webhook event ${eventId} to drop`);
   }
 
   /** Puts a recorded event's body right (its state read again), before any delivery of it is sent: in the recording transaction. */
-  async rewriteBody(scope: TenantScope, eventId: string, body: string): Promise<void> {
-    const rewritten = await this.sql.affected(`UPDATE webhook_events SET body = $4 WHERE project_id = $1 AND env = $2 AND id = $3`, [
-      scope.projectId,
-      scope.env,
-      eventId,
-      body,
-    ]);
-    if (rewritten !== 1) throw new Error(`webhook event ${eventId} to rewrite not found in its scope`);
+  rewriteBody(scope: TenantScope, eventId: string, body: string): Promise<void> {
+    const text = `UPDATE webhook_events SET body = $4 WHERE project_id = $1 AND env = $2 AND id = $3`;
+    return this.changeOne(text, [scope.projectId, scope.env, eventId, body], `webhook event ${eventId} to rewrite`);
+  }
+
+  /** A write of a row this transaction recorded: anything but exactly one row is a bug. */
+  private async changeOne(text: string, params: unknown[], row: string): Promise<void> {
+    const changed = await this.sql.affected(text, params);
+    if (changed !== 1) throw new Error(`${row} not found in its scope`);
   }
 
   /** The `test` event, delivered to one endpoint only. */
@@ -199,7 +224,7 @@ export class WebhookOutboxRepository {
     return row!;
   }
 
-  /** Erasure: drops the bodies of the customer's events; their undelivered deliveries end dead. */
+  /** Erasure: drops the bodies of the customer's events and the sets its counter keeps; their undelivered deliveries end dead. */
   async purgeCustomer(scope: TenantScope, customerId: string, nowMs: number): Promise<void> {
     await this.sql.rows(
       `UPDATE webhook_deliveries d SET status = 'dead', next_attempt_at_ms = NULL, last_error = 'payload erased with the customer', leased_until_ms = NULL
@@ -212,6 +237,11 @@ export class WebhookOutboxRepository {
       scope.env,
       customerId,
     ]);
+    await this.sql.rows(
+      `UPDATE webhook_customer_sequences SET announced = NULL, previous_announced = NULL
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND (announced IS NOT NULL OR previous_announced IS NOT NULL)`,
+      [scope.projectId, scope.env, customerId],
+    );
     void nowMs;
   }
 

@@ -2,9 +2,28 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock, type TenantScope, currentTraceHeaders, randomLowerAlnum } from '#platform';
 import { type CustomerEntitlementChange, EntitlementChangeFeed, type EntitlementChangeSink, type PublicEntitlement } from '#entitlements';
 import { CustomerDirectory, ErasureHooks } from '#identity';
-import { type EntitlementChange, activeView as view, changedRows, collapseByKey, diffEntitlements, withoutChange } from '../domain/webhook-rules.js';
+import {
+  type ActiveEntitlementView,
+  type EntitlementChange,
+  activeView as view,
+  announcedSetText,
+  causeSinceHeard,
+  changedKeys,
+  changedRows,
+  collapseByKey,
+  diffEntitlements,
+  parseAnnouncedSet,
+  withoutChange,
+} from '../domain/webhook-rules.js';
 import { EndpointPresence } from './endpoint-presence.service.js';
-import { type CounterTouch, type CustomerOutboxEvent, type OutboxEvent, SEQUENCE_SLOT, WebhookOutboxRepository } from './webhook-outbox.repository.js';
+import {
+  type CounterFinding,
+  type CounterTouch,
+  type CustomerOutboxEvent,
+  type OutboxEvent,
+  SEQUENCE_SLOT,
+  WebhookOutboxRepository,
+} from './webhook-outbox.repository.js';
 
 export const WEBHOOKS_ERASURE_HOOK_NAME = 'webhooks';
 
@@ -75,10 +94,11 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
   /**
    * In the change's (ambient) transaction. Every change that writes rows takes the customer's
    * counter: with an event it takes the next number, without one (the rows leave the announced
-   * set as it was) it only takes the counter. Where another transaction took the counter after
-   * this change read its state (two changes of one customer at once), the state is read again
-   * under the counter's lock and the change is announced against the state without it: the event
-   * with the higher `sequence` always carries the whole active set.
+   * set as it was) it only takes the counter. Where the counter says the change read a state
+   * another change had moved on from (CounterFinding: two changes of one customer at once, or an
+   * update announced since the state was read), the change is announced again under the
+   * counter's lock (reannounce): the event with the higher `sequence` always carries the whole
+   * active set, and its `changes` say what changed since the update numbered before it.
    */
   async record(scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
     if (!(await this.presence.hasEnabled(scope))) return;
@@ -98,7 +118,7 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
         const update = this.updateEvent(
           scope,
           { serviceCustomerId: customerId, developerUserId, entitlements: change.after, changes: diff },
-          change.afterSnapshot,
+          { stateSnapshot: change.afterSnapshot, heard: was, now },
         );
         events.push(update.event);
         updates.set(customerId, update);
@@ -108,45 +128,78 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
         events.push({ ...this.envelope(scope, side.type, { serviceCustomerId, developerUserId, ...rest }), customerId, sequenced: false });
       }
     }
-    const stale = await this.repository.record(scope, events, currentTraceHeaders(), this.clock.nowMs(), touched);
-    for (const { customerId, sequence, numbered } of stale) {
-      const change = byCustomer.get(customerId)!;
-      const fresh = await this.feed.activeState(scope, customerId);
-      const now = fresh.entitlements.map(view);
-      const heard = withoutChange(now, change.before.map(view), change.after.map(view));
-      const diff = diffEntitlements(heard, now, change.causeOf);
-      if (numbered) {
-        const { event, data, createdAt } = updates.get(customerId)!;
-        if (diff.length === 0) await this.repository.dropEvent(scope, event.id);
-        else {
-          const body = bodyOf(scope, event.id, UPDATED, createdAt, { ...data, sequence, entitlements: winnersOf(fresh.entitlements), changes: diff });
-          await this.repository.rewriteBody(scope, event.id, body);
-        }
-      } else if (diff.length > 0) {
-        // Another change announced a set without this one's rows: announce the set with them, numbered after it.
-        const developerUserId = await this.developerUserIdOf(scope, change);
-        const { event } = this.updateEvent(
-          scope,
-          { serviceCustomerId: customerId, developerUserId, entitlements: fresh.entitlements, changes: diff },
-          fresh.snapshot,
-        );
-        await this.repository.record(scope, [event], currentTraceHeaders(), this.clock.nowMs());
+    const findings = await this.repository.record(scope, events, currentTraceHeaders(), this.clock.nowMs(), touched);
+    for (const finding of findings) await this.reannounce(scope, byCustomer.get(finding.customerId)!, finding, updates.get(finding.customerId));
+  }
+
+  /**
+   * A change announced against what receivers last heard, under the counter's lock: the state
+   * is read again where the counter says it may lack another change (stale), and the changes
+   * are those since the set the last update announced (the counter keeps it; where it keeps
+   * none, the state without this change). A numbered event is rewritten, or dropped when
+   * nothing is left to announce; a change without a number takes one when the set it leaves
+   * is not the set receivers heard.
+   */
+  private async reannounce(scope: TenantScope, change: CustomerEntitlementChange, finding: CounterFinding, update: UpdateEvent | undefined): Promise<void> {
+    const customerId = change.customerId;
+    const [was, wrote] = [change.before.map(view), change.after.map(view)];
+    const state = finding.stale ? await this.feed.activeState(scope, customerId) : { entitlements: change.after, snapshot: change.afterSnapshot };
+    const now = state.entitlements.map(view);
+    const heard = finding.heard !== null ? parseAnnouncedSet(finding.heard) : finding.stale ? withoutChange(now, was, wrote) : was;
+    const diff = diffEntitlements(heard, now, causeSinceHeard(heard, changedKeys(was, wrote), Math.floor(this.clock.nowMs() / 1000), change.causeOf));
+    if (update) {
+      const { event, data, createdAt } = update;
+      if (diff.length === 0) {
+        await this.repository.dropEvent(scope, event.id);
+        await this.repository.setAnnounced(scope, customerId, announcedSetText(heard));
+        return;
       }
+      const body = bodyOf(scope, event.id, UPDATED, createdAt, {
+        ...data,
+        sequence: finding.sequence,
+        entitlements: winnersOf(state.entitlements),
+        changes: diff,
+      });
+      await this.repository.rewriteBody(scope, event.id, body);
+      // The counter took the set as the change derived it; the state read again may hold more.
+      if (finding.stale) await this.repository.setAnnounced(scope, customerId, announcedSetText(now));
+    } else if (diff.length > 0) {
+      const developerUserId = await this.developerUserIdOf(scope, change);
+      const { event } = this.updateEvent(
+        scope,
+        { serviceCustomerId: customerId, developerUserId, entitlements: state.entitlements, changes: diff },
+        { stateSnapshot: state.snapshot, heard, now },
+      );
+      await this.repository.record(scope, [event], currentTraceHeaders(), this.clock.nowMs());
     }
   }
 
-  /** A `customer.entitlements.updated` event whose `sequence` the recording statement fills in, from the state read in `stateSnapshot`. */
+  /**
+   * A `customer.entitlements.updated` event whose `sequence` the recording statement fills in:
+   * its state read in `stateSnapshot`, announced against `heard` (the set as the change read it
+   * before), leaving `now`.
+   */
   private updateEvent(
     scope: TenantScope,
     of: { serviceCustomerId: string; developerUserId: string | null; entitlements: PublicEntitlement[]; changes: EntitlementChange[] },
-    stateSnapshot: string,
+    sets: { stateSnapshot: string; heard: readonly ActiveEntitlementView[]; now: readonly ActiveEntitlementView[] },
   ): UpdateEvent {
     const { serviceCustomerId, developerUserId, entitlements, changes } = of;
     const data = { serviceCustomerId, developerUserId, sequence: SEQUENCE_SLOT, entitlements: winnersOf(entitlements), changes };
     const id = newEventId();
     const createdAt = Math.floor(this.clock.nowMs() / 1000);
     const body = bodyOf(scope, id, UPDATED, createdAt, data);
-    return { event: { id, type: UPDATED, body, customerId: serviceCustomerId, sequenced: true, stateSnapshot }, data, createdAt };
+    const event: CustomerOutboxEvent = {
+      id,
+      type: UPDATED,
+      body,
+      customerId: serviceCustomerId,
+      sequenced: true,
+      stateSnapshot: sets.stateSnapshot,
+      heardSet: announcedSetText(sets.heard),
+      announcedSet: announcedSetText(sets.now),
+    };
+    return { event, data, createdAt };
   }
 
   /** The customer's first developer user id: as the writer passed it, else read. */
