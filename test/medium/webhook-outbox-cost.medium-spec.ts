@@ -11,7 +11,8 @@ import { testScope } from '../support/scopes.js';
 const SECRET = 'whsec_medium_0123456789abcdefghijkl';
 const ACTOR = { actor: 'operator', requestId: null };
 /** The per-replica "has an enabled endpoint?" read: cached for 100 ms, so whether a call pays it depends on timing. */
-const isPresenceRead = (text: string): boolean => text.includes('FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status');
+const isPresenceRead = (text: string): boolean =>
+  text.startsWith('SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status');
 const isOutboxWrite = (text: string): boolean => text.startsWith('WITH seq AS') && text.includes('INSERT INTO webhook_deliveries');
 const isActiveRead = (text: string): boolean => text.includes('FROM entitlements') && text.includes("state = 'active' AND (valid_until IS NULL");
 const isProfileRead = (text: string): boolean => text.startsWith('SELECT c.id, c.email, c.first_name,');

@@ -32,6 +32,17 @@ describe('medium: the sequence counter names the transaction numbered before', (
     return { scope, customerId: await m.newCustomer(scope) };
   }
 
+  /** An endpoint of the scope, enabled `secondsAgo` (the kept set is trusted only while one has been enabled since). */
+  async function endpointEnabled(scope: TenantScope, secondsAgo: number): Promise<string> {
+    const id = unique('we');
+    await sql.rows(
+      `INSERT INTO webhook_endpoints (id, project_id, env, url, status, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, 'https://example.com/hook', 'enabled', 0, 0)`,
+      [id, scope.projectId, scope.env],
+    );
+    await sql.rows(`UPDATE webhook_endpoints SET enabled_at = now() - make_interval(secs => $2) WHERE id = $1`, [id, secondsAgo]);
+    return id;
+  }
+
   const snapshotNow = async (): Promise<string> => (await sql.one<{ s: string }>(`SELECT pg_current_snapshot()::text AS s`, []))!.s;
 
   const NONE = announcedSetText([]);
@@ -68,7 +79,7 @@ describe('medium: the sequence counter names the transaction numbered before', (
       await numberIn(c); // another transaction, committed now
       return outbox.record(c.scope, [update(c.customerId, readBefore)], NO_TRACE, 0);
     });
-    expect(stale).toEqual([{ customerId: c.customerId, sequence: 3, numbered: true, stale: true, heard: NONE }]);
+    expect(stale).toEqual([{ customerId: c.customerId, sequence: 3, numbered: true, stale: true, heard: null }]);
   });
 
   it('a second number in one transaction still names the other writer before the first', async () => {
@@ -82,11 +93,12 @@ describe('medium: the sequence counter names the transaction numbered before', (
       const second = await outbox.record(c.scope, [update(c.customerId, readBefore)], NO_TRACE, 0);
       return { first, second };
     });
-    expect(answers).toEqual({ first: [], second: [{ customerId: c.customerId, sequence: 4, numbered: true, stale: true, heard: NONE }] });
+    expect(answers).toEqual({ first: [], second: [{ customerId: c.customerId, sequence: 4, numbered: true, stale: true, heard: null }] });
   });
 
   it('keeps the set each update announced, and answers it where a change read another set before', async () => {
     const c = await customer();
+    await endpointEnabled(c.scope, 60);
     // The first number: nothing announced before, nothing to compare.
     expect(await numberIn(c, NONE, PRO)).toEqual([]);
     expect(await counterOf(c)).toEqual({ announced: PRO, previous: null });
@@ -98,8 +110,30 @@ describe('medium: the sequence counter names the transaction numbered before', (
     expect(await counterOf(c)).toEqual({ announced: PRO, previous: NONE });
   });
 
+  it('a kept set is not vouched for after a number taken without one, nor across a time without an enabled endpoint', async () => {
+    const c = await customer();
+    const endpoint = await endpointEnabled(c.scope, 60);
+    await numberIn(c, NONE, PRO);
+    // A replica of the previous release numbers an update without keeping its set.
+    await sql.rows(`UPDATE webhook_customer_sequences SET last_sequence = last_sequence + 1 WHERE customer_id = $1`, [c.customerId]);
+    expect(await numberIn(c, NONE, PRO)).toEqual([]);
+    expect(await counterOf(c)).toEqual({ announced: PRO, previous: null });
+    // Vouched for again from the next number on.
+    expect(await numberIn(c, NONE, NONE)).toEqual([{ customerId: c.customerId, sequence: 4, numbered: true, stale: false, heard: PRO }]);
+
+    // The only endpoint disabled and enabled again: what happened meanwhile went unannounced.
+    await sql.rows(`UPDATE webhook_endpoints SET status = 'disabled' WHERE id = $1`, [endpoint]);
+    await sql.rows(`UPDATE webhook_endpoints SET status = 'enabled' WHERE id = $1`, [endpoint]);
+    expect(await numberIn(c, PRO, PRO)).toEqual([]);
+    expect(await counterOf(c)).toEqual({ announced: PRO, previous: null });
+    // Another endpoint enabled long before vouches for it.
+    await endpointEnabled(c.scope, 60);
+    expect(await numberIn(c, NONE, NONE)).toEqual([{ customerId: c.customerId, sequence: 6, numbered: true, stale: false, heard: PRO }]);
+  });
+
   it('a change without a number keeps the announced set; erasure clears the sets', async () => {
     const c = await customer();
+    await endpointEnabled(c.scope, 60);
     await numberIn(c, NONE, PRO);
     const touched = await sql.transaction(async () =>
       outbox.record(c.scope, [], NO_TRACE, 0, [{ customerId: c.customerId, stateSnapshot: await snapshotNow() }]),

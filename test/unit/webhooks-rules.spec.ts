@@ -154,6 +154,8 @@ describe('webhooks: pure rules', () => {
         { key: 'b', validUntil: null, rail: 'android_store' },
         { key: 'pro', validUntil: 900, rail: 'card_payments' },
       ]);
+      // Text that is not a set is unknown, never a failed change.
+      for (const bad of ['{', '{}', '[["a",1]]', '[["a","1","manual"]]']) expect(parseAnnouncedSet(bad)).toBeNull();
       expect([...changedKeys([rows[0]], [rows[0], rows[1]])]).toEqual(['b']);
 
       // Receivers heard `trial` (ended at 100) and `pro`; a grant of `extra` at 150 writes only `extra`.

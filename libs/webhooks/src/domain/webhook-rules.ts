@@ -160,10 +160,23 @@ export function announcedSetText(rows: readonly ActiveEntitlementView[]): string
   return JSON.stringify(sorted.map((row) => [row.key, row.validUntil, row.rail]));
 }
 
-/** The rows of an announced set's text (announcedSetText). */
-export function parseAnnouncedSet(text: string): ActiveEntitlementView[] {
-  const entries = JSON.parse(text) as [string, number | null, string][];
-  return entries.map(([key, validUntil, rail]) => ({ key, validUntil, rail }));
+/** The rows of an announced set's text (announcedSetText); null for text that is not one (treated as unknown). */
+export function parseAnnouncedSet(text: string): ActiveEntitlementView[] | null {
+  let entries: unknown;
+  try {
+    entries = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(entries)) return null;
+  const rows: ActiveEntitlementView[] = [];
+  for (const entry of entries) {
+    if (!Array.isArray(entry) || entry.length !== 3) return null;
+    const [key, validUntil, rail] = entry as unknown[];
+    if (typeof key !== 'string' || typeof rail !== 'string' || (validUntil !== null && typeof validUntil !== 'number')) return null;
+    rows.push({ key, validUntil, rail });
+  }
+  return rows;
 }
 
 /**

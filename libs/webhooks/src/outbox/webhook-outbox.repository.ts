@@ -33,9 +33,10 @@ export interface CounterTouch {
  * `numbered`: its event took number `sequence`; otherwise it only touched the counter.
  * `stale`: the transaction that took the counter before this one committed outside the
  * snapshot the change's state was read in, so that state may lack its change. `heard`: the set
- * the customer's last update announced (announcedSetText), when known; for a numbered event
- * it is answered when it differs from the set the change read before it, or when stale. The
- * counter stays locked until this transaction ends.
+ * the customer's last update announced (announcedSetText), where the counter vouches for it
+ * (see the announced-sets migration; null otherwise); for a numbered event it is answered when
+ * it differs from the set the change read before it, or when stale. The counter stays locked
+ * until this transaction ends.
  */
 export interface CounterFinding {
   customerId: string;
@@ -84,12 +85,20 @@ const DELIVERY_COLUMNS = `id, project_id AS "projectId", env, endpoint_id AS "en
 const NEW_DELIVERY_ID = `'wd_' || replace(gen_random_uuid()::text, '-', '')`;
 
 /**
+ * Since when every change of the scope has been tracked: the earliest moment an endpoint that is
+ * enabled now became enabled, plus a second (replicas trust a cached "no endpoint" for
+ * ENDPOINT_PRESENCE_TTL_MS after the enabling commit). NULL when none is enabled.
+ */
+const LISTENING_SINCE = `((SELECT min(enabled_at) FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status = 'enabled') + interval '1 second')`;
+
+/**
  * The outbox write of every tracked change: one fixed text, prepared once per connection, so
  * PostgreSQL parses and plans its parts once rather than with every change.
  */
 const RECORD = prepared(`WITH seq AS (
-         INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence, last_xact, announced)
-         SELECT $1, $2, c.customer_id, CASE WHEN c.numbered THEN 1 ELSE 0 END, pg_current_xact_id(), c.announced
+         INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence, last_xact, announced, announced_sequence, announced_at)
+         SELECT $1, $2, c.customer_id, CASE WHEN c.numbered THEN 1 ELSE 0 END, pg_current_xact_id(),
+                c.announced, CASE WHEN c.numbered THEN 1 END, CASE WHEN c.numbered THEN now() END
            FROM unnest($8::text[], $14::boolean[], $16::text[]) AS c(customer_id, numbered, announced)
          ON CONFLICT (project_id, env, customer_id) DO UPDATE
            SET last_sequence = webhook_customer_sequences.last_sequence + EXCLUDED.last_sequence,
@@ -97,8 +106,15 @@ const RECORD = prepared(`WITH seq AS (
                previous_xact = CASE WHEN webhook_customer_sequences.last_xact = pg_current_xact_id()
                                     THEN webhook_customer_sequences.previous_xact ELSE webhook_customer_sequences.last_xact END,
                last_xact = pg_current_xact_id(),
-               previous_announced = webhook_customer_sequences.announced,
-               announced = CASE WHEN EXCLUDED.last_sequence > 0 THEN EXCLUDED.announced ELSE webhook_customer_sequences.announced END
+               -- What receivers heard before this statement, where the counter vouches for it: announced
+               -- with the last number, and an endpoint enabled since (a margin past the presence cache).
+               previous_announced = CASE WHEN webhook_customer_sequences.announced_sequence = webhook_customer_sequences.last_sequence
+                                          AND webhook_customer_sequences.announced_at >= ${LISTENING_SINCE}
+                                         THEN webhook_customer_sequences.announced END,
+               announced = CASE WHEN EXCLUDED.last_sequence > 0 THEN EXCLUDED.announced ELSE webhook_customer_sequences.announced END,
+               announced_sequence = CASE WHEN EXCLUDED.last_sequence > 0 THEN webhook_customer_sequences.last_sequence + 1
+                                         ELSE webhook_customer_sequences.announced_sequence END,
+               announced_at = CASE WHEN EXCLUDED.last_sequence > 0 THEN now() ELSE webhook_customer_sequences.announced_at END
          RETURNING customer_id, last_sequence, previous_xact, previous_announced),
        ev AS (
          INSERT INTO webhook_events (id, project_id, env, customer_id, type, body, created_at_ms, traceparent, tracestate)
@@ -237,6 +253,7 @@ export class WebhookOutboxRepository {
       scope.env,
       customerId,
     ]);
+    // Locks the counter row: an erasure waits for a change of the customer that is recording.
     await this.sql.rows(
       `UPDATE webhook_customer_sequences SET announced = NULL, previous_announced = NULL
         WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND (announced IS NOT NULL OR previous_announced IS NOT NULL)`,

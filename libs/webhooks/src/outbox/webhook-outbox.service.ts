@@ -145,7 +145,8 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
     const [was, wrote] = [change.before.map(view), change.after.map(view)];
     const state = finding.stale ? await this.feed.activeState(scope, customerId) : { entitlements: change.after, snapshot: change.afterSnapshot };
     const now = state.entitlements.map(view);
-    const heard = finding.heard !== null ? parseAnnouncedSet(finding.heard) : finding.stale ? withoutChange(now, was, wrote) : was;
+    const kept = finding.heard === null ? null : parseAnnouncedSet(finding.heard);
+    const heard = kept ?? (finding.stale ? withoutChange(now, was, wrote) : was);
     const diff = diffEntitlements(heard, now, causeSinceHeard(heard, changedKeys(was, wrote), Math.floor(this.clock.nowMs() / 1000), change.causeOf));
     if (update) {
       const { event, data, createdAt } = update;
