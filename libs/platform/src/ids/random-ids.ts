@@ -4,6 +4,22 @@ const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const LOWER_ALNUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
 /**
+ * Cryptographic random bytes, drawn from a pool refilled 4 KiB at a time (each byte is used
+ * once): one `randomBytes` call per id cost more than the rest of an id's making.
+ */
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+function randomByte(): number {
+  if (poolOffset >= pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    poolOffset = 0;
+  }
+  return pool[poolOffset++];
+}
+
+/**
  * `length` characters drawn uniformly from `alphabet` with a cryptographic source: bytes at or
  * above the largest multiple of the alphabet's size are rejected (no modulo bias).
  */
@@ -11,9 +27,8 @@ function randomFrom(alphabet: string, length: number): string {
   const limit = 256 - (256 % alphabet.length);
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < limit && out.length < length) out += alphabet[byte % alphabet.length];
-    }
+    const byte = randomByte();
+    if (byte < limit) out += alphabet[byte % alphabet.length];
   }
   return out;
 }
