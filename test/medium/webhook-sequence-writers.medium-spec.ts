@@ -79,7 +79,7 @@ describe('medium: the sequence counter names the transaction numbered before', (
       await numberIn(c); // another transaction, committed now
       return outbox.record(c.scope, [update(c.customerId, readBefore)], NO_TRACE, 0);
     });
-    expect(stale).toEqual([{ customerId: c.customerId, sequence: 3, numbered: true, stale: true, heard: null }]);
+    expect(stale).toEqual([{ customerId: c.customerId, sequence: 3, numbered: true, stale: true, heard: NONE }]);
   });
 
   it('a second number in one transaction still names the other writer before the first', async () => {
@@ -93,20 +93,23 @@ describe('medium: the sequence counter names the transaction numbered before', (
       const second = await outbox.record(c.scope, [update(c.customerId, readBefore)], NO_TRACE, 0);
       return { first, second };
     });
-    expect(answers).toEqual({ first: [], second: [{ customerId: c.customerId, sequence: 4, numbered: true, stale: true, heard: null }] });
+    expect(answers).toEqual({ first: [], second: [{ customerId: c.customerId, sequence: 4, numbered: true, stale: true, heard: NONE }] });
   });
 
   it('keeps the set each update announced, and answers it where a change read another set before', async () => {
     const c = await customer();
     await endpointEnabled(c.scope, 60);
-    // The first number: nothing announced before, nothing to compare.
+    // The first number: nothing announced before, nothing to compare (a new counter holds what its change read).
     expect(await numberIn(c, NONE, PRO)).toEqual([]);
-    expect(await counterOf(c)).toEqual({ announced: PRO, previous: null });
+    expect(await counterOf(c)).toEqual({ announced: PRO, previous: NONE });
+    // The same set as the change read is kept as ''.
+    expect(await numberIn(c, PRO, PRO)).toEqual([]);
+    expect(await counterOf(c)).toEqual({ announced: PRO, previous: '' });
     // A change that read the set the last update announced: nothing to say.
     expect(await numberIn(c, PRO, NONE)).toEqual([]);
     // A change that read `pro` before, though the last update announced none (it was announced
     // since, or lapsed unannounced): answered with what receivers heard; the counter takes its set.
-    expect(await numberIn(c, PRO, PRO)).toEqual([{ customerId: c.customerId, sequence: 3, numbered: true, stale: false, heard: NONE }]);
+    expect(await numberIn(c, PRO, PRO)).toEqual([{ customerId: c.customerId, sequence: 4, numbered: true, stale: false, heard: NONE }]);
     expect(await counterOf(c)).toEqual({ announced: PRO, previous: NONE });
   });
 

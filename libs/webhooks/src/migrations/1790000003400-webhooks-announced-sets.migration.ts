@@ -3,9 +3,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * What receivers last heard of each customer: the set of active entitlements the customer's
  * last numbered update announced (one entry per key), the number it was announced with, and
- * when; and the set announced before the statement that last took the counter, when it can be
- * trusted. Under the counter's lock a change compares what it read as "before" with what
- * receivers last heard, and announces its `changes` against the latter.
+ * when; and, for the statement that last took the counter, the set announced before it where
+ * that differs from the set its change read ('' where the same, NULL where not vouched for; a
+ * new counter holds what its change read). Under the counter's lock a change compares what it
+ * read as "before" with what receivers last heard, and announces its `changes` against the latter.
  *
  * The kept set is trusted only when it was announced with the counter's last number (a replica
  * of the previous release numbers updates without keeping a set) and while an endpoint of the

@@ -96,21 +96,22 @@ const LISTENING_SINCE = `((SELECT min(enabled_at) FROM webhook_endpoints WHERE p
  * PostgreSQL parses and plans its parts once rather than with every change.
  */
 const RECORD = prepared(`WITH seq AS (
-         INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence, last_xact, announced, announced_sequence, announced_at)
+         INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence, last_xact, announced, announced_sequence, announced_at, previous_announced)
          SELECT $1, $2, c.customer_id, CASE WHEN c.numbered THEN 1 ELSE 0 END, pg_current_xact_id(),
-                c.announced, CASE WHEN c.numbered THEN 1 END, CASE WHEN c.numbered THEN now() END
-           FROM unnest($8::text[], $14::boolean[], $16::text[]) AS c(customer_id, numbered, announced)
+                c.announced, CASE WHEN c.numbered THEN 1 END, CASE WHEN c.numbered THEN now() END, c.heard
+           FROM unnest($8::text[], $14::boolean[], $16::text[], $15::text[]) AS c(customer_id, numbered, announced, heard)
          ON CONFLICT (project_id, env, customer_id) DO UPDATE
            SET last_sequence = webhook_customer_sequences.last_sequence + EXCLUDED.last_sequence,
                -- The last other transaction to take this counter (taking it twice in one transaction keeps it).
                previous_xact = CASE WHEN webhook_customer_sequences.last_xact = pg_current_xact_id()
                                     THEN webhook_customer_sequences.previous_xact ELSE webhook_customer_sequences.last_xact END,
                last_xact = pg_current_xact_id(),
-               -- What receivers heard before this statement, where the counter vouches for it: announced
-               -- with the last number, and an endpoint enabled since (a margin past the presence cache).
-               previous_announced = CASE WHEN webhook_customer_sequences.announced_sequence = webhook_customer_sequences.last_sequence
-                                          AND webhook_customer_sequences.announced_at >= ${LISTENING_SINCE}
-                                         THEN webhook_customer_sequences.announced END,
+               -- What receivers heard before this statement (EXCLUDED carries what the change read):
+               -- '' when the same, NULL where the counter cannot vouch for it (see the announced-sets migration).
+               previous_announced = CASE
+                 WHEN webhook_customer_sequences.announced_sequence IS DISTINCT FROM webhook_customer_sequences.last_sequence THEN NULL
+                 WHEN webhook_customer_sequences.announced = EXCLUDED.previous_announced THEN ''
+                 WHEN webhook_customer_sequences.announced_at >= ${LISTENING_SINCE} THEN webhook_customer_sequences.announced END,
                announced = CASE WHEN EXCLUDED.last_sequence > 0 THEN EXCLUDED.announced ELSE webhook_customer_sequences.announced END,
                announced_sequence = CASE WHEN EXCLUDED.last_sequence > 0 THEN webhook_customer_sequences.last_sequence + 1
                                          ELSE webhook_customer_sequences.announced_sequence END,
@@ -132,11 +133,13 @@ const RECORD = prepared(`WITH seq AS (
            FROM ev JOIN webhook_endpoints w
              ON w.project_id = $1 AND w.env = $2 AND w.status = 'enabled' AND ('*' = ANY(w.event_types) OR ev.type = ANY(w.event_types)))
        SELECT s.customer_id AS "customerId", s.last_sequence::float8 AS sequence, c.numbered,
-              COALESCE(NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot), false) AS stale, s.previous_announced AS heard
+              COALESCE(NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot), false) AS stale,
+              CASE WHEN s.previous_announced = '' THEN c.heard ELSE s.previous_announced END AS heard
          FROM seq s JOIN unnest($8::text[], $13::text[], $14::boolean[], $15::text[]) AS c(customer_id, snapshot, numbered, heard)
            ON c.customer_id = s.customer_id
-        -- (No earlier writer, or no set announced before: nothing to compare.)
-        WHERE NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot) OR (c.numbered AND s.previous_announced <> c.heard)`);
+        -- (No earlier writer, or nothing vouched for: nothing to compare. A new counter holds what its change read.)
+        WHERE NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot)
+           OR (c.numbered AND s.previous_announced <> '' AND s.previous_announced <> c.heard)`);
 
 const HAS_ENABLED_ENDPOINT = prepared(`SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status = 'enabled') AS found`);
 
