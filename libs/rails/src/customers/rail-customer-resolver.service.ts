@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope } from '#platform';
-import { EntitlementChangeFeed, EntitlementWriter } from '#entitlements';
+import { EntitlementChangeFeed, EntitlementWriter, PURCHASE_RAILS } from '#entitlements';
 import { type AliasNode, RailCustomers } from '#identity';
 import type { AndroidPurchaseState } from '../android/android-notifications.js';
 import type { CardSubscription } from '../card/card-events.js';
@@ -238,11 +238,21 @@ export class RailCustomerResolver {
    * rail-only customer folded into another, its rail aliases). Both customers' entitlement
    * changes go to the change feed: the first customer's keys end (cause `revoke`: they left
    * that customer), the other's start or extend (cause `purchase`: the purchase is now theirs).
+   *
+   * Locks in the rail applier's order: subscription rows, then both customers' per-rail locks,
+   * then revenue, entitlement rows and sequence counters. A fold continues with the applier for
+   * the subscription that named the customer; had it taken the revenue lock before the
+   * customer's rail lock, a change of another subscription of that customer holding the rail
+   * lock would wait for it in a cycle.
    */
   private async reassign(scope: TenantScope, fromCustomerId: string, intoCustomerId: string, railAliases: boolean): Promise<void> {
     const tracker = await this.changes.track(scope, [fromCustomerId, intoCustomerId]);
     if (railAliases) await this.customers.moveRailAliases(scope, fromCustomerId, intoCustomerId);
     await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
+    const customers = [fromCustomerId, intoCustomerId].sort();
+    for (const rail of [...PURCHASE_RAILS].sort()) {
+      for (const customerId of customers) await this.subscriptions.serialize(scope, rail, `customer:${customerId}`);
+    }
     await this.revenue.reassigned(scope, fromCustomerId, intoCustomerId);
     await this.writer.moveRailEntitlements(scope, fromCustomerId, intoCustomerId);
     await tracker.publish((_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));
