@@ -134,6 +134,40 @@ describe('medium: the sequence counter names the transaction numbered before', (
     expect(await numberIn(c, NONE, NONE)).toEqual([{ customerId: c.customerId, sequence: 6, numbered: true, stale: false, heard: PRO }]);
   });
 
+  it('the trigger stamps an endpoint when it becomes enabled; a set is vouched for from a second after the earliest enabled one', async () => {
+    const c = await customer();
+    const first = unique('we');
+    await sql.rows(
+      `INSERT INTO webhook_endpoints (id, project_id, env, url, status, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, 'https://example.com/hook', 'enabled', 0, 0)`,
+      [first, c.scope.projectId, c.scope.env],
+    );
+    const stamped = async (id: string) =>
+      (await sql.one<{ age: number }>(`SELECT extract(epoch FROM clock_timestamp() - enabled_at)::float8 AS age FROM webhook_endpoints WHERE id = $1`, [id]))!
+        .age;
+    expect(await stamped(first)).toBeLessThan(5);
+    // Within the second after the enabling: not vouched for (a replica may still hold "no endpoint").
+    await numberIn(c, NONE, PRO);
+    expect(await numberIn(c, NONE, NONE)).toEqual([]);
+    // Enabled 1.5 s before the set was announced: vouched for; 0.5 s: not.
+    const announcedAfter = async (seconds: number) => {
+      await sql.rows(`UPDATE webhook_endpoints SET enabled_at = clock_timestamp() - make_interval(secs => $2) WHERE id = $1`, [first, seconds]);
+      await numberIn(c, NONE, PRO);
+      return numberIn(c, NONE, NONE);
+    };
+    expect(await announcedAfter(0.5)).toEqual([]);
+    expect(await announcedAfter(1.5)).toEqual([{ customerId: c.customerId, sequence: 6, numbered: true, stale: false, heard: PRO }]);
+    // A disabled endpoint stamps nothing; enabling it again stamps it anew.
+    await sql.rows(`UPDATE webhook_endpoints SET status = 'disabled', enabled_at = clock_timestamp() - interval '1 hour' WHERE id = $1`, [first]);
+    await sql.rows(`UPDATE webhook_endpoints SET status = 'enabled' WHERE id = $1`, [first]);
+    expect(await stamped(first)).toBeLessThan(5);
+    // An endpoint replaced by another (created, then the first deleted): sets kept before the new one are not vouched for.
+    await sql.rows(`UPDATE webhook_endpoints SET enabled_at = clock_timestamp() - interval '1 hour' WHERE id = $1`, [first]);
+    await numberIn(c, NONE, PRO);
+    await endpointEnabled(c.scope, 0);
+    await sql.rows(`DELETE FROM webhook_endpoints WHERE id = $1`, [first]);
+    expect(await numberIn(c, NONE, NONE)).toEqual([]);
+  });
+
   it('a change without a number keeps the announced set; erasure clears the sets', async () => {
     const c = await customer();
     await endpointEnabled(c.scope, 60);

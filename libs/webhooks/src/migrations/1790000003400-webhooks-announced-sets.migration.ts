@@ -11,7 +11,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * The kept set is trusted only when it was announced with the counter's last number (a replica
  * of the previous release numbers updates without keeping a set) and while an endpoint of the
  * scope has been enabled since (no change went untracked in between): `enabled_at` is when each
- * endpoint last became enabled, set by a trigger on every path that enables one.
+ * endpoint last became enabled, set by a trigger on every path that enables one. Every endpoint
+ * enabled now became enabled after the last time the scope had none, so the earliest of them
+ * bounds that time; replacing an endpoint by another moves it later too (sets kept before are
+ * then not vouched for until the customer's next update: the change's own read is used).
  */
 export class WebhooksAnnouncedSets1790000003400 implements MigrationInterface {
   name = 'WebhooksAnnouncedSets1790000003400';
@@ -25,7 +28,8 @@ export class WebhooksAnnouncedSets1790000003400 implements MigrationInterface {
       CREATE FUNCTION webhook_endpoint_enabled_at() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF NEW.status = 'enabled' AND (TG_OP = 'INSERT' OR OLD.status <> 'enabled') THEN
-          NEW.enabled_at := now();
+          -- The moment of the write, not the transaction's start: the margin counts from close to the commit.
+          NEW.enabled_at := clock_timestamp();
         END IF;
         RETURN NEW;
       END $$`);
