@@ -119,6 +119,8 @@ export class CardWebhookService {
     context: RailEventContext,
     read?: { holders: KnownHolders },
   ): Promise<NotificationOutcome> {
+    // Before the customer is resolved: resolving can fold a rail-only customer (see serializeSubscription).
+    await this.applier.serializeSubscription(scope, RAIL, sub.id);
     const cardNode = { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer };
     const holders = read?.holders ?? {};
     // Every item's product grants its keys until the item's period end; products missing from
@@ -160,7 +162,7 @@ export class CardWebhookService {
         price: sub.price,
       },
       unknown.length > 0 ? { ...context, details: { ...context.details, productsNotInCatalogue: unknown } } : context,
-      { catalogueKeys, onlyChanges: read !== undefined },
+      { catalogueKeys, onlyChanges: read !== undefined, subscriptionSerialized: true },
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
   }

@@ -253,6 +253,9 @@ export class RailCustomerResolver {
     for (const rail of [...PURCHASE_RAILS].sort()) {
       for (const customerId of customers) await this.subscriptions.serialize(scope, rail, `customer:${customerId}`);
     }
+    // A writer that held one of those locks may have recorded a new subscription of the first
+    // customer meanwhile: it moves too (its revenue and entitlement rows move below).
+    await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
     await this.revenue.reassigned(scope, fromCustomerId, intoCustomerId);
     await this.writer.moveRailEntitlements(scope, fromCustomerId, intoCustomerId);
     await tracker.publish((_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));

@@ -77,6 +77,8 @@ export interface RailApplyOptions {
    * nothing written (no audit entry: `auditEventId` is empty).
    */
   onlyChanges?: boolean;
+  /** The caller holds the subscription's lock already (serializeSubscription: it resolved the customer under it). */
+  subscriptionSerialized?: boolean;
 }
 
 export interface RailApplyResult {
@@ -133,8 +135,18 @@ export class RailStateApplier {
     private readonly revenue: RailRevenueFeed,
   ) {}
 
+  /**
+   * Takes the subscription's lock (apply's first lock) until the transaction ends. A writer whose
+   * customer resolution can fold customers takes it before resolving, so the fold's locks come
+   * after it, as in apply: a second notification of the same subscription waits here instead of
+   * holding it while it waits for the fold.
+   */
+  serializeSubscription(scope: TenantScope, rail: PurchaseRail, subscriptionId: string): Promise<void> {
+    return this.subscriptions.serialize(scope, rail, subscriptionId);
+  }
+
   async apply(scope: TenantScope, change: RailStateChange, event: RailEventContext, options: RailApplyOptions = {}): Promise<RailApplyResult> {
-    await this.subscriptions.serialize(scope, change.rail, change.subscriptionId);
+    if (!options.subscriptionSerialized) await this.subscriptions.serialize(scope, change.rail, change.subscriptionId);
     const stored = await this.subscriptions.lock(scope, change.rail, change.subscriptionId);
     const items = itemsOf(change);
 
