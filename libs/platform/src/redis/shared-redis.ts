@@ -40,6 +40,9 @@ export function leaseRedis(url: string, commandTimeoutMs: number, onError: (err:
       shared.users -= 1;
       if (shared.users === 0) {
         connections.delete(key);
+        // An error the closing connection still reports (a ready check cut short) has no lease to
+        // go to; without a listener ioredis would print it as an unhandled error event.
+        shared.client.on('error', () => undefined);
         shared.client.disconnect();
       }
     },
