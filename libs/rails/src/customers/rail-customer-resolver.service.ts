@@ -249,10 +249,7 @@ export class RailCustomerResolver {
     const tracker = await this.changes.track(scope, [fromCustomerId, intoCustomerId]);
     if (railAliases) await this.customers.moveRailAliases(scope, fromCustomerId, intoCustomerId);
     await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
-    const customers = [fromCustomerId, intoCustomerId].sort();
-    for (const rail of [...PURCHASE_RAILS].sort()) {
-      for (const customerId of customers) await this.subscriptions.serialize(scope, rail, `customer:${customerId}`);
-    }
+    for (const rail of [...PURCHASE_RAILS].sort()) await this.subscriptions.serializeCustomers(scope, rail, [fromCustomerId, intoCustomerId]);
     // A writer that held one of those locks may have recorded a new subscription of the first
     // customer meanwhile: it moves too (its revenue and entitlement rows move below).
     await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());

@@ -187,7 +187,7 @@ export class RailStateApplier {
     // customer on the rail: writers of one customer's rail rows run one at a time too
     // (always after the subscription lock, customers in sorted order: no lock cycles).
     const customers = [...new Set([change.customerId, stored?.customerId ?? change.customerId])].sort();
-    for (const customerId of customers) await this.subscriptions.serialize(scope, change.rail, `customer:${customerId}`);
+    await this.subscriptions.serializeCustomers(scope, change.rail, customers);
 
     const changed = changesState(stored, { ...change, items });
     const tracker = await this.changes.track(scope, customers);

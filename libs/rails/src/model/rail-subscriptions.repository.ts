@@ -129,6 +129,14 @@ export class RailSubscriptionsRepository {
     ]);
   }
 
+  /**
+   * Serialises writers of the customers' rail-derived rows on `rail` until the transaction ends,
+   * customers in sorted order (every writer takes them in one order: no lock cycles).
+   */
+  async serializeCustomers(scope: TenantScope, rail: PurchaseRail, customerIds: readonly string[]): Promise<void> {
+    for (const customerId of [...new Set(customerIds)].sort()) await this.serialize(scope, rail, `customer:${customerId}`);
+  }
+
   /** Reads one subscription record and locks it until the transaction ends. */
   async lock(scope: TenantScope, rail: PurchaseRail, subscriptionId: string): Promise<RailSubscriptionRecord | null> {
     const rows: SubscriptionRow[] = await this.sql.rows(

@@ -141,7 +141,8 @@ export function withoutChange(
 
 /** The keys of the rows a change wrote (see changedRows). */
 export function changedKeys(before: readonly ActiveEntitlementView[], after: readonly ActiveEntitlementView[]): Set<string> {
-  return new Set([...changedRows(before, after)].map((row) => row.slice(0, row.indexOf('\u0000'))));
+  const changed = changedRows(before, after);
+  return new Set([...before, ...after].filter((row) => changed.has(rowKey(row))).map((row) => row.key));
 }
 
 /**
@@ -150,13 +151,9 @@ export function changedKeys(before: readonly ActiveEntitlementView[], after: rea
  * together, the rail that sorts first), sorted by key. Equal sets give equal text.
  */
 export function announcedSetText(rows: readonly ActiveEntitlementView[]): string {
-  const byKey = new Map<string, ActiveEntitlementView>();
-  for (const row of rows) {
-    const current = byKey.get(row.key);
-    const [mine, theirs] = [lasting(row.validUntil), current ? lasting(current.validUntil) : Number.NEGATIVE_INFINITY];
-    if (!current || mine > theirs || (mine === theirs && row.rail < current.rail)) byKey.set(row.key, row);
-  }
-  const sorted = [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // collapseByKey keeps the first of rows that end together: offered in rail order, that is the first rail.
+  const byRail = [...rows].sort((a, b) => (a.rail < b.rail ? -1 : a.rail > b.rail ? 1 : 0));
+  const sorted = [...collapseByKey(byRail).values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return JSON.stringify(sorted.map((row) => [row.key, row.validUntil, row.rail]));
 }
 
