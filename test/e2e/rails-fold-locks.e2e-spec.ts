@@ -4,6 +4,7 @@
 // would retry it after the deadlock timeout), and no record stays with the folded customer.
 import pg from 'pg';
 import { keyHeaders } from '../support/fixtures.js';
+import { queuedBehind } from '../support/lock-queue.js';
 import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
 
 describe('card rail: a fold and other changes of the same customers at once', () => {
@@ -19,13 +20,6 @@ describe('card rail: a fold and other changes of the same customers at once', ()
   afterAll(async () => {
     await holder?.end();
   });
-
-  async function waitingForLocks(): Promise<number> {
-    const rows: { waiting: number }[] = await h.t.dataSource.query(
-      `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-    );
-    return rows[0].waiting;
-  }
 
   /**
    * Deadlocks PostgreSQL detected in this file's database. A transaction aborted for one has
@@ -44,26 +38,11 @@ describe('card rail: a fold and other changes of the same customers at once', ()
    */
   async function whileRevenueHeld(customerId: string, sends: (() => PromiseLike<{ status: number; body: any }>)[]) {
     const before = await deadlocks();
-    await holder.query('BEGIN');
-    try {
-      await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`revenue|${h.fx.projectId}|sandbox|${customerId}`]);
-      const pending: Promise<{ status: number; body: any }>[] = [];
-      for (const send of sends) {
-        pending.push(Promise.resolve(send()));
-        const until = Date.now() + 10_000;
-        while ((await waitingForLocks()) < pending.length) {
-          if (Date.now() > until) throw new Error(`${await waitingForLocks()} of ${pending.length} notifications wait`);
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
-      }
-      await holder.query('COMMIT');
-      const responses = await Promise.all(pending);
-      expect(responses.map((r) => r.status)).toEqual(sends.map(() => 200));
-      expect(await deadlocks()).toBe(before);
-      return responses;
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-    }
+    const lock = { text: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, values: [`revenue|${h.fx.projectId}|sandbox|${customerId}`] };
+    const responses = await queuedBehind(holder, h.t.dataSource, lock, sends);
+    expect(responses.map((r) => r.status)).toEqual(sends.map(() => 200));
+    expect(await deadlocks()).toBe(before);
+    return responses;
   }
 
   /** A named customer (identified) and a rail-only one (a card subscription without hints) on its own card customer. */

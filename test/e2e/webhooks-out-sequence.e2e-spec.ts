@@ -7,6 +7,7 @@ import { JobQueue, JobWorker } from '#platform';
 import { WebhookDispatcher } from '#webhooks';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { cardWebhookHarness } from '../support/harness/webhooks-card.js';
+import { queuedBehind, untilWaiting } from '../support/lock-queue.js';
 import { operatorAuth } from '../support/test-app.js';
 import { type ReceivedWebhook, type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -57,38 +58,13 @@ describe('outbound webhooks: the highest sequence carries the whole state', () =
       .set(keyHeaders(fx, fx.keys.skTest))
       .send(action === 'grant' ? { entitlementKey, duration: 'P30D', reason: REASON } : { entitlementKey, reason: REASON });
 
-  /** How many requests wait for a lock (asked outside the holder's transaction, which sees pg_stat_activity as of its first look). */
-  async function waitingForLocks(): Promise<number> {
-    const rows: { waiting: number }[] = await h.t.dataSource.query(
-      `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-    );
-    return rows[0].waiting;
-  }
-
   /**
    * Runs the writes while the holder keeps the rows `lock` selects locked, so each gets as far
    * as those rows before any commits; each starts once the one before waits (so they take the
    * rows in this order), and the rows are let go once all wait.
    */
   async function whileHeld(lock: { text: string; values: unknown[] }, writes: (() => PromiseLike<{ status: number }>)[]): Promise<void> {
-    await holder.query('BEGIN');
-    try {
-      await holder.query(lock.text, lock.values);
-      const pending: Promise<{ status: number }>[] = [];
-      for (const w of writes) {
-        // A supertest request starts when it is awaited: start it now.
-        pending.push(Promise.resolve(w()));
-        const until = Date.now() + 10_000;
-        while ((await waitingForLocks()) < pending.length) {
-          if (Date.now() > until) throw new Error(`${await waitingForLocks()} of ${pending.length} writes wait for the held rows`);
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
-      }
-      await holder.query('COMMIT');
-      for (const res of await Promise.all(pending)) expect(res.status).toBe(200);
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-    }
+    for (const res of await queuedBehind(holder, h.t.dataSource, lock, writes)) expect(res.status).toBe(200);
   }
 
   /** The writes while the customer's sequence counter is held: each reads its state before any commits. */
@@ -242,11 +218,7 @@ describe('outbound webhooks: the highest sequence carries the whole state', () =
       try {
         await holder.query(`SELECT 1 FROM rail_subscriptions WHERE project_id = $1 AND subscription_id = $2 FOR UPDATE`, [fx.projectId, subscriptionId]);
         const merging = Promise.resolve(h.t.http.post(`/admin/v1/projects/${fx.projectId}/merge-reviews/${reviewId}/approve`).set(operatorAuth()));
-        const until = Date.now() + 10_000;
-        while ((await waitingForLocks()) < 1) {
-          if (Date.now() > until) throw new Error('the merge does not wait for the held subscription');
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
+        await untilWaiting(h.t.dataSource, 1);
         expect((await write(fx, canonical, 'grant', 'cloud_sync')).status).toBe(200);
         await holder.query('COMMIT');
         expect((await merging).status).toBe(200);
