@@ -97,6 +97,24 @@ describe('error revenue snapshots', () => {
     expect(await impact()).toEqual({ users: 3, payingUsers: 3 });
   });
 
+  it('paced, the job looks the affected users up a slice at a time, resting before each, to the same figures; a spent budget starts none', async () => {
+    const job = t.app.get(ErrorRevenueRefreshJob);
+    await seedRevenue('u_a', 1_200);
+    t.clock.advance(31);
+    expect(await job.refreshOnce({ budgetMs: 0 })).toBe(0);
+    let rests = 0;
+    const pace = { sliceUsers: 2, rest: async () => void rests++ };
+    expect(await job.refreshOnce({ pace, budgetMs: 10_000 })).toBe(1);
+    // Three affected users, two per slice.
+    expect(rests).toBe(2);
+    expect(await impact()).toEqual({ users: 3, payingUsers: 3 });
+    expect(await affected()).toEqual([
+      ['u_b', 4_900],
+      ['u_a', 1_200],
+      ['u_c', 100],
+    ]);
+  });
+
   it('the job keeps fresh only the snapshots read in the last 10 minutes, and drops those unread for a day', async () => {
     t.clock.advance(11 * 60);
     expect(await t.app.get(ErrorRevenueRefreshJob).refreshOnce()).toBe(0);

@@ -83,10 +83,7 @@ export class CustomerReadsService {
       const candidates =
         by === 'read_cost' ? (measuredCost ? await this.byReadCost(scope, days, limit, segment) : []) : await this.byRevenue(scope, limit, segment);
       const customerIds = candidates.map((c) => c.customerId);
-      const [monthly, paying] =
-        customerIds.length === 0
-          ? [new Map<string, number>(), new Set<string>()]
-          : await Promise.all([this.ledger.monthlyRevenueByCustomer(scope, customerIds), this.ledger.payingAmong(scope, customerIds)]);
+      const { monthlyMinor: monthly, paying } = await this.ledger.revenueAmong(scope, customerIds);
       const rows: RankedRowView[] = [];
       for (const { customerId, userIds } of candidates) {
         rows.push({
@@ -131,9 +128,8 @@ export class CustomerReadsService {
         readCost: { reads: null, windowDays: DEFAULT_DAYS },
       };
       if (!customerId || !profile) return { data: empty, coverage };
-      const [monthly, paying, active] = await Promise.all([
-        this.ledger.monthlyRevenueByCustomer(scope, [customerId]),
-        this.ledger.payingAmong(scope, [customerId]),
+      const [{ monthlyMinor: monthly, paying }, active] = await Promise.all([
+        this.ledger.revenueAmong(scope, [customerId]),
         this.entitlements.listActive(scope, customerId),
       ]);
       const keys = [...new Set(active.map((e) => e.key))].sort();

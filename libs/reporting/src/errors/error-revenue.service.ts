@@ -3,7 +3,7 @@ import { Clock, type TenantScope } from '#platform';
 import { ALIAS_TYPES, BulkIdentity } from '#identity';
 import { EventRollups } from '#telemetry';
 import { MAX_LIMIT } from '../read-query.js';
-import { RevenueLedger } from '../revenue/revenue-ledger.service.js';
+import { type CustomerRevenue, RevenueLedger } from '../revenue/revenue-ledger.service.js';
 import { type ErrorRevenueSnapshot, ErrorRevenueSnapshotsRepository, type SnapshotAffectedUser } from './error-revenue-snapshots.repository.js';
 
 /**
@@ -17,6 +17,15 @@ export const AFFECTED_USERS_KEPT = MAX_LIMIT;
 export const ERROR_REVENUE_MAX_AGE_MS = 60_000;
 /** A read moves a snapshot's read time at most this often. */
 const TOUCH_EVERY_MS = 60_000;
+
+/**
+ * How a background computation spreads its database work: it looks affected users up
+ * `sliceUsers` at a time and awaits `rest()` before each slice.
+ */
+export interface WorkPace {
+  sliceUsers: number;
+  rest(): Promise<void>;
+}
 
 /**
  * What an error costs in revenue: its paying users and its affected users with revenue at
@@ -48,16 +57,16 @@ export class ErrorRevenue {
     return this.shared(scope, fingerprint, nowMs);
   }
 
-  /** Works the snapshot out again and stores it, keeping its read time (the refresh job). */
-  async refresh(scope: TenantScope, fingerprint: string): Promise<void> {
-    await this.shared(scope, fingerprint, null);
+  /** Works the snapshot out again and stores it, keeping its read time (the refresh job, in slices spread by `pace`). */
+  async refresh(scope: TenantScope, fingerprint: string, pace?: WorkPace): Promise<void> {
+    await this.shared(scope, fingerprint, null, pace);
   }
 
-  private shared(scope: TenantScope, fingerprint: string, readAtMs: number | null): Promise<ErrorRevenueSnapshot> {
+  private shared(scope: TenantScope, fingerprint: string, readAtMs: number | null, pace?: WorkPace): Promise<ErrorRevenueSnapshot> {
     const key = `${scope.projectId}|${scope.env}|${fingerprint}`;
     const running = this.working.get(key);
     if (running) return running;
-    const work = this.workOut(scope, fingerprint)
+    const work = this.workOut(scope, fingerprint, pace)
       .then(async (snapshot) => {
         await this.snapshots.put(scope, fingerprint, snapshot, readAtMs);
         return { ...snapshot, readAtMs: readAtMs ?? snapshot.computedAtMs };
@@ -71,25 +80,39 @@ export class ErrorRevenue {
    * Paying users: affected users (of the most recent window) whose customer has an active
    * priced subscription in any currency. The affected users: the window's, revenue in the
    * reporting currency first, then the most recent; forgotten customers read as unknown.
+   * Unpaced (a read waiting for it), each lookup is one statement; paced, the lookups go a
+   * slice of users at a time, each after a rest.
    */
-  private async workOut(scope: TenantScope, fingerprint: string): Promise<Omit<ErrorRevenueSnapshot, 'readAtMs'>> {
+  private async workOut(scope: TenantScope, fingerprint: string, pace?: WorkPace): Promise<Omit<ErrorRevenueSnapshot, 'readAtMs'>> {
     const computedAtMs = this.clock.nowMs();
     const users = await this.rollups.affectedUsers(scope, fingerprint, AFFECTED_REVENUE_WINDOW);
     if (users.length === 0) return { payingUsers: 0, affected: [], computedAtMs };
-    const hits = await this.identity.findAliases(
-      scope,
-      users.map((u) => ({ type: ALIAS_TYPES.developer, value: u.userId })),
-    );
-    const customerOf = new Map(hits.filter((h) => !h.forgotten).map((h) => [h.value, h.customerId]));
-    const customers = [...new Set(customerOf.values())];
-    const [paying, revenue] = await Promise.all([this.ledger.payingAmong(scope, customers), this.ledger.monthlyRevenueByCustomer(scope, customers)]);
+    const customerOf = new Map<string, string>();
+    const revenue: CustomerRevenue = { paying: new Set(), monthlyMinor: new Map() };
+    const slice = pace ? Math.max(1, pace.sliceUsers) : users.length;
+    for (let from = 0; from < users.length; from += slice) {
+      await pace?.rest();
+      const hits = await this.identity.findAliases(
+        scope,
+        users.slice(from, from + slice).map((u) => ({ type: ALIAS_TYPES.developer, value: u.userId })),
+      );
+      const customers: string[] = [];
+      for (const hit of hits) {
+        if (hit.forgotten) continue;
+        customerOf.set(hit.value, hit.customerId);
+        customers.push(hit.customerId);
+      }
+      const found = await this.ledger.revenueAmong(scope, customers);
+      for (const id of found.paying) revenue.paying.add(id);
+      for (const [id, minor] of found.monthlyMinor) revenue.monthlyMinor.set(id, minor);
+    }
     const rows: SnapshotAffectedUser[] = users.map((u) => {
       const customerId = customerOf.get(u.userId) ?? null;
-      return [u.userId, customerId, customerId ? (revenue.get(customerId) ?? 0) : 0, u.lastHitMs];
+      return [u.userId, customerId, customerId ? (revenue.monthlyMinor.get(customerId) ?? 0) : 0, u.lastHitMs];
     });
     rows.sort((a, b) => b[2] - a[2] || b[3] - a[3] || (a[0] < b[0] ? -1 : 1));
     return {
-      payingUsers: users.filter((u) => paying.has(customerOf.get(u.userId) ?? '')).length,
+      payingUsers: users.filter((u) => revenue.paying.has(customerOf.get(u.userId) ?? '')).length,
       affected: rows.slice(0, AFFECTED_USERS_KEPT),
       computedAtMs,
     };

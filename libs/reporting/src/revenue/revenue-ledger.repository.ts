@@ -263,15 +263,14 @@ export class RevenueLedgerRepository {
     return rows.map((r) => ({ rail, currency, day: r.day, mrrMinor: Number(r.mrr_minor), payingCustomers: Number(r.paying_customers) }));
   }
 
-  async monthlyByCustomer(scope: TenantScope, currency: string, customerIds: readonly string[]): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    if (customerIds.length === 0) return out;
-    const rows = await this.sql.rows<{ customer_id: string; monthly_minor: Num }>(
-      `SELECT customer_id, monthly_minor FROM revenue_customer_totals WHERE project_id = $1 AND env = $2 AND currency = $3 AND customer_id = ANY($4::text[])`,
-      [scope.projectId, scope.env, currency, [...new Set(customerIds)]],
+  /** The monthly totals (every currency) of those of `customerIds` that pay: one row per customer and currency. */
+  async totalsAmong(scope: TenantScope, customerIds: readonly string[]): Promise<Array<{ customerId: string; currency: string; monthlyMinor: number }>> {
+    if (customerIds.length === 0) return [];
+    const rows = await this.sql.rows<{ customer_id: string; currency: string; monthly_minor: Num }>(
+      `SELECT customer_id, currency, monthly_minor FROM revenue_customer_totals WHERE project_id = $1 AND env = $2 AND customer_id = ANY($3::text[])`,
+      [scope.projectId, scope.env, [...new Set(customerIds)]],
     );
-    for (const r of rows) out.set(r.customer_id, Number(r.monthly_minor));
-    return out;
+    return rows.map((r) => ({ customerId: r.customer_id, currency: r.currency, monthlyMinor: Number(r.monthly_minor) }));
   }
 
   /** Customers paying in any currency among `customerIds`. */

@@ -9,6 +9,12 @@ import { type LedgerSubscription, RevenueLedgerRepository } from './revenue-ledg
 /** The reporting currency of a project without a setting. */
 export const DEFAULT_REPORTING_CURRENCY = 'USD';
 
+/** Of some customers: those that pay, and each one's monthly revenue in the reporting currency (minor units). */
+export interface CustomerRevenue {
+  paying: Set<string>;
+  monthlyMinor: Map<string, number>;
+}
+
 /**
  * The revenue ledger: attached to the rails' revenue feed, it keeps in the (ambient) transaction of every
  * rail change each subscription's monthly price, each customer's monthly revenue, the
@@ -105,10 +111,19 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     return (await this.repository.reportingCurrency(scope)) ?? DEFAULT_REPORTING_CURRENCY;
   }
 
-  /** Monthly revenue of each customer in the reporting currency (minor units); absent = 0. */
-  async monthlyRevenueByCustomer(scope: TenantScope, customerIds: readonly string[]): Promise<Map<string, number>> {
-    const rows = await this.repository.monthlyByCustomer(scope, await this.reportingCurrency(scope), customerIds);
-    return new Map([...rows].map(([id, minor]) => [id, Math.round(minor)]));
+  /**
+   * Which of `customerIds` pay (an active priced subscription in any currency), and each one's
+   * monthly revenue in the reporting currency (minor units; absent = 0), from one read.
+   */
+  async revenueAmong(scope: TenantScope, customerIds: readonly string[]): Promise<CustomerRevenue> {
+    const revenue: CustomerRevenue = { paying: new Set(), monthlyMinor: new Map() };
+    if (customerIds.length === 0) return revenue;
+    const [currency, rows] = await Promise.all([this.reportingCurrency(scope), this.repository.totalsAmong(scope, customerIds)]);
+    for (const row of rows) {
+      revenue.paying.add(row.customerId);
+      if (row.currency === currency) revenue.monthlyMinor.set(row.customerId, Math.round(row.monthlyMinor));
+    }
+    return revenue;
   }
 
   async topCustomersByRevenue(scope: TenantScope, limit: number): Promise<Array<{ customerId: string; monthlyRevenueCents: number }>> {
