@@ -14,8 +14,10 @@ export const ERROR_REVENUE_REFRESH_AFTER_MS = 30_000;
 const DROP_UNREAD_AFTER_MS = 86_400_000;
 const BATCH = 200;
 /**
- * One run starts no new snapshot after this much wall time: with the job's period, a snapshot
- * that became due is worked out again within 60 s of its computation while the job keeps up.
+ * One run starts no new snapshot after this much wall time, and a run that used it is followed
+ * at once (the period counts from a run's start): paced, the job works without pause while
+ * snapshots are due, and a snapshot that became due is worked out again within 60 s of its
+ * computation while the job keeps up.
  */
 export const ERROR_REVENUE_REFRESH_BUDGET_MS = 10_000;
 
@@ -57,6 +59,7 @@ export class ErrorRevenueRefreshJob {
   @OnJob({
     type: 'reporting.refresh_error_revenue',
     everyMs: ERROR_REVENUE_REFRESH_EVERY_MS,
+    repeatFrom: 'start',
     maxAttempts: 5,
     leaseMs: 120_000,
     transaction: false,
