@@ -97,11 +97,13 @@ describe('error revenue snapshots', () => {
     expect(await impact()).toEqual({ users: 3, payingUsers: 3 });
   });
 
-  it('paced, the job looks the affected users up a slice at a time, resting before each, to the same figures; a spent budget starts none', async () => {
+  it('paced, the job looks the affected users up a slice at a time, resting before each, to the same figures; a spent budget or a stopping replica starts none', async () => {
     const job = t.app.get(ErrorRevenueRefreshJob);
     await seedRevenue('u_a', 1_200);
     t.clock.advance(31);
     expect(await job.refreshOnce({ budgetMs: 0 })).toBe(0);
+    // Nor once the replica is stopping.
+    expect(await job.refreshOnce({ stopping: () => true })).toBe(0);
     let rests = 0;
     const pace = { sliceUsers: 2, rest: async () => void rests++ };
     expect(await job.refreshOnce({ pace, budgetMs: 10_000 })).toBe(1);
@@ -113,6 +115,25 @@ describe('error revenue snapshots', () => {
       ['u_a', 1_200],
       ['u_c', 100],
     ]);
+  });
+
+  it('a read that finds the snapshot old while the job works it out paced joins it and hurries it: no rest after the read came', async () => {
+    const job = t.app.get(ErrorRevenueRefreshJob);
+    t.clock.advance(61);
+    let rests = 0;
+    let read: Promise<unknown> | undefined;
+    const pace = {
+      sliceUsers: 1,
+      rest: async () => {
+        if (++rests > 1) throw new Error('rested after a read joined');
+        read = impact();
+        // The read reaches the service and finds the work in progress.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      },
+    };
+    expect(await job.refreshOnce({ pace })).toBe(1);
+    expect(await read).toEqual({ users: 3, payingUsers: 3 });
+    expect(rests).toBe(1);
   });
 
   it('the job keeps fresh only the snapshots read in the last 10 minutes, and drops those unread for a day', async () => {
@@ -134,5 +155,29 @@ describe('error revenue snapshots', () => {
     expect(await snapshots()).toEqual([]);
     expect(await impact()).toEqual({ users: 2, payingUsers: 2 });
     expect((await affected()).map(([userId]: [string]) => userId)).toEqual(['u_b', 'u_a']);
+  });
+
+  it('an erasure while the job works a snapshot out paced: what it read is not kept, and the next read answers without the user', async () => {
+    const job = t.app.get(ErrorRevenueRefreshJob);
+    // Within 10 s of an erasure nothing is kept; later, a read keeps its snapshot again.
+    expect(await snapshots()).toEqual([]);
+    t.clock.advance(11);
+    expect(await impact()).toEqual({ users: 2, payingUsers: 2 });
+    expect(await snapshots()).toHaveLength(1);
+    t.clock.advance(31);
+    let rests = 0;
+    const pace = {
+      sliceUsers: 1,
+      rest: async () => {
+        // The affected users (u_a among them) are read; u_a is erased before the second slice.
+        if (++rests !== 2) return;
+        expect((await t.http.post('/v1/identity/forget').set(keyHeaders(p, p.keys.skTest)).send({ customerId: customers.u_a })).status).toBe(200);
+        await t.app.get(ErasureWorker).runOnce({ projectId: p.projectId });
+      },
+    };
+    expect(await job.refreshOnce({ pace })).toBe(1);
+    expect(rests).toBe(2);
+    expect(await snapshots()).toEqual([]);
+    expect((await affected()).map(([userId]: [string]) => userId)).toEqual(['u_b']);
   });
 });

@@ -1,40 +1,61 @@
 import type { Clock } from '../../libs/platform/src/clock/clock.js';
 import { RestAsLongAsWorked } from '../../libs/reporting/src/errors/error-revenue-refresh.job.js';
 
-/** A wall clock the test moves; the timers are jest's fake ones. */
+/** A wall clock the test moves along with jest's fake timers. */
 function wallClock() {
   let wallMs = 1_000;
   const clock = { wallNowMs: () => wallMs } as unknown as Clock;
-  return { clock, work: (ms: number) => (wallMs += ms), rest: (ms: number) => ((wallMs += ms), jest.advanceTimersByTime(ms)) };
+  return {
+    clock,
+    work: (ms: number) => (wallMs += ms),
+    wait: async (ms: number) => {
+      wallMs += ms;
+      await jest.advanceTimersByTimeAsync(ms);
+    },
+  };
+}
+
+/** Starts a rest and reports whether it has ended. */
+function resting(pace: RestAsLongAsWorked) {
+  let ended = false;
+  const done = pace.rest().then(() => (ended = true));
+  return { done, ended: () => ended };
 }
 
 describe('the error revenue refresh: its pace', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  it('rests as long as the work since the last rest took, so the job holds at most half the time', async () => {
+  it('rests as long as the work since the last rest took, so the job works at most half the time', async () => {
     const wall = wallClock();
     const pace = new RestAsLongAsWorked(wall.clock);
     expect(pace.sliceUsers).toBe(500);
     wall.work(30);
-    let rested = false;
-    const resting = pace.rest().then(() => (rested = true));
-    wall.rest(29);
-    await Promise.resolve();
-    expect(rested).toBe(false);
-    wall.rest(1);
-    await resting;
-    expect(rested).toBe(true);
+    const first = resting(pace);
+    await wall.wait(29);
+    expect(first.ended()).toBe(false);
+    await wall.wait(1);
+    expect(first.ended()).toBe(true);
     // The rest itself is not work: the next slice is measured from its end.
     wall.work(5);
-    const next = pace.rest();
-    wall.rest(5);
-    await next;
+    const second = resting(pace);
+    await wall.wait(4);
+    expect(second.ended()).toBe(false);
+    await wall.wait(1);
+    expect(second.ended()).toBe(true);
   });
 
-  it('does not rest when no wall time passed', async () => {
+  it('does not rest when no wall time passed, nor once the replica is stopping', async () => {
     const wall = wallClock();
-    const pace = new RestAsLongAsWorked(wall.clock);
-    await pace.rest();
+    let stopping = false;
+    const pace = new RestAsLongAsWorked(wall.clock, () => stopping);
+    const idle = resting(pace);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(idle.ended()).toBe(true);
+    wall.work(50);
+    stopping = true;
+    const last = resting(pace);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(last.ended()).toBe(true);
   });
 });

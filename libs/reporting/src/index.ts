@@ -3,6 +3,7 @@ import { RevenueLedger1790000002410 } from './migrations/1790000002410-revenue-l
 import { ActivePeopleAndLapses1790000002420 } from './migrations/1790000002420-active-people.migration.js';
 import { CensusCounters1790000003220 } from './migrations/1790000003220-census-counters.migration.js';
 import { ErrorRevenueSnapshots1790000003240 } from './migrations/1790000003240-error-revenue-snapshots.migration.js';
+import { ErrorRevenueErasures1790000003500 } from './migrations/1790000003500-error-revenue-erasures.migration.js';
 
 export { ReportingModule } from './reporting.module.js';
 export { ReportingRead, type ReportingReadOptions } from './reporting-read.decorator.js';
@@ -30,4 +31,5 @@ export const REPORTING_MIGRATIONS = [
   ActivePeopleAndLapses1790000002420,
   CensusCounters1790000003220,
   ErrorRevenueSnapshots1790000003240,
+  ErrorRevenueErasures1790000003500,
 ];

@@ -79,7 +79,7 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
 export class ReportingModule implements OnModuleInit {
   constructor(
     private readonly erasureHooks: ErasureHooks,
-    private readonly errorRevenue: ErrorRevenueSnapshotsRepository,
+    private readonly errorRevenue: ErrorRevenue,
   ) {}
 
   onModuleInit(): void {

@@ -17,8 +17,9 @@ export class Clock {
   }
 
   /**
-   * The wall clock, without the test clock's offset: only for times an outside party checks
-   * against its own clock (the signature times of outbound webhooks).
+   * The wall clock, without the test clock's offset: for times an outside party checks against
+   * its own clock (the signature times of outbound webhooks), and for how long work took (the
+   * budgets and paces of jobs).
    */
   wallNowMs(): number {
     return Date.now();

@@ -36,23 +36,32 @@ export class ErrorRevenueSnapshotsRepository {
   /**
    * Stores a snapshot worked out from data read at or after `computedAtMs`; an older one never
    * replaces a newer (two replicas working out one fingerprint at once). `readAtMs` null keeps
-   * the stored read time (the refresh job).
+   * the stored read time (the refresh job). Not stored when the scope had an erasure within
+   * `erasureMarginMs` before `computedAtMs` or after it (its lookups may have read the erased
+   * customer); answers whether that was so.
    */
   async put(
     scope: TenantScope,
     fingerprint: string,
     snapshot: Pick<ErrorRevenueSnapshot, 'payingUsers' | 'affected' | 'computedAtMs'>,
     readAtMs: number | null,
-  ): Promise<void> {
-    await this.sql.run(
-      `INSERT INTO error_revenue_snapshots AS s (project_id, env, fingerprint, paying_users, affected, computed_at_ms, read_at_ms)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6, COALESCE($7::bigint, $6))
-       ON CONFLICT (project_id, env, fingerprint) DO UPDATE
-          SET paying_users = EXCLUDED.paying_users, affected = EXCLUDED.affected, computed_at_ms = EXCLUDED.computed_at_ms,
-              read_at_ms = GREATEST(s.read_at_ms, COALESCE($7::bigint, s.read_at_ms))
-        WHERE s.computed_at_ms <= EXCLUDED.computed_at_ms`,
-      [scope.projectId, scope.env, fingerprint, snapshot.payingUsers, JSON.stringify(snapshot.affected), snapshot.computedAtMs, readAtMs],
+    erasureMarginMs: number,
+  ): Promise<{ erased: boolean }> {
+    const row = await this.sql.one<{ erased: boolean }>(
+      `WITH erased AS (
+         SELECT 1 FROM error_revenue_erasures WHERE project_id = $1 AND env = $2 AND erased_at_ms >= $6::bigint - $8::bigint
+       ), stored AS (
+         INSERT INTO error_revenue_snapshots AS s (project_id, env, fingerprint, paying_users, affected, computed_at_ms, read_at_ms)
+         SELECT $1, $2, $3, $4, $5::jsonb, $6, COALESCE($7::bigint, $6) WHERE NOT EXISTS (SELECT 1 FROM erased)
+         ON CONFLICT (project_id, env, fingerprint) DO UPDATE
+            SET paying_users = EXCLUDED.paying_users, affected = EXCLUDED.affected, computed_at_ms = EXCLUDED.computed_at_ms,
+                read_at_ms = GREATEST(s.read_at_ms, COALESCE($7::bigint, s.read_at_ms))
+          WHERE s.computed_at_ms <= EXCLUDED.computed_at_ms
+       )
+       SELECT EXISTS (SELECT 1 FROM erased) AS erased`,
+      [scope.projectId, scope.env, fingerprint, snapshot.payingUsers, JSON.stringify(snapshot.affected), snapshot.computedAtMs, readAtMs, erasureMarginMs],
     );
+    return { erased: row?.erased === true };
   }
 
   /** Records that the snapshot was read at `readAtMs`. */
@@ -80,8 +89,13 @@ export class ErrorRevenueSnapshotsRepository {
     return this.sql.affected(`DELETE FROM error_revenue_snapshots WHERE read_at_ms < $1`, [readBeforeMs]);
   }
 
-  /** Drops the scope's snapshots (an erasure: they may name the forgotten user). */
-  async forgetScope(scope: TenantScope): Promise<void> {
+  /** Drops the scope's snapshots (an erasure: they may name the forgotten user) and records when, so none computed before is stored after. */
+  async forgetScope(scope: TenantScope, nowMs: number): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO error_revenue_erasures (project_id, env, erased_at_ms) VALUES ($1, $2, $3)
+       ON CONFLICT ON CONSTRAINT error_revenue_erasures_pk DO UPDATE SET erased_at_ms = GREATEST(error_revenue_erasures.erased_at_ms, EXCLUDED.erased_at_ms)`,
+      [scope.projectId, scope.env, nowMs],
+    );
     await this.sql.run(`DELETE FROM error_revenue_snapshots WHERE project_id = $1 AND env = $2`, [scope.projectId, scope.env]);
   }
 }

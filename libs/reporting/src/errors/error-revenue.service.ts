@@ -17,6 +17,11 @@ export const AFFECTED_USERS_KEPT = MAX_LIMIT;
 export const ERROR_REVENUE_MAX_AGE_MS = 60_000;
 /** A read moves a snapshot's read time at most this often. */
 const TOUCH_EVERY_MS = 60_000;
+/**
+ * A snapshot whose computation began this long before an erasure of its scope, or after it, is
+ * not stored: it covers the rest of the erasure's transaction after its hook took the time.
+ */
+const ERASURE_MARGIN_MS = 10_000;
 
 /**
  * How a background computation spreads its database work: it looks affected users up
@@ -35,8 +40,11 @@ export interface WorkPace {
  */
 @Injectable()
 export class ErrorRevenue {
-  /** Work in progress per scope and fingerprint on this replica: concurrent reads share it. */
-  private readonly working = new Map<string, Promise<ErrorRevenueSnapshot>>();
+  /**
+   * Work in progress per scope and fingerprint on this replica: concurrent reads share it. A
+   * read that joins paced work hurries it: its remaining slices go without rests.
+   */
+  private readonly working = new Map<string, { work: Promise<ErrorRevenueSnapshot>; hurry: () => void }>();
 
   constructor(
     private readonly snapshots: ErrorRevenueSnapshotsRepository,
@@ -62,17 +70,30 @@ export class ErrorRevenue {
     await this.shared(scope, fingerprint, null, pace);
   }
 
+  /** Drops the scope's snapshots (an erasure), so none computed before it is stored after it. */
+  forgetScope(scope: TenantScope): Promise<void> {
+    return this.snapshots.forgetScope(scope, this.clock.nowMs());
+  }
+
   private shared(scope: TenantScope, fingerprint: string, readAtMs: number | null, pace?: WorkPace): Promise<ErrorRevenueSnapshot> {
     const key = `${scope.projectId}|${scope.env}|${fingerprint}`;
     const running = this.working.get(key);
-    if (running) return running;
-    const work = this.workOut(scope, fingerprint, pace)
+    if (running) {
+      if (readAtMs !== null) running.hurry();
+      return running.work;
+    }
+    let hurried = false;
+    const hurriedPace = pace && { sliceUsers: pace.sliceUsers, rest: () => (hurried ? Promise.resolve() : pace.rest()) };
+    const work = this.workOut(scope, fingerprint, hurriedPace)
       .then(async (snapshot) => {
-        await this.snapshots.put(scope, fingerprint, snapshot, readAtMs);
-        return { ...snapshot, readAtMs: readAtMs ?? snapshot.computedAtMs };
+        const { erased } = await this.snapshots.put(scope, fingerprint, snapshot, readAtMs, ERASURE_MARGIN_MS);
+        // An erasure of the scope came while it was worked out: what it read may name the
+        // erased customer. It is not kept; the answer is worked out again from what is left.
+        const answer = erased ? await this.workOut(scope, fingerprint) : snapshot;
+        return { ...answer, readAtMs: readAtMs ?? answer.computedAtMs };
       })
       .finally(() => this.working.delete(key));
-    this.working.set(key, work);
+    this.working.set(key, { work, hurry: () => (hurried = true) });
     return work;
   }
 
@@ -89,6 +110,8 @@ export class ErrorRevenue {
     if (users.length === 0) return { payingUsers: 0, affected: [], computedAtMs };
     const customerOf = new Map<string, string>();
     const revenue: CustomerRevenue = { paying: new Set(), monthlyMinor: new Map() };
+    const lookedUp = new Set<string>();
+    const currency = await this.ledger.reportingCurrency(scope);
     const slice = pace ? Math.max(1, pace.sliceUsers) : users.length;
     for (let from = 0; from < users.length; from += slice) {
       await pace?.rest();
@@ -100,9 +123,10 @@ export class ErrorRevenue {
       for (const hit of hits) {
         if (hit.forgotten) continue;
         customerOf.set(hit.value, hit.customerId);
-        customers.push(hit.customerId);
+        if (!lookedUp.has(hit.customerId)) customers.push(hit.customerId);
+        lookedUp.add(hit.customerId);
       }
-      const found = await this.ledger.revenueAmong(scope, customers);
+      const found = await this.ledger.revenueAmong(scope, customers, currency);
       for (const id of found.paying) revenue.paying.add(id);
       for (const [id, minor] of found.monthlyMinor) revenue.monthlyMinor.set(id, minor);
     }

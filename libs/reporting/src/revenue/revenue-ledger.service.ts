@@ -114,14 +114,15 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
   /**
    * Which of `customerIds` pay (an active priced subscription in any currency), and each one's
    * monthly revenue in the reporting currency (minor units; absent = 0), from one read.
+   * `currency`: the reporting currency when the caller already read it.
    */
-  async revenueAmong(scope: TenantScope, customerIds: readonly string[]): Promise<CustomerRevenue> {
+  async revenueAmong(scope: TenantScope, customerIds: readonly string[], currency?: string): Promise<CustomerRevenue> {
     const revenue: CustomerRevenue = { paying: new Set(), monthlyMinor: new Map() };
     if (customerIds.length === 0) return revenue;
-    const [currency, rows] = await Promise.all([this.reportingCurrency(scope), this.repository.totalsAmong(scope, customerIds)]);
+    const [reporting, rows] = await Promise.all([currency ?? this.reportingCurrency(scope), this.repository.totalsAmong(scope, customerIds)]);
     for (const row of rows) {
       revenue.paying.add(row.customerId);
-      if (row.currency === currency) revenue.monthlyMinor.set(row.customerId, Math.round(row.monthlyMinor));
+      if (row.currency === reporting) revenue.monthlyMinor.set(row.customerId, Math.round(row.monthlyMinor));
     }
     return revenue;
   }
