@@ -33,6 +33,7 @@ import {
   freePort,
   killChildren,
   requireDatabaseAndBuild,
+  samplePostgresCpu,
   startNode,
   stop,
   waitForHttp,
@@ -54,12 +55,17 @@ const p99 = (values) => {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** The API process, whose CPU time (/proc) the outbox lines divide by grants, notifications and deliveries. */
 let apiPid = null;
-/** `fn`'s result with the API's CPU milliseconds spent while it ran (null without /proc). */
+/**
+ * `fn`'s result with the CPU milliseconds the API (`cpuMs`) and PostgreSQL (`pgCpuMs`, every
+ * server process) spent while it ran (null without /proc).
+ */
 async function withApiCpu(fn) {
   const from = cpuSeconds(apiPid);
+  const postgres = samplePostgresCpu();
   const result = await fn();
   const to = cpuSeconds(apiPid);
-  return { ...result, cpuMs: from === null || to === null ? null : (to - from) * 1000 };
+  const { seconds } = postgres.stop();
+  return { ...result, cpuMs: from === null || to === null ? null : (to - from) * 1000, pgCpuMs: seconds === null ? null : seconds * 1000 };
 }
 const perUnit = (cpuMs, units) => (cpuMs === null || units === 0 ? 'n/a' : `${(cpuMs / units).toFixed(2)} ms`);
 
@@ -192,7 +198,7 @@ async function closedLoopGrants(api, ms, connections = 8) {
   let done = 0;
   let k = 0;
   const until = Date.now() + ms;
-  const { cpuMs } = await withApiCpu(() =>
+  const { cpuMs, pgCpuMs } = await withApiCpu(() =>
     Promise.all(
       Array.from({ length: connections }, async () => {
         while (Date.now() < until) {
@@ -202,7 +208,7 @@ async function closedLoopGrants(api, ms, connections = 8) {
       }),
     ),
   );
-  return { perSecond: done / (ms / 1000), done, cpuMs, customers: new Set(customers) };
+  return { perSecond: done / (ms / 1000), done, cpuMs, pgCpuMs, customers: new Set(customers) };
 }
 
 async function main() {
@@ -262,7 +268,8 @@ async function main() {
     log(
       `info webhooks outbox writes only (grant path, deliveries held and drained after the window): ${Math.round(held.perSecond)} grants/s with 4 endpoints vs ${Math.round(off)} without ` +
         `(${(held.perSecond / off).toFixed(2)}x); API CPU/grant ${perUnit(held.cpuMs, held.done)} vs ${perUnit(offRun.cpuMs, offRun.done)} without ` +
-        `(${perUnit(onRun.cpuMs, onRun.done)} with the deliveries in the window); then ${grantDrain.delivered}/${held.done * 2 * four.length} delivered in ` +
+        `(${perUnit(onRun.cpuMs, onRun.done)} with the deliveries in the window); PostgreSQL CPU/grant ${perUnit(held.pgCpuMs, held.done)} vs ` +
+        `${perUnit(offRun.pgCpuMs, offRun.done)} without (${perUnit(onRun.pgCpuMs, onRun.done)}); then ${grantDrain.delivered}/${held.done * 2 * four.length} delivered in ` +
         `${grantDrain.seconds.toFixed(1)} s, API CPU/delivery ${perUnit(grantDrain.cpuMs, grantDrain.delivered)}`,
     );
     const cardOff = await project(base, token, 'wh card off', receivers, []);
@@ -296,7 +303,9 @@ async function main() {
       `info webhooks outbox writes only (card-notification path, deliveries held and drained after the window): ${Math.round(heldNotifications.perSecond)} notifications/s with 4 endpoints vs ` +
         `${Math.round(noEndpoints.perSecond)} without (${(heldNotifications.perSecond / noEndpoints.perSecond).toFixed(2)}x; ${heldNotifications.failed} failed); ` +
         `API CPU/notification ${perUnit(heldNotifications.cpuMs, heldNotifications.done)} vs ${perUnit(noEndpoints.cpuMs, noEndpoints.done)} without ` +
-        `(${perUnit(withEndpoints.cpuMs, withEndpoints.done)} with the deliveries in the window); then ${cardDrain.delivered}/${heldNotifications.done * 2 * four.length} ` +
+        `(${perUnit(withEndpoints.cpuMs, withEndpoints.done)} with the deliveries in the window); PostgreSQL CPU/notification ` +
+        `${perUnit(heldNotifications.pgCpuMs, heldNotifications.done)} vs ${perUnit(noEndpoints.pgCpuMs, noEndpoints.done)} without ` +
+        `(${perUnit(withEndpoints.pgCpuMs, withEndpoints.done)}); then ${cardDrain.delivered}/${heldNotifications.done * 2 * four.length} ` +
         `delivered in ${cardDrain.seconds.toFixed(1)} s, API CPU/delivery ${perUnit(cardDrain.cpuMs, cardDrain.delivered)}`,
     );
   } finally {
