@@ -3,7 +3,7 @@
 //   npm run build && DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/rails-reconcile.mjs
 //
 // Starts the compiled API (NODE_ENV=development, TEST_CLOCK=enabled) on a scratch database and
-// a local card-processor API answering every read in 50 ms (the renewal the notification never
+// a local card-processor API in a process of its own answering every read in 50 ms (the renewal the notification never
 // brought). Seeds N card subscriptions over P projects whose ends are spread over one hour of
 // service-clock time, then runs that hour in BENCH_RAILS_WALL_SECONDS of wall time by moving the
 // test clock (never faster than that: between moves the service clock runs with the wall), while
@@ -23,11 +23,17 @@
 // BENCH_RAILS_WALL_SECONDS (the hour's wall time; default N / (P × 10), at least 60),
 // BENCH_RAILS_READ_RATE (GET /v1/entitlements per second, 50), BENCH_RAILS_BASELINE_SECONDS (20),
 // BENCH_RAILS_TOPOLOGY (runner), BENCH_RAILS_WARMUP_SECONDS (unmeasured reads before the baseline, 30),
+// BENCH_RAILS_CONTROL_BURST_MS (a control: during the hour two more processes each burn that many
+// ms of CPU at the real hour's rate of reads, 100,000 / 3,600 a second; run with a small N, say 20,
+// it shows what CPU alone, with no job work, does to the reads' p99 on this machine),
 // LOG_LEVEL (warn).
+import { fork } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import {
   API_ENTRY,
   apiEnv,
@@ -49,13 +55,15 @@ import { ORIGIN, mintWebApp, seedReaders } from './lib/read-routes.mjs';
 const adminUrl = requireDatabaseAndBuild('node bench/rails-reconcile.mjs');
 const N = Number(process.env.BENCH_RAILS_N ?? 100_000);
 const PROJECTS = Number(process.env.BENCH_RAILS_PROJECTS ?? 20);
-const STORE_LATENCY_MS = 50;
 const CARD_READS_PER_SECOND = 20;
 const WALL_SECONDS = Number(process.env.BENCH_RAILS_WALL_SECONDS ?? Math.max(60, Math.ceil(N / (PROJECTS * (CARD_READS_PER_SECOND / 2)))));
 const READ_RATE = Number(process.env.BENCH_RAILS_READ_RATE ?? 50);
 const BASELINE_SECONDS = Number(process.env.BENCH_RAILS_BASELINE_SECONDS ?? 20);
 const TOPOLOGY = process.env.BENCH_RAILS_TOPOLOGY ?? 'runner';
 const WARMUP_SECONDS = Number(process.env.BENCH_RAILS_WARMUP_SECONDS ?? 30);
+const CONTROL_BURST_MS = Number(process.env.BENCH_RAILS_CONTROL_BURST_MS ?? 0);
+/** The real hour's reads per second (100,000 subscriptions over 3,600 s): the control's bursts per second. */
+const CONTROL_RATE = 100_000 / 3600;
 if (!['runner', 'shared'].includes(TOPOLOGY)) throw new Error(`BENCH_RAILS_TOPOLOGY must be runner or shared (got ${TOPOLOGY})`);
 const BOUND_MS = 5 * 60_000;
 const HOUR_S = 3600;
@@ -94,55 +102,47 @@ const coresBetween = (from, to, postgresSeconds) => {
 const latencyLine = (latencies) =>
   `p50 ${quantile(latencies, 0.5).toFixed(1)}, p90 ${quantile(latencies, 0.9).toFixed(1)}, p99 ${quantile(latencies, 0.99).toFixed(1)}, max ${latencies.reduce((a, b) => Math.max(a, b), 0).toFixed(1)} ms`;
 
+/** The load generator's own event-loop delay in a window (its lateness is in the latencies, which count from each due time). */
+const loopLine = (histogram) => `bench loop delay p99 ${(histogram.percentile(99) / 1e6).toFixed(1)}, max ${(histogram.max / 1e6).toFixed(1)} ms`;
+
 /** The service clock as the bench moved it: wall time plus the offsets it applied. */
 let offsetMs = 0;
 const serviceNowMs = () => Date.now() + offsetMs;
 
 /**
- * The card processor's API: one subscription by id, or a customer's listing, answered after
- * 50 ms with the subscription renewed for a month. Records each read (subscription, project,
- * wall and service time).
+ * The card processor's API (bench/lib/card-processor-stand-in.mjs) in a process of its own: its
+ * answers take no time from this process's load generator. `tell` sends it a message, `ask` a
+ * question answered by a message of the same type.
  */
-function startProcessor(ends) {
-  const reads = [];
-  const subscriptionOf = (id) => {
-    const match = /^sub_b_(\d+)_(\d+)$/.exec(id);
-    if (!match) return null;
-    const renewedEnd = Math.floor(serviceNowMs() / 1000) + 30 * 86400;
-    return {
-      id,
-      object: 'subscription',
-      customer: `cus_b_${match[1]}_${match[2]}`,
-      status: 'active',
-      livemode: false,
-      cancel_at_period_end: false,
-      current_period_end: renewedEnd,
-      metadata: {},
-      items: {
-        object: 'list',
-        data: [{ id: `si_${id}`, object: 'subscription_item', current_period_end: renewedEnd, price: { id: 'price_pro', product: 'prod_pro' } }],
-      },
-    };
-  };
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://processor');
-    setTimeout(() => {
-      res.setHeader('content-type', 'application/json');
-      const byId = /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname);
-      const customer = /^\/v1\/customers\/([^/]+)$/.exec(url.pathname);
-      if (customer) return res.end(JSON.stringify({ id: customer[1], object: 'customer' }));
-      const listed = url.pathname === '/v1/subscriptions' ? url.searchParams.get('customer')?.replace(/^cus_/, 'sub_') : undefined;
-      const id = byId ? byId[1] : listed;
-      const sub = id ? subscriptionOf(id) : null;
-      if (!sub || !ends.has(id)) {
-        return res.writeHead(404).end(JSON.stringify({ error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such object' } }));
-      }
-      reads.push({ id, project: Number(id.split('_')[2]), wallMs: Date.now(), serviceMs: serviceNowMs() });
-      if (byId) return res.end(JSON.stringify(sub));
-      return res.end(JSON.stringify({ object: 'list', data: [sub], has_more: false, url: '/v1/subscriptions' }));
-    }, STORE_LATENCY_MS);
+async function startProcessor() {
+  const child = fork(path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib', 'card-processor-stand-in.mjs'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, reads, port: server.address().port })));
+  const waiting = new Map();
+  child.on('message', (message) => {
+    const resolve = waiting.get(message.type);
+    waiting.delete(message.type);
+    resolve?.(message);
+  });
+  const ask = (type) => new Promise((resolve) => (waiting.set(type, resolve), child.send({ type })));
+  const { port } = await new Promise((resolve) => waiting.set('listening', resolve));
+  return {
+    port,
+    tell: (message) => child.send(message),
+    /** How many distinct subscriptions were read so far. */
+    distinct: async () => (await ask('distinct')).count,
+    /** Every read: { id, project, wallMs, serviceMs }. */
+    reads: async () => (await ask('reads')).reads,
+    stop: () => child.kill(),
+  };
+}
+
+/** A process burning `burstMs` of CPU `rate` times a second (bench/lib/cpu-bursts.mjs) until killed. */
+function startCpuBursts(burstMs, rate) {
+  return fork(path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib', 'cpu-bursts.mjs'), [], {
+    env: { ...process.env, BURST_MS: String(burstMs), RATE: String(rate) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
 }
 
 /** Seeds `N` card subscriptions over the projects in SQL (customers, card customer aliases, subscription records). */
@@ -239,7 +239,7 @@ async function main() {
   const secretsFile = path.join(secretsDir, 'rail-secrets.json');
   writeFileSync(secretsFile, JSON.stringify({ projects: {} }));
   const ends = new Map();
-  const processor = await startProcessor(ends);
+  const processor = await startProcessor();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = {
@@ -283,6 +283,7 @@ async function main() {
       startMs,
     ))
       ends.set(id, end);
+    processor.tell({ type: 'subscriptions', ids: [...ends.keys()] });
     log(`seeded ${ends.size} subscriptions in ${Math.round((Date.now() - seedStarted) / 1000)} s; the first ends 5 min from now (service clock)`);
     await sleep(6_000); // the secrets file is re-read at least every 5 s
 
@@ -295,6 +296,8 @@ async function main() {
     const baselineUntil = Date.now() + BASELINE_SECONDS * 1000;
     const cpuBefore = cpuNow(api, runner);
     const postgresBaseline = samplePostgresCpu();
+    let loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    loopDelay.enable();
     const baseline = await pacedReads(base, projects[0].publishable, readers, READ_RATE, () => Date.now() >= baselineUntil);
 
     // The hour: the first end is 5 min away (one move), then the hour and the bound after its
@@ -302,11 +305,23 @@ async function main() {
     const cpuHourStart = cpuNow(api, runner);
     const postgresBefore = postgresBaseline.stop().seconds;
     const postgresHour = samplePostgresCpu();
+    loopDelay.disable();
+    const loopBefore = loopDelay;
+    loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    loopDelay.enable();
+    const control = CONTROL_BURST_MS > 0 ? [1, 2].map(() => startCpuBursts(CONTROL_BURST_MS, CONTROL_RATE)) : [];
+    if (control.length > 0) {
+      log(
+        `control: 2 processes each burning ${CONTROL_BURST_MS} ms of CPU ${CONTROL_RATE.toFixed(1)} times a second during the hour ` +
+          `(${((2 * CONTROL_BURST_MS * CONTROL_RATE) / 1000).toFixed(2)} cores, not in the cores below)`,
+      );
+    }
     const during = pacedReads(base, projects[0].publishable, readers, READ_RATE, () => stopReads);
     const SPEED = HOUR_S / WALL_SECONDS;
     const advance = async (seconds) => {
       const [res] = await Promise.all(clocks.map((root) => call(root, 'POST', '/admin/v1/test-clock/advance', OPERATOR, { seconds })));
       offsetMs = res.nowMs - Date.now();
+      processor.tell({ type: 'offset', offsetMs });
     };
     const leadS = Math.max(0, Math.floor((startMs - serviceNowMs()) / 1000));
     if (leadS > 0) await advance(leadS);
@@ -323,37 +338,40 @@ async function main() {
     }
     // Let the backlog drain (bounded), then one more sweep period for any second read.
     const drainUntil = Date.now() + 10 * 60_000;
-    while (new Set(processor.reads.map((r) => r.id)).size < ends.size && Date.now() < drainUntil) await sleep(500);
+    while ((await processor.distinct()) < ends.size && Date.now() < drainUntil) await sleep(500);
     await sleep(12_000);
     stopReads = true;
     const hour = await during;
+    for (const burner of control) burner.kill();
+    loopDelay.disable();
     const cpuHourEnd = cpuNow(api, runner);
     const postgresDuring = postgresHour.stop().seconds;
     const wallS = Math.round((Date.now() - hourStarted) / 1000);
 
     // Goals.
+    const reads = await processor.reads();
     const byId = new Map();
-    for (const read of processor.reads) byId.set(read.id, [...(byId.get(read.id) ?? []), read]);
+    for (const read of reads) byId.set(read.id, [...(byId.get(read.id) ?? []), read]);
     const unread = [...ends.keys()].filter((id) => !byId.has(id)).length;
     const twice = [...byId.values()].filter((reads) => reads.length > 1).length;
     const lags = [...byId.entries()].map(([id, reads]) => reads[0].serviceMs - ends.get(id));
     const late = lags.filter((lag) => lag > BOUND_MS).length;
     const perSecond = new Map();
-    for (const read of processor.reads) {
+    for (const read of reads) {
       const key = `${read.project}:${Math.floor(read.wallMs / 1000)}`;
       perSecond.set(key, (perSecond.get(key) ?? 0) + 1);
     }
     const busiest = [...perSecond.values()].reduce((a, b) => Math.max(a, b), 0);
     // Reads/s: needed by the compressed hour, achieved over the hour, and the busiest 5 s (what the job can do with a backlog).
     const needed = N / WALL_SECONDS;
-    const hourReads = processor.reads.filter((read) => read.wallMs - hourStarted <= WALL_SECONDS * 1000).length;
+    const hourReads = reads.filter((read) => read.wallMs - hourStarted <= WALL_SECONDS * 1000).length;
     const perFive = new Map();
-    for (const read of processor.reads) perFive.set(Math.floor(read.wallMs / 5000), (perFive.get(Math.floor(read.wallMs / 5000)) ?? 0) + 1);
+    for (const read of reads) perFive.set(Math.floor(read.wallMs / 5000), (perFive.get(Math.floor(read.wallMs / 5000)) ?? 0) + 1);
     const busiestFive = [...perFive.values()].reduce((a, b) => Math.max(a, b), 0) / 5;
     const before = p99(baseline.latencies);
     const after = p99(hour.latencies);
     const ratio = after / before;
-    log(`reads: ${processor.reads.length} for ${ends.size} subscriptions in ${wallS} s of wall time; unread ${unread}; read twice ${twice}`);
+    log(`reads: ${reads.length} for ${ends.size} subscriptions in ${wallS} s of wall time; unread ${unread}; read twice ${twice}`);
     log(
       `reads/s: needed ${needed.toFixed(1)} (${(needed / PROJECTS).toFixed(1)} per project, limit ${CARD_READS_PER_SECOND}), achieved ${(hourReads / WALL_SECONDS).toFixed(1)} over the hour, busiest 5 s ${busiestFive.toFixed(1)}`,
     );
@@ -361,8 +379,8 @@ async function main() {
     log(
       `GET /v1/entitlements p99: ${before.toFixed(1)} ms before (${baseline.latencies.length} reads, ${baseline.errors} errors), ${after.toFixed(1)} ms during (${hour.latencies.length} reads, ${hour.errors} errors)`,
     );
-    log(`  before: ${latencyLine(baseline.latencies)}; ${coresBetween(cpuBefore, cpuHourStart, postgresBefore)}`);
-    log(`  during: ${latencyLine(hour.latencies)}; ${coresBetween(cpuHourStart, cpuHourEnd, postgresDuring)}`);
+    log(`  before: ${latencyLine(baseline.latencies)}; ${coresBetween(cpuBefore, cpuHourStart, postgresBefore)}; ${loopLine(loopBefore)}`);
+    log(`  during: ${latencyLine(hour.latencies)}; ${coresBetween(cpuHourStart, cpuHourEnd, postgresDuring)}; ${loopLine(loopDelay)}`);
     log(`${check(unread === 0 && late === 0)} bound: every subscription read within 5 min of its end (${late} late, ${unread} unread)`);
     log(`${check(twice === 0)} once: none read twice (${twice})`);
     log(`${check(busiest <= CARD_READS_PER_SECOND)} rates: busiest project second ${busiest} reads (limit ${CARD_READS_PER_SECOND}/s)`);
@@ -370,8 +388,7 @@ async function main() {
   } finally {
     if (runner) await stop(runner);
     await stop(api);
-    processor.server.closeAllConnections();
-    processor.server.close();
+    processor.stop();
     rmSync(secretsDir, { recursive: true, force: true });
     await db.drop();
   }
