@@ -87,6 +87,17 @@ describe.each([['base'], ['overlays/production']])('deploy/%s with the job-runne
     for (const constraint of jobsPod.topologySpreadConstraints) expect(constraint.labelSelector.matchLabels).toEqual(jobsLabels);
   });
 
+  it("runners prefer nodes without API pods (their CPU would move the public reads' tail), and never wait for one", () => {
+    expect(jobsPod.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution).toBeUndefined();
+    const terms = jobsPod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution;
+    expect(terms).toHaveLength(1);
+    expect(terms[0].podAffinityTerm.topologyKey).toBe('kubernetes.io/hostname');
+    expect(selects(terms[0].podAffinityTerm.labelSelector, apiLabels)).toBe(true);
+    expect(selects(terms[0].podAffinityTerm.labelSelector, jobsLabels)).toBe(false);
+    // The API pods keep no such preference: without the component they run the jobs themselves.
+    expect(apiDeployment.spec.template.spec.affinity).toBeUndefined();
+  });
+
   it('a NetworkPolicy covers the runners: DNS, PostgreSQL, Redis and HTTPS anywhere (stores, webhook receivers) out; metrics in from monitoring', () => {
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy' && selects(o.spec.podSelector, jobsLabels));
     expect(policies.length).toBeGreaterThan(0);
