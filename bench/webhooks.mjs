@@ -19,7 +19,11 @@
 // time (/proc) per grant or notification in each run, and per delivery during the drain.
 // Environment: DATABASE_URL (required), BENCH_WEBHOOKS_SECONDS (8), BENCH_WEBHOOKS_GRANTS_PER_S
 // (160: two events per grant to 4 endpoints = 1,280 deliveries/s offered, above the goal, so the
-// phase finds whether the service keeps up rather than reporting its own offered load), LOG_LEVEL (warn).
+// phase finds whether the service keeps up rather than reporting its own offered load), LOG_LEVEL (warn),
+// BENCH_WEBHOOKS_CONTROL_ROUNDS (0; when set, a control after the goals: that many alternating
+// rounds of closed-loop grants without endpoints, with a trigger writing in each grant's
+// transaction the rows the outbox writes for it, and with the outbox and its deliveries held:
+// what the rows alone cost, before any outbox logic).
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import {
@@ -46,6 +50,7 @@ import path from 'node:path';
 const adminUrl = requireDatabaseAndBuild('node bench/webhooks.mjs');
 const SECONDS = Number(process.env.BENCH_WEBHOOKS_SECONDS ?? 8);
 const RATE = Number(process.env.BENCH_WEBHOOKS_GRANTS_PER_S ?? 160);
+const CONTROL_ROUNDS = Number(process.env.BENCH_WEBHOOKS_CONTROL_ROUNDS ?? 0);
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const p99 = (values) => {
   if (values.length === 0) return NaN;
@@ -211,6 +216,67 @@ async function closedLoopGrants(api, ms, connections = 8) {
   return { perSecond: done / (ms / 1000), done, cpuMs, pgCpuMs, customers: new Set(customers) };
 }
 
+/**
+ * The control: grants of a project whose endpoints are disabled (so the outbox records nothing)
+ * while a trigger on `entitlements` writes, in the grant's transaction, the rows the outbox
+ * writes for a grant (the customer's counter, an update and a granted_manually event of the
+ * sizes `held` recorded, one pending delivery of each to each endpoint, due in the far future),
+ * against no endpoints and against `held` (the outbox with its deliveries held), in `rounds`
+ * alternating rounds.
+ */
+async function rowsControl(dbUrl, base, token, receivers, paths, off, held, rounds) {
+  const rows = await project(base, token, 'wh control rows', receivers, paths);
+  const id = rows.project.id;
+  await adminQuery(dbUrl, `UPDATE webhook_endpoints SET status = 'disabled' WHERE project_id = '${id}'`);
+  const { rows: sizes } = await adminQuery(
+    dbUrl,
+    `SELECT type, avg(length(body))::int AS bytes FROM webhook_events WHERE project_id = '${held.project.id}' GROUP BY type`,
+  );
+  const bytesOf = (type) => sizes.find((row) => row.type === type)?.bytes ?? 500;
+  const [update, side] = [bytesOf('customer.entitlements.updated'), bytesOf('entitlement.granted_manually')];
+  const tag = id.replace(/[^a-z0-9]/gi, '');
+  const eventId = `'evt_' || replace(gen_random_uuid()::text, '-', '')`;
+  const body = (bytes) => `md5(random()::text) || repeat('x', ${Math.max(0, bytes - 32)})`;
+  await adminQuery(
+    dbUrl,
+    `CREATE FUNCTION bench_rows_${tag}() RETURNS trigger LANGUAGE plpgsql AS $$
+       DECLARE e1 text := ${eventId}; e2 text := ${eventId};
+       BEGIN
+         INSERT INTO webhook_customer_sequences (project_id, env, customer_id, last_sequence) VALUES (NEW.project_id, NEW.env, NEW.customer_id, 1)
+           ON CONFLICT (project_id, env, customer_id) DO UPDATE SET last_sequence = webhook_customer_sequences.last_sequence + 1;
+         INSERT INTO webhook_events (id, project_id, env, customer_id, type, body, created_at_ms)
+           VALUES (e1, NEW.project_id, NEW.env, NEW.customer_id, 'customer.entitlements.updated', ${body(update)}, 0),
+                  (e2, NEW.project_id, NEW.env, NEW.customer_id, 'entitlement.granted_manually', ${body(side)}, 0);
+         INSERT INTO webhook_deliveries (id, project_id, env, endpoint_id, event_id, event_type, status, attempts, next_attempt_at_ms, created_at_ms)
+           SELECT 'wd_' || replace(gen_random_uuid()::text, '-', ''), NEW.project_id, NEW.env, w.id, ev.id, ev.type, 'pending', 0, 9e15::bigint, 0
+             FROM webhook_endpoints w, (VALUES (e1, 'customer.entitlements.updated'), (e2, 'entitlement.granted_manually')) AS ev(id, type)
+            WHERE w.project_id = NEW.project_id AND w.env = NEW.env;
+         RETURN NULL;
+       END $$;
+     CREATE TRIGGER bench_rows_${tag} AFTER INSERT OR UPDATE ON entitlements FOR EACH ROW WHEN (NEW.project_id = '${id}') EXECUTE FUNCTION bench_rows_${tag}();`,
+  );
+  // Held again (the goal's run drained them): the outbox's deliveries stay out of the windows.
+  await holdDeliveries(dbUrl, held.project.id, receivers);
+  await closedLoopGrants(rows, 2000);
+  const ratios = { rows: [], held: [] };
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? ['off', 'rows', 'held'] : ['held', 'rows', 'off'];
+    const runs = {};
+    for (const name of order) runs[name] = await closedLoopGrants({ off, rows, held }[name], SECONDS * 1000);
+    ratios.rows.push(runs.rows.perSecond / runs.off.perSecond);
+    ratios.held.push(runs.held.perSecond / runs.off.perSecond);
+    log(
+      `info webhooks control round ${round + 1}: ${Math.round(runs.off.perSecond)} grants/s without endpoints, ${Math.round(runs.rows.perSecond)} with the rows alone ` +
+        `(PostgreSQL CPU/grant ${perUnit(runs.rows.pgCpuMs, runs.rows.done)} vs ${perUnit(runs.off.pgCpuMs, runs.off.done)}), ${Math.round(runs.held.perSecond)} with the outbox, deliveries held`,
+    );
+  }
+  const range = (values) => `${Math.min(...values).toFixed(2)} – ${Math.max(...values).toFixed(2)}x`;
+  log(
+    `info webhooks control: the outbox's rows alone written in the grant's transaction ${range(ratios.rows)} of the throughput without endpoints, ` +
+      `the outbox (deliveries held) ${range(ratios.held)}, over ${rounds} rounds`,
+  );
+}
+
 async function main() {
   const db = await createScratchDatabase(adminUrl, 'webhooks');
   const token = `op_bench_${randomBytes(16).toString('hex')}`;
@@ -308,6 +374,9 @@ async function main() {
         `(${perUnit(withEndpoints.pgCpuMs, withEndpoints.done)}); then ${cardDrain.delivered}/${heldNotifications.done * 2 * four.length} ` +
         `delivered in ${cardDrain.seconds.toFixed(1)} s, API CPU/delivery ${perUnit(cardDrain.cpuMs, cardDrain.delivered)}`,
     );
+    if (CONTROL_ROUNDS > 0) {
+      await rowsControl(db.url, base, token, receivers, four, await project(base, token, 'wh control off', receivers, []), heldProject, CONTROL_ROUNDS);
+    }
   } finally {
     cards.remove();
     receivers.close();
