@@ -3,11 +3,12 @@
 //   npm run build && DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/rails-reconcile.mjs
 //
 // Starts the compiled API (NODE_ENV=development, TEST_CLOCK=enabled) on a scratch database and
-// a local card-processor API in a process of its own answering every read in 50 ms (the renewal the notification never
-// brought). Seeds N card subscriptions over P projects whose ends are spread over one hour of
-// service-clock time, then runs that hour in BENCH_RAILS_WALL_SECONDS of wall time by moving the
-// test clock (never faster than that: between moves the service clock runs with the wall), while
-// a paced load reads GET /v1/entitlements. Goals:
+// a local card-processor API, in a process of its own, answering every read in 50 ms (the
+// renewal the notification never brought). Seeds N card subscriptions over P projects whose
+// ends are spread over one hour of service-clock time, then runs that hour in
+// BENCH_RAILS_WALL_SECONDS of wall time by moving the test clock (never faster than that: between
+// moves the service clock runs with the wall), while a paced load reads GET /v1/entitlements.
+// Goals:
 //   bound      every subscription read within 5 min (service clock) of its end
 //   once       none read twice
 //   rates      no project's reads above the card rail's 20 reads/s in any second (wall clock)
