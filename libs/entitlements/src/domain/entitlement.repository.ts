@@ -60,6 +60,30 @@ const FIND_ACTIVE_WITH_SNAPSHOT = prepared(`SELECT pg_current_snapshot()::text A
          LEFT JOIN LATERAL (${ACTIVE_OF_CUSTOMER}) AS e ON true
         ORDER BY e.entitlement_key, e.rail`);
 
+/**
+ * One row of (customer, key, rail) ($1 project, $2 env, $3 customer; key and rail the parameters
+ * named), locked until the transaction ends; `extra` columns after the record's.
+ */
+const rowForUpdate = (keyParam: string, railParam: string, extra = ''): string => `SELECT ${COLUMNS}${extra} FROM entitlements
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = ${keyParam} AND rail = ${railParam}
+        FOR UPDATE`;
+
+const LOCK_ROW = prepared(rowForUpdate('$4', '$5'));
+
+/**
+ * FIND_ACTIVE_WITH_SNAPSHOT that also locks one row of the customer and answers it (as JSON;
+ * null when absent), with the row's version (xmin) in the statement's snapshot and as locked:
+ * a tracked change's lock and its state before in one round trip.
+ */
+const LOCK_WITH_ACTIVE_SNAPSHOT = prepared(`SELECT pg_current_snapshot()::text AS snapshot,
+         (SELECT xmin::text FROM entitlements
+           WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $5 AND rail = $6) AS seen_xmin,
+         (SELECT to_jsonb(l) FROM (${rowForUpdate('$5', '$6', ', xmin::text AS row_xmin')}) AS l) AS locked,
+         e.*
+         FROM (SELECT 1) AS one
+         LEFT JOIN LATERAL (${ACTIVE_OF_CUSTOMER}) AS e ON true
+        ORDER BY e.entitlement_key, e.rail`);
+
 function toRecord(row: EntitlementRow): EntitlementRecord {
   return {
     customerId: row.customer_id,
@@ -157,13 +181,32 @@ export class EntitlementRepository {
 
   /** Reads one row and locks it until the transaction ends (SELECT … FOR UPDATE). */
   async lock(scope: TenantScope, customerId: string, key: string, rail: Rail): Promise<EntitlementRecord | null> {
-    const rows: EntitlementRow[] = await this.sql.rows(
-      `SELECT ${COLUMNS} FROM entitlements
-        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail = $5
-        FOR UPDATE`,
-      [scope.projectId, scope.env, customerId, key, rail],
-    );
+    const rows: EntitlementRow[] = await this.sql.rows(LOCK_ROW, [scope.projectId, scope.env, customerId, key, rail]);
     return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /**
+   * `lock` and `findActiveWithSnapshot` in one statement. The snapshot is the statement's: where
+   * another transaction changed the row and committed after it was taken (the lock then waits
+   * for it, or finds it done), the locked row is its version after that change while the active
+   * rows and the snapshot are from before it; `movedOn` says so (the row's version differs).
+   */
+  async lockWithActiveSnapshot(
+    scope: TenantScope,
+    customerId: string,
+    key: string,
+    rail: Rail,
+    now: Date,
+  ): Promise<{ locked: EntitlementRecord | null; records: EntitlementRecord[]; snapshot: string; movedOn: boolean }> {
+    const rows: (Partial<EntitlementRow> & { snapshot: string; seen_xmin: string | null; locked: (EntitlementRow & { row_xmin: string }) | null })[] =
+      await this.sql.rows(LOCK_WITH_ACTIVE_SNAPSHOT, [scope.projectId, scope.env, customerId, now.getTime() / 1000, key, rail]);
+    const { snapshot, seen_xmin: seen, locked } = rows[0];
+    return {
+      locked: locked ? toRecord(locked) : null,
+      records: rows.filter((row) => row.entitlement_key != null).map((row) => toRecord(row as EntitlementRow)),
+      snapshot,
+      movedOn: (locked?.row_xmin ?? null) !== seen,
+    };
   }
 
   /**

@@ -73,10 +73,10 @@ export class ManualEntitlementService {
       const eventId = auditEventId('srv_grant_');
       // The key first, as the migration does: two first uses of a key never wait for each other's row.
       await this.registry.register(scope.projectId, [key], 'grant');
-      let current = await this.entitlements.lock(scope, customerId, key, 'manual');
-      // The state before is read while this change holds the row: a change of the same row that
-      // committed meanwhile (a revoke) is in it, so the change announced is this one's alone.
-      let tracker = await this.changes.track(scope, [customerId]);
+      // The state before comes with the row's lock; where a change of the same row (a revoke)
+      // committed after that statement's snapshot, it is read again holding the row, so the
+      // change announced is this one's alone.
+      let { locked: current, tracker } = await this.changes.trackLocking(scope, customerId, key, 'manual');
       const nowMs = this.clock.nowMs();
       const now = new Date(nowMs);
       const granted = validUntilFor(input.duration, Math.floor(nowMs / 1000));
@@ -85,8 +85,7 @@ export class ManualEntitlementService {
         record = await this.entitlements.insertIfAbsent(scope, manualWrite(customerId, key, eventId, granted), now);
         if (!record) {
           // Lost the race for the first grant: the winner has committed; lock its row and read the state with it.
-          current = await this.entitlements.lock(scope, customerId, key, 'manual');
-          tracker = await this.changes.track(scope, [customerId]);
+          ({ locked: current, tracker } = await this.changes.trackLocking(scope, customerId, key, 'manual'));
         }
       }
       const previous = current ? { state: current.state, active: isActiveAt(current.state, current.validUntil, nowMs), validUntil: current.validUntil } : null;
@@ -127,13 +126,12 @@ export class ManualEntitlementService {
     const key = input.entitlementKey;
     return this.sql.transaction(async () => {
       const eventId = auditEventId('srv_revoke_');
-      const current = await this.entitlements.lock(scope, customerId, key, 'manual');
+      // The state before with the row's lock (see grant).
+      const { locked: current, tracker } = await this.changes.trackLocking(scope, customerId, key, 'manual');
       const nowMs = this.clock.nowMs();
       if (!current || !isActiveAt(current.state, current.validUntil, nowMs)) {
         throw await this.whyNotRevocable(scope, customerId, key, current, nowMs);
       }
-      // Read while this change holds the row (see grant).
-      const tracker = await this.changes.track(scope, [customerId]);
       const record = await this.entitlements.update(
         scope,
         { ...manualWrite(customerId, key, current.subscriptionId, current.validUntil), state: 'revoked', lastEventId: eventId },
