@@ -72,7 +72,7 @@ describe('medium: the outbox cost of a change, in statements', () => {
     return texts.filter((text) => !isPresenceRead(text));
   }
 
-  it('a manual grant: the outbox write, nothing else; the state before comes with the lock', async () => {
+  it('a manual grant or revoke: the outbox write, nothing else; the state before comes with the lock', async () => {
     const grants = m.get(ManualEntitlementService);
     const [quiet, heard] = [await project(0), await project(4)];
     const grant = (p: { scope: TenantScope; customerId: string }, key: string, duration: 'P30D' | 'P90D' = 'P30D') =>
@@ -96,6 +96,14 @@ describe('medium: the outbox cost of a change, in statements', () => {
     }
     const [{ n }] = await m.dataSource.query(`SELECT count(*)::int AS n FROM webhook_events WHERE customer_id = $1`, [heard.customerId]);
     expect(n).toBe(8); // an update and a granted_manually event per grant
+    // A revoke: the same one statement more.
+    const revoke = (p: { scope: TenantScope; customerId: string }) =>
+      grants.revoke(p.scope, p.customerId, { entitlementKey: 'cloud_sync', reason: 'outbox cost of a revoke' }, ACTOR);
+    const without = await statementsOf(() => revoke(quiet));
+    const withEndpoints = await statementsOf(() => revoke(heard));
+    expect(withEndpoints.length - without.length).toBe(1);
+    expect(withEndpoints.filter(isOutboxWrite)).toHaveLength(1);
+    expect(withEndpoints.filter(isActiveRead)).toEqual([expect.stringContaining('FOR UPDATE')]);
   });
 
   it('a card notification of a new card customer: the state before and the outbox write, nothing else', async () => {

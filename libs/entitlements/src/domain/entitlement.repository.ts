@@ -70,15 +70,19 @@ const rowForUpdate = (keyParam: string, railParam: string, extra = ''): string =
 
 const LOCK_ROW = prepared(rowForUpdate('$4', '$5'));
 
+/** A row version's identity: the transaction that wrote it and where it lies. */
+const ROW_VERSION = `xmin::text || '@' || ctid::text`;
+
 /**
  * FIND_ACTIVE_WITH_SNAPSHOT that also locks one row of the customer and answers it (as JSON;
- * null when absent), with the row's version (xmin) in the statement's snapshot and as locked:
- * a tracked change's lock and its state before in one round trip.
+ * null when absent), with the row's version in the statement's snapshot and as locked: a
+ * tracked change's lock and its state before in one round trip. The one row of nulls when the
+ * customer has no active row keeps the lock's subquery evaluated.
  */
 const LOCK_WITH_ACTIVE_SNAPSHOT = prepared(`SELECT pg_current_snapshot()::text AS snapshot,
-         (SELECT xmin::text FROM entitlements
-           WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $5 AND rail = $6) AS seen_xmin,
-         (SELECT to_jsonb(l) FROM (${rowForUpdate('$5', '$6', ', xmin::text AS row_xmin')}) AS l) AS locked,
+         (SELECT ${ROW_VERSION} FROM entitlements
+           WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $5 AND rail = $6) AS seen_version,
+         (SELECT to_jsonb(l) FROM (${rowForUpdate('$5', '$6', `, ${ROW_VERSION} AS row_version`)}) AS l) AS locked,
          e.*
          FROM (SELECT 1) AS one
          LEFT JOIN LATERAL (${ACTIVE_OF_CUSTOMER}) AS e ON true
@@ -186,10 +190,12 @@ export class EntitlementRepository {
   }
 
   /**
-   * `lock` and `findActiveWithSnapshot` in one statement. The snapshot is the statement's: where
-   * another transaction changed the row and committed after it was taken (the lock then waits
-   * for it, or finds it done), the locked row is its version after that change while the active
-   * rows and the snapshot are from before it; `movedOn` says so (the row's version differs).
+   * `lock` and `findActiveWithSnapshot` (active at `now`) in one statement. The snapshot is the
+   * statement's, taken before the lock: where another transaction changed or deleted the row and
+   * committed after it (the lock then waits for it, or finds it done), `locked` is the row as it
+   * left it (null when deleted) while the active rows and the snapshot are from before; `movedOn`
+   * says so (the row's version differs). A row inserted after the snapshot is in neither (null,
+   * not moved on), as `lock` would not see it.
    */
   async lockWithActiveSnapshot(
     scope: TenantScope,
@@ -198,14 +204,14 @@ export class EntitlementRepository {
     rail: Rail,
     now: Date,
   ): Promise<{ locked: EntitlementRecord | null; records: EntitlementRecord[]; snapshot: string; movedOn: boolean }> {
-    const rows: (Partial<EntitlementRow> & { snapshot: string; seen_xmin: string | null; locked: (EntitlementRow & { row_xmin: string }) | null })[] =
+    const rows: (Partial<EntitlementRow> & { snapshot: string; seen_version: string | null; locked: (EntitlementRow & { row_version: string }) | null })[] =
       await this.sql.rows(LOCK_WITH_ACTIVE_SNAPSHOT, [scope.projectId, scope.env, customerId, now.getTime() / 1000, key, rail]);
-    const { snapshot, seen_xmin: seen, locked } = rows[0];
+    const { snapshot, seen_version: seen, locked } = rows[0];
     return {
       locked: locked ? toRecord(locked) : null,
       records: rows.filter((row) => row.entitlement_key != null).map((row) => toRecord(row as EntitlementRow)),
       snapshot,
-      movedOn: (locked?.row_xmin ?? null) !== seen,
+      movedOn: (locked?.row_version ?? null) !== seen,
     };
   }
 

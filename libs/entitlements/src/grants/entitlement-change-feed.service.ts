@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock, type CrossTenant, type TenantScope } from '#platform';
 import { activeAfter, byCodeUnits, keyOrderProbe } from '../domain/active-after.js';
 import { type EntitlementRecord, EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
-import type { Rail } from '../domain/entitlement-rules.js';
+import { type Rail, isActiveAt } from '../domain/entitlement-rules.js';
 import type { PublicEntitlement } from '../domain/public-entitlement.js';
 
 /** Why an entitlement changed, as the writer knows it. */
@@ -131,10 +131,12 @@ export class EntitlementChangeFeed {
 
   /**
    * Locks the customer's row of (key, rail) (SELECT … FOR UPDATE; null when absent) and, where
-   * the change is tracked, reads the state before in the same statement: `track` for one
-   * customer after the lock, one round trip fewer. Where the row moved on between the statement's
-   * snapshot and its lock (another change of it committed, perhaps while the lock waited), the
-   * state is read again, now that the row is held.
+   * the change is tracked, reads the state before in the same statement, one round trip fewer
+   * than `lock` then `track`. That statement's snapshot is taken before the lock: where the row
+   * moved on after it (another change of the row committed, perhaps while the lock waited), the
+   * state is read again, now that the row is held. A change of another row of the customer that
+   * committed meanwhile is missing from the state, as from any state read before a change
+   * commits; the sink finds it from the customer's counter (it reads the state again).
    */
   async trackLocking(
     scope: TenantScope,
@@ -144,9 +146,11 @@ export class EntitlementChangeFeed {
   ): Promise<{ locked: EntitlementRecord | null; tracker: EntitlementChangeTracker }> {
     const sink = this.sink;
     if (!sink || !(await sink.wants(scope))) return { locked: await this.entitlements.lock(scope, customerId, key, rail), tracker: NO_TRACKING };
+    const { locked, records, snapshot, movedOn } = await this.entitlements.lockWithActiveSnapshot(scope, customerId, key, rail, this.clock.now());
+    // Active at the clock after the lock (which may have waited), as a read after it would say.
     const nowMs = this.clock.nowMs();
-    const { locked, records, snapshot, movedOn } = await this.entitlements.lockWithActiveSnapshot(scope, customerId, key, rail, new Date(nowMs));
-    const state = movedOn ? await this.activeState(scope, customerId) : { entitlements: records.map((record) => toPublicEntitlement(record, nowMs)), snapshot };
+    const active = records.filter((record) => isActiveAt(record.state, record.validUntil, nowMs));
+    const state = movedOn ? await this.activeState(scope, customerId) : { entitlements: active.map((record) => toPublicEntitlement(record, nowMs)), snapshot };
     const before = new Map([[customerId, state]]);
     return { locked, tracker: this.trackerOf(scope, sink, [customerId], before) };
   }
