@@ -147,12 +147,15 @@ export class EntitlementChangeFeed {
     const sink = this.sink;
     if (!sink || !(await sink.wants(scope))) return { locked: await this.entitlements.lock(scope, customerId, key, rail), tracker: NO_TRACKING };
     const { locked, records, snapshot, movedOn } = await this.entitlements.lockWithActiveSnapshot(scope, customerId, key, rail, this.clock.now());
-    // Active at the clock after the lock (which may have waited), as a read after it would say.
+    const before = new Map([[customerId, movedOn ? await this.activeState(scope, customerId) : this.activeAfterLock(records, snapshot)]]);
+    return { locked, tracker: this.trackerOf(scope, sink, [customerId], before) };
+  }
+
+  /** The rows read with a lock that may have waited, as active at the clock after it (as a read after the lock would say). */
+  private activeAfterLock(records: readonly EntitlementRecord[], snapshot: string): ActiveState {
     const nowMs = this.clock.nowMs();
     const active = records.filter((record) => isActiveAt(record.state, record.validUntil, nowMs));
-    const state = movedOn ? await this.activeState(scope, customerId) : { entitlements: active.map((record) => toPublicEntitlement(record, nowMs)), snapshot };
-    const before = new Map([[customerId, state]]);
-    return { locked, tracker: this.trackerOf(scope, sink, [customerId], before) };
+    return { entitlements: active.map((record) => toPublicEntitlement(record, nowMs)), snapshot };
   }
 
   /** The handle of a change of `ids` (sorted), whose states before it are `before`. */
