@@ -48,7 +48,7 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
 # Migrations: MIGRATIONS_RUN=true at start, or the migration Job / one-off:
 #   docker run --rm -e DATABASE_URL=… entitlements-api node dist/apps/api/src/migrate.js
 STOPSIGNAL SIGTERM
-# The V8 flags are package.json's start:prod ones (docs/decisions.md, "Performance": one V8
+# The V8 flags are package.json's start:prod ones (docs/decisions/three-v8-flags.md: one V8
 # helper thread, the old generation grows fourfold before the next full collection, and a
 # 32 MB semi-space lets objects that live a few hundred milliseconds die young).
 # The tracing preload starts OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set and does

@@ -1,12 +1,13 @@
 // Lint: typescript-eslint's recommended rules plus the architecture rules of
-// docs/architecture.md that a machine can check (see docs/decisions.md, "Lint").
+// docs/architecture.md that a machine can check (see
+// docs/decisions/contexts-are-named-through-package-json-imports-and-a-lint-rule-keeps-them-apart.md).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import contextBoundaries from './eslint-rules/context-boundaries.mjs';
 import writePath from './eslint-rules/write-path.mjs';
 
 // SQL runs only in repositories (and migrations, and the platform's query helper): see
-// docs/decisions.md, "SQL only in repositories, through `Sql`".
+// docs/decisions/sql-only-in-repositories-one-write-path-through-sql.md.
 const SQL_OUTSIDE_REPOSITORIES = [
   {
     selector: "CallExpression[callee.property.name='query']",

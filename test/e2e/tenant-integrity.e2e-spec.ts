@@ -221,7 +221,7 @@ describe('tenant integrity: composite customer foreign keys', () => {
     );
     // No single-column key to customers (id) is left: the composite key implies it.
     expect(keys.rows.filter((k) => k.columns.length !== 3)).toEqual([]);
-    // docs/decisions.md ("Tenant integrity"): the partitioned events table and the audit journal carry no key;
+    // docs/decisions/no-foreign-key-on-events-or-audit-entries-customer-id.md: the partitioned events table and the audit journal carry no key;
     // nor do the webhook outbox and its sequences, which outlive the customer (`customer.erased` is
     // recorded once the customer row is gone).
     const exceptions = new Set(['events.customer_id', 'audit_entries.customer_id', 'webhook_events.customer_id', 'webhook_customer_sequences.customer_id']);

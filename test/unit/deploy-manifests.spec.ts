@@ -177,7 +177,7 @@ describe('container and compose safe defaults', () => {
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/^USER [1-9]\d*:[1-9]\d*$/m);
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-    // The container starts node exactly as start:prod does, V8 flags included (docs/decisions.md, "Performance").
+    // The container starts node exactly as start:prod does, V8 flags included (docs/decisions/three-v8-flags.md).
     const startProd = (pkg.scripts['start:prod'] as string).split(' ');
     expect(startProd[0]).toBe('node');
     expect(startProd.at(-1)).toBe('dist/apps/api/src/main.js');

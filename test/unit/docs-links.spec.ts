@@ -19,6 +19,27 @@ function markdownFiles(dir: string = ROOT): string[] {
   return found.sort();
 }
 
+const DECISIONS = path.join(ROOT, 'docs', 'decisions');
+
+/** The decision records: every Markdown file of docs/decisions/ but its index. */
+function decisionRecords(): string[] {
+  return readdirSync(DECISIONS)
+    .filter((name) => name.endsWith('.md') && name !== 'README.md')
+    .sort();
+}
+
+/** Code and configuration that may name a document; this file's own examples name missing ones. */
+function sourceFiles(dir: string = ROOT): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    if (name.startsWith('.') || SKIPPED_DIRECTORIES.has(name)) continue;
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) found.push(...sourceFiles(full));
+    else if (/\.(ts|tsx|mts|cts|js|mjs|cjs|ya?ml|sh)$|^Dockerfile/.test(name) && full !== __filename) found.push(full);
+  }
+  return found.sort();
+}
+
 /** The text with fenced code blocks and inline code blanked out (their brackets are not links). */
 function proseOf(markdown: string): string {
   return markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/`[^`\n]*`/g, '``');
@@ -88,7 +109,7 @@ describe('the Markdown documents', () => {
   it('include the README, the CHANGELOG and the documents under docs/', () => {
     const names = files.map((file) => path.relative(ROOT, file));
     expect(names).toEqual(
-      expect.arrayContaining(['README.md', 'CHANGELOG.md', 'docs/api.md', 'docs/architecture.md', 'docs/decisions.md', 'docs/performance.md']),
+      expect.arrayContaining(['README.md', 'CHANGELOG.md', 'docs/api.md', 'docs/architecture.md', 'docs/decisions/README.md', 'docs/performance.md']),
     );
   });
 
@@ -110,7 +131,39 @@ describe('the Markdown documents', () => {
   it('keep the reference documents short', () => {
     const lines = (name: string) => readFileSync(path.join(ROOT, name), 'utf8').split('\n').length;
     expect(lines('docs/performance.md')).toBeLessThan(400);
-    expect(lines('docs/decisions.md')).toBeLessThan(600);
+    expect(lines('docs/decisions/README.md')).toBeLessThan(400);
+    expect(decisionRecords().filter((record) => lines(path.join('docs/decisions', record)) > 30)).toEqual([]);
+  });
+});
+
+describe('the decision records', () => {
+  const records = decisionRecords();
+  const index = readFileSync(path.join(DECISIONS, 'README.md'), 'utf8');
+
+  it('are one file per decision: a title, then its context, decision and consequence', () => {
+    expect(records.length).toBeGreaterThan(0);
+    const problems = records.filter((record) => {
+      const text = readFileSync(path.join(DECISIONS, record), 'utf8');
+      return !/^# \S/.test(text) || !['**Context:**', '**Decision:**', '**Consequence:**'].every((part) => text.includes(part));
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('are each listed in the index', () => {
+    const listed = new Set(linkTargets(index).map((target) => target.split('#')[0]));
+    expect(records.filter((record) => !listed.has(record))).toEqual([]);
+  });
+});
+
+describe('references to documents in code and configuration', () => {
+  it('name files that exist', () => {
+    const problems = sourceFiles().flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/(?<![\w./-])docs\/[\w./-]*?\.md\b/g)]
+        .map((match) => match[0])
+        .filter((name) => !existsSync(path.join(ROOT, name)))
+        .map((name) => `${path.relative(ROOT, file)}: ${name}`),
+    );
+    expect(problems).toEqual([]);
   });
 });
 

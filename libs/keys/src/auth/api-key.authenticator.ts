@@ -203,7 +203,7 @@ export class ApiKeyAuthenticator {
         };
       }
       case 'ios': {
-        // Field clients send the Crossdeck- spelling of the lock headers too (docs/decisions.md, "Clients").
+        // Field clients send the Crossdeck- spelling of the lock headers too (docs/decisions/origins-and-platform-locks.md).
         const bundleId = req.headers['x-service-bundle-id'] ?? req.headers['x-crossdeck-bundle-id'];
         if (typeof bundleId === 'string' && record.bundleId !== null && bundleId === record.bundleId) return undefined;
         return { reason: 'bundle_id_mismatch', error: ApiError.permission('bundle_id_not_allowed', "X-Service-Bundle-Id does not match this app's bundle id") };

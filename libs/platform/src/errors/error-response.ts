@@ -20,7 +20,7 @@ export function writeErrorResponse(res: HttpResponse, error: ApiError, requestId
   const body: Record<string, unknown> = {
     error: { type: error.type, code: error.code, message: error.message, request_id: requestId, ...error.extra },
   };
-  // A 426 also carries minVersion and surface at the top level (docs/decisions.md).
+  // A 426 also carries minVersion and surface at the top level (docs/decisions/426-and-client-versions.md).
   if (error.status === 426 && error.extra) Object.assign(body, error.extra);
   res.status(error.status).header('Content-Type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }

@@ -6,7 +6,7 @@ import { newRequestId } from './request-id.js';
 
 /**
  * Node's HTTP server settings that bound how long a slow or silent client holds a
- * connection. Values and reasons: docs/decisions.md ("The edge: limits and timeouts"). The
+ * connection. Values and reasons: docs/decisions/slow-client-bounds.md. The
  * answer to requests Node's parser refuses is answerClientError, Fastify's
  * `clientErrorHandler`.
  */

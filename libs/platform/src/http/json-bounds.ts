@@ -17,7 +17,7 @@ export interface JsonBounds {
 /**
  * Defaults for every JSON body that goes through validation. The deepest declared body is
  * an inline JWKS (`{jwks:{keys:[{x5c:[...]}]}}`, 5 levels); the largest key count is a
- * product catalogue of 1,000 products of 3 fields. See docs/decisions.md ("The edge").
+ * product catalogue of 1,000 products of 3 fields. See docs/decisions/body-limits-and-bounds.md.
  */
 export const DEFAULT_JSON_BOUNDS: JsonBounds = { maxDepth: 32, maxKeys: 10_000 };
 

@@ -31,7 +31,7 @@ export class VersionErrorBody extends ErrorBody {
   surface: string;
 }
 
-/** The 426 body: minVersion and surface inside `error` and at the top level (docs/decisions.md). */
+/** The 426 body: minVersion and surface inside `error` and at the top level (docs/decisions/426-and-client-versions.md). */
 export class VersionErrorEnvelope {
   @ApiProperty({ type: VersionErrorBody })
   error: VersionErrorBody;

@@ -33,7 +33,7 @@ const fromSeconds = (seconds: number | null): Date | null => (seconds === null ?
 /**
  * A subscription with several products (a card subscription with several items) keeps its
  * item list in `raw_status`, after the rail's status word: `<status> items=<JSON array of
- * {productId, validUntil}>` (no schema change; docs/decisions.md "Store notifications").
+ * {productId, validUntil}>` (no schema change; docs/decisions/card-subscriptions-with-several-items.md).
  * A single item equal to (product_id, valid_until) is not written, so single-product records
  * keep the bare status word. Only this repository reads or writes the suffix.
  */

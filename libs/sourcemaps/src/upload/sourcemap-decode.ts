@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { parseSourceMapText } from '../symbolication/source-map-document.js';
 
-/** Decoded size of one map (the spec leaves it open); see docs/decisions.md, "Source maps". */
+/** Decoded size of one map (the public API leaves it open); see docs/decisions/upload.md. */
 export const MAX_SOURCEMAP_BYTES = 16 * 1024 * 1024;
 /** Brotli quality 5: most of the ratio of 11 at a small fraction of its CPU (maps are JSON text). */
 const BROTLI_QUALITY = 5;
