@@ -106,10 +106,18 @@ function historyMentions(markdown: string): string[] {
 describe('the Markdown documents', () => {
   const files = markdownFiles();
 
-  it('include the README, the CHANGELOG and the documents under docs/', () => {
+  it('include the README, the CHANGELOG, the documents under docs/ and the bench results', () => {
     const names = files.map((file) => path.relative(ROOT, file));
     expect(names).toEqual(
-      expect.arrayContaining(['README.md', 'CHANGELOG.md', 'docs/api.md', 'docs/architecture.md', 'docs/decisions/README.md', 'docs/performance.md']),
+      expect.arrayContaining([
+        'README.md',
+        'CHANGELOG.md',
+        'docs/api.md',
+        'docs/architecture.md',
+        'docs/decisions/README.md',
+        'docs/performance.md',
+        'bench/results/README.md',
+      ]),
     );
   });
 
