@@ -12,7 +12,6 @@ export type { AliasRow as CustomerAliasRow } from './console/customer-reads.repo
 export type { CustomerProfile } from './customers/identity.repository.js';
 export { RailCustomers, type AliasNode } from './customers/rail-customers.service.js';
 export { BulkIdentity, type BulkAliasHit, type BulkCustomerRow } from './customers/bulk-identity.service.js';
-export { inTransactionWithRetry, RetryTransaction } from './customers/transaction-retry.js';
 export { ErasureHooks, type ErasureHook, type ErasureSubject } from './forget/erasure-hooks.js';
 export { ErasureWorker, ERASURE_SLA_DAYS } from './forget/erasure.job.js';
 export { IdTokenVerifier, type VerifiedIdentity } from './tokens/id-token-verifier.service.js';

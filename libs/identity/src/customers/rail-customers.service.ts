@@ -39,7 +39,7 @@ export class RailCustomers {
   /**
    * Creates a rail-only customer whose only alias is `node`. A concurrent creation for the
    * same node surfaces as a unique violation (23505): run the caller's transaction with
-   * `inTransactionWithRetry`, the retry then finds the winner's customer.
+   * `sql.transaction(work, { retry: true })`, the retry then finds the winner's customer.
    */
   async createRailCustomer(scope: TenantScope, node: AliasNode): Promise<string> {
     const now = this.clock.now();

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, Clock, type TenantScope, Sql } from '#platform';
+import { ApiError, Clock, RetryTransaction, type TenantScope, Sql } from '#platform';
 import type { AuthContext } from '#keys';
 import { IdentityRepository, type Assurance } from '../customers/identity.repository.js';
-import { inTransactionWithRetry, RetryTransaction } from '../customers/transaction-retry.js';
 import { ALIAS_TYPES } from '../domain/identifier-rules.js';
 import { newCustomerId, newMergeReviewId } from '../domain/ids.js';
 import { mergeTraits, sanitizeTraits, type Traits } from '../domain/traits.js';
@@ -93,13 +92,16 @@ export class IdentifyService {
   }
 
   private link(scope: TenantScope, request: LinkRequest): Promise<LinkOutcome> {
-    return inTransactionWithRetry(this.sql, async () => {
-      const outcome = await this.linkOnce(scope, request);
-      if (request.anonymousId !== null) {
-        await this.linkHooks.runAll(scope, { customerId: outcome.customerId, anonymousId: request.anonymousId, linkedAtMs: this.clock.nowMs() });
-      }
-      return outcome;
-    });
+    return this.sql.transaction(
+      async () => {
+        const outcome = await this.linkOnce(scope, request);
+        if (request.anonymousId !== null) {
+          await this.linkHooks.runAll(scope, { customerId: outcome.customerId, anonymousId: request.anonymousId, linkedAtMs: this.clock.nowMs() });
+        }
+        return outcome;
+      },
+      { retry: true },
+    );
   }
 
   private async linkOnce(scope: TenantScope, request: LinkRequest): Promise<LinkOutcome> {
