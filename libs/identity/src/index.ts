@@ -21,6 +21,7 @@ export { slidingWindowDecision, VELOCITY_LIMIT, VELOCITY_WINDOW_MS } from './ide
 export { sanitizeTraits, mergeTraits, MAX_TRAIT_KEYS, MAX_TRAIT_STRING, type Traits, type TraitValue } from './domain/traits.js';
 export { ALIAS_TYPES, PERSONAL_ALIAS_TYPES, USER_ID_PATTERN, ANONYMOUS_ID_PATTERN, APP_ACCOUNT_TOKEN_PATTERN } from './domain/identifier-rules.js';
 export { CUSTOMER_ID_PREFIX } from './domain/ids.js';
+export { decideOwner, ownersDisagree, type OwnerDecision } from './domain/alias-graph-rules.js';
 
 /** Migrations of the identity context, in order. */
 export const IDENTITY_MIGRATIONS = [
