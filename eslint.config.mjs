@@ -45,7 +45,24 @@ export default tseslint.config(
   },
   {
     files: ['bench/**/*.mjs', '*.cjs', '*.mjs', 'apps/console/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly', URL: 'readonly', performance: 'readonly', fetch: 'readonly', AbortController: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        performance: 'readonly',
+        fetch: 'readonly',
+        AbortController: 'readonly',
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+      },
+    },
   },
   // Architecture: SQL only in repositories; wall time only in the Clock. (One block per file set:
   // a later block's no-restricted-syntax replaces an earlier one's, it does not add to it.)
@@ -88,11 +105,16 @@ export default tseslint.config(
     files: ['test/**/*.ts'],
     rules: { 'contexts/import-by-index': ['error', { testFiles: true, root: import.meta.dirname }] },
   },
-  // One write path: the tenant scope first; no EntityManager outside the platform's database layer.
+  // One write path: the tenant scope first (or a bare projectId first in repositories and services);
+  // no EntityManager outside the platform's database layer.
   { plugins: { 'write-path': writePath } },
   {
     files: ['libs/**/*.ts', 'apps/**/*.ts'],
     rules: { 'write-path/scope-first': 'error', 'write-path/no-exported-repository': 'error' },
+  },
+  {
+    files: ['libs/**/*.repository.ts', 'libs/**/*.service.ts'],
+    rules: { 'write-path/project-id-first': 'error' },
   },
   {
     files: ['libs/**/*.ts', 'apps/**/*.ts'],

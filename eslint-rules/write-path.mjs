@@ -5,6 +5,9 @@
 //   TypeORM's `EntityManager`; statements join the ambient transaction of `Sql.transaction`.
 // - `no-exported-repository`: a Nest module's `exports` and a context's `index.ts` name no
 //   `*Repository`: another module reaches a context's tables through its services.
+// - `project-id-first`: a method of an exported class (eslint.config.mjs applies it to
+//   repositories and services) that takes a bare `projectId` takes it first, unless a tenant
+//   scope or a cross-tenant token (`TenantScope`, `AuthContext`, `CrossTenant`) comes first.
 const SCOPE_TYPES = new Set(['TenantScope', 'AuthContext']);
 
 const typeName = (param) => {
@@ -40,6 +43,42 @@ export const scopeFirst = {
       TSMethodSignature: check,
       TSDeclareFunction: check,
       TSEmptyBodyFunctionExpression: check,
+    };
+  },
+};
+
+const paramName = (param) => {
+  const node = param.type === 'TSParameterProperty' ? param.parameter : param.type === 'AssignmentPattern' ? param.left : param;
+  return node?.type === 'Identifier' ? node.name : null;
+};
+
+const TENANT_FIRST = new Set([...SCOPE_TYPES, 'CrossTenant']);
+
+/** @type {import('eslint').Rule.RuleModule} */
+export const projectIdFirst = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'A repository or service method that takes a bare projectId takes it first (or after the tenant scope).' },
+    schema: [],
+    messages: { notFirst: "'projectId' is parameter {{index}} of '{{method}}': the tenant comes first (a TenantScope, or the projectId)." },
+  },
+  create(context) {
+    const exported = (classNode) => {
+      const parent = classNode.parent;
+      return parent?.type === 'ExportNamedDeclaration' || parent?.type === 'ExportDefaultDeclaration';
+    };
+    return {
+      MethodDefinition(node) {
+        if (node.kind === 'constructor' || node.accessibility === 'private' || node.accessibility === 'protected') return;
+        if (node.key.type === 'PrivateIdentifier') return;
+        const classNode = node.parent?.parent;
+        if (!classNode || !exported(classNode)) return;
+        const params = node.value.params;
+        const index = params.findIndex((param) => paramName(param) === 'projectId');
+        if (index <= 0 || TENANT_FIRST.has(typeName(params[0]))) return;
+        const method = node.key.type === 'Identifier' ? node.key.name : String(node.key.value);
+        context.report({ node: params[index], messageId: 'notFirst', data: { method, index: String(index + 1) } });
+      },
     };
   },
 };
@@ -88,4 +127,11 @@ export const noExportedRepository = {
   },
 };
 
-export default { rules: { 'scope-first': scopeFirst, 'no-entity-manager': noEntityManager, 'no-exported-repository': noExportedRepository } };
+export default {
+  rules: {
+    'scope-first': scopeFirst,
+    'project-id-first': projectIdFirst,
+    'no-entity-manager': noEntityManager,
+    'no-exported-repository': noExportedRepository,
+  },
+};

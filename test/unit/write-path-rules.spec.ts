@@ -13,7 +13,12 @@ function lint(code: string, file = 'libs/rails/src/model/sample.service.ts'): st
       files: ['**/*.ts'],
       languageOptions: { parser: tseslint.parser as Linter.Parser },
       plugins: { 'write-path': writePath },
-      rules: { 'write-path/scope-first': 'error', 'write-path/no-entity-manager': 'error', 'write-path/no-exported-repository': 'error' } as Linter.RulesRecord,
+      rules: {
+        'write-path/scope-first': 'error',
+        'write-path/project-id-first': 'error',
+        'write-path/no-entity-manager': 'error',
+        'write-path/no-exported-repository': 'error',
+      } as Linter.RulesRecord,
     },
   ];
   return linter.verify(code, config, { filename: resolve(ROOT, file) }).map((m) => `${m.line}: ${m.ruleId}`);
@@ -45,6 +50,37 @@ describe('lint: one write path', () => {
       '3: write-path/scope-first',
       '4: write-path/scope-first',
       '5: write-path/scope-first',
+    ]);
+  });
+
+  it('accepts a bare projectId first, or after the tenant scope or a cross-tenant token', () => {
+    const code = [
+      'export class ARepository {',
+      '  find(projectId: string, id: string) {}',
+      '  list(scope: TenantScope, projectId: string) {}',
+      '  purge(_scan: CrossTenant, cutoff: Date, projectId: string | null) {}',
+      '  create(auth: AuthContext, projectId: string) {}',
+      '  private helper(id: string, projectId: string) {}',
+      '  constructor(private readonly sql: Sql, projectId: string) {}',
+      '}',
+      'class Internal { helper(id: string, projectId: string) {} }',
+      'export function plain(id: string, projectId: string) {}',
+    ].join('\n');
+    expect(lint(code, 'libs/rails/src/model/sample.repository.ts')).toEqual([]);
+  });
+
+  it('refuses a bare projectId after another parameter in an exported class', () => {
+    const code = [
+      'export class AService {',
+      '  addProject(workspaceId: string, projectId: string) {}',
+      '  refused(rail: PurchaseRail, projectId?: string) {}',
+      '  withDefault(id: string, projectId = "p") {}',
+      '}',
+    ].join('\n');
+    expect(lint(code, 'libs/rails/src/model/sample.service.ts')).toEqual([
+      '2: write-path/project-id-first',
+      '3: write-path/project-id-first',
+      '4: write-path/project-id-first',
     ]);
   });
 

@@ -12,7 +12,6 @@ export type { AliasRow as CustomerAliasRow } from './console/customer-reads.repo
 export type { CustomerProfile } from './customers/identity.repository.js';
 export { RailCustomers, type AliasNode } from './customers/rail-customers.service.js';
 export { BulkIdentity, type BulkAliasHit, type BulkCustomerRow } from './customers/bulk-identity.service.js';
-export { inTransactionWithRetry, RetryTransaction } from './customers/transaction-retry.js';
 export { ErasureHooks, type ErasureHook, type ErasureSubject } from './forget/erasure-hooks.js';
 export { ErasureWorker, ERASURE_SLA_DAYS } from './forget/erasure.job.js';
 export { IdTokenVerifier, type VerifiedIdentity } from './tokens/id-token-verifier.service.js';
@@ -22,6 +21,7 @@ export { slidingWindowDecision, VELOCITY_LIMIT, VELOCITY_WINDOW_MS } from './ide
 export { sanitizeTraits, mergeTraits, MAX_TRAIT_KEYS, MAX_TRAIT_STRING, type Traits, type TraitValue } from './domain/traits.js';
 export { ALIAS_TYPES, PERSONAL_ALIAS_TYPES, USER_ID_PATTERN, ANONYMOUS_ID_PATTERN, APP_ACCOUNT_TOKEN_PATTERN } from './domain/identifier-rules.js';
 export { CUSTOMER_ID_PREFIX } from './domain/ids.js';
+export { decideOwner, ownersDisagree, type OwnerDecision } from './domain/alias-graph-rules.js';
 
 /** Migrations of the identity context, in order. */
 export const IDENTITY_MIGRATIONS = [

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { ApiError, Clock, TenantScopes, Sql } from '#platform';
 import { ProjectDirectory } from '#keys';
 import { AuditJournal } from '#audit';
-import { inTransactionWithRetry } from '../customers/transaction-retry.js';
 import { MergeHooks } from './merge-hooks.js';
 import { type LockedReview, MergeReviewDecisionsRepository } from './merge-review-decisions.repository.js';
 
@@ -28,45 +27,48 @@ export class MergeReviewDecisions {
 
   async decide(projectId: string, reviewId: string, decision: ReviewDecision, requestId: string): Promise<LockedReview & { auditEventId: string }> {
     await this.projects.assertExists(projectId);
-    return inTransactionWithRetry(this.sql, async () => {
-      const review = await this.repository.lock(projectId, reviewId);
-      if (!review) throw ApiError.resourceMissing(`No merge review ${reviewId} in this project`);
-      if (review.status !== 'pending') throw ApiError.conflict('review_already_decided', `Merge review ${reviewId} was already ${review.status}`);
-      const scope = TenantScopes.operator(projectId, review.env);
-      const now = this.clock.now();
-      let moved = 0;
-      if (decision === 'approved') {
-        const merge = { fromCustomerId: review.otherCustomerId, intoCustomerId: review.canonicalCustomerId };
-        moved = await this.repository.moveAliases(scope, merge.fromCustomerId, merge.intoCustomerId);
-        await this.hooks.runAll(scope, merge);
-      }
-      const decided = await this.repository.decide(scope, reviewId, decision, now, requestId);
-      const { eventId } = await this.journal.append(scope, {
-        eventIdPrefix: 'srv_merge_',
-        rail: 'manual',
-        eventType: decision === 'approved' ? 'identity.merge_approved' : 'identity.merge_dismissed',
-        customerId: review.canonicalCustomerId,
-        decision: decision === 'approved' ? 'applied' : 'no_op',
-        reason: decision === 'approved' ? 'Operator approved the merge review' : 'Operator dismissed the merge review',
-        actor: 'operator',
-        requestId,
-        details: { reviewId, otherCustomerId: review.otherCustomerId, aliasesMoved: moved },
-      });
-      if (decision === 'approved') {
-        // The other customer's timeline shows where its ids went.
-        await this.journal.append(scope, {
+    return this.sql.transaction(
+      async () => {
+        const review = await this.repository.lock(projectId, reviewId);
+        if (!review) throw ApiError.resourceMissing(`No merge review ${reviewId} in this project`);
+        if (review.status !== 'pending') throw ApiError.conflict('review_already_decided', `Merge review ${reviewId} was already ${review.status}`);
+        const scope = TenantScopes.operator(projectId, review.env);
+        const now = this.clock.now();
+        let moved = 0;
+        if (decision === 'approved') {
+          const merge = { fromCustomerId: review.otherCustomerId, intoCustomerId: review.canonicalCustomerId };
+          moved = await this.repository.moveAliases(scope, merge.fromCustomerId, merge.intoCustomerId);
+          await this.hooks.runAll(scope, merge);
+        }
+        const decided = await this.repository.decide(scope, reviewId, decision, now, requestId);
+        const { eventId } = await this.journal.append(scope, {
           eventIdPrefix: 'srv_merge_',
           rail: 'manual',
-          eventType: 'identity.merged_into',
-          customerId: review.otherCustomerId,
-          decision: 'applied',
-          reason: `Merged into ${review.canonicalCustomerId} (operator approved the merge review)`,
+          eventType: decision === 'approved' ? 'identity.merge_approved' : 'identity.merge_dismissed',
+          customerId: review.canonicalCustomerId,
+          decision: decision === 'approved' ? 'applied' : 'no_op',
+          reason: decision === 'approved' ? 'Operator approved the merge review' : 'Operator dismissed the merge review',
           actor: 'operator',
           requestId,
-          details: { reviewId, intoCustomerId: review.canonicalCustomerId, aliasesMoved: moved },
+          details: { reviewId, otherCustomerId: review.otherCustomerId, aliasesMoved: moved },
         });
-      }
-      return { ...decided, auditEventId: eventId };
-    });
+        if (decision === 'approved') {
+          // The other customer's timeline shows where its ids went.
+          await this.journal.append(scope, {
+            eventIdPrefix: 'srv_merge_',
+            rail: 'manual',
+            eventType: 'identity.merged_into',
+            customerId: review.otherCustomerId,
+            decision: 'applied',
+            reason: `Merged into ${review.canonicalCustomerId} (operator approved the merge review)`,
+            actor: 'operator',
+            requestId,
+            details: { reviewId, intoCustomerId: review.canonicalCustomerId, aliasesMoved: moved },
+          });
+        }
+        return { ...decided, auditEventId: eventId };
+      },
+      { retry: true },
+    );
   }
 }

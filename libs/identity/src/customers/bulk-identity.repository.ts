@@ -92,7 +92,7 @@ export class BulkIdentityRepository {
 
   /**
    * Plain insert in (type, value) order: a node linked concurrently by someone else surfaces
-   * as 23505 and the caller's transaction starts over (`inTransactionWithRetry`).
+   * as 23505 and the caller's transaction starts over (`sql.transaction(work, { retry: true })`).
    */
   async insertAliases(scope: TenantScope, links: readonly { type: string; value: string; customerId: string }[], at: Date): Promise<void> {
     if (links.length === 0) return;

@@ -10,7 +10,7 @@ export type { BulkAliasHit, BulkCustomerRow };
  * The alias graph for bulk callers (user migration), inside the caller's transaction, one
  * statement per step. Never merges customers: the caller decides, per row, which customer a
  * node belongs to; a node linked concurrently by someone else fails the transaction with a
- * unique violation (23505), which `inTransactionWithRetry` starts over.
+ * unique violation (23505), which a retrying transaction (`sql.transaction(work, { retry: true })`) starts over.
  */
 @Injectable()
 export class BulkIdentity {

@@ -20,10 +20,7 @@ export class CustomerDirectory {
 
   /** The first hint that names a known, active customer (customerId, then userId, then anonymousId); null otherwise. */
   async findCustomerId(scope: TenantScope, hint: CustomerHint): Promise<string | null> {
-    if (hint.customerId) {
-      const found = hint.customerId.startsWith(CUSTOMER_ID_PREFIX) ? await this.repository.findCustomerById(scope, hint.customerId) : null;
-      if (found) return found;
-    }
+    if (hint.customerId && (await this.isActiveCustomer(scope, hint.customerId))) return hint.customerId;
     if (hint.userId) {
       const found = await this.repository.findCustomerIdByAlias(scope, ALIAS_TYPES.developer, hint.userId);
       if (found) return found;
@@ -40,6 +37,7 @@ export class CustomerDirectory {
     return this.repository.findCustomerIdByAlias(scope, type, value);
   }
 
+  /** Whether `customerId` names an active (not forgotten) customer of the scope: the one test of a `cdcust_` id. */
   async isActiveCustomer(scope: TenantScope, customerId: string): Promise<boolean> {
     if (!customerId.startsWith(CUSTOMER_ID_PREFIX)) return false;
     return (await this.repository.findCustomerById(scope, customerId)) !== null;

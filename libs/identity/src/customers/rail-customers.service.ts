@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope } from '#platform';
 import { ALIAS_TYPES, USER_ID_PATTERN } from '../domain/identifier-rules.js';
-import { CUSTOMER_ID_PREFIX, newCustomerId, newMergeReviewId } from '../domain/ids.js';
+import { newCustomerId, newMergeReviewId } from '../domain/ids.js';
+import { CustomerDirectory } from './customer-directory.service.js';
 import { IdentityRepository } from './identity.repository.js';
 
 /** One alias node of the graph (`ios_original_transaction_id`, `card_customer_id` …). */
@@ -22,6 +23,7 @@ export interface AliasNode {
 export class RailCustomers {
   constructor(
     private readonly repository: IdentityRepository,
+    private readonly directory: CustomerDirectory,
     private readonly clock: Clock,
   ) {}
 
@@ -30,16 +32,15 @@ export class RailCustomers {
     return this.repository.findCustomerIdByAlias(scope, node.type, node.value, {});
   }
 
-  /** Whether `customerId` names an active (not forgotten) customer of the scope. */
-  async isActiveCustomer(scope: TenantScope, customerId: string): Promise<boolean> {
-    if (!customerId.startsWith(CUSTOMER_ID_PREFIX)) return false;
-    return (await this.repository.findCustomerById(scope, customerId, {})) !== null;
+  /** Whether `customerId` names an active (not forgotten) customer of the scope (the directory's rule). */
+  isActiveCustomer(scope: TenantScope, customerId: string): Promise<boolean> {
+    return this.directory.isActiveCustomer(scope, customerId);
   }
 
   /**
    * Creates a rail-only customer whose only alias is `node`. A concurrent creation for the
    * same node surfaces as a unique violation (23505): run the caller's transaction with
-   * `inTransactionWithRetry`, the retry then finds the winner's customer.
+   * `sql.transaction(work, { retry: true })`, the retry then finds the winner's customer.
    */
   async createRailCustomer(scope: TenantScope, node: AliasNode): Promise<string> {
     const now = this.clock.now();

@@ -3,7 +3,6 @@ import { ApiError, Clock, type TenantScope, JobQueue, Sql } from '#platform';
 import type { AuthContext } from '#keys';
 import { AuditJournal } from '#audit';
 import { IdentityRepository } from '../customers/identity.repository.js';
-import { inTransactionWithRetry } from '../customers/transaction-retry.js';
 import { ALIAS_TYPES } from '../domain/identifier-rules.js';
 import { CUSTOMER_ID_PREFIX } from '../domain/ids.js';
 import { IdTokenVerifier } from '../tokens/id-token-verifier.service.js';
@@ -60,7 +59,7 @@ export class ForgetService {
       if (customerId && (await this.isIdentified(auth, customerId))) {
         // A device id is no proof over an identified person: forget the device, keep the customer.
         // The answer still names the customer the hint matched (null is for no match), with scope "device".
-        const forgottenAt = await inTransactionWithRetry(this.sql, () => this.forgetDevice(auth, customerId!, dto.anonymousId as string));
+        const forgottenAt = await this.sql.transaction(() => this.forgetDevice(auth, customerId!, dto.anonymousId as string), { retry: true });
         return { object: 'forgot', serviceCustomerId: customerId, crossdeckCustomerId: customerId, queuedAt: forgottenAt, env: auth.env, scope: 'device' };
       }
     } else {
@@ -76,7 +75,7 @@ export class ForgetService {
     }
 
     if (!customerId) return noMatch();
-    const queuedAt = await inTransactionWithRetry(this.sql, () => this.markForgotten(auth, customerId, authority));
+    const queuedAt = await this.sql.transaction(() => this.markForgotten(auth, customerId, authority), { retry: true });
     return { object: 'forgot', serviceCustomerId: customerId, crossdeckCustomerId: customerId, queuedAt, env: auth.env, scope: 'customer' };
   }
 

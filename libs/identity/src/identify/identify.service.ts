@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, Clock, type TenantScope, Sql } from '#platform';
+import { ApiError, Clock, RetryTransaction, type TenantScope, Sql } from '#platform';
 import type { AuthContext } from '#keys';
 import { IdentityRepository, type Assurance } from '../customers/identity.repository.js';
-import { inTransactionWithRetry, RetryTransaction } from '../customers/transaction-retry.js';
+import { decideOwner } from '../domain/alias-graph-rules.js';
 import { ALIAS_TYPES } from '../domain/identifier-rules.js';
 import { newCustomerId, newMergeReviewId } from '../domain/ids.js';
 import { mergeTraits, sanitizeTraits, type Traits } from '../domain/traits.js';
@@ -93,13 +93,16 @@ export class IdentifyService {
   }
 
   private link(scope: TenantScope, request: LinkRequest): Promise<LinkOutcome> {
-    return inTransactionWithRetry(this.sql, async () => {
-      const outcome = await this.linkOnce(scope, request);
-      if (request.anonymousId !== null) {
-        await this.linkHooks.runAll(scope, { customerId: outcome.customerId, anonymousId: request.anonymousId, linkedAtMs: this.clock.nowMs() });
-      }
-      return outcome;
-    });
+    return this.sql.transaction(
+      async () => {
+        const outcome = await this.linkOnce(scope, request);
+        if (request.anonymousId !== null) {
+          await this.linkHooks.runAll(scope, { customerId: outcome.customerId, anonymousId: request.anonymousId, linkedAtMs: this.clock.nowMs() });
+        }
+        return outcome;
+      },
+      { retry: true },
+    );
   }
 
   private async linkOnce(scope: TenantScope, request: LinkRequest): Promise<LinkOutcome> {
@@ -120,14 +123,16 @@ export class IdentifyService {
     const linked: LinkedId[] = [{ type: 'developer', id: request.userId }];
     if (anonymousNode) linked.push({ type: 'anonymous', id: anonymousNode.value });
 
-    if (!developerOwner && !anonymousOwner) {
+    // The developer user id is the primary id: its customer wins over the anonymous id's.
+    const decision = decideOwner(developerOwner, anonymousOwner);
+    if (decision.kind === 'create') {
       customerId = newCustomerId();
       await this.repository.insertCustomer(scope, customerId, now);
       await this.lockActive(scope, customerId);
       for (const node of nodes) await this.repository.insertAlias(scope, node, customerId, assurance, now);
-    } else if (developerOwner && anonymousNode && anonymousOwner && developerOwner !== anonymousOwner) {
-      // Both known on different customers: the developer-user customer is canonical; queue the conflict once.
-      customerId = developerOwner;
+    } else if (decision.kind === 'review') {
+      // The anonymous id stays with its customer; the conflict is queued once.
+      customerId = decision.customerId;
       mergePending = true;
       linked.pop();
       await this.lockActive(scope, customerId);
@@ -136,14 +141,14 @@ export class IdentifyService {
         {
           id: newMergeReviewId(),
           developerUserId: request.userId,
-          anonymousId: anonymousNode.value,
-          canonicalCustomerId: developerOwner,
-          otherCustomerId: anonymousOwner,
+          anonymousId: anonymousNode!.value,
+          canonicalCustomerId: decision.customerId,
+          otherCustomerId: decision.otherCustomerId,
         },
         now,
       );
     } else {
-      customerId = (developerOwner ?? anonymousOwner) as string;
+      customerId = decision.customerId;
       await this.lockActive(scope, customerId);
       if (!developerOwner) await this.repository.insertAlias(scope, developerNode, customerId, assurance, now);
       if (anonymousNode && !anonymousOwner) await this.repository.insertAlias(scope, anonymousNode, customerId, assurance, now);

@@ -45,7 +45,7 @@ export class WorkspaceDirectory {
   async createProject(auth: AuthContext, name: string): Promise<{ id: string; name: string }> {
     const workspaceId = requireWorkspace(auth);
     const project = await this.projectsAdmin.createProject(name);
-    await this.workspaces.addProject(workspaceId, project.id, this.clock.now());
+    await this.workspaces.addProject(project.id, workspaceId, this.clock.now());
     this.lookup.invalidateAll();
     return { id: project.id, name: project.name };
   }
@@ -53,7 +53,7 @@ export class WorkspaceDirectory {
   /** A new app (and its keys) in a project of the key's workspace. */
   async createApp(auth: AuthContext, projectId: string, dto: CreateAppDto): Promise<WorkspaceAppRow> {
     const workspaceId = requireWorkspace(auth);
-    if (!(await this.workspaces.hasProject(workspaceId, projectId))) {
+    if (!(await this.workspaces.hasProject(projectId, workspaceId))) {
       throw ApiError.permission('project_not_allowed', `This API key cannot read project ${projectId}`);
     }
     const app = await this.projectsAdmin.createApp(projectId, dto, auth.requestId);

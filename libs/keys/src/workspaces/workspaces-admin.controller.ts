@@ -24,7 +24,7 @@ export class WorkspacesAdminController {
   @ApiOkResponse({ type: WorkspaceView })
   @ApiErrors({ 404: ['resource_missing'] })
   addProject(@Param('workspaceId') workspaceId: string, @Param('projectId') projectId: string): Promise<WorkspaceView> {
-    return this.workspaces.addProject(workspaceId, projectId);
+    return this.workspaces.addProject(projectId, workspaceId);
   }
 
   @Post('workspaces/:workspaceId/keys')

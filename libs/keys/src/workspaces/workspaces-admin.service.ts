@@ -23,10 +23,10 @@ export class WorkspacesAdminService {
     return { object: 'workspace', id, name, projects: [] };
   }
 
-  async addProject(workspaceId: string, projectId: string): Promise<WorkspaceView> {
+  async addProject(projectId: string, workspaceId: string): Promise<WorkspaceView> {
     const workspace = await this.requireWorkspace(workspaceId);
     if (!(await this.projects.findProject(projectId))) throw ApiError.resourceMissing(`No project ${projectId}`);
-    await this.workspaces.addProject(workspaceId, projectId, this.clock.now());
+    await this.workspaces.addProject(projectId, workspaceId, this.clock.now());
     // A cached workspace key lists its projects: the new one is readable at once on this replica.
     this.lookup.invalidateAll();
     return { object: 'workspace', id: workspace.id, name: workspace.name, projects: await this.workspaces.projectIds(workspaceId) };

@@ -80,7 +80,7 @@ export class WorkspacesRepository {
   }
 
   /** Idempotent: adding a project twice keeps the first time. */
-  async addProject(workspaceId: string, projectId: string, at: Date): Promise<void> {
+  async addProject(projectId: string, workspaceId: string, at: Date): Promise<void> {
     await this.sql.run(`INSERT INTO workspace_projects (workspace_id, project_id, added_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
       workspaceId,
       projectId,
@@ -88,7 +88,7 @@ export class WorkspacesRepository {
     ]);
   }
 
-  async hasProject(workspaceId: string, projectId: string): Promise<boolean> {
+  async hasProject(projectId: string, workspaceId: string): Promise<boolean> {
     return (await this.sql.one(`SELECT 1 FROM workspace_projects WHERE workspace_id = $1 AND project_id = $2`, [workspaceId, projectId])) !== null;
   }
 

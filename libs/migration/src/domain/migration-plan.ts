@@ -3,6 +3,7 @@
  * request order (a later row sees what an earlier one linked or created). No I/O: the
  * service loads the snapshot, runs the plan, then writes it set-based.
  */
+import { decideOwner } from '#identity';
 import type { MigrationRow } from './migration-rows.js';
 
 export const DEVELOPER_ALIAS_TYPE = 'developer';
@@ -84,28 +85,32 @@ export function planMigration(rows: readonly MigrationRow[], snapshot: GraphSnap
       continue;
     }
 
+    // Identity's alias-graph rule decides: the developer user id is the primary id, the rail
+    // ids the secondary. A bulk import reports a review as the row's conflict instead of queueing it.
+    const railCustomer = railCustomers.size === 1 ? [...railCustomers][0] : null;
+    const decision = decideOwner(developerCustomer, railCustomer);
+    if (decision.kind === 'review') {
+      conflict('rail_ids_belong_to_another_customer', { developerCustomerId: decision.customerId });
+      continue;
+    }
     let customerId: string;
     let outcome: RowOutcome;
-    if (railCustomers.size === 1) {
-      const railCustomer = [...railCustomers][0];
-      if (developerCustomer !== null && developerCustomer !== railCustomer) {
-        conflict('rail_ids_belong_to_another_customer', { developerCustomerId: developerCustomer });
-        continue;
-      }
+    if (decision.kind === 'create') {
+      customerId = newCustomerId();
+      outcome = 'created';
+      newCustomers.push({ customerId, row });
+    } else if (railCustomer === null) {
+      customerId = decision.customerId;
+      outcome = 'existing';
+    } else {
+      // Stricter than identify: a row's developer user id never joins another developer user's customer.
       const others = [...(developerIds.get(railCustomer) ?? [])].filter((id) => id !== row.developerUserId);
       if (developerCustomer === null && others.length > 0) {
         conflict('rail_ids_belong_to_another_user');
         continue;
       }
-      customerId = railCustomer;
+      customerId = decision.customerId;
       outcome = 'matched';
-    } else if (developerCustomer !== null) {
-      customerId = developerCustomer;
-      outcome = 'existing';
-    } else {
-      customerId = newCustomerId();
-      outcome = 'created';
-      newCustomers.push({ customerId, row });
     }
 
     if (developerCustomer === null) {

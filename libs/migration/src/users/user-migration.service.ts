@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope, Sql } from '#platform';
 import type { AuthContext } from '#keys';
-import { BulkIdentity, inTransactionWithRetry, mergeTraits, type Traits } from '#identity';
+import { BulkIdentity, mergeTraits, type Traits } from '#identity';
 import { MigrationGrants } from '#entitlements';
 import { CustomerRailStatuses, RailReader } from '#rails';
 import { type GateOutcome, type GateRailId, type RailFound, distinctRailIds, gateOutcome, railIdKey } from '../domain/migration-gate.js';
@@ -80,11 +80,11 @@ export class UserMigrationService {
     if (rows.length > 0) {
       // Links first, so a rail read applies to the row's customer; then the rails of the
       // customers without a record are read, outside any transaction; then those are decided.
-      const first = await inTransactionWithRetry(this.sql, () => this.apply(auth, rows));
+      const first = await this.sql.transaction(() => this.apply(auth, rows), { retry: true });
       counts = first.counts;
       if (first.pending.length > 0) {
         const found = await this.readRails(auth, first.pending);
-        const decided = await inTransactionWithRetry(this.sql, () => this.decidePending(auth, first.pending, found));
+        const decided = await this.sql.transaction(() => this.decidePending(auth, first.pending, found), { retry: true });
         for (const key of GATE_COUNTS) counts[key] += decided[key];
       }
     }

@@ -112,6 +112,45 @@ export function runPooled<T = Record<string, unknown>>(pool: pg.Pool, sql: State
 
 const ignoreCheckedOutError = (): void => undefined;
 
+/** How a transaction joins, or starts over. */
+export interface TransactionOptions {
+  /**
+   * Start the unit over when it lost a race (see `Sql.transaction`): `true` for
+   * `TRANSACTION_RETRY_ATTEMPTS` attempts in all, or an explicit number of attempts.
+   */
+  retry?: boolean | { attempts: number };
+}
+
+/** Attempts in all (the first and its retries) of a `transaction(work, { retry: true })`. */
+export const TRANSACTION_RETRY_ATTEMPTS = 6;
+
+/** Thrown inside a transaction to start it over (e.g. the customer was forgotten meanwhile). */
+export class RetryTransaction extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'RetryTransaction';
+  }
+}
+
+// unique_violation, serialization_failure, deadlock_detected
+const RETRYABLE_CODES = new Set(['23505', '40001', '40P01']);
+
+/** The SQLSTATE of a statement's failure, as pg raises it or wrapped in TypeORM's QueryFailedError. */
+export function sqlState(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | undefined)?.code ?? (err as { driverError?: { code?: unknown } } | undefined)?.driverError?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** Whether a retrying transaction starts over after `err`: a lost race, or `RetryTransaction`. */
+export function isRetryableTransactionError(err: unknown): boolean {
+  if (err instanceof RetryTransaction) return true;
+  const code = sqlState(err);
+  return code !== undefined && RETRYABLE_CODES.has(code);
+}
+
+/** A random pause of up to 5 ms per attempt so far, so that racing units do not collide again in step. */
+const retryPause = (attempt: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 5 * attempt)));
+
 /**
  * The one way repositories run SQL. It hides TypeORM's result shapes (rows for SELECT and
  * INSERT, `[rows, count]` for UPDATE and DELETE) and joins the ambient transaction: inside
@@ -121,6 +160,12 @@ const ignoreCheckedOutError = (): void => undefined;
  *
  * This is what lets the platform's idempotency commit a handler's writes and its stored
  * answer together: it opens the transaction, and the handler's repositories join it.
+ *
+ * `transaction` is the one way to open a transaction, with `{ retry: true }` for a unit that
+ * may lose a race on a constraint. Only work that needs one connection across several
+ * transactions holds its own: a session advisory lock held while other units commit (the
+ * migrations, the demo seed) or DDL with transactions of its own (event partition
+ * maintenance).
  */
 @Injectable()
 export class Sql {
@@ -166,9 +211,27 @@ export class Sql {
 
   /**
    * Runs `work` in a transaction (a savepoint when one is already open) and makes it the
-   * ambient one for everything `work` awaits.
+   * ambient one for everything `work` awaits. With `retry`, a unit that lost a race
+   * (`isRetryableTransactionError`: a unique violation, a serialization failure, a deadlock,
+   * or `work` threw `RetryTransaction`) is rolled back and run again, up to
+   * `TRANSACTION_RETRY_ATTEMPTS` times in all, after a short random pause that grows with
+   * each attempt: constraints settle races, and the next attempt re-reads what the winner
+   * wrote. Inside an open transaction only the unit's savepoint is rolled back.
    */
-  async transaction<T>(work: () => Promise<T>): Promise<T> {
+  async transaction<T>(work: () => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    if (!options.retry) return this.runTransaction(work);
+    const attempts = options.retry === true ? TRANSACTION_RETRY_ATTEMPTS : options.retry.attempts;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.runTransaction(work);
+      } catch (err) {
+        if (attempt >= attempts || !isRetryableTransactionError(err)) throw err;
+        await retryPause(attempt);
+      }
+    }
+  }
+
+  private async runTransaction<T>(work: () => Promise<T>): Promise<T> {
     const outer = ambient.getStore();
     if (!outer) {
       openTransactions++;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../clock/clock.js';
-import { Sql } from '../database/sql.js';
+import { Sql, sqlState } from '../database/sql.js';
 import { ApiError } from '../errors/api-error.js';
 import { type TenantScope, crossTenant } from '../tenancy/tenant-scope.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
@@ -121,7 +121,7 @@ export class IdempotencyService {
         return { replayed: false, statusCode, body };
       });
     } catch (err) {
-      if ((err as { driverError?: { code?: string } }).driverError?.code === LOCK_NOT_AVAILABLE || (err as { code?: string }).code === LOCK_NOT_AVAILABLE) {
+      if (sqlState(err) === LOCK_NOT_AVAILABLE) {
         throw stillRunning();
       }
       throw err;

@@ -77,8 +77,8 @@ export class AndroidWebhookService {
     const envelope = readPushEnvelope(this.gate.jsonObject(rawBody));
     if (!envelope) throw ApiError.invalidParam('Not a Pub/Sub push: message.data is missing');
     const secrets = this.secrets.androidStore(projectId);
-    if (!secrets) throw this.gate.invalidSignature(RAIL, projectId, 'no push token is configured for the project', requestId);
-    if (!token || !sameSecret(token, secrets.pushToken)) throw this.gate.invalidSignature(RAIL, projectId, 'the push token does not match', requestId);
+    if (!secrets) throw this.gate.invalidSignature(projectId, RAIL, 'no push token is configured for the project', requestId);
+    if (!token || !sameSecret(token, secrets.pushToken)) throw this.gate.invalidSignature(projectId, RAIL, 'the push token does not match', requestId);
 
     let notification: AndroidNotification;
     try {
@@ -98,7 +98,7 @@ export class AndroidWebhookService {
     try {
       reading = await this.read(projectId, settings.settings.packageName ?? null, secrets, notification);
     } catch (err) {
-      if (err instanceof AndroidPublisherUnavailable) throw this.gate.railUnavailable(RAIL, projectId, err.message, requestId);
+      if (err instanceof AndroidPublisherUnavailable) throw this.gate.railUnavailable(projectId, RAIL, err.message, requestId);
       if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
       throw err;
     }

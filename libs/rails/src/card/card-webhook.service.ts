@@ -90,8 +90,8 @@ export class CardWebhookService {
   /** Tries every configured secret; 400 invalid_signature (one log line) when none verifies. */
   private verify(projectId: string, rawBody: Buffer, header: string | undefined, receivedAtMs: number, requestId: string): void {
     const secrets = this.secrets.cardPayments(projectId)?.webhookSecrets ?? [];
-    if (secrets.length === 0) throw this.gate.invalidSignature(RAIL, projectId, 'no webhook secret is configured for the project', requestId);
-    if (!header) throw this.gate.invalidSignature(RAIL, projectId, 'the Stripe-Signature header is missing', requestId);
+    if (secrets.length === 0) throw this.gate.invalidSignature(projectId, RAIL, 'no webhook secret is configured for the project', requestId);
+    if (!header) throw this.gate.invalidSignature(projectId, RAIL, 'the Stripe-Signature header is missing', requestId);
     let reason = 'no configured secret matches the signature';
     for (const secret of secrets) {
       try {
@@ -104,7 +104,7 @@ export class CardWebhookService {
         else if (/Unable to extract timestamp and signatures/i.test(message)) reason = 'the Stripe-Signature header is malformed';
       }
     }
-    throw this.gate.invalidSignature(RAIL, projectId, reason, requestId);
+    throw this.gate.invalidSignature(projectId, RAIL, reason, requestId);
   }
 
   /**

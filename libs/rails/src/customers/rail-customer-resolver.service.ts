@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope } from '#platform';
 import { EntitlementChangeFeed, EntitlementWriter, PURCHASE_RAILS } from '#entitlements';
-import { type AliasNode, RailCustomers } from '#identity';
+import { type AliasNode, RailCustomers, decideOwner, ownersDisagree } from '#identity';
 import type { AndroidPurchaseState } from '../android/android-notifications.js';
 import type { CardSubscription } from '../card/card-events.js';
 import { type StoreTransaction, isFamilyShared, normaliseAppAccountToken } from '../ios/ios-store-rules.js';
@@ -117,17 +117,20 @@ export class RailCustomerResolver {
    */
   async link(scope: TenantScope, node: AliasNode, namedCustomerId: string): Promise<LinkOutcome> {
     const holder = await this.findByAlias(scope, node);
-    if (!holder) {
-      await this.customers.linkAliasIfAbsent(scope, namedCustomerId, node);
-      return { kind: 'linked', customerId: namedCustomerId };
+    // Identity's alias-graph rule decides: the rail id is the primary id, the named customer the secondary.
+    const railOnly = ownersDisagree(holder, namedCustomerId) && (await this.customers.isRailOnly(scope, holder));
+    const decision = decideOwner(holder, namedCustomerId, railOnly);
+    if (decision.kind === 'fold') {
+      await this.reassign(scope, decision.foldedCustomerId, decision.customerId, true);
+      return { kind: 'folded', customerId: decision.customerId, railOnlyCustomerId: decision.foldedCustomerId };
     }
-    if (holder === namedCustomerId) return { kind: 'already_linked', customerId: holder };
-    if (await this.customers.isRailOnly(scope, holder)) {
-      await this.reassign(scope, holder, namedCustomerId, true);
-      return { kind: 'folded', customerId: namedCustomerId, railOnlyCustomerId: holder };
+    if (decision.kind === 'review') {
+      await this.customers.queueConflict(scope, decision.customerId, decision.otherCustomerId);
+      return { kind: 'conflict', customerId: decision.customerId, namedCustomerId };
     }
-    await this.customers.queueConflict(scope, holder, namedCustomerId);
-    return { kind: 'conflict', customerId: holder, namedCustomerId };
+    if (holder) return { kind: 'already_linked', customerId: holder };
+    await this.customers.linkAliasIfAbsent(scope, namedCustomerId, node);
+    return { kind: 'linked', customerId: namedCustomerId };
   }
 
   /**
@@ -206,8 +209,10 @@ export class RailCustomerResolver {
     if (known) {
       // A token whose alias already names the customer needs no link (a known purchase, most often).
       if ((await this.findByAlias(scope, tokenNode, holders)) !== known) await this.customers.linkAliasIfAbsent(scope, known, tokenNode);
-      // The purchase stays with its customer; another customer named by the account id is a conflict for review.
-      if (named && named !== known) await this.customers.queueConflict(scope, known, named);
+      // The purchase stays with its customer; another customer named by the account id is a
+      // conflict for review (identity's rule, without a fold: the account id never folds a customer).
+      const decision = decideOwner(known, named);
+      if (decision.kind === 'review') await this.customers.queueConflict(scope, decision.customerId, decision.otherCustomerId);
       return known;
     }
     if (named) {

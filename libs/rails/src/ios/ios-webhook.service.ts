@@ -97,7 +97,7 @@ export class IosWebhookService {
     } catch (err) {
       if (!(err instanceof StoreVerificationError)) throw err;
       if (err.reasons.production !== OTHER_APP && err.reasons.sandbox !== OTHER_APP) {
-        throw this.gate.invalidSignature(RAIL, projectId, `signedPayload: ${err.message}`, requestId);
+        throw this.gate.invalidSignature(projectId, RAIL, `signedPayload: ${err.message}`, requestId);
       }
       // Chain and signature held: an authentic notification of another app.
       otherApp = true;
@@ -160,7 +160,7 @@ export class IosWebhookService {
     try {
       transaction = (await this.verifier.verifyTransactionIn(projectId, settings, env, jws)) as StoreTransaction;
     } catch (err) {
-      throw this.gate.invalidSignature(RAIL, projectId, `signedTransactionInfo: ${describeVerificationFailure(err)}`, requestId);
+      throw this.gate.invalidSignature(projectId, RAIL, `signedTransactionInfo: ${describeVerificationFailure(err)}`, requestId);
     }
     for (const field of ['transactionId', 'originalTransactionId', 'productId'] as const) {
       if (typeof transaction[field] !== 'string' || (transaction[field] as string).length === 0) {

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, Metrics, type TenantScope, Sql } from '#platform';
-import { inTransactionWithRetry } from '#identity';
 import type { PurchaseRail } from '../model/rail-model.js';
 import { type RailNotificationRecord, RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import type { RecordedDecision } from '../model/rail-state-applier.service.js';
@@ -67,22 +66,25 @@ export class NotificationProcessor {
   async process(notification: AuthenticNotification, work: () => Promise<NotificationOutcome>): Promise<RailNotificationView> {
     const { scope, rail, notificationId } = notification;
     try {
-      const view = await inTransactionWithRetry(this.sql, async () => {
-        const outcome = await work();
-        const record: Omit<RailNotificationRecord, 'env'> = {
-          rail,
-          notificationId,
-          eventType: notification.eventType,
-          decision: outcome.decision,
-          customerId: outcome.customerId,
-          auditEventId: outcome.auditEventId,
-          receivedAt: notification.receivedAtMs,
-          processedAt: this.clock.nowMs(),
-        };
-        const first = await this.records.claimNotification(scope, record);
-        if (first) throw new AlreadyProcessed(first);
-        return notificationView({ ...record, env: scope.env }, false);
-      });
+      const view = await this.sql.transaction(
+        async () => {
+          const outcome = await work();
+          const record: Omit<RailNotificationRecord, 'env'> = {
+            rail,
+            notificationId,
+            eventType: notification.eventType,
+            decision: outcome.decision,
+            customerId: outcome.customerId,
+            auditEventId: outcome.auditEventId,
+            receivedAt: notification.receivedAtMs,
+            processedAt: this.clock.nowMs(),
+          };
+          const first = await this.records.claimNotification(scope, record);
+          if (first) throw new AlreadyProcessed(first);
+          return notificationView({ ...record, env: scope.env }, false);
+        },
+        { retry: true },
+      );
       this.metrics.railNotifications.inc({ rail, decision: view.decision });
       return view;
     } catch (err) {

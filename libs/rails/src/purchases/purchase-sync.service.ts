@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_LOGGER, type AppLogger, ApiError, Clock, Sql, type TenantScope } from '#platform';
 import type { AuthContext } from '#keys';
-import { inTransactionWithRetry } from '#identity';
 import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { EntitlementReadService } from '#entitlements';
 import { RailFieldError } from '../model/rail-bounds.js';
@@ -104,7 +103,7 @@ export class PurchaseSyncService {
     const transaction = usable(verified.payload as StoreTransaction);
     if (body.signedRenewalInfo) await this.checkRenewalInfo(auth, settings, verified.env, body.signedRenewalInfo);
 
-    const customerId = await inTransactionWithRetry(this.sql, () => this.apply(auth, rail, transaction, body, receivedAt));
+    const customerId = await this.sql.transaction(() => this.apply(auth, rail, transaction, body, receivedAt), { retry: true });
     return {
       object: 'purchase_result',
       serviceCustomerId: customerId,

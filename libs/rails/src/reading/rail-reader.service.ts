@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_LOGGER, type AppLogger, Clock, Metrics, type TenantScope, Sql } from '#platform';
 import type { Rail } from '#entitlements';
-import { BulkIdentity, inTransactionWithRetry } from '#identity';
+import { BulkIdentity } from '#identity';
 import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { type PurchaseRail, RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import type { RailEventContext } from '../model/rail-state-applier.service.js';
@@ -151,14 +151,17 @@ export class RailReader {
   /** Applies a read state of a linked rail id; the outcome when it changed something, else null (nothing kept). */
   private async applyIfLinked(scope: TenantScope, state: ObservedState, context: RailEventContext): Promise<NotificationOutcome | null> {
     try {
-      return await inTransactionWithRetry(this.sql, async () => {
-        // The holders read to tell the id is linked are handed on: the rail's resolution does not read them again.
-        const { linked, known } = await this.customers.linkedHolders(scope, ALIAS_RAILS[state.alias.type], state.subscriptionId, state.alias);
-        if (!linked) throw new Unchanged();
-        const outcome = await state.apply(context, known);
-        if (outcome.decision !== 'applied') throw new Unchanged();
-        return outcome;
-      });
+      return await this.sql.transaction(
+        async () => {
+          // The holders read to tell the id is linked are handed on: the rail's resolution does not read them again.
+          const { linked, known } = await this.customers.linkedHolders(scope, ALIAS_RAILS[state.alias.type], state.subscriptionId, state.alias);
+          if (!linked) throw new Unchanged();
+          const outcome = await state.apply(context, known);
+          if (outcome.decision !== 'applied') throw new Unchanged();
+          return outcome;
+        },
+        { retry: true },
+      );
     } catch (err) {
       if (err instanceof Unchanged) return null;
       throw err;

@@ -50,13 +50,13 @@ export class WebhookGate {
   }
 
   /** 400 invalid_signature, with one log line giving the reason (never the secret or the body). */
-  invalidSignature(rail: PurchaseRail, projectId: string, reason: string, requestId: string): ApiError {
+  invalidSignature(projectId: string, rail: PurchaseRail, reason: string, requestId: string): ApiError {
     this.logger.warn({ requestId, rail, projectId, reason }, 'store notification refused: authentication failed');
     return ApiError.invalidRequest('invalid_signature', `The notification could not be authenticated: ${reason}`);
   }
 
   /** 503 internal_error / rail_unavailable: the rail retries. */
-  railUnavailable(rail: PurchaseRail, projectId: string, reason: string, requestId: string): ApiError {
+  railUnavailable(projectId: string, rail: PurchaseRail, reason: string, requestId: string): ApiError {
     this.logger.warn({ requestId, rail, projectId, reason }, 'store notification deferred: the rail could not be read');
     return new ApiError(503, 'internal_error', 'rail_unavailable', `The ${rail} API could not be read; retry later`);
   }
