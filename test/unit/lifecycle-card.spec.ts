@@ -322,6 +322,14 @@ describe('card lifecycle: money events', () => {
     expect(result.ledger).toMatchObject([{ kind: 'chargeback', amountMicros: 9_990_000, transactionId: 'dp_1', chargeId: 'ch_2' }]);
   });
 
+  it('after a chargeback, an update of the same period keeps `refunded`; a later paid period gives access again', () => {
+    const disputed = derive(active(), event('charge.dispute.created', dispute(), T0 + 3 * DAY)).subscription!;
+    const same = derive(disputed, event(UPDATED, sub(), T0 + 4 * DAY));
+    expect(same.subscription).toMatchObject({ state: 'refunded', isActive: false });
+    const next = derive(disputed, event(UPDATED, sub({}, { start: T1, end: T2 }), T1));
+    expect(next.subscription).toMatchObject({ state: 'active', isActive: true, accessEndsAt: T2 });
+  });
+
   it('a dispute it cannot link is recorded as a chargeback of the customer (by the charge’s `customer`) with no state change', () => {
     const result = derive(null, event('charge.dispute.created', { ...dispute(), charge: { id: 'ch_9', customer: 'cus_9' } }, T0));
     expect(result).toMatchObject({

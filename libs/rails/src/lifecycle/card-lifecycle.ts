@@ -268,6 +268,15 @@ function shapeByStatus(
   return null;
 }
 
+/**
+ * A subscription refunded or charged back stays so while the processor still bills the same
+ * period (the processor does not end a disputed subscription by itself); a later paid period
+ * or its end applies.
+ */
+function keepsChargeback(previous: Subscription | null, next: Subscription, periodMoved: boolean): boolean {
+  return previous?.state === 'refunded' && !periodMoved && next.state !== 'expired';
+}
+
 function subscriptionEvent(
   previous: Subscription | null,
   input: CardLifecycleInput,
@@ -275,9 +284,12 @@ function subscriptionEvent(
   settings: CardLifecycleSettings,
   ctx: LifecycleContext,
 ): LifecycleResult {
-  const next = fromSubscription(previous, sub, input, settings, ctx);
-  if (!next) return noOp(previous, input.eventType, `Subscription status ${sub.status} changes nothing`);
-  const periodMoved = previous !== null && (next.currentPeriodStartsAt ?? 0) > (previous.currentPeriodStartsAt ?? 0);
+  const derived = fromSubscription(previous, sub, input, settings, ctx);
+  if (!derived) return noOp(previous, input.eventType, `Subscription status ${sub.status} changes nothing`);
+  const periodMoved = previous !== null && (derived.currentPeriodStartsAt ?? 0) > (previous.currentPeriodStartsAt ?? 0);
+  const next = keepsChargeback(previous, derived, periodMoved)
+    ? { ...derived, state: previous!.state, willRenew: false, accessEndsAt: previous!.accessEndsAt }
+    : derived;
   const converted = previous?.state === 'trialing' && next.state === 'active';
   return settle(previous, next, ctx.nowMs, {
     recordedType: input.eventType,

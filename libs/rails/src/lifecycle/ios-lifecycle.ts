@@ -118,6 +118,11 @@ function pendingProductOf(renewal: JWSRenewalInfoDecodedPayload | null, productI
   return renewal.autoRenewProductId && renewal.autoRenewProductId !== productId ? renewal.autoRenewProductId : null;
 }
 
+/** The subscription as known before, or as the notification's transaction describes it when it is the first news of it. */
+function known(previous: Subscription | null, input: IosLifecycleInput & { transaction: JWSTransactionDecodedPayload }, ctx: LifecycleContext): Subscription {
+  return previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+}
+
 function payment(transaction: JWSTransactionDecodedPayload, ctx: LifecycleContext): LedgerFact[] {
   const price = transactionPrice(transaction);
   if (!price || price.amountMicros <= 0 || typeof transaction.revocationDate === 'number') return [];
@@ -172,7 +177,7 @@ const didRenew: Step = (previous, input, ctx) => {
 };
 
 const renewalStatus: Step = (previous, input, ctx) => {
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   const at = toSeconds(ctx.railTimeMs);
   if (input.subtype === 'AUTO_RENEW_DISABLED') {
     const next: Subscription = {
@@ -197,7 +202,7 @@ const renewalStatus: Step = (previous, input, ctx) => {
 };
 
 const failedToRenew: Step = (previous, input, ctx) => {
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   const paidThrough = secondsOrNull(input.transaction.expiresDate) ?? base.currentPeriodEndsAt;
   const billingIssueDetectedAt = base.billingIssueDetectedAt ?? toSeconds(ctx.railTimeMs);
   if (input.subtype === 'GRACE_PERIOD') {
@@ -218,7 +223,7 @@ const failedToRenew: Step = (previous, input, ctx) => {
 };
 
 const gracePeriodExpired: Step = (previous, input, ctx) => {
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   const at = toSeconds(ctx.railTimeMs);
   const paidThrough = secondsOrNull(input.transaction.expiresDate) ?? base.currentPeriodEndsAt;
   if (input.renewalInfo?.isInBillingRetryPeriod) {
@@ -243,13 +248,13 @@ function ended(base: Subscription, reason: ExpirationReason, at: number): Subscr
 const expired: Step = (previous, input, ctx) => {
   const reason = input.subtype ? EXPIRED_REASONS[input.subtype] : 'unknown';
   if (!reason) return noOp(previous, recorded(input), 'Unknown EXPIRED subtype');
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   const paidEnd = secondsOrNull(input.transaction.expiresDate);
   return apply(previous, ended({ ...base, accessEndsAt: paidEnd ?? base.accessEndsAt }, reason, toSeconds(ctx.railTimeMs)), input, ctx, { reason: 'Expired' });
 };
 
 const refund: Step = (previous, input, ctx) => {
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   const at = secondsOrNull(input.transaction.revocationDate) ?? toSeconds(ctx.railTimeMs);
   const amount = refundedAmount(input.transaction);
   const event: LifecycleEvent = {
@@ -265,14 +270,14 @@ const refund: Step = (previous, input, ctx) => {
 };
 
 const revoke: Step = (previous, input, ctx) => {
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   const at = secondsOrNull(input.transaction.revocationDate) ?? toSeconds(ctx.railTimeMs);
   const event: LifecycleEvent = { type: 'subscription.refunded', reason: 'family_revoked', amountMicros: 0, currency: base.price?.currency ?? null };
   return apply(previous, refundedAt(base, at), input, ctx, { reason: 'Revoked (family sharing removed)', extraEvents: [event] });
 };
 
 const refundReversed: Step = (previous, input, ctx) => {
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   if (base.state !== 'refunded') return noOp(previous, recorded(input), 'No refund to reverse');
   const amount = refundedAmount(input.transaction);
   const next = restoredAfterReversal(base, base.currentPeriodEndsAt);
@@ -285,7 +290,7 @@ const refundReversed: Step = (previous, input, ctx) => {
 
 const extended: Step = (previous, input, ctx) => {
   if (input.subtype && input.subtype !== 'SUMMARY') return noOp(previous, recorded(input), 'Renewal extension not applied');
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   const end = secondsOrNull(input.transaction.expiresDate);
   if (end === null || (base.currentPeriodEndsAt !== null && end <= base.currentPeriodEndsAt)) return noOp(previous, recorded(input), 'No later expiry');
   const next: Subscription = {
@@ -302,13 +307,13 @@ const renewalPreference: Step = (previous, input, ctx) => {
     return apply(previous, next, input, ctx, { reason: 'Upgraded', hints: { productChangeEffective: 'immediate' }, ledger: payment(input.transaction, ctx) });
   }
   if (input.subtype && input.subtype !== 'DOWNGRADE') return noOp(previous, recorded(input), 'Unknown DID_CHANGE_RENEWAL_PREF subtype');
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   const pendingProductId = input.subtype === 'DOWNGRADE' ? pendingProductOf(input.renewalInfo, base.productId, null) : null;
   return apply(previous, { ...base, pendingProductId }, input, ctx, { reason: pendingProductId ? 'Downgrade at the next renewal' : 'Plan change cancelled' });
 };
 
 const offerRedeemed: Step = (previous, input, ctx) => {
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   const upgraded = input.subtype === 'UPGRADE';
   const next: Subscription = upgraded
     ? fromTransaction(previous, input.transaction, input.renewalInfo, ctx)
@@ -319,7 +324,7 @@ const offerRedeemed: Step = (previous, input, ctx) => {
 const priceIncrease: Step = (previous, input, ctx) => {
   const state = input.subtype === 'PENDING' ? 'pending' : input.subtype === 'ACCEPTED' ? 'accepted' : null;
   if (!state) return noOp(previous, recorded(input), 'Unknown PRICE_INCREASE subtype');
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   const renewal = input.renewalInfo;
   const price = renewal ? iosMoney(renewal.renewalPrice, renewal.currency, `${RENEWAL}.renewalPrice`, `${RENEWAL}.currency`) : null;
   if (!price) return noOp(previous, recorded(input), 'The renewal info states no new price');
@@ -332,7 +337,7 @@ const consumptionRequest: Step = (previous, input, ctx) => {
   const subscriptionId = input.transaction.originalTransactionId!;
   const requestId = `cr_${(input.notificationUUID ?? `${subscriptionId}_${ctx.railTimeMs}`).replace(/-/g, '').toLowerCase()}`;
   const deadline = receivedAt + CONSUMPTION_DEADLINE_SECONDS;
-  const base = previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
+  const base = known(previous, input, ctx);
   return apply(previous, base, input, ctx, {
     reason: 'Consumption information requested',
     extraEvents: [{ type: 'subscription.consumption_requested', requestId, deadline }],

@@ -165,7 +165,7 @@ function priceChange(previous: Subscription | null, next: Subscription): Lifecyc
 /** The events that follow from comparing the subscription before and after, in the order a receiver reads them. */
 export function transitionEvents(previous: Subscription | null, next: Subscription, hints: TransitionHints = {}): LifecycleEvent[] {
   const events: LifecycleEvent[] = [...started(previous, next, hints)];
-  if (hints.newPaidPeriod && previous && !hasEnded(previous.state) && next.state === 'active')
+  if (hints.newPaidPeriod && previous && previous.state !== 'expired' && next.state === 'active')
     events.push({ type: 'subscription.renewed', isTrialConversion: previous.periodType === 'trial' && next.periodType !== 'trial' });
   events.push(...billing(previous, next), ...productChange(previous, next, hints), ...renewal(previous, next), ...pause(previous, next));
   if (hints.extended && previous && (next.accessEndsAt ?? Infinity) > (previous.accessEndsAt ?? Infinity))
