@@ -142,6 +142,7 @@ describe('iOS lifecycle: SUBSCRIBED (INITIAL_BUY, RESUBSCRIBE)', () => {
   it('a family-shared transaction is `ownershipType: family_shared`; a Sandbox one `storeEnvironment: sandbox`', () => {
     const result = derive(null, 'SUBSCRIBED', 'INITIAL_BUY', transaction({ inAppOwnershipType: 'FAMILY_SHARED', environment: 'Sandbox' }));
     expect(result.subscription).toMatchObject({ ownershipType: 'family_shared', storeEnvironment: 'sandbox' });
+    expect(result.ledger).toEqual([]); // the family organiser paid, not this customer
   });
 
   it('a re-sent SUBSCRIBED changes nothing: no_op, no event', () => {
@@ -370,6 +371,24 @@ describe('iOS lifecycle: per notification', () => {
     const priceChange = { state, amountMicros: 12_990_000, currency: 'USD', effectiveAt: T1 };
     expect(result.subscription?.priceChange).toEqual(priceChange);
     expect(result.events).toEqual([{ type: 'subscription.price_change', priceChange }]);
+  });
+
+  it('PRICE_INCREASE then DID_RENEW at the new price: `priceChange.state` `applied`', () => {
+    const info = renewal({ renewalPrice: 12990, currency: 'USD', renewalDate: T1 * 1000 });
+    const accepted = derive(subscribed(), 'PRICE_INCREASE', 'ACCEPTED', transaction(), info).subscription!;
+    const result = derive(
+      accepted,
+      'DID_RENEW',
+      null,
+      transaction({ transactionId: '2001', purchaseDate: T1 * 1000, expiresDate: T2 * 1000, price: 12990 }),
+      renewal(),
+      T1,
+    );
+    expect(result.subscription).toMatchObject({ price: { amountMicros: 12_990_000 }, priceChange: { state: 'applied', amountMicros: 12_990_000 } });
+    expect(result.events).toContainEqual({
+      type: 'subscription.price_change',
+      priceChange: { state: 'applied', amountMicros: 12_990_000, currency: 'USD', effectiveAt: T1 },
+    });
   });
 
   it('CONSUMPTION_REQUEST: a refund request answered within 12 h, announced (`subscription.consumption_requested`)', () => {

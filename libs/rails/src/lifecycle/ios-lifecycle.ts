@@ -106,10 +106,17 @@ function fromTransaction(
     pendingProductId: pendingProductOf(renewal, productId, previous?.pendingProductId ?? null),
     offer: iosOffer(transaction),
     price: transactionPrice(transaction),
-    priceChange: previous?.priceChange && previous.priceChange.state !== 'applied' ? previous.priceChange : null,
+    priceChange: carriedPriceChange(previous?.priceChange ?? null, transactionPrice(transaction)),
     storeEnvironment: transaction.environment === 'Production' ? 'production' : 'sandbox',
     updatedAt: previous?.updatedAt ?? 0,
   };
+}
+
+/** A pending or accepted price change stays until a period is billed at its price (then `applied`, dropped the period after). */
+function carriedPriceChange(change: PriceChange | null, price: Money | null): PriceChange | null {
+  if (!change || change.state === 'applied') return null;
+  const billed = price !== null && price.currency === change.currency && price.amountMicros === change.amountMicros;
+  return billed ? { ...change, state: 'applied' } : change;
 }
 
 /** The renewal info's product for the next period when it differs from the one in force. */
@@ -123,9 +130,10 @@ function known(previous: Subscription | null, input: IosLifecycleInput & { trans
   return previous ?? fromTransaction(null, input.transaction, input.renewalInfo, ctx);
 }
 
+/** A paid transaction's payment; a family-shared one is the purchaser's money, not this customer's. */
 function payment(transaction: JWSTransactionDecodedPayload, ctx: LifecycleContext): LedgerFact[] {
   const price = transactionPrice(transaction);
-  if (!price || price.amountMicros <= 0 || typeof transaction.revocationDate === 'number') return [];
+  if (!price || price.amountMicros <= 0 || typeof transaction.revocationDate === 'number' || transaction.inAppOwnershipType === 'FAMILY_SHARED') return [];
   return [
     {
       kind: 'payment',
