@@ -116,6 +116,15 @@ describe('Android lifecycle: per read state or notification', () => {
       isActive: true,
     });
     expect(result.events).toEqual([{ type: 'subscription.billing_issue', gracePeriodEndsAt: graceEnd }]);
+    expect(result.subscription).toMatchObject({ purchasedAt: T0 });
+    expect(result.ledger).toEqual([]);
+    const recovered = derive(result.subscription, 1, read(ACTIVE, {}, { expiryTime: iso(T2), latestSuccessfulOrderId: 'GPA.1-1' }), T1 + 2 * DAY);
+    expect(recovered.subscription).toMatchObject({ state: 'active', purchasedAt: T1 + 2 * DAY, billingIssueDetectedAt: null });
+    expect(recovered.events).toEqual([
+      { type: 'subscription.renewed', isTrialConversion: false },
+      { type: 'subscription.recovered', billingIssueDetectedAt: T1 },
+    ]);
+    expect(recovered.ledger).toMatchObject([{ kind: 'payment', transactionId: 'GPA.1-1' }]);
   });
 
   it('`_ON_HOLD`: `on_hold` (`billingIssueDetectedAt` kept), no access', () => {

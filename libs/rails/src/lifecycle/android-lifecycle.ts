@@ -130,10 +130,12 @@ function fromRead(
   const recurring = androidMoney(item.autoRenewingPlan?.recurringPrice, `${READ}.lineItems[${index}].autoRenewingPlan.recurringPrice`);
   const periodType = androidPeriodType(item, recurring);
   const expiry = latestExpiry(read);
-  const newPeriod = expiry !== null && (previous?.currentPeriodEndsAt ?? null) !== null && expiry > previous!.currentPeriodEndsAt!;
-  const deferred = input.notificationType === ANDROID_NOTIFICATION.deferred;
+  // A later expiry is a paid period only in a paid state: a grace period and a deferral move it without a payment.
+  const paidState = read.subscriptionState === 'SUBSCRIPTION_STATE_ACTIVE' || read.subscriptionState === 'SUBSCRIPTION_STATE_CANCELED';
+  const later = expiry !== null && (previous?.currentPeriodEndsAt ?? null) !== null && expiry > previous!.currentPeriodEndsAt!;
+  const newPeriod = later && paidState && input.notificationType !== ANDROID_NOTIFICATION.deferred;
   const start = secondsOfTime(read.startTime);
-  const purchasedAt = previous && !(newPeriod && !deferred) ? previous.purchasedAt : previous ? rail : (start ?? rail);
+  const purchasedAt = previous ? (newPeriod ? rail : previous.purchasedAt) : (start ?? rail);
   const linked = input.linked ?? null;
   const draft: Subscription = {
     object: 'subscription',
@@ -167,7 +169,7 @@ function fromRead(
     storeEnvironment: read.testPurchase ? 'sandbox' : 'production',
     updatedAt: previous?.updatedAt ?? 0,
   };
-  return { draft, newPeriod: newPeriod && !deferred, orderId: item.latestSuccessfulOrderId ?? null };
+  return { draft, newPeriod, orderId: item.latestSuccessfulOrderId ?? null };
 }
 
 type Shaper = (
