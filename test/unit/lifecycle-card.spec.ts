@@ -9,6 +9,7 @@ import {
   type CardLifecycleInput,
   type CardObject,
   type CardSubscriptionObject,
+  cardGracePeriodDays,
   deriveCardLifecycle,
 } from '../../libs/rails/src/lifecycle/card-lifecycle.js';
 import type { LifecycleContext, LifecycleResult } from '../../libs/rails/src/lifecycle/lifecycle-outcome.js';
@@ -154,6 +155,18 @@ describe('card lifecycle: subscription events', () => {
       expect(result.subscription).toMatchObject({ state: 'in_billing_retry', gracePeriodEndsAt: null, accessEndsAt: T1, willRenew: false, isActive: false });
     });
 
+    it.each([
+      [undefined, 0],
+      [0, 0],
+      [30, 30],
+    ])('the setting `gracePeriodDays` %s reads as %d', (value, days) => {
+      expect(cardGracePeriodDays(value)).toBe(days);
+    });
+
+    it.each([-1, 31, 1.5, '3', Number.NaN])('the setting `gracePeriodDays` %s is refused, naming it', (value) => {
+      expect(() => cardGracePeriodDays(value)).toThrow('gracePeriodDays: must be an integer between 0 and 30');
+    });
+
     it('with `gracePeriodDays` 0 (the default): `in_billing_retry` at once', () => {
       const result = derive(active(), event(UPDATED, pastDue(), T1 + 60), T1 + 60, 0);
       expect(result.subscription).toMatchObject({ state: 'in_billing_retry', accessEndsAt: T1, billingIssueDetectedAt: T1 + 60, isActive: false });
@@ -171,8 +184,12 @@ describe('card lifecycle: subscription events', () => {
     expect(result.events).toEqual([{ type: 'subscription.recovered', billingIssueDetectedAt: T1 + 60 }]);
   });
 
-  it.each(['unpaid', 'incomplete_expired'])('`%s`: `expired` (`billing_error`)', (status) => {
-    const result = derive(active(), event(UPDATED, sub({ status }, { start: T1, end: T2 }), T1 + 10 * DAY));
+  it.each([
+    ['unpaid', UPDATED],
+    ['incomplete_expired', UPDATED],
+    ['incomplete_expired', 'customer.subscription.deleted'],
+  ])('`%s` (%s): `expired` (`billing_error`)', (status, type) => {
+    const result = derive(active(), event(type, sub({ status }, { start: T1, end: T2 }), T1 + 10 * DAY));
     expect(result.subscription).toMatchObject({ state: 'expired', expirationReason: 'billing_error', isActive: false });
     expect(types(result)).toContain('subscription.expired');
   });

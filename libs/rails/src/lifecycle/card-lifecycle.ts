@@ -109,6 +109,14 @@ export interface CardLifecycleSettings {
 }
 
 export const CARD_GRACE_PERIOD_DAYS_MAX = 30;
+
+/** The rail setting `gracePeriodDays`: an integer 0–30, 0 when absent; anything else a RailFieldError naming it. */
+export function cardGracePeriodDays(value: unknown): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > CARD_GRACE_PERIOD_DAYS_MAX)
+    throw new RailFieldError('gracePeriodDays', `must be an integer between 0 and ${CARD_GRACE_PERIOD_DAYS_MAX}`);
+  return value;
+}
 const DAY_SECONDS = 86_400;
 const OBJECT = 'data.object';
 const SUBSCRIPTION_EVENTS = new Set([
@@ -232,11 +240,6 @@ function shapeByStatus(
   ctx: LifecycleContext,
 ): Subscription | null {
   const created = input.created;
-  if (input.eventType === 'customer.subscription.deleted' || sub.status === 'canceled') {
-    const expiredAt = accessStoppedAt(base.currentPeriodEndsAt, int(sub.ended_at) ?? created);
-    const reason = cardCancelReason(sub.cancellation_details?.reason);
-    return { ...base, state: 'expired', willRenew: false, expiredAt, accessEndsAt: expiredAt, expirationReason: reason };
-  }
   if (BILLING_ERROR_STATUSES.has(sub.status)) {
     const expiredAt = accessStoppedAt(previous?.accessEndsAt ?? base.currentPeriodStartsAt, created);
     return {
@@ -248,6 +251,11 @@ function shapeByStatus(
       expirationReason: 'billing_error',
       billingIssueDetectedAt: previous?.billingIssueDetectedAt ?? created,
     };
+  }
+  if (input.eventType === 'customer.subscription.deleted' || sub.status === 'canceled') {
+    const expiredAt = accessStoppedAt(base.currentPeriodEndsAt, int(sub.ended_at) ?? created);
+    const reason = cardCancelReason(sub.cancellation_details?.reason);
+    return { ...base, state: 'expired', willRenew: false, expiredAt, accessEndsAt: expiredAt, expirationReason: reason };
   }
   if (sub.pause_collection || sub.status === 'paused') {
     const accessEndsAt = previous?.state === 'paused' ? previous.accessEndsAt : base.currentPeriodEndsAt;
