@@ -1,18 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, type CrossTenant, type TenantScope } from '#platform';
+import { Clock, type TenantScope } from '#platform';
 import { activeAfter, byCodeUnits, keyOrderProbe } from '../domain/active-after.js';
 import { type EntitlementRecord, EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
 import { type Rail, isActiveAt } from '../domain/entitlement-rules.js';
 import type { PublicEntitlement } from '../domain/public-entitlement.js';
-
-/** Why an entitlement changed, as the writer knows it. */
-export type EntitlementChangeCause = 'purchase' | 'renewal' | 'grant' | 'revoke' | 'refund' | 'expiration' | 'migration' | 'billing_issue';
-
-/** An event the writer adds to the entitlement update (subscription.*, entitlement.*_manually). */
-export interface EntitlementSideEvent {
-  type: string;
-  data: Record<string, unknown>;
-}
+import type { EntitlementChangeCause, EntitlementSideEvent, KeyChange } from './entitlement-change.js';
 
 /** One customer's entitlement change inside the writer's transaction. */
 export interface CustomerEntitlementChange {
@@ -30,7 +22,7 @@ export interface CustomerEntitlementChange {
   /** The customer's first developer user id, when the writer already read it (the sink reads it otherwise). */
   developerUserId?: string | null;
   /** Why each changed key changed. */
-  causeOf: (key: string, change: 'activated' | 'extended' | 'deactivated') => EntitlementChangeCause;
+  causeOf: (key: string, change: KeyChange) => EntitlementChangeCause;
   events: EntitlementSideEvent[];
 }
 
@@ -76,19 +68,8 @@ export interface ActiveState {
   snapshot: string;
 }
 
-/** A row whose validUntil passed, as the expiry scan reads it. */
-export interface PassedEntitlement {
-  projectId: string;
-  env: 'sandbox' | 'production';
-  customerId: string;
-  key: string;
-  rail: string;
-  validUntil: number;
-}
-
 /**
- * The one place every entitlement writer (manual grant and revoke, rails, migration, the
- * expiry scan) reports its change: it snapshots the customers' active entitlements before the
+ * Inside the entitlements context: where `EntitlementWriter.apply` reports every change. It snapshots the customers' active entitlements before the
  * change and hands before, after and the writer's events to the attached sink in the same
  * transaction. Without a sink, or when the sink does not want the scope, it costs nothing.
  */
@@ -217,10 +198,5 @@ export class EntitlementChangeFeed {
     const nowMs = this.clock.nowMs();
     const { records, snapshot } = await this.entitlements.findActiveWithSnapshot(scope, customerId, new Date(nowMs));
     return { entitlements: records.map((record) => toPublicEntitlement(record, nowMs)), snapshot };
-  }
-
-  /** Rows still marked active whose validUntil fell in (fromMs, toMs] and were written before it: time ended them. */
-  passedBetween(queue: CrossTenant, fromMs: number, toMs: number, limit: number): Promise<PassedEntitlement[]> {
-    return this.entitlements.passedBetween(queue, fromMs, toMs, limit);
   }
 }
