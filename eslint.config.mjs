@@ -4,6 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import contextBoundaries from './eslint-rules/context-boundaries.mjs';
 import writePath from './eslint-rules/write-path.mjs';
+import entitlementWrites from './eslint-rules/entitlement-writes.mjs';
 
 // SQL runs only in repositories (and migrations, and the platform's query helper): see
 // docs/decisions.md, "SQL only in repositories, through `Sql`".
@@ -44,7 +45,24 @@ export default tseslint.config(
   },
   {
     files: ['bench/**/*.mjs', '*.cjs', '*.mjs', 'apps/console/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly', URL: 'readonly', performance: 'readonly', fetch: 'readonly', AbortController: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        performance: 'readonly',
+        fetch: 'readonly',
+        AbortController: 'readonly',
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+      },
+    },
   },
   // Architecture: SQL only in repositories; wall time only in the Clock. (One block per file set:
   // a later block's no-restricted-syntax replaces an earlier one's, it does not add to it.)
@@ -97,5 +115,11 @@ export default tseslint.config(
     files: ['libs/**/*.ts', 'apps/**/*.ts'],
     ignores: ['**/migrations/**', 'libs/platform/src/database/**'],
     rules: { 'write-path/no-entity-manager': 'error' },
+  },
+  // One entitlement write path: outside libs/entitlements an entitlement changes only through EntitlementWriter.apply.
+  { plugins: { 'entitlement-writes': entitlementWrites } },
+  {
+    files: ['libs/**/*.ts', 'apps/**/*.ts'],
+    rules: { 'entitlement-writes/only-through-writer': ['error', { root: import.meta.dirname }] },
   },
 );
