@@ -27,9 +27,9 @@ export interface CustomerEntitlementChange {
 }
 
 /**
- * What another context (outbound webhooks) attaches to hear every entitlement change, inside
- * the writer's transaction: a failing sink rolls the change back, and a rolled-back change
- * leaves nothing behind.
+ * What another context (outbound webhooks) attaches with `EntitlementWriter.attach` to hear
+ * every entitlement change, inside the writer's transaction: a failing sink rolls the change
+ * back, and a rolled-back change leaves nothing behind.
  */
 export interface EntitlementChangeSink {
   /** Whether changes of the scope are of interest at all; when not, the feed reads nothing (the change costs no statement). */
@@ -69,9 +69,10 @@ export interface ActiveState {
 }
 
 /**
- * Inside the entitlements context: where `EntitlementWriter.apply` reports every change. It snapshots the customers' active entitlements before the
- * change and hands before, after and the writer's events to the attached sink in the same
- * transaction. Without a sink, or when the sink does not want the scope, it costs nothing.
+ * The writer's own (never exported): where `EntitlementWriter.apply` reports every change. It
+ * snapshots the customers' active entitlements before the change and hands before, after and
+ * the change's events to the attached sink in the same transaction. Without a sink, or when the
+ * sink does not want the scope, it costs nothing.
  */
 @Injectable()
 export class EntitlementChangeFeed {
@@ -188,7 +189,7 @@ export class EntitlementChangeFeed {
     return this.codeUnitOrder;
   }
 
-  /** Reports changes computed by the caller (the expiry scan). */
+  /** Reports changes the writer computed itself (expiry by time). */
   async publish(scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
     if (this.sink && changes.length > 0) await this.sink.record(scope, changes);
   }
