@@ -21,8 +21,9 @@ export {
   type Expiry,
   type PassedEntitlement,
   type MutationActor,
+  type EntitlementChangeSink,
+  type CustomerEntitlementChange,
 } from './grants/entitlement-change.js';
-export { type EntitlementChangeSink, type CustomerEntitlementChange } from './grants/entitlement-change-feed.service.js';
 export { EntitlementKeyRegistry, type KeyRegistrar, type RegisteredKey } from './catalog/entitlement-key-registry.service.js';
 export { ProductCatalog, type CatalogProduct } from './catalog/product-catalog.service.js';
 export { PublicEntitlement, EntitlementSource, EntitlementList, EntitlementMutation } from './domain/public-entitlement.js';

@@ -1,3 +1,4 @@
+import type { TenantScope } from '#platform';
 import type { AuditEntryInput } from '#audit';
 import type { EntitlementState, GrantDuration, PurchaseRail } from '../domain/entitlement-rules.js';
 import type { EntitlementMutation, PublicEntitlement } from '../domain/public-entitlement.js';
@@ -132,6 +133,37 @@ export interface EntitlementChangeResults {
 }
 
 export type EntitlementChangeResult<C extends EntitlementChange> = EntitlementChangeResults[C['kind']];
+
+/** One customer's entitlement change inside the writer's transaction. */
+export interface CustomerEntitlementChange {
+  customerId: string;
+  /** Active entitlements before and after the change (rows of every rail, not collapsed). */
+  before: PublicEntitlement[];
+  after: PublicEntitlement[];
+  /**
+   * The database snapshot (`pg_snapshot` text) `after` holds in: it is the state the change
+   * read, plus what the change wrote. A change of the customer that another transaction
+   * committed outside this snapshot is missing from `after` (the sink reads the state again
+   * where that can have happened).
+   */
+  afterSnapshot: string;
+  /** The customer's first developer user id, when the writer already read it (the sink reads it otherwise). */
+  developerUserId?: string | null;
+  /** Why each changed key changed. */
+  causeOf: (key: string, change: KeyChange) => EntitlementChangeCause;
+  events: EntitlementSideEvent[];
+}
+
+/**
+ * What another context (outbound webhooks) attaches with `EntitlementWriter.attach` to hear
+ * every entitlement change, inside the writer's transaction: a failing sink rolls the change
+ * back, and a rolled-back change leaves nothing behind.
+ */
+export interface EntitlementChangeSink {
+  /** Whether changes of the scope are of interest at all; when not, the writer reads nothing for the sink (the change costs no statement more). */
+  wants(scope: TenantScope): Promise<boolean>;
+  record(scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void>;
+}
 
 /**
  * Why a grant or revoke was refused (the callers map it to their answer):

@@ -7,7 +7,9 @@ import { MANUAL_PRODUCT_ID, grantedValidUntil, isActiveAt, validUntilFor } from 
 import { type EntitlementRecord, EntitlementRepository, type EntitlementWrite, toPublicEntitlement } from '../domain/entitlement.repository.js';
 import type { EntitlementMutation, PublicEntitlement } from '../domain/public-entitlement.js';
 import {
+  type CustomerEntitlementChange,
   type EntitlementChange,
+  type EntitlementChangeSink,
   type EntitlementChangeResult,
   type Expiry,
   type ManualGrant,
@@ -19,7 +21,7 @@ import {
   type RailStateWrite,
   ManualEntitlementRefused,
 } from './entitlement-change.js';
-import { type CustomerEntitlementChange, EntitlementChangeFeed, type EntitlementChangeSink } from './entitlement-change-feed.service.js';
+import { EntitlementChangeFeed } from './entitlement-change-feed.service.js';
 
 /** `<prefix><24 chars of [a-z0-9]>`, the audit journal's id format. */
 const auditEventId = (prefix: string): string => `${prefix}${randomLowerAlnum(24)}`;
