@@ -5,6 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import contextBoundaries from './eslint-rules/context-boundaries.mjs';
 import writePath from './eslint-rules/write-path.mjs';
+import entitlementWrites from './eslint-rules/entitlement-writes.mjs';
 
 // SQL runs only in repositories (and migrations, and the platform's query helper): see
 // docs/decisions/sql-only-in-repositories-one-write-path-through-sql.md.
@@ -120,5 +121,11 @@ export default tseslint.config(
     files: ['libs/**/*.ts', 'apps/**/*.ts'],
     ignores: ['**/migrations/**', 'libs/platform/src/database/**'],
     rules: { 'write-path/no-entity-manager': 'error' },
+  },
+  // One entitlement write path: outside libs/entitlements an entitlement changes only through EntitlementWriter.apply.
+  { plugins: { 'entitlement-writes': entitlementWrites } },
+  {
+    files: ['libs/**/*.ts', 'apps/**/*.ts'],
+    rules: { 'entitlement-writes/only-through-writer': ['error', { root: import.meta.dirname }] },
   },
 );

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { JobQueue, JobWorker, Sql, type TenantScope } from '#platform';
 import { ErasureWorker } from '#identity';
-import { EntitlementChangeFeed, EntitlementWriter } from '#entitlements';
+import { EntitlementWriter } from '#entitlements';
 import { WebhookDispatcher } from '#webhooks';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
@@ -272,17 +272,34 @@ describe('outbound webhooks', () => {
     const scope = testScope(fx.projectId, 'sandbox');
     await expect(
       t.app.get(Sql).transaction(async () => {
-        const tracker = await t.app.get(EntitlementChangeFeed).track(scope, [customerId]);
-        await t.app.get(EntitlementWriter).write(scope, {
-          customerId,
-          entitlementKey: 'pro_access',
+        await t.app.get(EntitlementWriter).apply(scope, {
+          kind: 'rail_state',
           rail: 'card_payments',
-          productId: 'prod_pro',
-          subscriptionId: 'sub_1',
-          state: 'active',
-          validUntil: t.clock.nowSeconds() + 3600,
+          customerId,
+          rows: [
+            {
+              customerId,
+              entitlementKey: 'pro_access',
+              productId: 'prod_pro',
+              subscriptionId: 'sub_1',
+              state: 'active',
+              validUntil: t.clock.nowSeconds() + 3600,
+              auditEventId: 'rail_evt_rolledbackchange000001',
+            },
+          ],
+          causes: { activated: 'purchase', extended: 'purchase', deactivated: 'purchase' },
+          events: [],
+          audit: {
+            eventId: 'rail_evt_rolledbackchange000001',
+            rail: 'card_payments',
+            eventType: 'customer.subscription.created',
+            customerId,
+            decision: 'applied',
+            reason: 'a change rolled back',
+            actor: 'rail:card_payments',
+            requestId: null,
+          },
         });
-        await tracker.publish(() => 'purchase');
         const [{ n }] = await t.app.get(Sql).rows<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE customer_id = $1`, [customerId]);
         expect(n).toBe(1);
         throw new Error('rolled back');

@@ -1,5 +1,5 @@
 import { ProductCatalog } from '#entitlements';
-import { RailStateApplier, type RailEventContext, type RailStateChange } from '#rails';
+import { RailStateApplier, type RailEventContext, type RailStateChange } from '../../libs/rails/src/model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../../libs/rails/src/model/rail-subscriptions.repository.js';
 import { createMediumContext, seedProject, unique, type MediumContext } from '../support/medium.js';
 import { testScope } from '../support/scopes.js';

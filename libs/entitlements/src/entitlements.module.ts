@@ -11,7 +11,6 @@ import { EntitlementRepository } from './domain/entitlement.repository.js';
 import { EntitlementWriter } from './grants/entitlement-writer.service.js';
 import { EntitlementChangeFeed } from './grants/entitlement-change-feed.service.js';
 import { ManualEntitlementService } from './grants/manual-entitlements.service.js';
-import { MigrationGrants } from './grants/migration-grants.service.js';
 import { ServerCustomersController } from './grants/server-customers.controller.js';
 import { OperatorEntitlementsController } from './operator/operator-entitlements.controller.js';
 import { EntitlementQueries } from './reads/entitlement-queries.service.js';
@@ -31,11 +30,10 @@ import { EntitlementsController } from './reads/entitlements.controller.js';
     EntitlementWriter,
     EntitlementChangeFeed,
     ManualEntitlementService,
-    MigrationGrants,
     EntitlementKeyRegistry,
     ProductCatalog,
     CatalogRepository,
   ],
-  exports: [EntitlementReadService, EntitlementHistory, EntitlementWriter, EntitlementChangeFeed, EntitlementKeyRegistry, ProductCatalog, MigrationGrants],
+  exports: [EntitlementReadService, EntitlementHistory, EntitlementWriter, EntitlementKeyRegistry, ProductCatalog],
 })
 export class EntitlementsModule {}

@@ -4,20 +4,26 @@ import { CustomerScopeForeignKey1790000000922 } from './migrations/1790000000922
 export { EntitlementsModule } from './entitlements.module.js';
 export { EntitlementReadService } from './reads/entitlement-read.service.js';
 export { EntitlementHistory, type EntitlementHistoryEntry, type EntitlementOrigin } from './reads/entitlement-history.service.js';
-export { EntitlementWriter, type RailEntitlementWrite } from './grants/entitlement-writer.service.js';
+export { EntitlementWriter } from './grants/entitlement-writer.service.js';
 export {
-  EntitlementChangeFeed,
-  type EntitlementChangeSink,
-  type EntitlementChangeTracker,
-  type CustomerEntitlementChange,
+  type EntitlementChange,
+  type EntitlementChangeResult,
   type EntitlementChangeCause,
   type EntitlementSideEvent,
+  type KeyChange,
+  type ManualGrant,
+  type ManualRevoke,
+  type MigrationGrant,
+  type MigrationGrantOutcome,
+  type RailStateWrite,
+  type RailEntitlementRow,
+  type RailFold,
+  type Expiry,
   type PassedEntitlement,
-  type ActiveState,
-  type WrittenEntitlement,
-  type ChangeFacts,
-} from './grants/entitlement-change-feed.service.js';
-export { MigrationGrants, type MigrationGrantContext, type MigrationGrantOutcome } from './grants/migration-grants.service.js';
+  type MutationActor,
+  type EntitlementChangeSink,
+  type CustomerEntitlementChange,
+} from './grants/entitlement-change.js';
 export { EntitlementKeyRegistry, type KeyRegistrar, type RegisteredKey } from './catalog/entitlement-key-registry.service.js';
 export { ProductCatalog, type CatalogProduct } from './catalog/product-catalog.service.js';
 export { PublicEntitlement, EntitlementSource, EntitlementList, EntitlementMutation } from './domain/public-entitlement.js';

@@ -5,7 +5,6 @@ import { RailExpiryReads1790000002300 } from './migrations/1790000002300-rail-ex
 
 export { RailsModule } from './rails.module.js';
 export {
-  RailStateApplier,
   newRailEventId,
   type RailStateChange,
   type RailEventContext,

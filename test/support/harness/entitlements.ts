@@ -1,5 +1,5 @@
 import { Sql } from '#platform';
-import { EntitlementWriter } from '#entitlements';
+import { EntitlementRepository } from '../../../libs/entitlements/src/domain/entitlement.repository.js';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../fixtures.js';
 import { createTestApp, type TestApp } from '../test-app.js';
 import { testScope } from '../scopes.js';
@@ -46,17 +46,23 @@ export function entitlementsHarness() {
     f = fx,
     env: 'sandbox' | 'production' = 'sandbox',
   ) {
-    const writer = t.app.get(EntitlementWriter);
+    // The row alone, as a rail leaves it (no subscription record, no audit entry, no change announced).
+    const rows = t.app.get(EntitlementRepository);
     return t.app.get(Sql).transaction(() =>
-      writer.write(testScope(f.projectId, env), {
-        customerId,
-        entitlementKey: key,
-        rail,
-        productId: 'com.example.pro.monthly',
-        subscriptionId: '2000000123456789',
-        state: 'active',
-        validUntil,
-      }),
+      rows.upsert(
+        testScope(f.projectId, env),
+        {
+          customerId,
+          key,
+          rail,
+          productId: 'com.example.pro.monthly',
+          subscriptionId: '2000000123456789',
+          state: 'active',
+          validUntil,
+          lastEventId: null,
+        },
+        t.clock.now(),
+      ),
     );
   }
 

@@ -1,49 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, type CrossTenant, type TenantScope } from '#platform';
+import { Clock, type TenantScope } from '#platform';
 import { activeAfter, byCodeUnits, keyOrderProbe } from '../domain/active-after.js';
 import { type EntitlementRecord, EntitlementRepository, toPublicEntitlement } from '../domain/entitlement.repository.js';
 import { type Rail, isActiveAt } from '../domain/entitlement-rules.js';
 import type { PublicEntitlement } from '../domain/public-entitlement.js';
-
-/** Why an entitlement changed, as the writer knows it. */
-export type EntitlementChangeCause = 'purchase' | 'renewal' | 'grant' | 'revoke' | 'refund' | 'expiration' | 'migration' | 'billing_issue';
-
-/** An event the writer adds to the entitlement update (subscription.*, entitlement.*_manually). */
-export interface EntitlementSideEvent {
-  type: string;
-  data: Record<string, unknown>;
-}
-
-/** One customer's entitlement change inside the writer's transaction. */
-export interface CustomerEntitlementChange {
-  customerId: string;
-  /** Active entitlements before and after the change (rows of every rail, not collapsed). */
-  before: PublicEntitlement[];
-  after: PublicEntitlement[];
-  /**
-   * The database snapshot (`pg_snapshot` text) `after` holds in: it is the state the change
-   * read, plus what the change wrote. A change of the customer that another transaction
-   * committed outside this snapshot is missing from `after` (the sink reads the state again
-   * where that can have happened).
-   */
-  afterSnapshot: string;
-  /** The customer's first developer user id, when the writer already read it (the sink reads it otherwise). */
-  developerUserId?: string | null;
-  /** Why each changed key changed. */
-  causeOf: (key: string, change: 'activated' | 'extended' | 'deactivated') => EntitlementChangeCause;
-  events: EntitlementSideEvent[];
-}
-
-/**
- * What another context (outbound webhooks) attaches to hear every entitlement change, inside
- * the writer's transaction: a failing sink rolls the change back, and a rolled-back change
- * leaves nothing behind.
- */
-export interface EntitlementChangeSink {
-  /** Whether changes of the scope are of interest at all; when not, the feed reads nothing (the change costs no statement). */
-  wants(scope: TenantScope): Promise<boolean>;
-  record(scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void>;
-}
+import type { CustomerEntitlementChange, EntitlementChangeSink, EntitlementSideEvent } from './entitlement-change.js';
 
 /** One entitlement row a change wrote, as its write returned it. */
 export interface WrittenEntitlement {
@@ -76,21 +37,11 @@ export interface ActiveState {
   snapshot: string;
 }
 
-/** A row whose validUntil passed, as the expiry scan reads it. */
-export interface PassedEntitlement {
-  projectId: string;
-  env: 'sandbox' | 'production';
-  customerId: string;
-  key: string;
-  rail: string;
-  validUntil: number;
-}
-
 /**
- * The one place every entitlement writer (manual grant and revoke, rails, migration, the
- * expiry scan) reports its change: it snapshots the customers' active entitlements before the
- * change and hands before, after and the writer's events to the attached sink in the same
- * transaction. Without a sink, or when the sink does not want the scope, it costs nothing.
+ * The writer's own (never exported): where `EntitlementWriter.apply` reports every change. It
+ * snapshots the customers' active entitlements before the change and hands before, after and
+ * the change's events to the attached sink in the same transaction. Without a sink, or when the
+ * sink does not want the scope, it costs nothing.
  */
 @Injectable()
 export class EntitlementChangeFeed {
@@ -207,7 +158,7 @@ export class EntitlementChangeFeed {
     return this.codeUnitOrder;
   }
 
-  /** Reports changes computed by the caller (the expiry scan). */
+  /** Reports changes the writer computed itself (expiry by time). */
   async publish(scope: TenantScope, changes: CustomerEntitlementChange[]): Promise<void> {
     if (this.sink && changes.length > 0) await this.sink.record(scope, changes);
   }
@@ -217,10 +168,5 @@ export class EntitlementChangeFeed {
     const nowMs = this.clock.nowMs();
     const { records, snapshot } = await this.entitlements.findActiveWithSnapshot(scope, customerId, new Date(nowMs));
     return { entitlements: records.map((record) => toPublicEntitlement(record, nowMs)), snapshot };
-  }
-
-  /** Rows still marked active whose validUntil fell in (fromMs, toMs] and were written before it: time ended them. */
-  passedBetween(queue: CrossTenant, fromMs: number, toMs: number, limit: number): Promise<PassedEntitlement[]> {
-    return this.entitlements.passedBetween(queue, fromMs, toMs, limit);
   }
 }

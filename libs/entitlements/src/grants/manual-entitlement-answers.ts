@@ -1,6 +1,6 @@
 import { ApiError, type TenantScope } from '#platform';
 import { unknownCustomer } from '../reads/entitlement-queries.service.js';
-import { ManualEntitlementRefused } from './manual-entitlements.service.js';
+import { ManualEntitlementRefused } from './entitlement-change.js';
 
 /**
  * The wire answers of a refused manual grant or revoke (the controllers' mapping; the use case

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope, Sql } from '#platform';
 import type { AuthContext } from '#keys';
 import { BulkIdentity, mergeTraits, type Traits } from '#identity';
-import { MigrationGrants } from '#entitlements';
+import { EntitlementKeyRegistry, EntitlementWriter } from '#entitlements';
 import { CustomerRailStatuses, RailReader } from '#rails';
 import { type GateOutcome, type GateRailId, type RailFound, distinctRailIds, gateOutcome, railIdKey } from '../domain/migration-gate.js';
 import { DEVELOPER_ALIAS_TYPE, type GraphSnapshot, nodeKey, planMigration, type RowPlan } from '../domain/migration-plan.js';
@@ -54,7 +54,8 @@ export class UserMigrationService {
   constructor(
     private readonly sql: Sql,
     private readonly identity: BulkIdentity,
-    private readonly grants: MigrationGrants,
+    private readonly writer: EntitlementWriter,
+    private readonly registry: EntitlementKeyRegistry,
     private readonly railStatuses: CustomerRailStatuses,
     private readonly reader: RailReader,
     private readonly migratedUsers: MigratedUsersRepository,
@@ -194,13 +195,15 @@ export class UserMigrationService {
       if (ids.length > 0) pending.push({ customerId, keys: p.row.entitlementKeys, ids });
       else tally(counts, gateOutcome(stored, 0, []), customerId, p.row.entitlementKeys, pairs);
     }
-    const registered = await this.grants.registerKeys(
+    const registered = await this.registry.register(
       scope.projectId,
       rows.flatMap((row) => row.entitlementKeys),
+      'migration',
     );
-    const granted = await this.grants.grantLifetime(scope, pairs, {
-      actor: `api_key:${auth.keyId}`,
-      requestId: auth.requestId,
+    const granted = await this.writer.apply(scope, {
+      kind: 'migration_grant',
+      pairs,
+      who: { actor: `api_key:${auth.keyId}`, requestId: auth.requestId },
       reason: MIGRATION_GRANT_REASON,
     });
 
@@ -266,9 +269,10 @@ export class UserMigrationService {
       tally(counts, gateOutcome(status.get(p.customerId) ?? 'none', p.ids.length, reads), p.customerId, p.keys, pairs);
     }
     if (pairs.length > 0) {
-      const granted = await this.grants.grantLifetime(scope, pairs, {
-        actor: `api_key:${auth.keyId}`,
-        requestId: auth.requestId,
+      const granted = await this.writer.apply(scope, {
+        kind: 'migration_grant',
+        pairs,
+        who: { actor: `api_key:${auth.keyId}`, requestId: auth.requestId },
         reason: MIGRATION_GRANT_REASON,
       });
       counts.entitlementsGranted = granted.granted.length;

@@ -144,14 +144,14 @@ export class CardWebhookService {
     const unknown = products.filter((productId) => !known.includes(productId));
     const granting = items.filter((item) => known.includes(item.productId));
     const validUntil = granting.some((item) => item.validUntil === null) ? null : Math.max(...granting.map((item) => item.validUntil as number));
-    const { customerId, developerUserId } = await this.customers.cardSubscriptionCustomer(scope, sub, holders);
+    const { customerId, railOnly } = await this.customers.cardSubscriptionCustomer(scope, sub, holders);
     const result = await this.applier.apply(
       scope,
       {
         rail: RAIL,
         subscriptionId: sub.id,
         customerId,
-        developerUserId,
+        ...(railOnly ? { railOnlyCustomer: true } : {}),
         productId: known[0],
         items: granting,
         state: cardSubscriptionActive(sub) ? 'active' : 'inactive',

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope } from '#platform';
-import { EntitlementChangeFeed, EntitlementWriter, PURCHASE_RAILS } from '#entitlements';
+import { EntitlementWriter, PURCHASE_RAILS } from '#entitlements';
 import { type AliasNode, RailCustomers, decideOwner, ownersDisagree } from '#identity';
 import type { AndroidPurchaseState } from '../android/android-notifications.js';
 import type { CardSubscription } from '../card/card-events.js';
@@ -26,13 +26,10 @@ export interface KnownHolders {
   recorded?: string | null;
 }
 
-/**
- * The customer a rail event resolves to and, when the resolution created it (so knows all its
- * aliases), its first developer user id (null: none); absent for a customer it found.
- */
+/** The customer a rail event resolves to; `railOnly` when the resolution created it rail-only (it has no developer user id). */
 export interface ResolvedRailCustomer {
   customerId: string;
-  developerUserId?: string | null;
+  railOnly?: true;
 }
 
 /** How a rail id and the customer a notification names were reconciled. */
@@ -56,7 +53,6 @@ export class RailCustomerResolver {
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly writer: EntitlementWriter,
     private readonly clock: Clock,
-    private readonly changes: EntitlementChangeFeed,
     private readonly revenue: RailRevenueFeed,
   ) {}
 
@@ -180,7 +176,7 @@ export class RailCustomerResolver {
       return { customerId };
     }
     // Its only alias is the card customer: it has no developer user id.
-    return { customerId: await this.createRailOnly(scope, [cardNode]), developerUserId: null };
+    return { customerId: await this.createRailOnly(scope, [cardNode]), railOnly: true };
   }
 
   /**
@@ -240,9 +236,9 @@ export class RailCustomerResolver {
 
   /**
    * Moves a customer's subscription records and rail-derived entitlements (and, for a
-   * rail-only customer folded into another, its rail aliases). Both customers' entitlement
-   * changes go to the change feed: the first customer's keys end (cause `revoke`: they left
-   * that customer), the other's start or extend (cause `purchase`: the purchase is now theirs).
+   * rail-only customer folded into another, its rail aliases). The entitlement rows move as one
+   * change (a fold): the first customer's keys end (cause `revoke`: they left that customer),
+   * the other's start or extend (cause `purchase`: the purchase is now theirs).
    *
    * Locks in the rail applier's order: subscription rows, then both customers' per-rail locks,
    * then revenue, entitlement rows and sequence counters. A fold continues with the applier for
@@ -251,7 +247,6 @@ export class RailCustomerResolver {
    * lock would wait for it in a cycle.
    */
   private async reassign(scope: TenantScope, fromCustomerId: string, intoCustomerId: string, railAliases: boolean): Promise<void> {
-    const tracker = await this.changes.track(scope, [fromCustomerId, intoCustomerId]);
     if (railAliases) await this.customers.moveRailAliases(scope, fromCustomerId, intoCustomerId);
     await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
     for (const rail of [...PURCHASE_RAILS].sort()) await this.subscriptions.serializeCustomers(scope, rail, [fromCustomerId, intoCustomerId]);
@@ -259,7 +254,6 @@ export class RailCustomerResolver {
     // customer meanwhile: it moves too (its revenue and entitlement rows move below).
     await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
     await this.revenue.reassigned(scope, fromCustomerId, intoCustomerId);
-    await this.writer.moveRailEntitlements(scope, fromCustomerId, intoCustomerId);
-    await tracker.publish((_key, change) => (change === 'deactivated' ? 'revoke' : 'purchase'));
+    await this.writer.apply(scope, { kind: 'fold', fromCustomerId, intoCustomerId });
   }
 }

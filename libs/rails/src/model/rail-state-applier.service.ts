@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope, randomLowerAlnum } from '#platform';
-import { AuditJournal } from '#audit';
-import { EntitlementChangeFeed, EntitlementWriter, ProductCatalog, type PublicEntitlement, type RailEntitlementWrite } from '#entitlements';
+import { type AuditEntryInput, AuditJournal } from '#audit';
+import { EntitlementWriter, ProductCatalog, type PublicEntitlement, type RailEntitlementRow } from '#entitlements';
 import {
   type PurchaseRail,
   type RailDecision,
@@ -25,8 +25,8 @@ export interface RailStateChange {
   subscriptionId: string;
   /** Resolved by the caller through the alias graph (RailCustomerResolver), in the same transaction. */
   customerId: string;
-  /** The customer's first developer user id (null: none) when the resolution knows it: the change feed's sink then does not read it. */
-  developerUserId?: string | null;
+  /** The customer resolution created the customer rail-only for this event (it has no developer user id). */
+  railOnlyCustomer?: boolean;
   /** The primary product (stored in the record's product_id). */
   productId: string;
   /**
@@ -131,7 +131,6 @@ export class RailStateApplier {
     private readonly catalog: ProductCatalog,
     private readonly writer: EntitlementWriter,
     private readonly journal: AuditJournal,
-    private readonly changes: EntitlementChangeFeed,
     private readonly revenue: RailRevenueFeed,
   ) {}
 
@@ -190,7 +189,6 @@ export class RailStateApplier {
     await this.subscriptions.serializeCustomers(scope, change.rail, customers);
 
     const changed = changesState(stored, { ...change, items });
-    const tracker = await this.changes.track(scope, customers);
     const auditEventId = newRailEventId();
     const now = this.clock.now();
     const subscription = await this.subscriptions.upsert(
@@ -232,10 +230,10 @@ export class RailStateApplier {
       if (!grants) grantsByCustomer.set(customerId, (grants = this.liveGrants(scope, change.rail, customerId, keysOf)));
       return grants;
     };
-    const rowsOf = async (customerId: string, keyItems: Iterable<[string, RailSubscriptionItem]>, state: RailEntitlementWrite['state']) => {
+    const rowsOf = async (customerId: string, keyItems: Iterable<[string, RailSubscriptionItem]>, state: RailEntitlementRow['state']) => {
       const grants = await grantsOfCustomer(customerId);
       return [...keyItems].map(([key, item]) =>
-        this.rowOf(customerId, key, change.rail, grants.get(key), {
+        this.rowOf(customerId, key, grants.get(key), {
           productId: item.productId,
           subscriptionId: change.subscriptionId,
           state,
@@ -244,44 +242,44 @@ export class RailStateApplier {
         }),
       );
     };
-    const rows: RailEntitlementWrite[] = stored && ended.length > 0 ? await rowsOf(stored.customerId, ended, 'expired') : [];
+    const rows: RailEntitlementRow[] = stored && ended.length > 0 ? await rowsOf(stored.customerId, ended, 'expired') : [];
     // One entitlement row per (customer, key, rail): the strongest live grant of the key among
     // the customer's subscriptions on this rail, else this subscription's (ended) state.
     rows.push(...(await rowsOf(change.customerId, granted, entitlementState)));
-    // Ended keys are another customer's, or keys no longer granted: the rows are distinct, and written in one statement.
-    const wrote = await this.writer.writeMany(scope, rows);
-    const entitlements = wrote.slice(rows.length - granted.size);
-
     const facts = { stored, next: { ...change } };
-    await tracker.publish(
-      (_key, kind) => railChangeCause(kind, facts.next),
-      (customerId) =>
-        customerId === change.customerId
-          ? (changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts)).map((type) => ({
-              type,
-              data: {
-                serviceCustomerId: customerId,
-                rail: change.rail,
-                subscriptionId: change.subscriptionId,
-                productId: change.productId,
-                state: change.state,
-                validUntil: change.validUntil,
-                willRenew: willRenew(change.state, change.rawStatus),
-                priceMicros: null,
-                currency: null,
-                railEventId: auditEventId,
-              },
-            }))
-          : [],
-      // Every row written, for the change feed: the state after is derived, not read again.
-      {
-        written: rows.map((row, i) => ({ customerId: row.customerId, entitlement: wrote[i] })),
-        ...(change.developerUserId !== undefined ? { developerUserIds: new Map([[change.customerId, change.developerUserId]]) } : {}),
-      },
-    );
     const decision: RailDecision = changed ? 'applied' : 'no_op';
     const reason = changed ? describeApplied(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
-    await this.audit(scope, { rail: change.rail, customerId: change.customerId, decision, reason }, event, change, auditEventId, keys);
+    // Ended keys are another customer's, or keys no longer granted: the rows are distinct.
+    const wrote = await this.writer.apply(scope, {
+      kind: 'rail_state',
+      rail: change.rail,
+      customerId: change.customerId,
+      previousCustomerId: stored?.customerId ?? null,
+      rows,
+      causes: {
+        activated: railChangeCause('activated', facts.next),
+        extended: railChangeCause('extended', facts.next),
+        deactivated: railChangeCause('deactivated', facts.next),
+      },
+      events: (changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts)).map((type) => ({
+        type,
+        data: {
+          serviceCustomerId: change.customerId,
+          rail: change.rail,
+          subscriptionId: change.subscriptionId,
+          productId: change.productId,
+          state: change.state,
+          validUntil: change.validUntil,
+          willRenew: willRenew(change.state, change.rawStatus),
+          priceMicros: null,
+          currency: null,
+          railEventId: auditEventId,
+        },
+      })),
+      audit: this.auditEntry({ rail: change.rail, customerId: change.customerId, decision, reason }, event, change, auditEventId, keys),
+      ...(change.railOnlyCustomer ? { railOnlyCustomer: true } : {}),
+    });
+    const entitlements = wrote.slice(rows.length - granted.size);
     return { decision, reason, auditEventId, entitlements, subscription };
   }
 
@@ -325,11 +323,10 @@ export class RailStateApplier {
   private rowOf(
     customerId: string,
     key: string,
-    rail: PurchaseRail,
     live: LiveGrant | undefined,
-    otherwise: Omit<RailEntitlementWrite, 'customerId' | 'entitlementKey' | 'rail'>,
-  ): RailEntitlementWrite {
-    const base = { customerId, entitlementKey: key, rail };
+    otherwise: Omit<RailEntitlementRow, 'customerId' | 'entitlementKey'>,
+  ): RailEntitlementRow {
+    const base = { customerId, entitlementKey: key };
     if (!live) return { ...base, ...otherwise };
     return {
       ...base,
@@ -356,9 +353,20 @@ export class RailStateApplier {
     event: RailEventContext,
     change?: RailStateChange,
     eventId = newRailEventId(),
-    keys?: string[],
   ): Promise<string> {
-    await this.journal.append(scope, {
+    await this.journal.append(scope, this.auditEntry(outcome, event, change, eventId));
+    return eventId;
+  }
+
+  /** The one audit entry of a rail event's decision. */
+  private auditEntry(
+    outcome: RailDecisionRecord,
+    event: RailEventContext,
+    change: RailStateChange | undefined,
+    eventId: string,
+    keys?: string[],
+  ): AuditEntryInput & { eventId: string } {
+    return {
       eventId,
       rail: outcome.rail,
       eventType: event.eventType,
@@ -388,7 +396,6 @@ export class RailStateApplier {
           : {}),
         ...(keys ? { entitlementKeys: keys } : {}),
       },
-    });
-    return eventId;
+    };
   }
 }

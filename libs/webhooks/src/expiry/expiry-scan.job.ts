@@ -1,28 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, OnJob, Sql, crossTenant } from '#platform';
-import { type CustomerEntitlementChange, EntitlementChangeFeed, type PassedEntitlement, type PublicEntitlement } from '#entitlements';
-import { EndpointPresence } from '../outbox/endpoint-presence.service.js';
+import { EntitlementReadService, EntitlementWriter, type PassedEntitlement } from '#entitlements';
 
 const SCAN = crossTenant('webhooks expiry scan');
 /** The scan runs every 15 s of the service clock: an end is reported well within 60 s. */
 export const EXPIRY_SCAN_EVERY_MS = 15_000;
 const BATCH = 5_000;
 
-/** The entitlement as it was just before its end passed. */
-function lapsed(row: PassedEntitlement): PublicEntitlement {
-  return {
-    object: 'entitlement',
-    key: row.key,
-    isActive: true,
-    validUntil: row.validUntil,
-    source: { rail: row.rail as PublicEntitlement['source']['rail'], productId: '', subscriptionId: '' },
-    updatedAt: row.validUntil,
-  };
-}
-
 /**
  * Reports time passing: entitlements whose validUntil fell since the last scan yield
- * `customer.entitlements.updated` (cause `expiration`) through the entitlements change feed.
+ * `customer.entitlements.updated` (cause `expiration`) as an expiry change of the entitlements writer.
  * A recurring durable job (one replica at a time) whose watermark moves in the same
  * transaction as the events it records: each end is reported once, also after a test-clock
  * advance and with several replicas.
@@ -32,8 +19,8 @@ export class ExpiryScanJob {
   constructor(
     private readonly sql: Sql,
     private readonly clock: Clock,
-    private readonly feed: EntitlementChangeFeed,
-    private readonly presence: EndpointPresence,
+    private readonly entitlements: EntitlementReadService,
+    private readonly writer: EntitlementWriter,
   ) {}
 
   @OnJob({ type: 'webhooks.report_expirations', everyMs: EXPIRY_SCAN_EVERY_MS, maxAttempts: 5, leaseMs: 120_000, backoff: { baseMs: 5_000, maxMs: 60_000 } })
@@ -51,7 +38,7 @@ export class ExpiryScanJob {
     );
     const fromMs = watermark!.ms;
     if (fromMs >= nowMs) return 0;
-    let rows = await this.feed.passedBetween(SCAN, fromMs, nowMs, BATCH);
+    let rows = await this.entitlements.passedBetween(SCAN, fromMs, nowMs, BATCH);
     let toMs = nowMs;
     if (rows.length === BATCH) {
       // A full batch: stop before the last end (its peers come in the next scan), unless every row shares it.
@@ -71,18 +58,8 @@ export class ExpiryScanJob {
     // change of two customers takes them in one statement (no lock cycle with a merge).
     for (const passed of [...byCustomer.keys()].sort().map((id) => byCustomer.get(id)!)) {
       const scope = SCAN.scopeOf({ projectId: passed[0].projectId, env: passed[0].env });
-      // Nobody listens in this scope: nothing to read or report.
-      if (!(await this.presence.hasEnabled(scope))) continue;
-      const after = await this.feed.activeState(scope, passed[0].customerId);
-      const change: CustomerEntitlementChange = {
-        customerId: passed[0].customerId,
-        before: [...after.entitlements, ...passed.map(lapsed)],
-        after: after.entitlements,
-        afterSnapshot: after.snapshot,
-        causeOf: () => 'expiration',
-        events: [],
-      };
-      await this.feed.publish(scope, [change]);
+      // A scope nobody listens to costs the writer one question and no read.
+      await this.writer.apply(scope, { kind: 'expiry', customerId: passed[0].customerId, passed });
     }
     await this.sql.rows(`UPDATE webhook_expiry_watermark SET scanned_to_ms = $1 WHERE id = 1`, [toMs]);
     return rows.length;

@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock, type TenantScope, currentTraceHeaders, randomLowerAlnum } from '#platform';
-import { type CustomerEntitlementChange, EntitlementChangeFeed, type EntitlementChangeSink, type PublicEntitlement } from '#entitlements';
+import { type CustomerEntitlementChange, type EntitlementChangeSink, EntitlementReadService, EntitlementWriter, type PublicEntitlement } from '#entitlements';
 import { CustomerDirectory, ErasureHooks } from '#identity';
 import {
   type ActiveEntitlementView,
@@ -55,8 +55,8 @@ function bodyOf(scope: TenantScope, id: string, type: string, createdAt: number,
 }
 
 /**
- * The outbox recorder: turns every entitlement change (reported by the entitlements
- * context's change feed) and every erasure into events and pending deliveries, in the
+ * The outbox recorder: turns every entitlement change (handed over by the entitlements
+ * context's writer, which this sink attaches to) and every erasure into events and pending deliveries, in the
  * transaction of the change, with the change's trace context. Nothing is sent here; the
  * dispatcher delivers after commit. A scope without an enabled endpoint is not tracked at all
  * (EndpointPresence): its changes cost no statement here.
@@ -66,7 +66,8 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
   constructor(
     private readonly repository: WebhookOutboxRepository,
     private readonly clock: Clock,
-    private readonly feed: EntitlementChangeFeed,
+    private readonly writer: EntitlementWriter,
+    private readonly entitlements: EntitlementReadService,
     private readonly erasureHooks: ErasureHooks,
     private readonly customers: CustomerDirectory,
     private readonly presence: EndpointPresence,
@@ -78,7 +79,7 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
   }
 
   onModuleInit(): void {
-    this.feed.attach(this);
+    this.writer.attach(this);
     this.erasureHooks.register(WEBHOOKS_ERASURE_HOOK_NAME, async (scope, subject) => {
       if (subject.deviceOnly) return;
       await this.erased(scope, subject.customerId);
@@ -143,7 +144,7 @@ export class WebhookOutbox implements EntitlementChangeSink, OnModuleInit {
   private async reannounce(scope: TenantScope, change: CustomerEntitlementChange, finding: CounterFinding, update: UpdateEvent | undefined): Promise<void> {
     const customerId = change.customerId;
     const [was, wrote] = [change.before.map(view), change.after.map(view)];
-    const state = finding.stale ? await this.feed.activeState(scope, customerId) : { entitlements: change.after, snapshot: change.afterSnapshot };
+    const state = finding.stale ? await this.entitlements.activeState(scope, customerId) : { entitlements: change.after, snapshot: change.afterSnapshot };
     const now = state.entitlements.map(view);
     const kept = finding.heard === null ? null : parseAnnouncedSet(finding.heard);
     const heard = kept ?? (finding.stale ? withoutChange(now, was, wrote) : was);
