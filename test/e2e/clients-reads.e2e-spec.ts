@@ -183,6 +183,34 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
     });
   });
 
+  describe('bucket reporter: one report per flush window, its buffer cleared after each', () => {
+    it("each window's counts are added to the day's (sandbox key, so the production reads below keep their figures)", async () => {
+      const flush = (body: object) =>
+        t.http
+          .post('/v1/buckets/report')
+          .set({ 'content-type': 'application/json', authorization: `Bearer ${fx.keys.skTest}` })
+          .send(JSON.stringify(body));
+      const windows = [
+        { date: today, byLabel: { 'home-feed': { read: 60 } }, byHour: { '07': { read: 60 } }, byMinute: { '0700': { read: 60 } } },
+        { date: today, byLabel: { 'home-feed': { read: 25, write: 1 } }, byHour: { '07': { read: 25 } }, byMinute: { '0705': { read: 25 } } },
+        { date: today, byLabel: { 'col:posts': { read: 15 } }, byHour: { '08': { read: 15 } }, byMinute: { '0800': { read: 15 } } },
+      ];
+      for (const body of windows) expect((await flush(body)).status).toBe(202);
+      const res = await t.http.get('/v1/buckets').set(cli(fx.keys.skTest));
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual(
+        expect.objectContaining({
+          reads: 100,
+          writes: 1,
+          byOperation: [
+            { label: 'home-feed', reads: 85 },
+            { label: 'col:posts', reads: 15 },
+          ],
+        }),
+      );
+    });
+  });
+
   describe('bucket reporter in the browser (WebReportSink.flush)', () => {
     it("the page's preflight and its keepalive POST with the web app's publishable key: 202, readable cross-origin", async () => {
       const preflight = await t.http
