@@ -248,8 +248,15 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
           recognisedCashThisMonthByShape: { recurring: num, oneOff: num },
         }),
       );
-      expect(typeof current.byRail).toBe('object');
-      expect(current.byRail.card_payments).toEqual({ mrrCents: 2900, payingCustomers: 1 });
+      // The by-rail line prints only the rails whose value is a number.
+      const printed = Object.entries(current.byRail).filter(([, v]) => typeof v === 'number');
+      expect(printed).toEqual([
+        ['ios_store', 0],
+        ['card_payments', 2900],
+        ['android_store', 0],
+      ]);
+      expect(current.byRailDetail.card_payments).toEqual({ mrrCents: 2900, payingCustomers: 1, activeTrials: null });
+      expect(res.body.data.byRail).toEqual(current.byRail);
     });
 
     it('analytics: GET /v1/acquisition?project=, sources[].source and signups, highest first', async () => {
@@ -342,7 +349,8 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
     it('get_revenue with granularity=day&days=56: MRR, paying, byRail and a daily series oldest first', async () => {
       const data = await ok('/v1/revenue', { project: fx.projectId, granularity: 'day', days: 56 });
       expect(data).toEqual(expect.objectContaining({ mrrCents: 2900, payingCustomers: 1 }));
-      expect(data.byRail).toEqual(expect.objectContaining({ card_payments: { mrrCents: 2900, payingCustomers: 1 } }));
+      expect(data.byRail).toEqual(expect.objectContaining({ card_payments: 2900 }));
+      expect(data.byRailDetail).toEqual(expect.objectContaining({ card_payments: { mrrCents: 2900, payingCustomers: 1, activeTrials: null } }));
       expect(data.series).toHaveLength(56);
       expect(data.series[55]).toEqual({ date: today, mrrCents: 2900, payingCustomers: 1 });
       expect(data.series[0].date < data.series[55].date).toBe(true);

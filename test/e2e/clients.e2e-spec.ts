@@ -467,6 +467,22 @@ describe('clients: the OpenAPI document describes what the clients send and read
     expect(doc.components.schemas.ForgotView.required).toContain('scope');
     expect(doc.components.schemas.ResolveResultView.properties.entitlements).toEqual(expect.objectContaining({ type: 'array', items: { type: 'string' } }));
   });
+
+  it("the revenue read's byRail holds numbers (the CLI's by-rail line), each rail's figures under byRailDetail, at the top level and in current", async () => {
+    const doc = (await t.http.get('/docs/json')).body;
+    const schemas = doc.components.schemas;
+    const ref = (name: string) => expect.objectContaining({ $ref: `#/components/schemas/${name}` });
+    for (const rail of ['ios_store', 'card_payments', 'android_store']) {
+      expect(schemas.RevenueByRailView.properties[rail]).toEqual(expect.objectContaining({ type: 'integer', nullable: true }));
+      expect(schemas.RevenueByRailDetailView.properties[rail]).toEqual(ref('RailRevenueView'));
+    }
+    expect(Object.keys(schemas.RailRevenueView.properties).sort()).toEqual(['activeTrials', 'mrrCents', 'payingCustomers']);
+    for (const figures of [schemas.RevenueFiguresView, schemas.RevenueData]) {
+      expect(figures.properties.byRail).toEqual(expect.objectContaining({ allOf: [ref('RevenueByRailView')] }));
+      expect(figures.properties.byRailDetail).toEqual(expect.objectContaining({ allOf: [ref('RevenueByRailDetailView')] }));
+    }
+    expect(schemas.RevenueData.properties.current).toEqual(expect.objectContaining({ allOf: [ref('RevenueFiguresView')] }));
+  });
 });
 
 describe('clients: the 426 floor with SDK_VERSION_ENFORCEMENT=enabled', () => {
