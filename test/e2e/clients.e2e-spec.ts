@@ -444,6 +444,65 @@ describe('clients: the published web and Node clients against this server', () =
       expect(await t.app.get(CustomerDirectory).isActiveCustomer(sandbox(), c.customerId)).toBe(true);
     });
   });
+
+  describe("web errors: the client's level in properties.level", () => {
+    /** The web client's batch (event-queue.ts): envelope v1, one error event built by reportError() and track(). */
+    const webErrorBatch = (fingerprint: string, level: unknown, anonymousId: string, topLevel?: string) => ({
+      envelopeVersion: 1,
+      appId: p.appId,
+      environment: 'sandbox',
+      sdk: { name: '@cross-deck/web', version: WEB_SDK.split('@').pop() },
+      events: [
+        {
+          eventId: `evt_${Date.now().toString(36)}${randomUUID().slice(0, 8)}`,
+          name: 'error.handled',
+          timestamp: Date.now(),
+          seq: 3,
+          context: { os: 'macOS', sdkName: '@cross-deck/web', sdkVersion: WEB_SDK.split('@').pop(), locale: 'en-GB', browser: 'Chrome', browserVersion: '131' },
+          properties: {
+            screenWidth: 1440,
+            screenHeight: 900,
+            sessionId: `ses_${randomUUID()}`,
+            fingerprint,
+            level,
+            errorType: 'TypeError',
+            message: 'x is not a function',
+            stack: 'TypeError: x is not a function\n    at onClick (https://app.example.com/assets/index.js:1:200)',
+            frames: [{ function: 'onClick', filename: 'https://app.example.com/assets/index.js', lineno: 1, colno: 200, inApp: true }],
+            tags: { area: 'checkout' },
+            context: {},
+            breadcrumbs: [],
+          },
+          anonymousId,
+          ...(topLevel === undefined ? {} : { level: topLevel }),
+        },
+      ],
+    });
+    const send = (body: object) => t.http.post('/v1/events').set(webClient(p)).set('Content-Type', 'application/json').send(body);
+
+    it('captureException(err, { level: "warning" }): the issue reads show warning, in /v1/errors and /v1/server/errors/issues', async () => {
+      const fingerprint = randomUUID().replace(/-/g, '').slice(0, 8);
+      expect((await send(webErrorBatch(fingerprint, 'warning', aid('web')))).status).toBe(202);
+      const impact = await t.http.get('/v1/errors').query({ fingerprint }).set(nodeClient(p.keys.skTest));
+      expect(impact.status).toBe(200);
+      expect(impact.body.data).toEqual(expect.objectContaining({ fingerprint, level: 'warning', occurrences: 1 }));
+      const issue = await t.http.get(`/v1/server/errors/issues/${fingerprint}`).set(nodeClient(p.keys.skTest));
+      expect(issue.status).toBe(200);
+      expect(issue.body).toEqual(expect.objectContaining({ lastLevel: 'warning', latestEvent: expect.objectContaining({ level: 'warning' }) }));
+      const list = await t.http.get('/v1/server/errors/issues').set(nodeClient(p.keys.skTest));
+      expect(list.body.data.find((i: { fingerprint: string }) => i.fingerprint === fingerprint)).toEqual(expect.objectContaining({ lastLevel: 'warning' }));
+    });
+
+    it('a top-level level wins; a properties.level outside error, warning, info is no level', async () => {
+      const top = randomUUID().replace(/-/g, '').slice(0, 8);
+      expect((await send(webErrorBatch(top, 'info', aid('web'), 'error'))).status).toBe(202);
+      const bad = randomUUID().replace(/-/g, '').slice(0, 8);
+      expect((await send(webErrorBatch(bad, 'fatal', aid('web')))).status).toBe(202);
+      const read = async (fingerprint: string) => (await t.http.get('/v1/errors').query({ fingerprint }).set(nodeClient(p.keys.skTest))).body.data.level;
+      expect(await read(top)).toBe('error');
+      expect(await read(bad)).toBeNull();
+    });
+  });
 });
 
 describe('clients: the OpenAPI document describes what the clients send and read', () => {
