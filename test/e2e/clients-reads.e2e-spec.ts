@@ -337,7 +337,7 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       expect(res.body.data.projects).toEqual([expect.objectContaining({ id: fx.projectId, name: str })]);
     });
 
-    it('get_portfolio: coverage.revenue / readCost / analytics / userCensus per app', async () => {
+    it('workspace coverage (no public client yet): coverage.revenue / readCost / analytics / userCensus per app', async () => {
       const res = await tool('/v1/workspace/coverage');
       expect(res.status).toBe(200);
       const [row] = res.body.data.projects;
@@ -356,7 +356,7 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       expect(data.series[0].date < data.series[55].date).toBe(true);
     });
 
-    it('get_customers: payingCustomers, totalCustomers, activePeople', async () => {
+    it('customers (no public client yet): payingCustomers, totalCustomers, activePeople', async () => {
       const data = await ok('/v1/customers', { project: fx.projectId });
       expect(data.payingCustomers).toBe(1);
       expect(data.totalCustomers).toBe(2);
@@ -388,7 +388,7 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       expect(JSON.stringify(data)).not.toMatch(/@/);
     });
 
-    it('list_customers_ranked by=read_cost&segment=paying: user id, monthly revenue, paying flag, read cost', async () => {
+    it('customers ranked (no public client yet) by=read_cost&segment=paying: user id, monthly revenue, paying flag, read cost', async () => {
       const data = await ok('/v1/customers/ranked', { project: fx.projectId, by: 'read_cost', segment: 'paying', limit: 25, days: 30 });
       expect(data.rows).toEqual([
         expect.objectContaining({ userId: PAYING, crossdeckCustomerId: str, monthlyRevenueCents: 2900, paying: true, readCost: 700 }),
@@ -397,7 +397,7 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       expect(byMrr.rows.map((r: { userId: string }) => r.userId)).toEqual([PAYING, FREE]);
     });
 
-    it('get_revenue_averages: ARPU, lifetime values, cash to date, paying base', async () => {
+    it('revenue averages (no public client yet): ARPU, lifetime values, cash to date, paying base', async () => {
       const data = await ok('/v1/revenue/averages', { project: fx.projectId });
       expect(data).toEqual(
         expect.objectContaining({
@@ -411,12 +411,12 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       );
     });
 
-    it('get_acquisition with limit: sources highest first', async () => {
+    it('acquisition with limit (no public client sends one yet): sources highest first', async () => {
       const data = await ok('/v1/acquisition', { project: fx.projectId, limit: 1 });
       expect(data.sources).toEqual([{ source: expect.stringMatching(/^(chatgpt\.com|www\.google\.com)$/), signups: 1 }]);
     });
 
-    it('get_customer by userId, anonymousId, customerId or stripeCustomerId: what they pay, entitlements, read cost', async () => {
+    it('get_customer and open_moat_dashboard by userId, anonymousId or customerId: what they pay, entitlements, read cost', async () => {
       for (const by of [{ userId: PAYING }, { anonymousId: PAYING_ANON }, { customerId: payingCustomerId }]) {
         const data = await ok('/v1/crossmatch', { project: fx.projectId, ...by });
         expect(data.customer).toEqual(expect.objectContaining({ crossdeckCustomerId: payingCustomerId, userId: PAYING }));
@@ -434,6 +434,12 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       expect(data.series).toEqual(expect.arrayContaining([{ date: today, uniqueVisitors: 2, views: 3 }]));
       const foreign = await tool('/v1/reporting/metrics', { project: fx.projectId, host: 'other.example.com' });
       expectError(foreign, 403, 'origin_not_allowed');
+    });
+
+    it('draw_user_growth: granularity=day over its default 30 days, the totals it prints', async () => {
+      const data = await ok('/v1/reporting/metrics', { project: fx.projectId, host: HOST, granularity: 'day', days: 30 });
+      expect(data.totals).toEqual({ uniqueVisitors: 2, views: 3 });
+      expect(data.series).toHaveLength(30);
     });
 
     it('get_host_top_pages: rows of { key, views } for pages and referrers', async () => {
