@@ -183,6 +183,34 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
     });
   });
 
+  describe('bucket reporter: one report per flush window, its buffer cleared after each', () => {
+    it("each window's counts are added to the day's (sandbox key, so the production reads below keep their figures)", async () => {
+      const flush = (body: object) =>
+        t.http
+          .post('/v1/buckets/report')
+          .set({ 'content-type': 'application/json', authorization: `Bearer ${fx.keys.skTest}` })
+          .send(JSON.stringify(body));
+      const windows = [
+        { date: today, byLabel: { 'home-feed': { read: 60 } }, byHour: { '07': { read: 60 } }, byMinute: { '0700': { read: 60 } } },
+        { date: today, byLabel: { 'home-feed': { read: 25, write: 1 } }, byHour: { '07': { read: 25 } }, byMinute: { '0705': { read: 25 } } },
+        { date: today, byLabel: { 'col:posts': { read: 15 } }, byHour: { '08': { read: 15 } }, byMinute: { '0800': { read: 15 } } },
+      ];
+      for (const body of windows) expect((await flush(body)).status).toBe(202);
+      const res = await t.http.get('/v1/buckets').set(cli(fx.keys.skTest));
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual(
+        expect.objectContaining({
+          reads: 100,
+          writes: 1,
+          byOperation: [
+            { label: 'home-feed', reads: 85 },
+            { label: 'col:posts', reads: 15 },
+          ],
+        }),
+      );
+    });
+  });
+
   describe('bucket reporter in the browser (WebReportSink.flush)', () => {
     it("the page's preflight and its keepalive POST with the web app's publishable key: 202, readable cross-origin", async () => {
       const preflight = await t.http
@@ -220,8 +248,15 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
           recognisedCashThisMonthByShape: { recurring: num, oneOff: num },
         }),
       );
-      expect(typeof current.byRail).toBe('object');
-      expect(current.byRail.card_payments).toEqual({ mrrCents: 2900, payingCustomers: 1 });
+      // The by-rail line prints only the rails whose value is a number.
+      const printed = Object.entries(current.byRail).filter(([, v]) => typeof v === 'number');
+      expect(printed).toEqual([
+        ['ios_store', 0],
+        ['card_payments', 2900],
+        ['android_store', 0],
+      ]);
+      expect(current.byRailDetail.card_payments).toEqual({ mrrCents: 2900, payingCustomers: 1, activeTrials: null });
+      expect(res.body.data.byRail).toEqual(current.byRail);
     });
 
     it('analytics: GET /v1/acquisition?project=, sources[].source and signups, highest first', async () => {
@@ -302,7 +337,7 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       expect(res.body.data.projects).toEqual([expect.objectContaining({ id: fx.projectId, name: str })]);
     });
 
-    it('get_portfolio: coverage.revenue / readCost / analytics / userCensus per app', async () => {
+    it('workspace coverage (no public client yet): coverage.revenue / readCost / analytics / userCensus per app', async () => {
       const res = await tool('/v1/workspace/coverage');
       expect(res.status).toBe(200);
       const [row] = res.body.data.projects;
@@ -314,13 +349,14 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
     it('get_revenue with granularity=day&days=56: MRR, paying, byRail and a daily series oldest first', async () => {
       const data = await ok('/v1/revenue', { project: fx.projectId, granularity: 'day', days: 56 });
       expect(data).toEqual(expect.objectContaining({ mrrCents: 2900, payingCustomers: 1 }));
-      expect(data.byRail).toEqual(expect.objectContaining({ card_payments: { mrrCents: 2900, payingCustomers: 1 } }));
+      expect(data.byRail).toEqual(expect.objectContaining({ card_payments: 2900 }));
+      expect(data.byRailDetail).toEqual(expect.objectContaining({ card_payments: { mrrCents: 2900, payingCustomers: 1, activeTrials: null } }));
       expect(data.series).toHaveLength(56);
       expect(data.series[55]).toEqual({ date: today, mrrCents: 2900, payingCustomers: 1 });
       expect(data.series[0].date < data.series[55].date).toBe(true);
     });
 
-    it('get_customers: payingCustomers, totalCustomers, activePeople', async () => {
+    it('customers (no public client yet): payingCustomers, totalCustomers, activePeople', async () => {
       const data = await ok('/v1/customers', { project: fx.projectId });
       expect(data.payingCustomers).toBe(1);
       expect(data.totalCustomers).toBe(2);
@@ -352,7 +388,7 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       expect(JSON.stringify(data)).not.toMatch(/@/);
     });
 
-    it('list_customers_ranked by=read_cost&segment=paying: user id, monthly revenue, paying flag, read cost', async () => {
+    it('customers ranked (no public client yet) by=read_cost&segment=paying: user id, monthly revenue, paying flag, read cost', async () => {
       const data = await ok('/v1/customers/ranked', { project: fx.projectId, by: 'read_cost', segment: 'paying', limit: 25, days: 30 });
       expect(data.rows).toEqual([
         expect.objectContaining({ userId: PAYING, crossdeckCustomerId: str, monthlyRevenueCents: 2900, paying: true, readCost: 700 }),
@@ -361,7 +397,7 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       expect(byMrr.rows.map((r: { userId: string }) => r.userId)).toEqual([PAYING, FREE]);
     });
 
-    it('get_revenue_averages: ARPU, lifetime values, cash to date, paying base', async () => {
+    it('revenue averages (no public client yet): ARPU, lifetime values, cash to date, paying base', async () => {
       const data = await ok('/v1/revenue/averages', { project: fx.projectId });
       expect(data).toEqual(
         expect.objectContaining({
@@ -375,12 +411,12 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       );
     });
 
-    it('get_acquisition with limit: sources highest first', async () => {
+    it('acquisition with limit (no public client sends one yet): sources highest first', async () => {
       const data = await ok('/v1/acquisition', { project: fx.projectId, limit: 1 });
       expect(data.sources).toEqual([{ source: expect.stringMatching(/^(chatgpt\.com|www\.google\.com)$/), signups: 1 }]);
     });
 
-    it('get_customer by userId, anonymousId, customerId or stripeCustomerId: what they pay, entitlements, read cost', async () => {
+    it('get_customer and open_moat_dashboard by userId, anonymousId or customerId: what they pay, entitlements, read cost', async () => {
       for (const by of [{ userId: PAYING }, { anonymousId: PAYING_ANON }, { customerId: payingCustomerId }]) {
         const data = await ok('/v1/crossmatch', { project: fx.projectId, ...by });
         expect(data.customer).toEqual(expect.objectContaining({ crossdeckCustomerId: payingCustomerId, userId: PAYING }));
@@ -398,6 +434,12 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       expect(data.series).toEqual(expect.arrayContaining([{ date: today, uniqueVisitors: 2, views: 3 }]));
       const foreign = await tool('/v1/reporting/metrics', { project: fx.projectId, host: 'other.example.com' });
       expectError(foreign, 403, 'origin_not_allowed');
+    });
+
+    it('draw_user_growth: granularity=day over its default 30 days, the totals it prints', async () => {
+      const data = await ok('/v1/reporting/metrics', { project: fx.projectId, host: HOST, granularity: 'day', days: 30 });
+      expect(data.totals).toEqual({ uniqueVisitors: 2, views: 3 });
+      expect(data.series).toHaveLength(30);
     });
 
     it('get_host_top_pages: rows of { key, views } for pages and referrers', async () => {

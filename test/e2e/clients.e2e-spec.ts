@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { CustomerDirectory } from '#identity';
 import { createProjectWithApp, keyHeaders, setRateLimits, WEB_ORIGIN, type ProjectFixture } from '../support/fixtures.js';
 import { type IdentityProviderKit, aid, identityProviderKit, uid } from '../support/id-tokens.js';
@@ -444,6 +444,65 @@ describe('clients: the published web and Node clients against this server', () =
       expect(await t.app.get(CustomerDirectory).isActiveCustomer(sandbox(), c.customerId)).toBe(true);
     });
   });
+
+  describe("web errors: the client's level in properties.level", () => {
+    /** The web client's batch (event-queue.ts): envelope v1, one error event built by reportError() and track(). */
+    const webErrorBatch = (fingerprint: string, level: unknown, anonymousId: string, topLevel?: string) => ({
+      envelopeVersion: 1,
+      appId: p.appId,
+      environment: 'sandbox',
+      sdk: { name: '@cross-deck/web', version: WEB_SDK.split('@').pop() },
+      events: [
+        {
+          eventId: `evt_${Date.now().toString(36)}${randomUUID().slice(0, 8)}`,
+          name: 'error.handled',
+          timestamp: Date.now(),
+          seq: 3,
+          context: { os: 'macOS', sdkName: '@cross-deck/web', sdkVersion: WEB_SDK.split('@').pop(), locale: 'en-GB', browser: 'Chrome', browserVersion: '131' },
+          properties: {
+            screenWidth: 1440,
+            screenHeight: 900,
+            sessionId: `ses_${randomUUID()}`,
+            fingerprint,
+            level,
+            errorType: 'TypeError',
+            message: 'x is not a function',
+            stack: 'TypeError: x is not a function\n    at onClick (https://app.example.com/assets/index.js:1:200)',
+            frames: [{ function: 'onClick', filename: 'https://app.example.com/assets/index.js', lineno: 1, colno: 200, inApp: true }],
+            tags: { area: 'checkout' },
+            context: {},
+            breadcrumbs: [],
+          },
+          anonymousId,
+          ...(topLevel === undefined ? {} : { level: topLevel }),
+        },
+      ],
+    });
+    const send = (body: object) => t.http.post('/v1/events').set(webClient(p)).set('Content-Type', 'application/json').send(body);
+
+    it('captureException(err, { level: "warning" }): the issue reads show warning, in /v1/errors and /v1/server/errors/issues', async () => {
+      const fingerprint = randomUUID().replace(/-/g, '').slice(0, 8);
+      expect((await send(webErrorBatch(fingerprint, 'warning', aid('web')))).status).toBe(202);
+      const impact = await t.http.get('/v1/errors').query({ fingerprint }).set(nodeClient(p.keys.skTest));
+      expect(impact.status).toBe(200);
+      expect(impact.body.data).toEqual(expect.objectContaining({ fingerprint, level: 'warning', occurrences: 1 }));
+      const issue = await t.http.get(`/v1/server/errors/issues/${fingerprint}`).set(nodeClient(p.keys.skTest));
+      expect(issue.status).toBe(200);
+      expect(issue.body).toEqual(expect.objectContaining({ lastLevel: 'warning', latestEvent: expect.objectContaining({ level: 'warning' }) }));
+      const list = await t.http.get('/v1/server/errors/issues').set(nodeClient(p.keys.skTest));
+      expect(list.body.data.find((i: { fingerprint: string }) => i.fingerprint === fingerprint)).toEqual(expect.objectContaining({ lastLevel: 'warning' }));
+    });
+
+    it('a top-level level wins; a properties.level outside error, warning, info is no level', async () => {
+      const top = randomUUID().replace(/-/g, '').slice(0, 8);
+      expect((await send(webErrorBatch(top, 'info', aid('web'), 'error'))).status).toBe(202);
+      const bad = randomUUID().replace(/-/g, '').slice(0, 8);
+      expect((await send(webErrorBatch(bad, 'fatal', aid('web')))).status).toBe(202);
+      const read = async (fingerprint: string) => (await t.http.get('/v1/errors').query({ fingerprint }).set(nodeClient(p.keys.skTest))).body.data.level;
+      expect(await read(top)).toBe('error');
+      expect(await read(bad)).toBeNull();
+    });
+  });
 });
 
 describe('clients: the OpenAPI document describes what the clients send and read', () => {
@@ -466,6 +525,110 @@ describe('clients: the OpenAPI document describes what the clients send and read
     expect(doc.components.schemas.ForgotView.properties.scope).toEqual(expect.objectContaining({ enum: ['customer', 'device'] }));
     expect(doc.components.schemas.ForgotView.required).toContain('scope');
     expect(doc.components.schemas.ResolveResultView.properties.entitlements).toEqual(expect.objectContaining({ type: 'array', items: { type: 'string' } }));
+  });
+
+  it("the revenue read's byRail holds numbers (the CLI's by-rail line), each rail's figures under byRailDetail, at the top level and in current", async () => {
+    const doc = (await t.http.get('/docs/json')).body;
+    const schemas = doc.components.schemas;
+    const ref = (name: string) => expect.objectContaining({ $ref: `#/components/schemas/${name}` });
+    for (const rail of ['ios_store', 'card_payments', 'android_store']) {
+      expect(schemas.RevenueByRailView.properties[rail]).toEqual(expect.objectContaining({ type: 'integer', nullable: true }));
+      expect(schemas.RevenueByRailDetailView.properties[rail]).toEqual(ref('RailRevenueView'));
+    }
+    expect(Object.keys(schemas.RailRevenueView.properties).sort()).toEqual(['activeTrials', 'mrrCents', 'payingCustomers']);
+    for (const figures of [schemas.RevenueFiguresView, schemas.RevenueData]) {
+      expect(figures.properties.byRail).toEqual(expect.objectContaining({ allOf: [ref('RevenueByRailView')] }));
+      expect(figures.properties.byRailDetail).toEqual(expect.objectContaining({ allOf: [ref('RevenueByRailDetailView')] }));
+    }
+    expect(schemas.RevenueData.properties.current).toEqual(expect.objectContaining({ allOf: [ref('RevenueFiguresView')] }));
+  });
+});
+
+describe("clients: the CLI's default login (scope prism.read projects:write apps:write keys:write)", () => {
+  const CLI_DEFAULT_SCOPE = 'prism.read projects:write apps:write keys:write';
+  const REDIRECT = 'http://127.0.0.1:53682/callback';
+  /** The CLI's JSON posts (oauth/client.ts postJson) and its API calls (oauth/api.ts). */
+  const json = { 'Content-Type': 'application/json', Accept: 'application/json' };
+  const cli = (token: string) => ({ Authorization: `Bearer ${token}`, ...json });
+  let t: TestApp;
+  let fx: ProjectFixture;
+  let workspaceId: string;
+  let cookie: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    fx = await createProjectWithApp(t);
+    workspaceId = (await t.http.post('/admin/v1/workspaces').set(operatorAuth()).send({ name: 'CLI login' })).body.id;
+    await t.http.post(`/admin/v1/workspaces/${workspaceId}/projects/${fx.projectId}`).set(operatorAuth());
+    const session = await t.http.post('/console/api/session').send({ token: t.config.operatorToken });
+    cookie = ([] as string[]).concat(session.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+  });
+  afterAll(async () => t.close());
+
+  /** register, authorize (the consent page submitted with the boxes it ticks), token: the CLI's login. */
+  async function login(): Promise<{ page: string; tokens: Record<string, unknown> }> {
+    const clientId = (
+      await t.http
+        .post('/oauth/register')
+        .set(json)
+        .send({ client_name: 'Crossdeck CLI', redirect_uris: [REDIRECT], application_type: 'native' })
+    ).body.client_id as string;
+    const verifier = randomBytes(32).toString('base64url');
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+      state: 'cli_state',
+      scope: CLI_DEFAULT_SCOPE,
+    });
+    const page = await t.http.get(`/oauth/authorize?${query}`).set('Cookie', cookie);
+    expect(page.status).toBe(200);
+    const form = new URLSearchParams({ workspace: workspaceId, decision: 'approve' });
+    for (const m of page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) form.append(m[1], m[2].replace(/&amp;/g, '&'));
+    for (const m of page.text.matchAll(/<input type="checkbox" id="[^"]+" name="scope" value="([^"]+)" checked>/g)) form.append('scope', m[1]);
+    const approved = await t.http.post('/oauth/authorize').set('Cookie', cookie).set('Content-Type', 'application/x-www-form-urlencoded').send(form.toString());
+    expect(approved.status).toBe(302);
+    const code = new URL(approved.headers.location).searchParams.get('code');
+    expect(code).toEqual(expect.any(String));
+    const tokens = await t.http
+      .post('/oauth/token')
+      .set(json)
+      .send({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT });
+    expect(tokens.status).toBe(200);
+    return { page: page.text, tokens: tokens.body };
+  }
+
+  it('the consent page shows the aggregate read set and workspace:write, all ticked, nothing else', async () => {
+    const { page } = await login();
+    const boxes = [...page.matchAll(/<input type="checkbox" id="[^"]+" name="scope" value="([^"]+)"( checked)?>/g)].map((m) => [m[1], Boolean(m[2])]);
+    expect(boxes).toEqual([
+      ['reporting:aggregate', true],
+      ['revenue:read', true],
+      ['errors:read', true],
+      ['buckets:read', true],
+      ['workspace:write', true],
+    ]);
+  });
+
+  it('the issued token creates a project and an app (projects create, apps create) and reads the aggregate set', async () => {
+    const { tokens } = await login();
+    expect(String(tokens.scope).split(' ').sort()).toEqual(['buckets:read', 'errors:read', 'reporting:aggregate', 'revenue:read', 'workspace:write']);
+    const token = tokens.access_token as string;
+    const project = await t.http.post('/v1/projects').set(cli(token)).send({ name: 'From the CLI' });
+    expect(project.status).toBe(201);
+    const projectId = project.body.data.project.project as string;
+    const app = await t.http.post('/v1/apps').set(cli(token)).send({ projectId, platform: 'web', domain: 'cli.example.com' });
+    expect(app.status).toBe(201);
+    expect(app.body.data.app).toEqual(expect.objectContaining({ project: projectId, platform: 'web' }));
+
+    for (const path of ['/v1/revenue', '/v1/customers', '/v1/errors?fingerprint=abc', '/v1/buckets', '/v1/acquisition']) {
+      const res = await t.http.get(`${path}${path.includes('?') ? '&' : '?'}project=${projectId}`).set(cli(token));
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+    }
+    // Identity reads were not asked for.
+    expectError(await t.http.get(`/v1/customers/ranked?project=${projectId}`).set(cli(token)), 403, 'insufficient_scope');
   });
 });
 

@@ -35,7 +35,7 @@ describe('bucket reports and GET /v1/buckets', () => {
     expect(res.body.meta.coverage.readCost).toEqual({ state: 'not_instrumented', since: null });
   });
 
-  it('a report is 202; a later one for the same date and key replaces it; per-user and overhead reads come from byActor', async () => {
+  it('a report is 202; a later one for the same date and key adds to it; per-user and overhead reads come from byActor', async () => {
     const first = await t.http
       .post('/v1/buckets/report')
       .set(bearer(web.keys.skTest))
@@ -64,19 +64,110 @@ describe('bucket reports and GET /v1/buckets', () => {
     const res = await t.http.get('/v1/buckets?days=7').set(bearer(web.keys.skTest));
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({
-      reads: 4347,
+      reads: 9347,
       writes: 3,
       deletes: 1,
       perUserReads: 410,
-      overheadReads: 3937,
+      overheadReads: 8937,
       attributedActors: 2,
       byOperation: [
-        { label: 'home-feed', reads: 4130 },
+        { label: 'home-feed', reads: 9130 },
         { label: 'col:posts', reads: 217 },
       ],
     });
     expect(res.body.meta.coverage.readCost.state).toBe('measured');
     expect(res.body.meta.project).toBe(web.projectId);
+  });
+
+  it('flush windows of one key and day add up, their hours, slots and actor labels too; other days stay apart', async () => {
+    const app = await createProjectWithApp(t);
+    const yesterday = new Date(t.clock.nowMs() - 86_400_000).toISOString().slice(0, 10);
+    const report = (date: string, body: Record<string, unknown>) =>
+      t.http
+        .post('/v1/buckets/report')
+        .set(bearer(app.keys.skTest))
+        .send({ date, ...body });
+    const windows = [
+      {
+        byLabel: { feed: { read: 10, write: 1 } },
+        byHour: { '07': { read: 10 } },
+        byActor: { u1: { read: 6 }, anonymous: { read: 4 } },
+        byActorLabel: { 'u1␟feed': { read: 6 } },
+      },
+      { byLabel: { feed: { read: 5 }, posts: { read: 7, delete: 2 } }, byHour: { '07': { read: 2 }, '08': { read: 10 } }, byMinute: { '0800': { read: 3 } } },
+      { byLabel: { posts: { read: 3 } }, byActor: { u1: { read: 1 }, u2: { read: 2 } }, byActorLabel: { 'u1␟feed': { read: 1 }, 'u2␟posts': { read: 2 } } },
+    ];
+    for (const body of windows) expect((await report(today, body)).status).toBe(202);
+    expect((await report(yesterday, { byLabel: { feed: { read: 100 } } })).status).toBe(202);
+
+    const day = await t.http.get('/v1/buckets?days=1').set(bearer(app.keys.skTest));
+    expect(day.body.data).toEqual({
+      reads: 25,
+      writes: 1,
+      deletes: 2,
+      perUserReads: 9,
+      overheadReads: 16,
+      attributedActors: 2,
+      byOperation: [
+        { label: 'feed', reads: 15 },
+        { label: 'posts', reads: 10 },
+      ],
+    });
+    const twoDays = await t.http.get('/v1/buckets?days=2').set(bearer(app.keys.skTest));
+    expect(twoDays.body.data.reads).toBe(125);
+
+    const [row] = await t.dataSource.query(
+      `SELECT reads, by_hour, by_minute, by_actor_label FROM bucket_reports WHERE project_id = $1 AND env = 'sandbox' AND report_date = $2::date`,
+      [app.projectId, today],
+    );
+    expect(Number(row.reads)).toBe(25);
+    expect(row.by_hour).toEqual({ '07': { read: 12, write: 0, delete: 0 }, '08': { read: 10, write: 0, delete: 0 } });
+    expect(row.by_minute).toEqual({ '0800': { read: 3, write: 0, delete: 0 } });
+    expect(row.by_actor_label).toEqual({ 'u1␟feed': { read: 7, write: 0, delete: 0 }, 'u2␟posts': { read: 2, write: 0, delete: 0 } });
+  });
+
+  it('a report retried with the same Idempotency-Key is added once; another key adds; the same key with another body is 400', async () => {
+    const app = await createProjectWithApp(t);
+    const body = { date: today, byLabel: { feed: { read: 40 } }, byActor: { u1: { read: 40 } } };
+    const send = (key: string, b: object = body) =>
+      t.http
+        .post('/v1/buckets/report')
+        .set({ ...bearer(app.keys.skTest), 'Idempotency-Key': key })
+        .send(b);
+    const first = await send('flush-1');
+    expect(first.status).toBe(202);
+    expect(first.body).toEqual({ object: 'bucket_report', date: today });
+    const retry = await send('flush-1');
+    expect(retry.status).toBe(202);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect((await send('flush-2')).status).toBe(202);
+    expectError(await send('flush-1', { date: today, byLabel: { feed: { read: 41 } } }), 400, 'idempotency_key_in_use');
+
+    const res = await t.http.get('/v1/buckets?days=1').set(bearer(app.keys.skTest));
+    expect(res.body.data).toEqual(expect.objectContaining({ reads: 80, perUserReads: 80, attributedActors: 1, byOperation: [{ label: 'feed', reads: 80 }] }));
+  });
+
+  it('reports sent at once all count, with and without an Idempotency-Key', async () => {
+    const app = await createProjectWithApp(t);
+    await setRateLimits(t, app.projectId, { events: { sustained: 10_000, burst: 10_000 } });
+    const send = (i: number) =>
+      t.http
+        .post('/v1/buckets/report')
+        .set(i % 2 === 0 ? bearer(app.keys.skTest) : { ...bearer(app.keys.skTest), 'Idempotency-Key': `window-${i}` })
+        .send({
+          date: today,
+          byLabel: { feed: { read: 1 }, [`l${i % 3}`]: { read: 1 } },
+          byHour: { '09': { read: 2 } },
+          byActor: { [`u${i % 4}`]: { read: 2 } },
+        });
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => send(i)));
+    expect(answers.map((r) => r.status)).toEqual(Array(16).fill(202));
+
+    const res = await t.http.get('/v1/buckets?days=1').set(bearer(app.keys.skTest));
+    expect(res.body.data).toEqual(expect.objectContaining({ reads: 32, perUserReads: 32, attributedActors: 4 }));
+    expect(res.body.data.byOperation[0]).toEqual({ label: 'feed', reads: 16 });
+    const [row] = await t.dataSource.query(`SELECT by_hour FROM bucket_reports WHERE project_id = $1 AND env = 'sandbox'`, [app.projectId]);
+    expect(row.by_hour['09'].read).toBe(32);
   });
 
   it('bounds and shapes are 400 or 413 naming the field', async () => {
@@ -110,7 +201,7 @@ describe('bucket reports and GET /v1/buckets', () => {
     expectNamedError(await t.http.get('/v1/buckets').set(bearer(wk)), 400, 'missing_required_param', /project/);
     const res = await t.http.get(`/v1/buckets?project=${web.projectId}&env=sandbox&days=7`).set(bearer(wk));
     expect(res.status).toBe(200);
-    expect(res.body.data.reads).toBe(4347);
+    expect(res.body.data.reads).toBe(9347);
     expect(res.body.meta).toEqual(expect.objectContaining({ project: web.projectId, env: 'sandbox' }));
     const production = await t.http.get(`/v1/buckets?project=${web.projectId}`).set(bearer(wk));
     expect(production.body.data.reads).toBeNull();

@@ -98,10 +98,11 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
       data: expect.objectContaining({ currency: 'USD', mrrCents: 0, payingCustomers: 0, recognisedCashThisMonthCents: 0, otherCurrencies: [] }),
       meta: { project: fx.projectId, env: 'sandbox', generatedAt: expect.any(Number), coverage: { revenue: { state: 'measured', since: expect.any(Number) } } },
     });
-    expect(res.body.data.byRail).toEqual({
-      ios_store: { mrrCents: 0, payingCustomers: 0 },
-      card_payments: { mrrCents: 0, payingCustomers: 0 },
-      android_store: { mrrCents: 0, payingCustomers: 0 },
+    expect(res.body.data.byRail).toEqual({ ios_store: 0, card_payments: 0, android_store: 0 });
+    expect(res.body.data.byRailDetail).toEqual({
+      ios_store: { mrrCents: 0, payingCustomers: 0, activeTrials: null },
+      card_payments: { mrrCents: 0, payingCustomers: 0, activeTrials: null },
+      android_store: { mrrCents: 0, payingCustomers: 0, activeTrials: null },
     });
     expect(res.body.data.current).toEqual({ ...res.body.data, current: undefined, series: undefined });
   });
@@ -112,7 +113,9 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
     expect(res.status).toBe(200);
     expect(res.body.meta.coverage).toEqual({ revenue: { state: 'not_instrumented', since: null } });
     expect(res.body.data).toEqual(expect.objectContaining({ mrrCents: null, payingCustomers: null, recognisedCashThisMonthCents: null }));
-    expect(res.body.data.byRail.card_payments).toEqual({ mrrCents: null, payingCustomers: null });
+    expect(res.body.data.byRail).toEqual({ ios_store: null, card_payments: null, android_store: null });
+    expect(res.body.data.byRailDetail.card_payments).toEqual({ mrrCents: null, payingCustomers: null, activeTrials: null });
+    expect(res.body.data.current.byRail.card_payments).toBeNull();
     expect(res.body.data.series).toEqual([expect.objectContaining({ mrrCents: null }), expect.objectContaining({ mrrCents: null, payingCustomers: null })]);
     const averages = await t.http.get('/v1/revenue/averages').set(keyHeaders(bare, bare.keys.skTest));
     expect(averages.body.data).toEqual(expect.objectContaining({ arpuCents: null, combinedLifetimeValueCents: null, payingCustomers: null }));
@@ -129,7 +132,9 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
     usdCustomerCard = usdSubscription.customer;
     const d = await data();
     expect(d).toEqual(expect.objectContaining({ currency: 'USD', mrrCents: 3000, payingCustomers: 1, otherCurrencies: [] }));
-    expect(d.byRail.card_payments).toEqual({ mrrCents: 3000, payingCustomers: 1 });
+    expect(d.byRail.card_payments).toBe(3000);
+    expect(d.byRailDetail.card_payments).toEqual({ mrrCents: 3000, payingCustomers: 1, activeTrials: null });
+    expect(d.current.byRail).toEqual({ ios_store: 0, card_payments: 3000, android_store: 0 });
     expect(d.current).toEqual(expect.objectContaining({ mrrCents: 3000, payingCustomers: 1 }));
     // The same state again changes nothing; a price change moves MRR.
     await send(event('customer.subscription.updated', usdSubscription));
@@ -141,7 +146,8 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
     expect((await send(event('customer.subscription.created', eur))).body.decision).toBe('applied');
     const d = await data();
     expect(d).toEqual(expect.objectContaining({ mrrCents: 3000, payingCustomers: 2, otherCurrencies: [{ currency: 'EUR', mrrCents: 900 }] }));
-    expect(d.byRail.card_payments).toEqual({ mrrCents: 3000, payingCustomers: 2 });
+    expect(d.byRail.card_payments).toBe(3000);
+    expect(d.byRailDetail.card_payments).toEqual({ mrrCents: 3000, payingCustomers: 2, activeTrials: null });
 
     const put = await t.http.put(`/admin/v1/projects/${fx.projectId}/reporting`).set(operatorAuth()).send({ currency: 'EUR' });
     expect(put.status).toBe(200);
@@ -303,7 +309,8 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
       expect((await notify('SUBSCRIBED', tx)).body.decision).toBe('applied');
       const read = async () => (await t.http.get('/v1/revenue').set(keyHeaders(ios, ios.keys.skTest))).body.data;
       expect(await read()).toEqual(expect.objectContaining({ mrrCents: 999, payingCustomers: 1, recognisedCashThisMonthCents: 999 }));
-      expect((await read()).byRail.ios_store).toEqual({ mrrCents: 999, payingCustomers: 1 });
+      expect((await read()).byRail.ios_store).toBe(999);
+      expect((await read()).byRailDetail.ios_store).toEqual({ mrrCents: 999, payingCustomers: 1, activeTrials: null });
       // A yearly plan at 99.99 (JPY-free: two decimals) adds 833 a month.
       const yearly = transactionPayload({
         bundleId: BUNDLE,

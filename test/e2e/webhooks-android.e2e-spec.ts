@@ -299,14 +299,15 @@ describe('webhooks: Android store (POST /v1/webhooks/android_store/{projectId}?t
       expect((await push(subNotification(4, token, { subscriptionId: 'pro_yearly' }))).body.decision).toBe('applied');
       const after = await read();
       // 59.99 a year is 499.92 a month.
-      expect(after.byRail.android_store.mrrCents - before.byRail.android_store.mrrCents).toBe(500);
+      expect(after.byRail.android_store - before.byRail.android_store).toBe(500);
+      expect(after.byRailDetail.android_store.mrrCents).toBe(after.byRail.android_store);
       expect(after.recognisedCashThisMonthCents - before.recognisedCashThisMonthCents).toBe(5999);
       // The same order read again (a renewal-status change) is not counted twice; expiry leaves MRR.
       await push(subNotification(3, token, { subscriptionId: 'pro_yearly' }));
       expect((await read()).recognisedCashThisMonthCents).toBe(after.recognisedCashThisMonthCents);
       purchase.subscriptionState = 'SUBSCRIPTION_STATE_EXPIRED';
       await push(subNotification(13, token, { subscriptionId: 'pro_yearly' }));
-      expect((await read()).byRail.android_store.mrrCents).toBe(before.byRail.android_store.mrrCents);
+      expect((await read()).byRail.android_store).toBe(before.byRail.android_store);
     });
   });
 });

@@ -1,4 +1,5 @@
 import { fieldOfError, match, nextAfterSignIn } from '../../apps/console/src/rules.js';
+import { requestedScopes } from '../../libs/console/src/oauth/consent-scopes.js';
 
 describe('operator console rules', () => {
   it('follows ?next= only into the OAuth authorize page', () => {
@@ -25,5 +26,29 @@ describe('operator console rules', () => {
     expect(fieldOfError('Something else went wrong', undefined, fields)).toBeUndefined();
     expect(fieldOfError('must be snake_case', 'entitlementKey', fields)).toBe('entitlementKey');
     expect(fieldOfError('reason is wrong', 'env', fields)).toBeUndefined();
+  });
+});
+
+describe('connector sign-in scopes', () => {
+  it("maps the CLI's default scope names: prism.read the aggregate read set, the *:write ones workspace:write", () => {
+    expect(requestedScopes('prism.read projects:write apps:write keys:write')).toEqual([
+      'reporting:aggregate',
+      'revenue:read',
+      'errors:read',
+      'buckets:read',
+      'workspace:write',
+    ]);
+    expect(requestedScopes('prism.read')).toEqual(['reporting:aggregate', 'revenue:read', 'errors:read', 'buckets:read']);
+  });
+
+  it('keeps workspace-key scope names, each once, and leaves unknown names out', () => {
+    expect(requestedScopes('revenue:read prism.read reporting:identity constructor __proto__ nope')).toEqual([
+      'revenue:read',
+      'reporting:aggregate',
+      'errors:read',
+      'buckets:read',
+      'reporting:identity',
+    ]);
+    expect(requestedScopes('')).toEqual([]);
   });
 });

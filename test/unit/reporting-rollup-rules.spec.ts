@@ -1,5 +1,12 @@
 import { ApiError } from '#platform';
-import { BUCKET_REPORT_BOUNDS, isCalendarDate, parseBucketReport, totalsOf, utcDay } from '../../libs/reporting/src/buckets/bucket-report.rules.js';
+import {
+  BUCKET_REPORT_BOUNDS,
+  addCountMaps,
+  isCalendarDate,
+  parseBucketReport,
+  totalsOf,
+  utcDay,
+} from '../../libs/reporting/src/buckets/bucket-report.rules.js';
 import { hostAllowed } from '../../libs/reporting/src/analytics/allowed-hosts.js';
 import { URL_HOST_REGEX, URL_PATH_REGEX, feedsRollups } from '../../libs/telemetry/src/storage/event-rollups.sql.js';
 
@@ -46,6 +53,22 @@ describe('bucket report rules', () => {
       status: 413,
       message: expect.stringContaining('byActor'),
     });
+  });
+
+  it("adds two windows' maps: shared keys add every unit, other keys are kept, null is nothing", () => {
+    const a = { '07': { read: 10, write: 1, delete: 0 }, '08': { read: 2, write: 0, delete: 0 } };
+    const b = { '08': { read: 3, write: 4, delete: 5 }, '09': { read: 1, write: 0, delete: 0 } };
+    expect(addCountMaps(a, b)).toEqual({
+      '07': { read: 10, write: 1, delete: 0 },
+      '08': { read: 5, write: 4, delete: 5 },
+      '09': { read: 1, write: 0, delete: 0 },
+    });
+    expect(addCountMaps(null, b)).toBe(b);
+    expect(addCountMaps(a, null)).toBe(a);
+    expect(addCountMaps(null, null)).toBeNull();
+    const proto = addCountMaps(JSON.parse('{"__proto__":{"read":1,"write":0,"delete":0}}'), JSON.parse('{"__proto__":{"read":2,"write":0,"delete":0}}'));
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+    expect(Object.entries(proto ?? {})).toEqual([['__proto__', { read: 3, write: 0, delete: 0 }]]);
   });
 
   it('calendar dates and UTC days', () => {

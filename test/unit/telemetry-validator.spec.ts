@@ -187,6 +187,28 @@ describe('telemetry: batch validator', () => {
       expect(out.softDropped).toBe(2);
     });
 
+    it("level: an error event's properties.level when the top level has none, with the same values; the top level wins", () => {
+      const error = (overrides: Record<string, unknown>) => event({ name: 'error.handled', ...overrides });
+      const out = validateEvents(
+        {
+          events: [
+            error({ properties: { fingerprint: '0123abcd', level: 'warning' } }),
+            error({ level: null, properties: { level: 'info' } }),
+            error({ level: 'error', properties: { level: 'info' } }),
+            error({ properties: { level: 'fatal' } }),
+            error({ properties: { level: 2 } }),
+            error({ properties: {} }),
+            event({ name: 'game.level_up', properties: { level: 'info' } }),
+          ],
+        },
+        NOW,
+        newId,
+      );
+      expect(out.events.map((e) => e.level)).toEqual(['warning', 'info', 'error', null, null, null, null]);
+      expect(out.softDropped).toBe(2);
+      expect(out.events[6].isError).toBe(false);
+    });
+
     it('tags: offending entries dropped, at most 32 kept', () => {
       expect(sanitizeTags({ a: 'x', b: 5, c: 'y'.repeat(65), d: 'z'.repeat(64) })).toEqual({ json: JSON.stringify({ a: 'x', d: 'z'.repeat(64) }), dropped: 2 });
       expect(sanitizeTags({ ['k'.repeat(64)]: 'ok', ['k'.repeat(65)]: 'too long a key', '': 'empty key' })).toEqual({

@@ -14,8 +14,9 @@ import {
   csrfTokenOf,
   verifyConsoleSession,
 } from '#platform';
-import { WORKSPACE_KEY_SCOPES, WorkspaceKeyIssuer } from '#keys';
+import { WorkspaceKeyIssuer } from '#keys';
 import { consentCsp, renderConsentPage, renderErrorPage } from './consent-page.js';
+import { requestedScopes } from './consent-scopes.js';
 import { ACCESS_TOKEN_LIFETIME_S, CODE_LIFETIME_S, OauthModel, REFRESH_TOKEN_LIFETIME_S, sha256Hex } from './oauth-model.js';
 import { OauthRepository } from './oauth.repository.js';
 import { validateRegistration } from './registration.js';
@@ -110,7 +111,7 @@ export class OauthService {
     if ('answer' in checked) return checked.answer;
     const session = verifyConsoleSession(operatorToken, cookieValue(cookieHeader, CONSOLE_SESSION_COOKIE), this.clock.nowMs());
     if (!session) return redirect(`/console/?next=${encodeURIComponent(originalUrl)}`);
-    const requested = (query.scope ?? '').split(' ').filter((s) => WORKSPACE_KEY_SCOPES.includes(s));
+    const requested = requestedScopes(query.scope ?? '');
     const hidden: Record<string, string> = { csrf_token: csrfTokenOf(operatorToken, session) };
     for (const name of ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method']) hidden[name] = query[name] ?? '';
     const page = renderConsentPage({

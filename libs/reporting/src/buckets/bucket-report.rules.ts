@@ -119,6 +119,22 @@ export function utcDay(nowMs: number, offset = 0): string {
   return new Date(nowMs - offset * 86_400_000).toISOString().slice(0, 10);
 }
 
+/**
+ * The sum of two stored maps of counts (hours, slots or actor labels): a key in both adds its
+ * units, a key in one is kept; null when both are. Reports of one key and day add up.
+ */
+export function addCountMaps(a: Record<string, UnitCounts> | null, b: Record<string, UnitCounts> | null): Record<string, UnitCounts> | null {
+  if (!a) return b;
+  if (!b) return a;
+  // A Map, so that a key such as `__proto__` stays an ordinary key.
+  const sum = new Map(Object.entries(a));
+  for (const [key, c] of Object.entries(b)) {
+    const prior = sum.get(key);
+    sum.set(key, prior ? { read: prior.read + c.read, write: prior.write + c.write, delete: prior.delete + c.delete } : c);
+  }
+  return Object.fromEntries(sum);
+}
+
 /** Totals of a report's labels. */
 export function totalsOf(report: BucketReport): UnitCounts {
   const total: UnitCounts = { read: 0, write: 0, delete: 0 };

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql, type TenantScope } from '#platform';
-import { ANONYMOUS_ACTOR, type BucketReport, totalsOf } from './bucket-report.rules.js';
+import { ANONYMOUS_ACTOR, type BucketReport, type UnitCounts, addCountMaps, totalsOf } from './bucket-report.rules.js';
 
 export interface ReadCostSummary {
   reads: number;
@@ -10,48 +10,69 @@ export interface ReadCostSummary {
   attributedActors: number;
 }
 
-/** Bucket reports: one per (project, env, key, UTC date), replaced whole; reads sum them by date index. */
+type CountMap = Record<string, UnitCounts> | null;
+
+/**
+ * Bucket reports: one row per (project, env, key, UTC date) holding the sum of every report
+ * of that key and date, with its labels and actors in child rows; reads sum them by date index.
+ */
 @Injectable()
 export class BucketReportsRepository {
   constructor(private readonly sql: Sql) {}
 
-  /** Replaces the key's report for the date (labels and actors with it), in one transaction. */
-  async replace(scope: TenantScope, keyId: string, report: BucketReport, receivedAtMs: number): Promise<void> {
+  /**
+   * Adds a report to its key's row for the date (labels and actors with it), in one
+   * transaction. The day's row is locked first, so concurrent reports of one key and date
+   * add up one after the other; the first report's arrival stays the row's `received_at_ms`.
+   */
+  async add(scope: TenantScope, keyId: string, report: BucketReport, receivedAtMs: number): Promise<void> {
     const totals = totalsOf(report);
     const base = [scope.projectId, scope.env, keyId, report.date];
+    const json = (map: CountMap) => map && JSON.stringify(map);
     await this.sql.transaction(async () => {
-      await this.sql.run(
+      const inserted = await this.sql.rows(
         `INSERT INTO bucket_reports (project_id, env, key_id, report_date, reads, writes, deletes, by_hour, by_minute, by_actor_label, received_at_ms)
          VALUES ($1, $2, $3, $4::date, $5, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11)
-         ON CONFLICT (project_id, env, key_id, report_date) DO UPDATE SET
-           reads = EXCLUDED.reads, writes = EXCLUDED.writes, deletes = EXCLUDED.deletes, by_hour = EXCLUDED.by_hour,
-           by_minute = EXCLUDED.by_minute, by_actor_label = EXCLUDED.by_actor_label, received_at_ms = EXCLUDED.received_at_ms`,
-        [
-          ...base,
-          totals.read,
-          totals.write,
-          totals.delete,
-          report.byHour && JSON.stringify(report.byHour),
-          report.byMinute && JSON.stringify(report.byMinute),
-          report.byActorLabel && JSON.stringify(report.byActorLabel),
-          receivedAtMs,
-        ],
+         ON CONFLICT (project_id, env, key_id, report_date) DO NOTHING
+         RETURNING 1 AS inserted`,
+        [...base, totals.read, totals.write, totals.delete, json(report.byHour), json(report.byMinute), json(report.byActorLabel), receivedAtMs],
       );
-      await this.sql.run(`DELETE FROM bucket_report_labels WHERE project_id = $1 AND env = $2 AND key_id = $3 AND report_date = $4::date`, base);
-      await this.sql.run(`DELETE FROM bucket_report_actors WHERE project_id = $1 AND env = $2 AND key_id = $3 AND report_date = $4::date`, base);
+      if (inserted.length === 0) {
+        const prior = await this.sql.one<{ by_hour: CountMap; by_minute: CountMap; by_actor_label: CountMap }>(
+          `UPDATE bucket_reports SET reads = reads + $5, writes = writes + $6, deletes = deletes + $7
+            WHERE project_id = $1 AND env = $2 AND key_id = $3 AND report_date = $4::date
+           RETURNING by_hour, by_minute, by_actor_label`,
+          [...base, totals.read, totals.write, totals.delete],
+        );
+        if (prior && (report.byHour || report.byMinute || report.byActorLabel)) {
+          await this.sql.run(
+            `UPDATE bucket_reports SET by_hour = $5::jsonb, by_minute = $6::jsonb, by_actor_label = $7::jsonb
+              WHERE project_id = $1 AND env = $2 AND key_id = $3 AND report_date = $4::date`,
+            [
+              ...base,
+              json(addCountMaps(prior.by_hour, report.byHour)),
+              json(addCountMaps(prior.by_minute, report.byMinute)),
+              json(addCountMaps(prior.by_actor_label, report.byActorLabel)),
+            ],
+          );
+        }
+      }
       const labels = [...report.byLabel.entries()];
       if (labels.length > 0) {
         await this.sql.run(
-          `INSERT INTO bucket_report_labels (project_id, env, key_id, report_date, label, reads, writes, deletes)
-           SELECT $1, $2, $3, $4::date, l, r, w, d FROM unnest($5::text[], $6::bigint[], $7::bigint[], $8::bigint[]) AS x(l, r, w, d)`,
+          `INSERT INTO bucket_report_labels AS l (project_id, env, key_id, report_date, label, reads, writes, deletes)
+           SELECT $1, $2, $3, $4::date, l, r, w, d FROM unnest($5::text[], $6::bigint[], $7::bigint[], $8::bigint[]) AS x(l, r, w, d)
+           ON CONFLICT (project_id, env, key_id, report_date, label) DO UPDATE
+              SET reads = l.reads + EXCLUDED.reads, writes = l.writes + EXCLUDED.writes, deletes = l.deletes + EXCLUDED.deletes`,
           [...base, labels.map(([l]) => l), labels.map(([, c]) => c.read), labels.map(([, c]) => c.write), labels.map(([, c]) => c.delete)],
         );
       }
       const actors = [...report.byActor.entries()];
       if (actors.length > 0) {
         await this.sql.run(
-          `INSERT INTO bucket_report_actors (project_id, env, key_id, report_date, actor_id, reads)
-           SELECT $1, $2, $3, $4::date, a, r FROM unnest($5::text[], $6::bigint[]) AS x(a, r)`,
+          `INSERT INTO bucket_report_actors AS a (project_id, env, key_id, report_date, actor_id, reads)
+           SELECT $1, $2, $3, $4::date, a, r FROM unnest($5::text[], $6::bigint[]) AS x(a, r)
+           ON CONFLICT (project_id, env, key_id, report_date, actor_id) DO UPDATE SET reads = a.reads + EXCLUDED.reads`,
           [...base, actors.map(([a]) => a), actors.map(([, c]) => c.read)],
         );
       }

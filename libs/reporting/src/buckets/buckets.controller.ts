@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Header, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, BodyLimit, RateLimit } from '#platform';
+import { ApiErrors, BodyLimit, Idempotent, RateLimit } from '#platform';
 import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
 import type { ReadEnvelope } from '../read-envelope.js';
 import { ReportingRead, SCOPED_READ_ERRORS } from '../reporting-read.decorator.js';
@@ -23,11 +23,13 @@ export class BucketsController {
   @RequireApiKey({ kinds: ['publishable', 'secret'] })
   @BodyLimit(BUCKET_REPORT_BODY_LIMIT_BYTES, { jsonBounds: BUCKET_REPORT_JSON_BOUNDS })
   @RateLimit('events')
+  @Idempotent()
   @ApiOperation({
     operationId: 'reportBuckets',
     summary: "A bucket reporter's daily read-cost report (secret key, or a web app's publishable key)",
     description:
-      'One report per UTC date and key: a later report for the same date from the same key replaces the earlier one. ' +
+      "Each report carries one flush window's counts, added to the day's totals of its key and UTC date (the reporter clears its buffer after each flush). " +
+      'A report retried with the same Idempotency-Key (and body) within 24 h is added once and answered as the first; without the header every report is added. ' +
       'Bounds: 1,000 labels, 24 hours, 288 slots, 5,000 actors, 10,000 actor labels (past them 413 naming the field). Charges the events bucket.',
   })
   @ApiBody({ type: BucketReportBodyDoc })

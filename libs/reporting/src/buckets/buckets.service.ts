@@ -13,7 +13,7 @@ import { ReadCosts } from './read-costs.service.js';
 /** At most this many labels in byOperation. */
 const OPERATIONS_LIMIT = 100;
 
-/** Bucket reports in (replace per key and UTC date) and the read-cost read. */
+/** Bucket reports in (added up per key and UTC date) and the read-cost read. */
 @Injectable()
 export class BucketsService {
   constructor(
@@ -30,7 +30,7 @@ export class BucketsService {
       throw ApiError.authentication('invalid_api_key', "Bucket reports take a secret key or a web app's publishable key");
     }
     const report = parseBucketReport(body);
-    await this.reports.replace(auth, auth.keyId, report, this.clock.nowMs());
+    await this.reports.add(auth, auth.keyId, report, this.clock.nowMs());
     return { object: 'bucket_report', date: report.date };
   }
 

@@ -78,17 +78,17 @@ export class RevenueReadsService {
     const thisMonth = cash.filter((c) => c.currency === currency);
     const recurring = thisMonth.filter((c) => c.recurring).reduce((sum, c) => sum + c.amountMinor, 0);
     const oneOff = thisMonth.filter((c) => !c.recurring).reduce((sum, c) => sum + c.amountMinor, 0);
-    const byRail = Object.fromEntries(
-      RAILS.map((rail) => [
-        rail,
-        { mrrCents: cents(find(totals, rail, currency)?.mrrMinor ?? 0), payingCustomers: find(totals, rail, ANY_CURRENCY)?.payingCustomers ?? 0 },
-      ]),
-    ) as unknown as RevenueFiguresView['byRail'];
+    const byRailDetail = railsOf((rail) => ({
+      mrrCents: cents(find(totals, rail, currency)?.mrrMinor ?? 0),
+      payingCustomers: find(totals, rail, ANY_CURRENCY)?.payingCustomers ?? 0,
+      activeTrials: null,
+    }));
     return {
       currency,
       mrrCents: cents(find(totals, 'all', currency)?.mrrMinor ?? 0),
       payingCustomers: find(totals, 'all', ANY_CURRENCY)?.payingCustomers ?? 0,
-      byRail,
+      byRail: railsOf((rail) => byRailDetail[rail].mrrCents),
+      byRailDetail,
       recognisedCashThisMonthCents: cents(recurring + oneOff),
       recognisedCashThisMonthByShape: { recurring: cents(recurring), oneOff: cents(oneOff) },
       otherCurrencies: totals
@@ -124,13 +124,18 @@ function valueOn(rows: readonly DailyRow[], date: string): DailyRow | undefined 
   return rows.find((row) => row.day <= date);
 }
 
+/** One value per rail, in the rails' order. */
+function railsOf<T>(value: (rail: (typeof RAILS)[number]) => T): Record<(typeof RAILS)[number], T> {
+  return { ios_store: value('ios_store'), card_payments: value('card_payments'), android_store: value('android_store') };
+}
+
 function nullFigures(currency: string): RevenueFiguresView {
-  const rail = () => ({ mrrCents: null, payingCustomers: null });
   return {
     currency,
     mrrCents: null,
     payingCustomers: null,
-    byRail: { ios_store: rail(), card_payments: rail(), android_store: rail() },
+    byRail: railsOf(() => null),
+    byRailDetail: railsOf(() => ({ mrrCents: null, payingCustomers: null, activeTrials: null })),
     recognisedCashThisMonthCents: null,
     recognisedCashThisMonthByShape: { recurring: null, oneOff: null },
     otherCurrencies: [],

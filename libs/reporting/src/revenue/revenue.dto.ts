@@ -34,8 +34,16 @@ export class ReportingSettingsView {
 export class RailRevenueView {
   @ApiProperty({ type: Number, nullable: true }) mrrCents: number | null;
   @ApiProperty({ type: Number, nullable: true }) payingCustomers: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'Subscriptions in a free trial; null: not measured (the ledger does not record trials yet)' })
+  activeTrials: number | null;
 }
+/** Each rail's MRR as a number (the public CLI prints the rails whose value is a number). */
 export class RevenueByRailView {
+  @ApiProperty({ type: Number, nullable: true, description: 'MRR in cents of the reporting currency; null when not instrumented' }) ios_store: number | null;
+  @ApiProperty({ type: Number, nullable: true }) card_payments: number | null;
+  @ApiProperty({ type: Number, nullable: true }) android_store: number | null;
+}
+export class RevenueByRailDetailView {
   @ApiProperty({ type: RailRevenueView }) ios_store: RailRevenueView;
   @ApiProperty({ type: RailRevenueView }) card_payments: RailRevenueView;
   @ApiProperty({ type: RailRevenueView }) android_store: RailRevenueView;
@@ -52,7 +60,9 @@ export class RevenueFiguresView {
   @ApiProperty({ example: 'USD', description: 'The reporting currency' }) currency: string;
   @ApiProperty({ type: Number, nullable: true, description: 'Minor units of the reporting currency; null when not instrumented' }) mrrCents: number | null;
   @ApiProperty({ type: Number, nullable: true }) payingCustomers: number | null;
-  @ApiProperty({ type: RevenueByRailView }) byRail: RevenueByRailView;
+  @ApiProperty({ type: RevenueByRailView, description: "Each rail's mrrCents" }) byRail: RevenueByRailView;
+  @ApiProperty({ type: RevenueByRailDetailView, description: "Each rail's figures: mrrCents, payingCustomers, activeTrials" })
+  byRailDetail: RevenueByRailDetailView;
   @ApiProperty({ type: Number, nullable: true }) recognisedCashThisMonthCents: number | null;
   @ApiProperty({ type: CashByShapeView }) recognisedCashThisMonthByShape: CashByShapeView;
   @ApiProperty({ type: [OtherCurrencyView], description: 'MRR in other currencies (no exchange rates are applied)' }) otherCurrencies: OtherCurrencyView[];

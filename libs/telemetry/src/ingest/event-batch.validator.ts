@@ -273,8 +273,10 @@ function normalizeEvent(raw: unknown, index: number, receivedAtMs: number, newEv
 
   let softDropped = 0;
   let level: EventLevel | null = null;
-  if (raw.level !== undefined && raw.level !== null) {
-    if (isEventLevel(raw.level)) level = raw.level;
+  // The public web client sends an error's level in `properties.level`; the top-level field wins.
+  const levelValue = raw.level ?? (name.startsWith('error.') && isPlainObject(properties) ? properties.level : undefined);
+  if (levelValue !== undefined && levelValue !== null) {
+    if (isEventLevel(levelValue)) level = levelValue;
     else softDropped++;
   }
   const tags = sanitizeTags(raw.tags);

@@ -51,7 +51,11 @@ export class TelemetryEventDto {
   })
   crossdeckCustomerId?: string;
 
-  @ApiPropertyOptional({ enum: ['error', 'warning', 'info'], description: 'Error events. Any other value is dropped, never rejected.' })
+  @ApiPropertyOptional({
+    enum: ['error', 'warning', 'info'],
+    description:
+      'Error events. Absent on an error.* event, its properties.level is read (the public web client sends it there). Any other value is dropped, never rejected.',
+  })
   level?: 'error' | 'warning' | 'info';
 
   @ApiPropertyOptional({
