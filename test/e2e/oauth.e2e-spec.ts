@@ -223,6 +223,61 @@ describe('oauth: connector sign-in', () => {
     expect(after.body.error).toBe('invalid_grant');
   });
 
+  it('parallel refreshes of one token: exactly one wins, and the losers revoke the family with the tokens the winner got', async () => {
+    for (let run = 0; run < 10; run++) {
+      const { clientId, tokens } = await signIn();
+      const parallel = run % 2 === 0 ? 2 : 6;
+      const answers = await Promise.all(
+        Array.from({ length: parallel }, () =>
+          t.http.post('/oauth/token').send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId }),
+        ),
+      );
+      const winners = answers.filter((a) => a.status === 200);
+      expect({ run, winners: winners.length, losers: answers.filter((a) => a.body.error === 'invalid_grant').length }).toEqual({
+        run,
+        winners: 1,
+        losers: parallel - 1,
+      });
+      const won = winners[0].body as { access_token: string; refresh_token: string };
+      expect({ run, access: (await t.http.get('/v1/workspace/projects').set(cli(won.access_token))).status }).toEqual({ run, access: 401 });
+      const next = await t.http.post('/oauth/token').send({ grant_type: 'refresh_token', refresh_token: won.refresh_token, client_id: clientId });
+      expect({ run, refresh: next.body.error }).toEqual({ run, refresh: 'invalid_grant' });
+    }
+  });
+
+  it('a second use of a code fails and revokes the access and refresh tokens the first one got', async () => {
+    const clientId = (await register()).body.client_id;
+    const v = verifier();
+    const code = (await consent(clientId, challengeOf(v))).get('code')!;
+    const exchange = () =>
+      t.http.post('/oauth/token').send({ grant_type: 'authorization_code', code, code_verifier: v, client_id: clientId, redirect_uri: REDIRECT });
+    const first = await exchange();
+    expect(first.status).toBe(200);
+    expect((await t.http.get('/v1/workspace/projects').set(cli(first.body.access_token))).status).toBe(200);
+    const replay = await exchange();
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe('invalid_grant');
+    expect((await t.http.get('/v1/workspace/projects').set(cli(first.body.access_token))).status).toBe(401);
+    const refresh = await t.http.post('/oauth/token').send({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: clientId });
+    expect(refresh.body.error).toBe('invalid_grant');
+  });
+
+  it('parallel exchanges of one code: one answers tokens, and the replay revokes them', async () => {
+    for (let run = 0; run < 5; run++) {
+      const clientId = (await register()).body.client_id;
+      const v = verifier();
+      const code = (await consent(clientId, challengeOf(v))).get('code')!;
+      const answers = await Promise.all(
+        Array.from({ length: 3 }, () =>
+          t.http.post('/oauth/token').send({ grant_type: 'authorization_code', code, code_verifier: v, client_id: clientId, redirect_uri: REDIRECT }),
+        ),
+      );
+      const winners = answers.filter((a) => a.status === 200);
+      expect({ run, winners: winners.length }).toEqual({ run, winners: 1 });
+      expect({ run, access: (await t.http.get('/v1/workspace/projects').set(cli(winners[0].body.access_token))).status }).toEqual({ run, access: 401 });
+    }
+  });
+
   it('revoke (RFC 7009): a refresh token or an access token ends the grant; unknown tokens are 200', async () => {
     const a = await signIn();
     expect((await t.http.post('/oauth/revoke').send({ token: a.tokens.refresh_token, client_id: a.clientId })).status).toBe(200);

@@ -9,6 +9,7 @@ import {
   CONSOLE_SESSION_COOKIE,
   Clock,
   RateLimiterService,
+  Sql,
   cookieValue,
   csrfTokenMatches,
   csrfTokenOf,
@@ -60,6 +61,7 @@ export class OauthService {
     private readonly repo: OauthRepository,
     private readonly issuer: WorkspaceKeyIssuer,
     private readonly limiter: RateLimiterService,
+    private readonly sql: Sql,
   ) {
     this.server = new OAuth2Server({
       model,
@@ -163,11 +165,17 @@ export class OauthService {
       body: stringFields(body),
     });
     const response = new OauthResponse({ headers: {} });
-    try {
-      await this.server.token(request, response);
-    } catch (err) {
-      if (!(err instanceof OAuthError)) throw err;
-    }
+    // One transaction per grant: a code's or refresh token's use, the tokens it yields and a
+    // replay's revocation commit together (an OAuth error answers, and still commits the revocation).
+    await this.sql.transaction(async () => {
+      try {
+        await this.server.token(request, response);
+      } catch (err) {
+        if (!(err instanceof OAuthError)) throw err;
+      }
+    });
+    // Keys revoked in the transaction: this replica's cache may have read them again before it committed.
+    this.issuer.forgetCachedKeys();
     return { status: response.status ?? 200, headers: { 'Cache-Control': 'no-store', Pragma: 'no-cache' }, json: response.body };
   }
 
@@ -179,7 +187,10 @@ export class OauthService {
     const familyId = token.startsWith('cd_wk_')
       ? await this.familyOfAccessToken(token)
       : ((await this.repo.findRefreshToken(sha256Hex(token)))?.familyId ?? null);
-    if (familyId) await this.model.revokeFamily(familyId);
+    if (familyId) {
+      await this.sql.transaction(() => this.model.revokeFamily(familyId));
+      this.issuer.forgetCachedKeys();
+    }
     return { status: 200, headers: { 'Cache-Control': 'no-store' }, json: {} };
   }
 
