@@ -313,7 +313,8 @@ describe('oauth: connector sign-in', () => {
     const res = await t.http.get('/.well-known/oauth-authorization-server');
     expect(res.status).toBe(200);
     const issuer = res.body.issuer as string;
-    expect(issuer).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // Outside production without PUBLIC_BASE_URL: http://localhost:<PORT>.
+    expect(issuer).toBe('http://localhost:3000');
     expect(res.body).toEqual(
       expect.objectContaining({
         authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -324,6 +325,32 @@ describe('oauth: connector sign-in', () => {
         token_endpoint_auth_methods_supported: ['none'],
       }),
     );
+  });
+
+  it('metadata comes from PUBLIC_BASE_URL, never from the Host header or the forwarded scheme', async () => {
+    const spoofed = await t.http
+      .get('/.well-known/oauth-authorization-server')
+      .set('Host', 'evil.example')
+      .set('X-Forwarded-Host', 'evil.example')
+      .set('X-Forwarded-Proto', 'https');
+    expect(spoofed.status).toBe(200);
+    expect(spoofed.body.issuer).toBe('http://localhost:3000');
+    expect(JSON.stringify(spoofed.body)).not.toContain('evil.example');
+    const configured = await createTestApp({ PUBLIC_BASE_URL: 'https://api.example.com/' });
+    try {
+      const res = await configured.http.get('/.well-known/oauth-authorization-server').set('Host', 'evil.example');
+      expect(res.body).toEqual(
+        expect.objectContaining({
+          issuer: 'https://api.example.com',
+          authorization_endpoint: 'https://api.example.com/oauth/authorize',
+          token_endpoint: 'https://api.example.com/oauth/token',
+          registration_endpoint: 'https://api.example.com/oauth/register',
+          revocation_endpoint: 'https://api.example.com/oauth/revoke',
+        }),
+      );
+    } finally {
+      await configured.close();
+    }
   });
 
   it('without OPERATOR_TOKEN connector sign-in is off (404)', async () => {

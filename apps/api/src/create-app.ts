@@ -27,7 +27,7 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: C
   const edge = new HttpEdge();
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.register({ config, logger, sdkVersions: loadSdkVersionsManifest(), schema: DATABASE_SCHEMA }, options.extraModules),
-    new ServiceHttpAdapter({ ...edge.serverOptions(), skipMiddie: true }),
+    new ServiceHttpAdapter({ ...edge.serverOptions(config), skipMiddie: true }),
     { bodyParser: false, logger: new NestPinoLogger(logger), abortOnError: false },
   );
   assertEveryRouteHasPolicy(app);
