@@ -6,14 +6,12 @@ import {
   type AppConfig,
   ApiError,
   type BucketRule,
-  CONSOLE_SESSION_COOKIE,
   Clock,
+  ConsoleSessions,
   RateLimiterService,
   Sql,
-  cookieValue,
   csrfTokenMatches,
   csrfTokenOf,
-  verifyConsoleSession,
 } from '#platform';
 import { WORKSPACE_KEY_SCOPES, WorkspaceKeyIssuer } from '#keys';
 import { consentCsp, renderConsentPage, renderErrorPage } from './consent-page.js';
@@ -62,6 +60,7 @@ export class OauthService {
     private readonly issuer: WorkspaceKeyIssuer,
     private readonly limiter: RateLimiterService,
     private readonly sql: Sql,
+    private readonly sessions: ConsoleSessions,
   ) {
     this.server = new OAuth2Server({
       model,
@@ -110,7 +109,7 @@ export class OauthService {
     const operatorToken = this.operatorToken();
     const checked = await this.checkAuthorizationRequest(query);
     if ('answer' in checked) return checked.answer;
-    const session = verifyConsoleSession(operatorToken, cookieValue(cookieHeader, CONSOLE_SESSION_COOKIE), this.clock.nowMs());
+    const session = await this.sessions.live(cookieHeader);
     if (!session) return redirect(`/console/?next=${encodeURIComponent(originalUrl)}`);
     const requested = (query.scope ?? '').split(' ').filter((s) => WORKSPACE_KEY_SCOPES.includes(s));
     const hidden: Record<string, string> = { csrf_token: csrfTokenOf(operatorToken, session) };
@@ -133,7 +132,7 @@ export class OauthService {
     for (const name of ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method']) query[name] = one(name);
     const checked = await this.checkAuthorizationRequest(query);
     if ('answer' in checked) return checked.answer;
-    const session = verifyConsoleSession(operatorToken, cookieValue(cookieHeader, CONSOLE_SESSION_COOKIE), this.clock.nowMs());
+    const session = await this.sessions.live(cookieHeader);
     if (!session || !csrfTokenMatches(operatorToken, session, one('csrf_token'))) {
       return html(403, renderErrorPage('Your console session has ended or the form is stale: sign in to the console and start again from the application.'));
     }
