@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { RateLimiterService } from '#platform';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { expectError, expectTypedError } from '../support/expect-error.js';
 
@@ -10,11 +11,21 @@ import { expectError, expectTypedError } from '../support/expect-error.js';
 
 const ownToken = () => `op_limits_${randomBytes(12).toString('hex')}`;
 
+/** A new app's Redis connection is not up at once (until then the limits fail open): the suites count on it. */
+async function limitingApp(env: Record<string, string>): Promise<TestApp> {
+  const t = await createTestApp(env);
+  const limiter = t.app.get(RateLimiterService);
+  for (let i = 0; i < 100 && (await limiter.takeFor('probe', 'probe', { sustained: 1, burst: 1 }, 0)).failedOpen; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return t;
+}
+
 describe('operator auth: failed attempts per client address', () => {
   describe('TRUST_PROXY unset: the socket address is the client, X-Forwarded-For is ignored', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await createTestApp({ OPERATOR_TOKEN: ownToken() });
+      t = await limitingApp({ OPERATOR_TOKEN: ownToken() });
     });
     afterAll(async () => t.close());
 
@@ -35,6 +46,20 @@ describe('operator auth: failed attempts per client address', () => {
       expectError(await t.http.get(path).set('Authorization', `Bearer ${t.config.operatorToken}`), 404, 'resource_missing');
     });
 
+    it('an unknown operator path counts a wrong bearer token the same way', async () => {
+      const other = await limitingApp({ OPERATOR_TOKEN: ownToken() });
+      try {
+        for (let i = 0; i < 10; i++)
+          expectError(await other.http.get('/admin/v1/no-such-route').set('Authorization', `Bearer guess_${i}`), 401, 'invalid_operator_token');
+        expectError(await other.http.get('/admin/v1/no-such-route').set('Authorization', `Bearer ${other.config.operatorToken}`), 429, 'rate_limited');
+        expectError(await other.http.get('/admin/v1/projects/proj_nope').set('Authorization', `Bearer ${other.config.operatorToken}`), 429, 'rate_limited');
+        other.clock.advance(60);
+        expectError(await other.http.get('/admin/v1/no-such-route').set('Authorization', `Bearer ${other.config.operatorToken}`), 404, 'resource_missing');
+      } finally {
+        await other.close();
+      }
+    });
+
     it('the right bearer token costs nothing', async () => {
       for (let i = 0; i < 15; i++) {
         expectError(await t.http.get('/admin/v1/projects/proj_nope').set('Authorization', `Bearer ${t.config.operatorToken}`), 404, 'resource_missing');
@@ -45,7 +70,7 @@ describe('operator auth: failed attempts per client address', () => {
   describe('TRUST_PROXY names the proxy: the forwarded client address is the one limited', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await createTestApp({ OPERATOR_TOKEN: ownToken(), TRUST_PROXY: 'loopback' });
+      t = await limitingApp({ OPERATOR_TOKEN: ownToken(), TRUST_PROXY: 'loopback' });
     });
     afterAll(async () => t.close());
 
