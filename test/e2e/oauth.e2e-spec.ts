@@ -118,6 +118,19 @@ describe('oauth: connector sign-in', () => {
     expect((await t.http.get(authorizeUrl('oc_nope', 'x')).set('Cookie', cookie)).status).toBe(400);
   });
 
+  it('a signed-out console session cookie no longer opens the consent page', async () => {
+    const signedIn = await t.http.post('/console/api/session').send({ token: t.config.operatorToken });
+    const own = ([] as string[]).concat(signedIn.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+    const clientId = (await register()).body.client_id;
+    const url = authorizeUrl(clientId, challengeOf(verifier()));
+    expect((await t.http.get(url).set('Cookie', own)).status).toBe(200);
+    const csrf = (await t.http.get('/console/api/session').set('Cookie', own)).body.csrfToken;
+    expect((await t.http.delete('/console/api/session').set('Cookie', own).set('X-CSRF-Token', csrf)).status).toBe(204);
+    const after = await t.http.get(url).set('Cookie', own);
+    expect(after.status).toBe(302);
+    expect(after.headers.location).toBe(`/console/?next=${encodeURIComponent(url)}`);
+  });
+
   it('deny redirects with access_denied and the state; a stale CSRF token is refused', async () => {
     const clientId = (await register()).body.client_id;
     const params = await consent(clientId, challengeOf(verifier()), 'deny');
