@@ -53,6 +53,8 @@ describe('operator auth: failed attempts per client address', () => {
           expectError(await other.http.get('/admin/v1/no-such-route').set('Authorization', `Bearer guess_${i}`), 401, 'invalid_operator_token');
         expectError(await other.http.get('/admin/v1/no-such-route').set('Authorization', `Bearer ${other.config.operatorToken}`), 429, 'rate_limited');
         expectError(await other.http.get('/admin/v1/projects/proj_nope').set('Authorization', `Bearer ${other.config.operatorToken}`), 429, 'rate_limited');
+        // A path the router refuses (malformed percent-encoding) is no way around it.
+        expectError(await other.http.get('/admin/v1/%zz').set('Authorization', `Bearer ${other.config.operatorToken}`), 429, 'rate_limited');
         other.clock.advance(60);
         expectError(await other.http.get('/admin/v1/no-such-route').set('Authorization', `Bearer ${other.config.operatorToken}`), 404, 'resource_missing');
       } finally {

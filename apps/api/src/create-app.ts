@@ -8,6 +8,7 @@ import {
   Metrics,
   RoutePolicyHooks,
   NestPinoLogger,
+  OperatorAuthenticator,
   ServiceHttpAdapter,
   loadSdkVersionsManifest,
   setupOpenApi,
@@ -31,7 +32,7 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: C
     { bodyParser: false, logger: new NestPinoLogger(logger), abortOnError: false },
   );
   assertEveryRouteHasPolicy(app);
-  edge.attach(app.getHttpAdapter().getInstance(), app.get(Metrics), logger, config, app.get(RoutePolicyHooks));
+  edge.attach(app.getHttpAdapter().getInstance(), app.get(Metrics), logger, config, app.get(RoutePolicyHooks), app.get(OperatorAuthenticator));
   configureHttpServer(app.getHttpServer(), config);
   setupOpenApi(app, { enabled: config.docsEnabled, operatorApi: config.operatorToken !== undefined && config.docsOperator });
   await app.init();

@@ -10,6 +10,7 @@ import { type AppLogger, logAccess } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { allowOrigin, applyCors } from './cors.js';
 import type { RoutePolicyHooks } from '../policy/route-policy.hooks.js';
+import type { OperatorAuthenticator } from '../policy/operator-authenticator.js';
 import { answerClientError } from './http-server.js';
 import { type HttpRequest, type HttpResponse, parseQueryString, pathOf, setResponseHeader } from './http-types.js';
 import { assignRequestId } from './request-id.js';
@@ -64,11 +65,19 @@ export class HttpEdge {
   }
 
   /** Installs the parser and hooks once the application exists. */
-  attach(server: FastifyInstance, metrics: Metrics, logger: AppLogger, config: AppConfig, hooks?: RoutePolicyHooks): void {
+  attach(
+    server: FastifyInstance,
+    metrics: Metrics,
+    logger: AppLogger,
+    config: AppConfig,
+    hooks?: RoutePolicyHooks,
+    operatorAuth?: OperatorAuthenticator,
+  ): void {
     this.server = server;
     this.metrics = metrics;
     this.logger = logger;
-    this.filter = new AllExceptionsFilter(logger, config);
+    // With the authenticator, a malformed path under /admin counts a wrong bearer token like any other.
+    this.filter = new AllExceptionsFilter(logger, config, undefined, operatorAuth);
     server.removeAllContentTypeParsers();
     server.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
     server.addHook('onRequest', (req, res, done) => {
