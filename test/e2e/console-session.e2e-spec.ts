@@ -147,6 +147,43 @@ describe('console: files, headers and the signed session', () => {
       expect(header).toContain('Max-Age=0');
     });
 
+    it('sign-out ends the session on the server: the old cookie is refused, here and on another replica', async () => {
+      const { cookie, csrf } = await signIn();
+      const replica = await createTestApp({ OPERATOR_TOKEN: token, CONSOLE_DIR: dir });
+      try {
+        expect((await replica.http.get('/admin/v1/projects/proj_nope').set('Cookie', cookie)).status).toBe(404);
+        const out = await t.http.delete('/console/api/session').set('Cookie', cookie).set('X-CSRF-Token', csrf);
+        expect(out.status).toBe(204);
+        expect(([] as string[]).concat(out.headers['set-cookie'] as unknown as string[])[0]).toMatch(/^console_session=; /);
+        // The cookie kept (a copy, a stolen one) no longer works anywhere.
+        for (const app of [t, replica]) {
+          expectError(await app.http.get('/console/api/session').set('Cookie', cookie), 401, 'invalid_operator_token');
+          expectError(await app.http.get('/admin/v1/projects/proj_nope').set('Cookie', cookie), 401, 'invalid_operator_token');
+          expectError(
+            await app.http.post('/admin/v1/projects').set('Cookie', cookie).set('X-CSRF-Token', csrf).send({ name: 'x' }),
+            401,
+            'invalid_operator_token',
+          );
+        }
+        // Another session is untouched, and so is the bearer token.
+        const other = await signIn();
+        expect((await replica.http.get('/console/api/session').set('Cookie', other.cookie)).status).toBe(200);
+        expect((await replica.http.get('/admin/v1/projects/proj_nope').set(bearer)).status).toBe(404);
+      } finally {
+        await replica.close();
+      }
+    });
+
+    it('sign-out with a live session needs its X-CSRF-Token (403 csrf_token_invalid otherwise, and the session goes on)', async () => {
+      const { cookie, csrf } = await signIn();
+      expectError(await t.http.delete('/console/api/session').set('Cookie', cookie), 403, 'csrf_token_invalid');
+      expectError(await t.http.delete('/console/api/session').set('Cookie', cookie).set('X-CSRF-Token', 'forged'), 403, 'csrf_token_invalid');
+      const other = await signIn();
+      expectError(await t.http.delete('/console/api/session').set('Cookie', cookie).set('X-CSRF-Token', other.csrf), 403, 'csrf_token_invalid');
+      expect((await t.http.get('/console/api/session').set('Cookie', cookie)).status).toBe(200);
+      expect((await t.http.delete('/console/api/session').set('Cookie', cookie).set('X-CSRF-Token', csrf)).status).toBe(204);
+    });
+
     it('the cookie expires after 12 hours (service clock)', async () => {
       const { cookie } = await signIn();
       t.clock.advance(12 * 3600 + 1);
@@ -164,6 +201,7 @@ describe('console: files, headers and the signed session', () => {
         NODE_ENV: 'production',
         TEST_CLOCK: 'off',
         WEBHOOK_SIGNING_KEY: randomBytes(32).toString('hex'),
+        PUBLIC_BASE_URL: 'https://api.example.com',
         DOCS_ENABLED: 'false',
       });
       try {
@@ -204,7 +242,7 @@ describe('console: files, headers and the signed session', () => {
       );
     });
 
-    it('a session works on another replica with the same token (no server state)', async () => {
+    it('a session works on another replica with the same token (a signed cookie: only sign-outs are stored)', async () => {
       const { cookie } = await signIn();
       const replica = await createTestApp({ OPERATOR_TOKEN: token, CONSOLE_DIR: dir });
       try {

@@ -118,6 +118,19 @@ describe('oauth: connector sign-in', () => {
     expect((await t.http.get(authorizeUrl('oc_nope', 'x')).set('Cookie', cookie)).status).toBe(400);
   });
 
+  it('a signed-out console session cookie no longer opens the consent page', async () => {
+    const signedIn = await t.http.post('/console/api/session').send({ token: t.config.operatorToken });
+    const own = ([] as string[]).concat(signedIn.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+    const clientId = (await register()).body.client_id;
+    const url = authorizeUrl(clientId, challengeOf(verifier()));
+    expect((await t.http.get(url).set('Cookie', own)).status).toBe(200);
+    const csrf = (await t.http.get('/console/api/session').set('Cookie', own)).body.csrfToken;
+    expect((await t.http.delete('/console/api/session').set('Cookie', own).set('X-CSRF-Token', csrf)).status).toBe(204);
+    const after = await t.http.get(url).set('Cookie', own);
+    expect(after.status).toBe(302);
+    expect(after.headers.location).toBe(`/console/?next=${encodeURIComponent(url)}`);
+  });
+
   it('deny redirects with access_denied and the state; a stale CSRF token is refused', async () => {
     const clientId = (await register()).body.client_id;
     const params = await consent(clientId, challengeOf(verifier()), 'deny');
@@ -223,6 +236,61 @@ describe('oauth: connector sign-in', () => {
     expect(after.body.error).toBe('invalid_grant');
   });
 
+  it('parallel refreshes of one token: exactly one wins, and the losers revoke the family with the tokens the winner got', async () => {
+    for (let run = 0; run < 10; run++) {
+      const { clientId, tokens } = await signIn();
+      const parallel = run % 2 === 0 ? 2 : 6;
+      const answers = await Promise.all(
+        Array.from({ length: parallel }, () =>
+          t.http.post('/oauth/token').send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId }),
+        ),
+      );
+      const winners = answers.filter((a) => a.status === 200);
+      expect({ run, winners: winners.length, losers: answers.filter((a) => a.body.error === 'invalid_grant').length }).toEqual({
+        run,
+        winners: 1,
+        losers: parallel - 1,
+      });
+      const won = winners[0].body as { access_token: string; refresh_token: string };
+      expect({ run, access: (await t.http.get('/v1/workspace/projects').set(cli(won.access_token))).status }).toEqual({ run, access: 401 });
+      const next = await t.http.post('/oauth/token').send({ grant_type: 'refresh_token', refresh_token: won.refresh_token, client_id: clientId });
+      expect({ run, refresh: next.body.error }).toEqual({ run, refresh: 'invalid_grant' });
+    }
+  });
+
+  it('a second use of a code fails and revokes the access and refresh tokens the first one got', async () => {
+    const clientId = (await register()).body.client_id;
+    const v = verifier();
+    const code = (await consent(clientId, challengeOf(v))).get('code')!;
+    const exchange = () =>
+      t.http.post('/oauth/token').send({ grant_type: 'authorization_code', code, code_verifier: v, client_id: clientId, redirect_uri: REDIRECT });
+    const first = await exchange();
+    expect(first.status).toBe(200);
+    expect((await t.http.get('/v1/workspace/projects').set(cli(first.body.access_token))).status).toBe(200);
+    const replay = await exchange();
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe('invalid_grant');
+    expect((await t.http.get('/v1/workspace/projects').set(cli(first.body.access_token))).status).toBe(401);
+    const refresh = await t.http.post('/oauth/token').send({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: clientId });
+    expect(refresh.body.error).toBe('invalid_grant');
+  });
+
+  it('parallel exchanges of one code: one answers tokens, and the replay revokes them', async () => {
+    for (let run = 0; run < 5; run++) {
+      const clientId = (await register()).body.client_id;
+      const v = verifier();
+      const code = (await consent(clientId, challengeOf(v))).get('code')!;
+      const answers = await Promise.all(
+        Array.from({ length: 3 }, () =>
+          t.http.post('/oauth/token').send({ grant_type: 'authorization_code', code, code_verifier: v, client_id: clientId, redirect_uri: REDIRECT }),
+        ),
+      );
+      const winners = answers.filter((a) => a.status === 200);
+      expect({ run, winners: winners.length }).toEqual({ run, winners: 1 });
+      expect({ run, access: (await t.http.get('/v1/workspace/projects').set(cli(winners[0].body.access_token))).status }).toEqual({ run, access: 401 });
+    }
+  });
+
   it('revoke (RFC 7009): a refresh token or an access token ends the grant; unknown tokens are 200', async () => {
     const a = await signIn();
     expect((await t.http.post('/oauth/revoke').send({ token: a.tokens.refresh_token, client_id: a.clientId })).status).toBe(200);
@@ -258,7 +326,8 @@ describe('oauth: connector sign-in', () => {
     const res = await t.http.get('/.well-known/oauth-authorization-server');
     expect(res.status).toBe(200);
     const issuer = res.body.issuer as string;
-    expect(issuer).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // Outside production without PUBLIC_BASE_URL: http://localhost:<PORT>.
+    expect(issuer).toBe('http://localhost:3000');
     expect(res.body).toEqual(
       expect.objectContaining({
         authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -269,6 +338,32 @@ describe('oauth: connector sign-in', () => {
         token_endpoint_auth_methods_supported: ['none'],
       }),
     );
+  });
+
+  it('metadata comes from PUBLIC_BASE_URL, never from the Host header or the forwarded scheme', async () => {
+    const spoofed = await t.http
+      .get('/.well-known/oauth-authorization-server')
+      .set('Host', 'evil.example')
+      .set('X-Forwarded-Host', 'evil.example')
+      .set('X-Forwarded-Proto', 'https');
+    expect(spoofed.status).toBe(200);
+    expect(spoofed.body.issuer).toBe('http://localhost:3000');
+    expect(JSON.stringify(spoofed.body)).not.toContain('evil.example');
+    const configured = await createTestApp({ PUBLIC_BASE_URL: 'https://api.example.com/' });
+    try {
+      const res = await configured.http.get('/.well-known/oauth-authorization-server').set('Host', 'evil.example');
+      expect(res.body).toEqual(
+        expect.objectContaining({
+          issuer: 'https://api.example.com',
+          authorization_endpoint: 'https://api.example.com/oauth/authorize',
+          token_endpoint: 'https://api.example.com/oauth/token',
+          registration_endpoint: 'https://api.example.com/oauth/register',
+          revocation_endpoint: 'https://api.example.com/oauth/revoke',
+        }),
+      );
+    } finally {
+      await configured.close();
+    }
   });
 
   it('without OPERATOR_TOKEN connector sign-in is off (404)', async () => {

@@ -348,7 +348,12 @@ describe('OpenAPI document (API documentation)', () => {
     } finally {
       await off.close();
     }
-    const production = await createTestApp({ NODE_ENV: 'production', TEST_CLOCK: 'off', WEBHOOK_SIGNING_KEY: 'openapi-test-webhook-signing-key-0123456789' });
+    const production = await createTestApp({
+      NODE_ENV: 'production',
+      TEST_CLOCK: 'off',
+      WEBHOOK_SIGNING_KEY: 'openapi-test-webhook-signing-key-0123456789',
+      PUBLIC_BASE_URL: 'https://api.example.com',
+    });
     try {
       expect(production.config.docsEnabled).toBe(false);
       expect((await production.http.get('/docs/json')).status).toBe(404);

@@ -33,7 +33,8 @@ describe('operator reads: the rails page (settings, secrets as booleans, webhook
       configured: true,
       settings: { accountId: 'acct_test_1' },
       secrets: { webhook: true, read: null },
-      webhookUrl: `http://api.example.test/v1/webhooks/card_payments/${fx.projectId}`,
+      // PUBLIC_BASE_URL, never the request's Host.
+      webhookUrl: `${h.t.config.publicBaseUrl}/v1/webhooks/card_payments/${fx.projectId}`,
       notificationsHasMore: false,
     });
     expect(byRail.ios_store).toMatchObject({ configured: false, settings: {}, secrets: { webhook: null, read: false }, notifications: [] });

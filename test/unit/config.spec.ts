@@ -63,6 +63,8 @@ describe('loadConfig', () => {
       webhooksAllowPrivate: false,
       docsEnabled: true,
       docsOperator: false,
+      publicBaseUrl: 'http://localhost:3000',
+      trustProxy: false,
     });
   });
 
@@ -150,6 +152,8 @@ describe('loadConfig', () => {
       DATABASE_URL: 'postgres://app:secret@db:5432/entitlements',
       REDIS_URL: 'redis://cache:6379',
       OPERATOR_TOKEN: 'op_0123456789abcdef',
+      PUBLIC_BASE_URL: 'https://billing.example.com',
+      TRUST_PROXY: '1',
       MIGRATIONS_RUN: 'false',
       LOG_LEVEL: 'warn',
       SERVICE_NAME: 'billing',
@@ -163,6 +167,8 @@ describe('loadConfig', () => {
         databaseUrl: 'postgres://app:secret@db:5432/entitlements',
         redisUrl: 'redis://cache:6379',
         operatorToken: 'op_0123456789abcdef',
+        publicBaseUrl: 'https://billing.example.com',
+        trustProxy: 1,
         testClockEnabled: false,
         migrationsRun: false,
         logLevel: 'warn',
@@ -350,6 +356,69 @@ describe('loadConfig', () => {
       expect(
         configError({ WEBHOOKS_ALLOW_PRIVATE: 'true', NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) }).message,
       ).toBe('WEBHOOKS_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
+    });
+  });
+
+  describe('PUBLIC_BASE_URL', () => {
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) };
+
+    it('is a scheme and host with an optional port; a trailing slash is dropped', () => {
+      expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com' }).publicBaseUrl).toBe('https://api.example.com');
+      expect(loadConfig({ PUBLIC_BASE_URL: 'https://API.example.com:8443/' }).publicBaseUrl).toBe('https://api.example.com:8443');
+      expect(loadConfig({ PUBLIC_BASE_URL: 'http://10.0.0.5:3000' }).publicBaseUrl).toBe('http://10.0.0.5:3000');
+    });
+
+    it('refuses anything but an http(s) origin', () => {
+      for (const bad of [
+        'api.example.com',
+        'ftp://api.example.com',
+        'https://api.example.com/v1',
+        'https://api.example.com/?a=1',
+        'https://api.example.com?',
+        'https://api.example.com#x',
+        'https://u:p@api.example.com',
+      ]) {
+        expect({ bad, message: configError({ PUBLIC_BASE_URL: bad }).message }).toEqual({ bad, message: expect.stringMatching(/^PUBLIC_BASE_URL /) });
+      }
+    });
+
+    it('defaults to http://localhost:<PORT> outside production', () => {
+      expect(loadConfig({}).publicBaseUrl).toBe('http://localhost:3000');
+      expect(loadConfig({ PORT: '8080', OPERATOR_TOKEN: 'o'.repeat(16) }).publicBaseUrl).toBe('http://localhost:8080');
+    });
+
+    it('is required in production when OPERATOR_TOKEN is set (the console and OAuth are served)', () => {
+      expect(configError({ ...production, OPERATOR_TOKEN: 'o'.repeat(16) }).message).toMatch(
+        /^PUBLIC_BASE_URL is required when NODE_ENV=production and OPERATOR_TOKEN is set/,
+      );
+      expect(loadConfig({ ...production, OPERATOR_TOKEN: 'o'.repeat(16), PUBLIC_BASE_URL: 'https://api.example.com' }).publicBaseUrl).toBe(
+        'https://api.example.com',
+      );
+      expect(() => loadConfig(production)).not.toThrow();
+    });
+  });
+
+  describe('TRUST_PROXY', () => {
+    it('is off by default: the socket address is the client', () => {
+      expect(loadConfig({}).trustProxy).toBe(false);
+      expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    });
+
+    it('true, a hop count, or proxy addresses and CIDR ranges as Fastify understands them', () => {
+      expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+      expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+      expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,fd00::/8, loopback' }).trustProxy).toEqual([
+        '10.0.0.0/8',
+        '192.168.1.7',
+        'fd00::/8',
+        'loopback',
+      ]);
+    });
+
+    it('refuses anything else', () => {
+      for (const bad of ['yes', '0', '33', '10.0.0.0/33', '10.0.0.0/8/1', 'proxy.internal', '10.0.0.0/8,', 'fd00::/129']) {
+        expect({ bad, message: configError({ TRUST_PROXY: bad }).message }).toEqual({ bad, message: expect.stringMatching(/^TRUST_PROXY/) });
+      }
     });
   });
 

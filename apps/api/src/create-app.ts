@@ -8,6 +8,7 @@ import {
   Metrics,
   RoutePolicyHooks,
   NestPinoLogger,
+  OperatorAuthenticator,
   ServiceHttpAdapter,
   loadSdkVersionsManifest,
   setupOpenApi,
@@ -27,11 +28,11 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: C
   const edge = new HttpEdge();
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.register({ config, logger, sdkVersions: loadSdkVersionsManifest(), schema: DATABASE_SCHEMA }, options.extraModules),
-    new ServiceHttpAdapter({ ...edge.serverOptions(), skipMiddie: true }),
+    new ServiceHttpAdapter({ ...edge.serverOptions(config), skipMiddie: true }),
     { bodyParser: false, logger: new NestPinoLogger(logger), abortOnError: false },
   );
   assertEveryRouteHasPolicy(app);
-  edge.attach(app.getHttpAdapter().getInstance(), app.get(Metrics), logger, config, app.get(RoutePolicyHooks));
+  edge.attach(app.getHttpAdapter().getInstance(), app.get(Metrics), logger, config, app.get(RoutePolicyHooks), app.get(OperatorAuthenticator));
   configureHttpServer(app.getHttpServer(), config);
   setupOpenApi(app, { enabled: config.docsEnabled, operatorApi: config.operatorToken !== undefined && config.docsOperator });
   await app.init();

@@ -42,6 +42,9 @@ export * from './policy/route-table.js';
 export * from './policy/request-tenant.js';
 export * from './policy/operator-token.js';
 export * from './policy/console-session.js';
+export * from './policy/console-sessions.service.js';
+export * from './policy/operator-authenticator.js';
+export * from './rate-limit/failed-attempts.js';
 export * from './idempotency/idempotency.service.js';
 export * from './jobs/on-job.decorator.js';
 export * from './jobs/job-queue.service.js';
@@ -55,6 +58,7 @@ export * from './metrics/metrics-server.js';
 export * from './platform.module.js';
 export * from './operator/operator-query.js';
 import { PlatformPrimitives1790000000900 } from './migrations/1790000000900-platform-primitives.migration.js';
+import { ConsoleSessionRevocations1790000003620 } from './migrations/1790000003620-console-session-revocations.migration.js';
 
 /** Migrations of the platform (idempotency keys, jobs), after every context's. */
-export const PLATFORM_MIGRATIONS = [PlatformPrimitives1790000000900];
+export const PLATFORM_MIGRATIONS = [PlatformPrimitives1790000000900, ConsoleSessionRevocations1790000003620];

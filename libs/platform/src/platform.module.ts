@@ -23,6 +23,9 @@ import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { RoutePolicyGuard } from './policy/route-policy.guard.js';
 import { RoutePolicyHooks } from './policy/route-policy.hooks.js';
 import { RouteRateLimits } from './policy/route-rate-limit.js';
+import { ConsoleSessions } from './policy/console-sessions.service.js';
+import { ConsoleSessionRevocationsRepository } from './policy/console-session-revocations.repository.js';
+import { OperatorAuthenticator } from './policy/operator-authenticator.js';
 import { DiscoveryModule } from '@nestjs/core';
 import { JobsRepository } from './jobs/jobs.repository.js';
 import { JobQueue } from './jobs/job-queue.service.js';
@@ -56,6 +59,9 @@ export class PlatformModule {
         Sql,
         RoutePolicyHooks,
         RouteRateLimits,
+        ConsoleSessionRevocationsRepository,
+        ConsoleSessions,
+        OperatorAuthenticator,
         IdempotencyRepository,
         IdempotencyService,
         JobsRepository,
@@ -76,6 +82,7 @@ export class PlatformModule {
         Sql,
         RoutePolicyHooks,
         RouteRateLimits,
+        ConsoleSessions,
         IdempotencyService,
         JobQueue,
         JobWorker,

@@ -1,11 +1,12 @@
-import { Controller, Get, Header, Inject, Req } from '@nestjs/common';
+import { Controller, Get, Header, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { APP_CONFIG, type AppConfig, ApiError, type HttpRequest, Public } from '#platform';
+import { APP_CONFIG, type AppConfig, ApiError, Public } from '#platform';
 import { WORKSPACE_KEY_SCOPES } from '#keys';
 
 /**
  * RFC 8414 authorization server metadata, so OAuth clients (MCP connectors among them) find the
- * endpoints from the service's address alone. Relative to the address the client used.
+ * endpoints from the service's address alone. Built from PUBLIC_BASE_URL, never from the
+ * request's Host or scheme: the answer is cached publicly and must not name an address a caller chose.
  */
 @ApiExcludeController()
 @Public()
@@ -15,9 +16,9 @@ export class OauthMetadataController {
 
   @Get('oauth-authorization-server')
   @Header('Cache-Control', 'public, max-age=300')
-  metadata(@Req() req: HttpRequest): Record<string, unknown> {
+  metadata(): Record<string, unknown> {
     if (!this.config.operatorToken) throw ApiError.resourceMissing('No such resource: /.well-known/oauth-authorization-server');
-    const issuer = `${req.protocol}://${req.host}`;
+    const issuer = this.config.publicBaseUrl;
     return {
       issuer,
       authorization_endpoint: `${issuer}/oauth/authorize`,

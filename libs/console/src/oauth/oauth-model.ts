@@ -81,11 +81,22 @@ export class OauthModel implements AuthorizationCodeModel, RefreshTokenModel {
     return { ...code, expiresAt, client, user };
   }
 
-  /** Used once: the lookup marks it used, so a second exchange (or a replay) finds nothing. */
+  /**
+   * Used once: the lookup marks it used, so a second exchange (or a replay) finds nothing, and
+   * a replay revokes the tokens the first exchange got (OAuth 2.1 section 4.1.3). Runs in the
+   * token request's transaction: a replay racing the first exchange waits for the code's row.
+   */
   async getAuthorizationCode(authorizationCode: string): Promise<AuthorizationCode | null> {
-    const row = await this.repo.consumeCode(sha256Hex(authorizationCode), this.clock.now());
-    if (!row || new Date(row.expiresAt).getTime() <= this.clock.nowMs()) return null;
-    const user: GrantUser = { workspaceId: row.workspaceId, familyId: `fam_${randomBytes(12).toString('hex')}` };
+    const codeHash = sha256Hex(authorizationCode);
+    const familyId = `fam_${randomBytes(12).toString('hex')}`;
+    const row = await this.repo.consumeCode(codeHash, this.clock.now(), familyId);
+    if (!row) {
+      const spent = await this.repo.familyOfUsedCode(codeHash);
+      if (spent) await this.revokeFamily(spent);
+      return null;
+    }
+    if (new Date(row.expiresAt).getTime() <= this.clock.nowMs()) return null;
+    const user: GrantUser = { workspaceId: row.workspaceId, familyId };
     return {
       authorizationCode,
       expiresAt: new Date(this.clock.wallNowMs() + CODE_LIFETIME_S * 1000),
@@ -133,10 +144,18 @@ export class OauthModel implements AuthorizationCodeModel, RefreshTokenModel {
     return { ...token, client, user: { workspaceId: user.workspaceId, familyId: user.familyId } };
   }
 
-  /** A token used before (rotated or revoked) is a replay: the whole family and its keys are revoked. */
+  /**
+   * A token used before (rotated or revoked) is a replay: the whole family and its keys are
+   * revoked. Runs in the token request's transaction holding the family's lock, so of two
+   * uses of one token exactly one rotates it and the other, waiting, finds it rotated and
+   * revokes the family with the tokens the first one saved.
+   */
   async getRefreshToken(refreshToken: string): Promise<RefreshToken | null> {
-    const row = await this.repo.findRefreshToken(sha256Hex(refreshToken));
-    if (!row) return null;
+    const tokenHash = sha256Hex(refreshToken);
+    const found = await this.repo.findRefreshToken(tokenHash);
+    if (!found) return null;
+    await this.repo.lockFamily(found.familyId);
+    const row = (await this.repo.findRefreshToken(tokenHash))!;
     if (row.status !== 'active') {
       await this.revokeFamily(row.familyId);
       return null;
@@ -159,7 +178,9 @@ export class OauthModel implements AuthorizationCodeModel, RefreshTokenModel {
     return false;
   }
 
+  /** Revokes a family's refresh tokens and keys, after the rotations in flight on it (the caller's transaction holds the lock). */
   async revokeFamily(familyId: string): Promise<void> {
+    await this.repo.lockFamily(familyId);
     await this.issuer.revoke(await this.repo.revokeFamily(familyId));
   }
 }

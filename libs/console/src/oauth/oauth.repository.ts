@@ -62,14 +62,34 @@ export class OauthRepository {
     );
   }
 
-  /** Marks the code used and returns it, once: a second exchange finds nothing. */
-  async consumeCode(codeHash: string, at: Date): Promise<OauthCodeRow | null> {
+  /**
+   * Marks the code used and returns it, once, recording the family its tokens start: a second
+   * exchange finds nothing (and `familyOfUsedCode` names what to revoke).
+   */
+  async consumeCode(codeHash: string, at: Date, familyId: string): Promise<OauthCodeRow | null> {
     return this.sql.one<OauthCodeRow>(
-      `UPDATE oauth_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL
+      `UPDATE oauth_codes SET used_at = $2, family_id = $3 WHERE code_hash = $1 AND used_at IS NULL
        RETURNING client_id AS "clientId", workspace_id AS "workspaceId", scopes, redirect_uri AS "redirectUri",
                  code_challenge AS "codeChallenge", challenge_method AS "challengeMethod", expires_at AS "expiresAt"`,
-      [codeHash, at],
+      [codeHash, at, familyId],
     );
+  }
+
+  /** The family of tokens a code already used was exchanged for (null: unknown code, or used before families were recorded). */
+  async familyOfUsedCode(codeHash: string): Promise<string | null> {
+    const row = await this.sql.one<{ familyId: string | null }>(
+      `SELECT family_id AS "familyId" FROM oauth_codes WHERE code_hash = $1 AND used_at IS NOT NULL`,
+      [codeHash],
+    );
+    return row?.familyId ?? null;
+  }
+
+  /**
+   * Serialises every change to one family until the transaction ends (rotation, reuse,
+   * revocation), so a revocation sees the tokens a concurrent rotation saves.
+   */
+  async lockFamily(familyId: string): Promise<void> {
+    await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`oauth_family|${familyId}`]);
   }
 
   async insertRefreshToken(tokenHash: string, row: RefreshTokenRow, at: Date): Promise<void> {

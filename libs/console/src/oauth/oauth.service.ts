@@ -6,13 +6,12 @@ import {
   type AppConfig,
   ApiError,
   type BucketRule,
-  CONSOLE_SESSION_COOKIE,
   Clock,
+  ConsoleSessions,
   RateLimiterService,
-  cookieValue,
+  Sql,
   csrfTokenMatches,
   csrfTokenOf,
-  verifyConsoleSession,
 } from '#platform';
 import { WorkspaceKeyIssuer } from '#keys';
 import { consentCsp, renderConsentPage, renderErrorPage } from './consent-page.js';
@@ -61,6 +60,8 @@ export class OauthService {
     private readonly repo: OauthRepository,
     private readonly issuer: WorkspaceKeyIssuer,
     private readonly limiter: RateLimiterService,
+    private readonly sql: Sql,
+    private readonly sessions: ConsoleSessions,
   ) {
     this.server = new OAuth2Server({
       model,
@@ -109,7 +110,7 @@ export class OauthService {
     const operatorToken = this.operatorToken();
     const checked = await this.checkAuthorizationRequest(query);
     if ('answer' in checked) return checked.answer;
-    const session = verifyConsoleSession(operatorToken, cookieValue(cookieHeader, CONSOLE_SESSION_COOKIE), this.clock.nowMs());
+    const session = await this.sessions.live(cookieHeader);
     if (!session) return redirect(`/console/?next=${encodeURIComponent(originalUrl)}`);
     const requested = requestedScopes(query.scope ?? '');
     const hidden: Record<string, string> = { csrf_token: csrfTokenOf(operatorToken, session) };
@@ -132,7 +133,7 @@ export class OauthService {
     for (const name of ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method']) query[name] = one(name);
     const checked = await this.checkAuthorizationRequest(query);
     if ('answer' in checked) return checked.answer;
-    const session = verifyConsoleSession(operatorToken, cookieValue(cookieHeader, CONSOLE_SESSION_COOKIE), this.clock.nowMs());
+    const session = await this.sessions.live(cookieHeader);
     if (!session || !csrfTokenMatches(operatorToken, session, one('csrf_token'))) {
       return html(403, renderErrorPage('Your console session has ended or the form is stale: sign in to the console and start again from the application.'));
     }
@@ -164,11 +165,17 @@ export class OauthService {
       body: stringFields(body),
     });
     const response = new OauthResponse({ headers: {} });
-    try {
-      await this.server.token(request, response);
-    } catch (err) {
-      if (!(err instanceof OAuthError)) throw err;
-    }
+    // One transaction per grant: a code's or refresh token's use, the tokens it yields and a
+    // replay's revocation commit together (an OAuth error answers, and still commits the revocation).
+    await this.sql.transaction(async () => {
+      try {
+        await this.server.token(request, response);
+      } catch (err) {
+        if (!(err instanceof OAuthError)) throw err;
+      }
+    });
+    // Keys revoked in the transaction: this replica's cache may have read them again before it committed.
+    this.issuer.forgetCachedKeys();
     return { status: response.status ?? 200, headers: { 'Cache-Control': 'no-store', Pragma: 'no-cache' }, json: response.body };
   }
 
@@ -180,7 +187,10 @@ export class OauthService {
     const familyId = token.startsWith('cd_wk_')
       ? await this.familyOfAccessToken(token)
       : ((await this.repo.findRefreshToken(sha256Hex(token)))?.familyId ?? null);
-    if (familyId) await this.model.revokeFamily(familyId);
+    if (familyId) {
+      await this.sql.transaction(() => this.model.revokeFamily(familyId));
+      this.issuer.forgetCachedKeys();
+    }
     return { status: 200, headers: { 'Cache-Control': 'no-store' }, json: {} };
   }
 

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, CONSOLE_SESSION, type HttpRequest, type HttpResponse, Public } from '#platform';
+import { ApiErrors, CONSOLE_SESSION, CSRF_HEADER, type HttpRequest, type HttpResponse, Public } from '#platform';
 import { ConsoleSessionView, CreateConsoleSessionDto } from './console-session.dto.js';
 import { ConsoleSessionService } from './console-session.service.js';
 
@@ -33,7 +33,7 @@ export class ConsoleSessionController {
   @ApiOperation({ operationId: 'adminGetConsoleSession', summary: 'The current console session: its expiry and the CSRF token its changes send' })
   @ApiOkResponse({ type: ConsoleSessionView })
   @ApiErrors({ 401: ['invalid_operator_token'], 404: ['resource_missing'] })
-  current(@Req() req: HttpRequest): ConsoleSessionView {
+  current(@Req() req: HttpRequest): Promise<ConsoleSessionView> {
     return this.sessions.current(req.headers.cookie);
   }
 
@@ -41,10 +41,13 @@ export class ConsoleSessionController {
   @HttpCode(204)
   @Header('Cache-Control', 'no-store')
   @ApiSecurity(CONSOLE_SESSION)
-  @ApiOperation({ operationId: 'adminDeleteConsoleSession', summary: 'Sign out of the console: clears the session cookie' })
+  @ApiOperation({
+    operationId: 'adminDeleteConsoleSession',
+    summary: 'Sign out of the console: ends the session on every replica (with its X-CSRF-Token) and clears the session cookie',
+  })
   @ApiNoContentResponse({ description: 'Signed out; Set-Cookie clears console_session' })
-  @ApiErrors({ 404: ['resource_missing'] })
-  signOut(@Res({ passthrough: true }) res: HttpResponse): void {
-    res.header('Set-Cookie', this.sessions.signOut());
+  @ApiErrors({ 403: ['csrf_token_invalid'], 404: ['resource_missing'] })
+  async signOut(@Req() req: HttpRequest, @Res({ passthrough: true }) res: HttpResponse): Promise<void> {
+    res.header('Set-Cookie', await this.sessions.signOut(req.headers.cookie, req.headers[CSRF_HEADER]));
   }
 }

@@ -1,33 +1,34 @@
-import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   APP_CONFIG,
   type AppConfig,
   ApiError,
-  type BucketRule,
-  CONSOLE_SESSION_COOKIE,
+  CONSOLE_SIGN_IN_FAILURES,
   Clock,
+  ConsoleSessions,
   RateLimiterService,
+  assertAttemptAllowed,
   consoleSessionSetCookie,
-  cookieValue,
+  csrfTokenMatches,
   csrfTokenOf,
+  failureSubject,
   issueConsoleSession,
+  recordFailedAttempt,
   secretsEqual,
-  verifyConsoleSession,
 } from '#platform';
 import type { ConsoleSessionView } from './console-session.dto.js';
 
-/** Five failed sign-ins per minute per client address; the sixth and later are 429 until the bucket refills. */
-export const SIGN_IN_FAILURES: BucketRule = { sustained: 5 / 60, burst: 5 };
-const SIGN_IN_BUCKET = 'console_sign_in';
-
-/** The console's session: sign-in with the operator token, a signed cookie (no server state), sign-out. */
+/**
+ * The console's session: sign-in with the operator token (failures limited per client
+ * address), a signed cookie, and sign-out, which ends the session on every replica.
+ */
 @Injectable()
 export class ConsoleSessionService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly limiter: RateLimiterService,
+    private readonly sessions: ConsoleSessions,
   ) {}
 
   /** 404 when the operator API is off; the token otherwise. */
@@ -40,31 +41,38 @@ export class ConsoleSessionService {
   /** Checks the token and answers the `Set-Cookie` of a new session. */
   async signIn(token: string, address: string): Promise<string> {
     const expected = this.operatorToken();
-    // Only failures are counted: look at the address's bucket first (cost 0), charge it on a failure.
-    // Per deployment (a digest of its token: installs sharing one Redis keep apart) and address.
-    const subject = `${createHash('sha256').update(expected).digest('hex').slice(0, 16)}:${address}`;
-    const before = await this.limiter.takeFor(subject, SIGN_IN_BUCKET, SIGN_IN_FAILURES, 0);
-    if (!before.failedOpen && before.tokensLeft < 1)
-      throw ApiError.rateLimited(Math.max(1000, ((1 - before.tokensLeft) / SIGN_IN_FAILURES.sustained) * 1000), 0);
+    const subject = failureSubject(expected, address);
+    await assertAttemptAllowed(this.limiter, CONSOLE_SIGN_IN_FAILURES, subject);
     if (!secretsEqual(token, expected)) {
-      await this.limiter.takeFor(subject, SIGN_IN_BUCKET, SIGN_IN_FAILURES, 1);
+      await recordFailedAttempt(this.limiter, CONSOLE_SIGN_IN_FAILURES, subject);
       throw ApiError.authentication('invalid_operator_token', 'Missing or invalid operator token');
     }
     const { cookieValue: value } = issueConsoleSession(expected, this.clock.nowMs());
     return consoleSessionSetCookie(value, this.secureCookies());
   }
 
-  /** The session the request's cookie carries, or 401. */
-  current(cookieHeader: string | undefined): ConsoleSessionView {
+  /** The session the request's cookie carries, or 401 (none, expired or signed out). */
+  async current(cookieHeader: string | undefined): Promise<ConsoleSessionView> {
     const expected = this.operatorToken();
-    const session = verifyConsoleSession(expected, cookieValue(cookieHeader, CONSOLE_SESSION_COOKIE), this.clock.nowMs());
+    const session = await this.sessions.live(cookieHeader);
     if (!session) throw ApiError.authentication('invalid_operator_token', 'No console session: sign in with the operator token');
     return { object: 'console_session', expiresAt: session.expiresAtMs, csrfToken: csrfTokenOf(expected, session) };
   }
 
-  /** The `Set-Cookie` that clears the session cookie. */
-  signOut(): string {
-    this.operatorToken();
+  /**
+   * Ends the cookie's session on every replica (it carries the session's X-CSRF-Token, like
+   * every console change) and answers the `Set-Cookie` that clears it. Without a live session
+   * there is nothing to end: the cookie is cleared.
+   */
+  async signOut(cookieHeader: string | undefined, csrfHeader: string | string[] | undefined): Promise<string> {
+    const expected = this.operatorToken();
+    const session = await this.sessions.live(cookieHeader);
+    if (session) {
+      if (!csrfTokenMatches(expected, session, csrfHeader)) {
+        throw ApiError.permission('csrf_token_invalid', 'Signing out with the console session cookie needs its X-CSRF-Token header');
+      }
+      await this.sessions.end(session);
+    }
     return consoleSessionSetCookie(null, this.secureCookies());
   }
 

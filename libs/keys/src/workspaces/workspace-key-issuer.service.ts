@@ -59,4 +59,9 @@ export class WorkspaceKeyIssuer {
     await this.workspaces.revokeKeys(keyIds, this.clock.now());
     this.lookup.invalidateAll();
   }
+
+  /** Drops this replica's cached keys: after a transaction that revoked some commits (a read in between may have cached them as active). */
+  forgetCachedKeys(): void {
+    this.lookup.invalidateAll();
+  }
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { readFileSync } from 'node:fs';
 
 /** Limiter stores' Redis command timeout unless REDIS_COMMAND_TIMEOUT_MS says otherwise. */
@@ -92,7 +93,22 @@ export interface AppConfig {
   docsOperator: boolean;
   /** CONSOLE_DIR: the built console (index.html and assets/), served under /console when OPERATOR_TOKEN is set. */
   consoleDir: string;
+  /**
+   * PUBLIC_BASE_URL: the scheme and host clients reach the service at (`https://api.example.com`,
+   * no path): the OAuth issuer and every advertised endpoint URL are built from it, never from
+   * a request's Host. Required in production when OPERATOR_TOKEN is set; `http://localhost:<PORT>` otherwise.
+   */
+  publicBaseUrl: string;
+  /**
+   * TRUST_PROXY: which proxies in front of the service may name the client (X-Forwarded-For),
+   * as Fastify's `trustProxy` understands it: false (the socket's address is the client's),
+   * true (the left-most forwarded address), a hop count, or addresses and CIDR ranges of the proxies.
+   */
+  trustProxy: TrustProxy;
 }
+
+/** Fastify's `trustProxy` values the service accepts (see AppConfig.trustProxy). */
+export type TrustProxy = boolean | number | string[];
 
 export class ConfigError extends Error {}
 
@@ -155,6 +171,54 @@ function directoryPath(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
+/** An origin: http(s), a host, an optional port, nothing else (no credentials, path, query or fragment). */
+function baseUrl(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL such as https://api.example.com (got "${raw}")`);
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new ConfigError(`${name} must use https: or http: (got "${parsed.protocol}")`);
+  if (parsed.username || parsed.password || parsed.pathname !== '/' || parsed.search || parsed.hash || raw.endsWith('?') || raw.endsWith('#')) {
+    throw new ConfigError(`${name} must be a scheme and host with an optional port, without path, query or credentials (got "${raw}")`);
+  }
+  return parsed.origin;
+}
+
+/** Named ranges Fastify's trustProxy (proxy-addr) understands beside addresses and CIDR ranges. */
+const TRUST_PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function cidrOrAddress(value: string): boolean {
+  if (TRUST_PROXY_RANGE_NAMES.includes(value)) return true;
+  const [address, prefix, ...rest] = value.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+function trustProxy(env: Env, name: string): TrustProxy {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops < 1 || hops > 32) throw new ConfigError(`${name}: a hop count is between 1 and 32 (got "${raw}")`);
+    return hops;
+  }
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const refused = entries.find((entry) => !cidrOrAddress(entry));
+  if (refused !== undefined) {
+    throw new ConfigError(
+      `${name} must be false, true, a hop count, or a comma-separated list of proxy addresses and CIDR ranges (loopback, linklocal, uniquelocal too); "${refused}" is none of these`,
+    );
+  }
+  return entries;
+}
+
 export const DEFAULT_ANDROID_PUBLISHER_BASE_URL = 'https://androidpublisher.googleapis.com/';
 
 export const DEFAULT_CARD_PAYMENTS_API_BASE_URL = 'https://api.stripe.com';
@@ -215,13 +279,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (webhookSigningKey === undefined && nodeEnv === 'production') {
     throw new ConfigError('WEBHOOK_SIGNING_KEY is required when NODE_ENV=production');
   }
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const publicBaseUrl = baseUrl(env, 'PUBLIC_BASE_URL');
+  if (publicBaseUrl === undefined && operatorToken !== undefined && nodeEnv === 'production') {
+    throw new ConfigError('PUBLIC_BASE_URL is required when NODE_ENV=production and OPERATOR_TOKEN is set (the OAuth issuer and endpoints are built from it)');
+  }
   const webhooksAllowPrivate = flag(env, 'WEBHOOKS_ALLOW_PRIVATE', ['true', '1'], false);
   if (webhooksAllowPrivate && nodeEnv === 'production') {
     throw new ConfigError('WEBHOOKS_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
   }
   return {
     nodeEnv,
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     host: env.HOST || '0.0.0.0',
     databaseUrl,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
@@ -268,6 +337,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     docsEnabled: flag(env, 'DOCS_ENABLED', ['true', 'on', '1'], nodeEnv !== 'production'),
     docsOperator: flag(env, 'DOCS_OPERATOR', ['true', 'on', '1'], false),
     consoleDir: directoryPath(env, 'CONSOLE_DIR', 'dist/console'),
+    publicBaseUrl: publicBaseUrl ?? `http://localhost:${port}`,
+    trustProxy: trustProxy(env, 'TRUST_PROXY'),
   };
 }
 

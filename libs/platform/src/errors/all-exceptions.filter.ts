@@ -9,6 +9,7 @@ import { formatBodyLimit } from '../http/body-parsing.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { checkOperatorToken } from '../policy/operator-token.js';
 import { Clock } from '../clock/clock.js';
+import { OperatorAuthenticator } from '../policy/operator-authenticator.js';
 import { type HttpRequest, type HttpResponse, originalPathOf, pathOf } from '../http/http-types.js';
 
 interface BodyParserError {
@@ -36,6 +37,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
     @Optional() @Inject(APP_CONFIG) private readonly config?: AppConfig,
     @Optional() private readonly clock?: Clock,
+    @Optional() private readonly operatorAuth?: OperatorAuthenticator,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -46,6 +48,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isDatabaseUnreachable(exception)) {
       this.logUnreachable(exception as Error);
       writeErrorResponse(res, databaseUnavailable(), requestId);
+      return;
+    }
+    if (this.operatorAuth && exception instanceof HttpException && exception.getStatus() === 404 && isOperatorPath(req) && this.config?.operatorToken) {
+      // An unknown operator path answers 401 without the token, like a known one: a guess made
+      // there is counted and limited the same way (the authenticator), then it is the 404.
+      this.operatorAuth.authenticate(req, res).then(
+        () => writeErrorResponse(res, ApiError.resourceMissing(`No such resource: ${req.method} ${pathOf(req)}`), requestId),
+        (err: unknown) => this.catch(err, host),
+      );
       return;
     }
     const error = this.toApiError(exception, req, res);
@@ -112,7 +123,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status === 404) {
-        if (pathOf(req) === '/admin' || pathOf(req).startsWith('/admin/')) return this.unknownOperatorRoute(req, res);
+        if (isOperatorPath(req)) return this.unknownOperatorRoute(req, res);
         // The documentation is a resource that may be off (DOCS_ENABLED=false), not an unknown route.
         if (pathOf(req) === '/docs' || pathOf(req).startsWith('/docs/')) return ApiError.resourceMissing(`No such resource: ${req.method} ${pathOf(req)}`);
         return ApiError.missingParam(`Unknown route: ${req.method} ${originalPathOf(req)}`);
@@ -134,6 +145,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     return ApiError.resourceMissing(`No such resource: ${req.method} ${pathOf(req)}`);
   }
+}
+
+function isOperatorPath(req: HttpRequest): boolean {
+  return pathOf(req) === '/admin' || pathOf(req).startsWith('/admin/');
 }
 
 /**

@@ -3,13 +3,14 @@ import { NotFoundException } from '@nestjs/common';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyInstance, FastifyServerOptions } from 'fastify';
-import type { AppConfig } from '../config/app-config.js';
+import type { AppConfig, TrustProxy } from '../config/app-config.js';
 import { AllExceptionsFilter } from '../errors/all-exceptions.filter.js';
 import { ApiError } from '../errors/api-error.js';
 import { type AppLogger, logAccess } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { allowOrigin, applyCors } from './cors.js';
 import type { RoutePolicyHooks } from '../policy/route-policy.hooks.js';
+import type { OperatorAuthenticator } from '../policy/operator-authenticator.js';
 import { answerClientError } from './http-server.js';
 import { type HttpRequest, type HttpResponse, parseQueryString, pathOf, setResponseHeader } from './http-types.js';
 import { assignRequestId } from './request-id.js';
@@ -43,9 +44,14 @@ export class HttpEdge {
   private filter?: AllExceptionsFilter;
   private server?: FastifyInstance;
 
-  /** Options of the Fastify server, given to the adapter before the application exists. */
-  serverOptions(): FastifyServerOptions {
+  /**
+   * Options of the Fastify server, given to the adapter before the application exists.
+   * `trustProxy` (TRUST_PROXY) decides whether `req.ip` comes from X-Forwarded-For: only the
+   * proxies the deployment names may name the client (the rate limits key on it).
+   */
+  serverOptions(config: Pick<AppConfig, 'trustProxy'>): FastifyServerOptions {
     const options: FastifyServerOptions & { http: ServerOptions } = {
+      trustProxy: fastifyTrustProxy(config.trustProxy),
       rewriteUrl: withV1Prefix,
       clientErrorHandler: answerClientError,
       // Node would answer a request without Host with a bare 400; the edge answers it (beforeRouting).
@@ -59,11 +65,19 @@ export class HttpEdge {
   }
 
   /** Installs the parser and hooks once the application exists. */
-  attach(server: FastifyInstance, metrics: Metrics, logger: AppLogger, config: AppConfig, hooks?: RoutePolicyHooks): void {
+  attach(
+    server: FastifyInstance,
+    metrics: Metrics,
+    logger: AppLogger,
+    config: AppConfig,
+    hooks?: RoutePolicyHooks,
+    operatorAuth?: OperatorAuthenticator,
+  ): void {
     this.server = server;
     this.metrics = metrics;
     this.logger = logger;
-    this.filter = new AllExceptionsFilter(logger, config);
+    // With the authenticator, a malformed path under /admin counts a wrong bearer token like any other.
+    this.filter = new AllExceptionsFilter(logger, config, undefined, operatorAuth);
     server.removeAllContentTypeParsers();
     server.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
     server.addHook('onRequest', (req, res, done) => {
@@ -127,6 +141,16 @@ export class HttpEdge {
     const path = pathOf(req).replace(/%[0-9A-Fa-f]{2}|%/g, '_');
     return this.server!.findRoute({ method: req.method as 'GET', url: path }) !== null;
   }
+}
+
+/**
+ * TRUST_PROXY as Fastify takes it. A hop count trusts that many proxies nearest the service
+ * (Fastify itself now trusts none for a bare number): right only when nothing reaches the
+ * service but through them; addresses or CIDR ranges of the proxies are safer.
+ */
+export function fastifyTrustProxy(value: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof value !== 'number') return value;
+  return (_address, hop) => hop < value;
 }
 
 /**

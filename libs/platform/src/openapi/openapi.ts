@@ -311,7 +311,8 @@ export function impliedErrorCodes(route: RouteEntry): ErrorCodes {
     if (policy.kinds.includes('publishable')) implied.push({ 403: ['origin_not_allowed', 'bundle_id_not_allowed', 'package_name_not_allowed'] });
     if (policy.scopes?.length) implied.push({ 403: ['insufficient_scope'] });
   } else if (policy?.kind === 'operator') {
-    implied.push({ 401: ['invalid_operator_token'], 403: ['csrf_token_invalid'], 404: ['resource_missing'] });
+    // 429: the client address's failed bearer authentications used up their bucket.
+    implied.push({ 401: ['invalid_operator_token'], 403: ['csrf_token_invalid'], 404: ['resource_missing'], 429: ['rate_limited'] });
   } else if (policy?.kind === 'store_webhook') {
     implied.push({ 404: ['resource_missing'] });
   }

@@ -1,12 +1,10 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { Clock } from '../clock/clock.js';
 import { ApiError } from '../errors/api-error.js';
 import { DEFAULT_BODY_LIMIT_BYTES, assertDeclaredLength, readJsonBody } from '../http/body-parsing.js';
 import { requestIdOf } from '../http/request-id.js';
 import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
-import { checkOperatorToken } from './operator-token.js';
+import { OperatorAuthenticator } from './operator-authenticator.js';
 import { requestTenant, setRequestAuth } from './request-tenant.js';
 import {
   type BodyLimitDeclaration,
@@ -35,9 +33,8 @@ export class RoutePolicyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly hooks: RoutePolicyHooks,
     private readonly rateLimits: RouteRateLimits,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
-    private readonly clock: Clock,
+    private readonly operator: OperatorAuthenticator,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -53,7 +50,7 @@ export class RoutePolicyGuard implements CanActivate {
       case 'public':
         break;
       case 'operator':
-        checkOperatorToken(this.config, this.logger, req, res, this.clock.nowMs());
+        await this.operator.authenticate(req, res);
         break;
       case 'api_key': {
         const { scope, auth } = await this.hooks.authenticateApiKey(policy, req, res);

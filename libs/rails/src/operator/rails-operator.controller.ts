@@ -1,6 +1,6 @@
-import { Body, Controller, Get, Header, Param, Put, Query, Req } from '@nestjs/common';
+import { Body, Controller, Get, Header, Inject, Param, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, type HttpRequest, Operator, operatorEnv, queryInt, queryString } from '#platform';
+import { APP_CONFIG, type AppConfig, ApiErrors, Operator, operatorEnv, queryInt, queryString } from '#platform';
 import { PURCHASE_RAILS } from '#entitlements';
 import { PutIosStoreRailDto, RailList, RailView } from './rails-operator.dto.js';
 import { RailsOperatorService } from './rails-operator.service.js';
@@ -14,6 +14,7 @@ export class RailsOperatorController {
   constructor(
     private readonly rails: RailsOperatorService,
     private readonly console: RailsConsole,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Put('ios_store')
@@ -34,13 +35,13 @@ export class RailsOperatorController {
     summary: "The project's configured rails with their non-secret settings and whether their secrets are configured",
     description:
       'rails (additive): every rail with its settings, which secrets are configured (booleans, never the secrets), the webhook URL ' +
-      "to paste into the store's console (from the request's scheme and host) and its latest 20 notifications in env.",
+      "to paste into the store's console (under PUBLIC_BASE_URL) and its latest 20 notifications in env.",
   })
   @ApiQuery({ name: 'env', required: false, enum: ['sandbox', 'production'], description: 'Default production' })
   @ApiOkResponse({ type: RailList })
   @ApiErrors({ 400: ['invalid_param_value'], 404: ['resource_missing'] })
-  list(@Param('projectId') projectId: string, @Req() req: HttpRequest, @Query('env') env?: string): Promise<RailList> {
-    return this.rails.list(projectId, operatorEnv(env), baseUrlOf(req));
+  list(@Param('projectId') projectId: string, @Query('env') env?: string): Promise<RailList> {
+    return this.rails.list(projectId, operatorEnv(env), this.config.publicBaseUrl);
   }
 
   @Get(':rail/notifications')
@@ -61,11 +62,4 @@ export class RailsOperatorController {
   ): Promise<RailNotificationList> {
     return this.console.notifications(projectId, operatorEnv(env), rail, queryInt(limit, 'limit', 1, 100, 20), queryString(before, 'before', 512));
   }
-}
-
-/** Scheme and host of the request (there is no public base URL setting; a proxy's X-Forwarded-Proto is honoured). */
-function baseUrlOf(req: HttpRequest): string {
-  const forwarded = req.headers['x-forwarded-proto'];
-  const proto = typeof forwarded === 'string' && /^https?$/.test(forwarded) ? forwarded : req.protocol;
-  return `${proto}://${req.headers.host ?? 'localhost'}`;
 }
