@@ -71,6 +71,8 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     const amountMinor = Math.round(toMinorUnits(payment.amount, payment.currency));
     if (!(amountMinor > 0)) return;
     const paidAtMs = payment.paidAtMs > 0 ? payment.paidAtMs : this.clock.nowMs();
+    // The customer first, then the shared per-month and per-day rows, as a rail change does: no lock cycle.
+    await this.repository.lockCustomer(scope, customerId);
     const recorded = await this.repository.recordPayment(scope, {
       rail,
       transactionId: payment.transactionId,
@@ -95,7 +97,6 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     const month = monthOf(paidAtMs);
     const currency = payment.currency;
     await this.facts.addPayment(scope, { day, rail, productId, currency, amountMinor });
-    await this.repository.lockCustomer(scope, customerId);
     const firsts = await this.facts.firsts(scope, customerId);
     const firstMs = firsts.firstPaidAt?.getTime() ?? null;
     if (firstMs !== null && firstMs <= paidAtMs) {
