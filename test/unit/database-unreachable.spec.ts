@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
-import { isDatabaseUnreachable } from '../../libs/platform/src/errors/all-exceptions.filter.js';
+import { isDatabaseUnreachable } from '../../libs/platform/src/errors/database-unreachable.js';
 import { ApiError } from '#platform';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });

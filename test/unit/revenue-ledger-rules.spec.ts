@@ -95,8 +95,11 @@ describe('rail prices', () => {
       amount: { minor: 2500 },
       recurring: true,
       paidAtMs: 100_000,
+      subscriptionId: 'sub_1',
     });
-    expect(cardInvoicePayment({ id: 'in_2', amount_paid: 700, currency: 'usd' }, 50)).toEqual(expect.objectContaining({ recurring: false, paidAtMs: 50_000 }));
+    expect(cardInvoicePayment({ id: 'in_2', amount_paid: 700, currency: 'usd' }, 50)).toEqual(
+      expect.objectContaining({ recurring: false, paidAtMs: 50_000, subscriptionId: null }),
+    );
     expect(cardInvoicePayment({ id: 'in_3', amount_paid: 0, currency: 'usd' }, 50)).toBeNull();
   });
 

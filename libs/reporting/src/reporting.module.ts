@@ -8,6 +8,9 @@ import { AcquisitionController } from './acquisition/acquisition.controller.js';
 import { AcquisitionService } from './acquisition/acquisition.service.js';
 import { AnalyticsController } from './analytics/analytics.controller.js';
 import { AnalyticsReadsService } from './analytics/analytics-reads.service.js';
+import { ChartsController } from './charts/charts.controller.js';
+import { ChartsRepository } from './charts/charts.repository.js';
+import { ChartsService } from './charts/charts.service.js';
 import { ErrorsController } from './errors/errors.controller.js';
 import { ErrorsReadsService } from './errors/errors-reads.service.js';
 import { ErrorRevenueSnapshotsRepository } from './errors/error-revenue-snapshots.repository.js';
@@ -26,6 +29,7 @@ import { OverviewController } from './overview/overview.controller.js';
 import { OverviewRepository } from './overview/overview.repository.js';
 import { OverviewService } from './overview/overview.service.js';
 import { ReportingReads } from './reporting-reads.service.js';
+import { RevenueFactsRepository } from './revenue/revenue-facts.repository.js';
 import { RevenueLedgerRepository } from './revenue/revenue-ledger.repository.js';
 import { RevenueLapseJob } from './revenue/revenue-lapse.job.js';
 import { RevenueLedger } from './revenue/revenue-ledger.service.js';
@@ -48,6 +52,7 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     ReportingSettingsController,
     CustomersController,
     OverviewController,
+    ChartsController,
   ],
   providers: [
     ReportingReads,
@@ -57,6 +62,7 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     BucketsService,
     ReadCosts,
     RevenueLedgerRepository,
+    RevenueFactsRepository,
     RevenueLedger,
     RevenueLapseJob,
     RevenueReadsService,
@@ -73,6 +79,8 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     ErrorRevenueRefreshJob,
     AnalyticsReadsService,
     AcquisitionService,
+    ChartsRepository,
+    ChartsService,
   ],
   exports: [ReportingReads, ReadCosts, RevenueLedger],
 })

@@ -4,7 +4,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource, type EntityManager, QueryFailedError, type QueryRunner } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { isDatabaseUnreachable } from '../errors/all-exceptions.filter.js';
+import { isDatabaseUnreachable } from '../errors/database-unreachable.js';
 import { NamedStatement } from './pooled-pg-client.js';
 
 interface Ambient {

@@ -56,7 +56,14 @@ export function cardInvoicePayment(invoice: Json, createdSeconds: number): RailP
   const subscription =
     invoice.subscription ??
     (isObject(invoice.parent) && isObject(invoice.parent.subscription_details) ? invoice.parent.subscription_details.subscription : null);
-  return { transactionId: id, currency, amount: { minor: Math.round(amount) }, recurring: Boolean(subscription), paidAtMs: Math.floor(paidAt) * 1000 };
+  return {
+    transactionId: id,
+    currency,
+    amount: { minor: Math.round(amount) },
+    recurring: Boolean(subscription),
+    paidAtMs: Math.floor(paidAt) * 1000,
+    subscriptionId: typeof subscription === 'string' && subscription.length > 0 && subscription.length <= 512 ? subscription : null,
+  };
 }
 
 /** The price fields of a decoded iOS transaction. */

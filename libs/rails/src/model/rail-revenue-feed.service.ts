@@ -29,6 +29,8 @@ export interface RailPayment {
   /** A subscription payment (true) or a one-off purchase. */
   recurring: boolean;
   paidAtMs: number;
+  /** The rail subscription the payment bills, when known (its product segments the revenue charts). */
+  subscriptionId?: string | null;
 }
 
 /** A subscription record's revenue facts after a rail change, as the rail state applier wrote it. */
@@ -69,7 +71,11 @@ export class RailRevenueFeed {
 
   async changed(scope: TenantScope, change: RailRevenueChange): Promise<void> {
     await this.sink?.changed(scope, change);
-    if (change.payment) await this.sink?.paid(scope, change.rail, change.customerId, change.payment);
+    if (change.payment)
+      await this.sink?.paid(scope, change.rail, change.customerId, {
+        ...change.payment,
+        subscriptionId: change.payment.subscriptionId ?? change.subscriptionId,
+      });
   }
 
   async paid(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {

@@ -7,7 +7,8 @@ export const ACTIVE_WINDOW_DAYS = 30;
 const DAY_MS = 86_400_000;
 
 /**
- * The customer's day row, its last active day and the per-day counts of last days, in one
+ * The customer's day row, its last active day, the per-day counts of last days and the day's
+ * distinct active customers (`active_day_totals`, a new day row adds one), in one
  * statement: the last day moves under its row lock, so `prev_day` is the day it really left.
  */
 const RECORD_ACTIVE_DAY = `
@@ -19,6 +20,10 @@ WITH day_row AS (
   INSERT INTO reporting_active_last_days AS l (project_id, env, customer_id, day) VALUES ($1, $2, $4, $3::date)
   ON CONFLICT (project_id, env, customer_id) DO UPDATE SET day = EXCLUDED.day, prev_day = l.day WHERE l.day < EXCLUDED.day
   RETURNING day, prev_day
+), day_total AS (
+  INSERT INTO active_day_totals AS t (project_id, env, day, customers) SELECT $1, $2, $3::date, 1 FROM day_row
+  ON CONFLICT (project_id, env, day) DO UPDATE SET customers = t.customers + 1
+  RETURNING 1
 )
 INSERT INTO reporting_active_day_counts AS c (project_id, env, day, customers)
 SELECT $1, $2, day, sum(n) FROM (SELECT day, 1 AS n FROM moved UNION ALL SELECT prev_day, -1 FROM moved WHERE prev_day IS NOT NULL) m

@@ -43,6 +43,7 @@ export interface LapseRow {
   rail: string;
   subscriptionId: string;
   customerId: string;
+  validUntil: Date;
 }
 
 /** SQL of the revenue ledger. Every method takes the tenant scope first; writes take the caller's transaction. */
@@ -105,13 +106,20 @@ export class RevenueLedgerRepository {
    * scan), locked (SKIP LOCKED: a writer of the same row, or another replica, goes first).
    */
   async dueLapses(_scan: CrossTenant, endedBefore: Date, limit: number): Promise<LapseRow[]> {
-    const rows = await this.sql.rows<{ project_id: string; env: Env; rail: string; subscription_id: string; customer_id: string }>(
-      `SELECT project_id, env, rail, subscription_id, customer_id FROM revenue_subscriptions
+    const rows = await this.sql.rows<{ project_id: string; env: Env; rail: string; subscription_id: string; customer_id: string; valid_until: Date }>(
+      `SELECT project_id, env, rail, subscription_id, customer_id, valid_until FROM revenue_subscriptions
         WHERE active AND valid_until IS NOT NULL AND valid_until < $1
         ORDER BY valid_until LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [endedBefore, limit],
     );
-    return rows.map((r) => ({ projectId: r.project_id, env: r.env, rail: r.rail, subscriptionId: r.subscription_id, customerId: r.customer_id }));
+    return rows.map((r) => ({
+      projectId: r.project_id,
+      env: r.env,
+      rail: r.rail,
+      subscriptionId: r.subscription_id,
+      customerId: r.customer_id,
+      validUntil: new Date(r.valid_until),
+    }));
   }
 
   async markLapsed(scope: TenantScope, rail: string, subscriptionId: string, now: Date): Promise<void> {

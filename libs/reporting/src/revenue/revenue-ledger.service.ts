@@ -3,7 +3,9 @@ import { Clock, type CrossTenant, type TenantScope } from '#platform';
 import type { PurchaseRail } from '#entitlements';
 import { type RailPayment, type RailRevenueChange, RailRevenueFeed, type RailRevenueSink } from '#rails';
 import { dayOf, monthOf, monthlyPrice, toMinorUnits } from './price-normalisation.js';
+import { type MrrKeyAmount, mrrMovements } from './mrr-movements.js';
 import { totalsDeltas } from './revenue-deltas.js';
+import { RevenueFactsRepository } from './revenue-facts.repository.js';
 import { type LedgerSubscription, RevenueLedgerRepository } from './revenue-ledger.repository.js';
 
 /** The reporting currency of a project without a setting. */
@@ -19,12 +21,15 @@ export interface CustomerRevenue {
  * The revenue ledger: attached to the rails' revenue feed, it keeps in the (ambient) transaction of every
  * rail change each subscription's monthly price, each customer's monthly revenue, the
  * project's totals (by rail and currency) with their daily values, and recognised cash. Its
- * reads are point reads of those rows.
+ * reads are point reads of those rows. With them it writes the charts' per-day facts, keyed
+ * by the rail time's day: payments per rail and product, MRR movements, subscriptions entering
+ * and leaving `active`, first payments and the first-payment cohorts' cash.
  */
 @Injectable()
 export class RevenueLedger implements RailRevenueSink, OnModuleInit {
   constructor(
     private readonly repository: RevenueLedgerRepository,
+    private readonly facts: RevenueFactsRepository,
     private readonly feed: RailRevenueFeed,
     private readonly clock: Clock,
   ) {}
@@ -54,14 +59,21 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     const customers = [...new Set([change.customerId, stored?.customerId ?? change.customerId])].sort();
     for (const customerId of customers) await this.repository.lockCustomer(scope, customerId);
     await this.repository.upsertSubscription(scope, change.rail, change.subscriptionId, next, new Date(nowMs));
-    for (const customerId of customers) await this.refreshCustomer(scope, customerId);
+    const { productId, railTimeMs } = await this.facts.subscriptionFacts(scope, change.rail, change.subscriptionId);
+    // The change belongs to its rail time's day (a late notification corrects its own day), never a day to come.
+    const day = dayOf(Math.min(railTimeMs ?? nowMs, nowMs));
+    if ((stored?.active ?? false) !== next.active)
+      await this.facts.moveState(scope, { day, rail: change.rail, productId, state: 'active', delta: next.active ? 1 : -1 });
+    for (const customerId of customers) await this.refreshCustomer(scope, customerId, day);
   }
 
   async paid(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
     const amountMinor = Math.round(toMinorUnits(payment.amount, payment.currency));
     if (!(amountMinor > 0)) return;
     const paidAtMs = payment.paidAtMs > 0 ? payment.paidAtMs : this.clock.nowMs();
-    await this.repository.recordPayment(scope, {
+    // The customer first, then the shared per-month and per-day rows, as a rail change does: no lock cycle.
+    await this.repository.lockCustomer(scope, customerId);
+    const recorded = await this.repository.recordPayment(scope, {
       rail,
       transactionId: payment.transactionId,
       customerId,
@@ -71,13 +83,50 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
       paidAt: new Date(paidAtMs),
       month: monthOf(paidAtMs),
     });
+    if (recorded) await this.recordPaymentFacts(scope, rail, customerId, payment, amountMinor, paidAtMs);
+  }
+
+  /**
+   * A new payment's per-day fact (its paid day, the product of the subscription it bills) and
+   * its customer's first payment and cohort: a payment older than the customer's first moves
+   * the customer, with its cash, to the earlier cohort.
+   */
+  private async recordPaymentFacts(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment, amountMinor: number, paidAtMs: number) {
+    const { productId } = await this.facts.subscriptionFacts(scope, rail, payment.subscriptionId ?? null);
+    const day = dayOf(paidAtMs);
+    const month = monthOf(paidAtMs);
+    const currency = payment.currency;
+    await this.facts.addPayment(scope, { day, rail, productId, currency, amountMinor });
+    const firsts = await this.facts.firsts(scope, customerId);
+    const firstMs = firsts.firstPaidAt?.getTime() ?? null;
+    if (firstMs !== null && firstMs <= paidAtMs) {
+      await this.facts.addCohortCash(scope, [{ cohortMonth: monthOf(firstMs), month, currency, netMinor: amountMinor }]);
+      return;
+    }
+    await this.facts.setFirstPaid(scope, customerId, new Date(paidAtMs));
+    await this.facts.addFirstPaying(scope, day, firsts.createdDay, 1);
+    if (firstMs !== null) await this.facts.addFirstPaying(scope, dayOf(firstMs), firsts.createdDay, -1);
+    const cash = [{ cohortMonth: month, month, currency, netMinor: amountMinor }];
+    if (firstMs === null || monthOf(firstMs) !== month) {
+      await this.facts.addCohortCustomers(scope, month, 1);
+      if (firstMs !== null) {
+        const earlier = monthOf(firstMs);
+        await this.facts.addCohortCustomers(scope, earlier, -1);
+        for (const p of await this.facts.paymentsByMonth(scope, customerId, rail, payment.transactionId)) {
+          cash.push({ cohortMonth: earlier, month: p.month, currency: p.currency, netMinor: -p.amountMinor });
+          cash.push({ cohortMonth: month, month: p.month, currency: p.currency, netMinor: p.amountMinor });
+        }
+      }
+    }
+    await this.facts.addCohortCash(scope, cash);
   }
 
   async reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
     const customers = [fromCustomerId, toCustomerId].sort();
     for (const customerId of customers) await this.repository.lockCustomer(scope, customerId);
     await this.repository.reassignSubscriptions(scope, fromCustomerId, toCustomerId, this.clock.now());
-    for (const customerId of customers) await this.refreshCustomer(scope, customerId);
+    // MRR moves from one customer to the other: no movement of the project's MRR.
+    for (const customerId of customers) await this.refreshCustomer(scope, customerId, null);
   }
 
   /**
@@ -91,18 +140,38 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
       const scope = scan.scopeOf(row);
       await this.repository.lockCustomer(scope, row.customerId);
       await this.repository.markLapsed(scope, row.rail, row.subscriptionId, now);
-      await this.refreshCustomer(scope, row.customerId);
+      // The subscription ended with its period: its day is the period end's.
+      const day = dayOf(row.validUntil.getTime());
+      const { productId } = await this.facts.subscriptionFacts(scope, row.rail, row.subscriptionId);
+      await this.facts.moveState(scope, { day, rail: row.rail, productId, state: 'active', delta: -1 });
+      await this.refreshCustomer(scope, row.customerId, day);
     }
     return due.length;
   }
 
-  /** Recomputes one customer's rows from its subscriptions and moves the totals by the difference. */
-  private async refreshCustomer(scope: TenantScope, customerId: string): Promise<void> {
+  /**
+   * Recomputes one customer's rows from its subscriptions and moves the totals by the
+   * difference; records the MRR movement on `day` (null: none, the MRR changed hands).
+   */
+  private async refreshCustomer(scope: TenantScope, customerId: string, day: string | null): Promise<void> {
+    await this.refreshCustomerProducts(scope, customerId, day);
     const { stored: before, computed: after } = await this.repository.customerRows(scope, customerId);
     const deltas = totalsDeltas(before, after);
     if (deltas.length === 0 && sameRows(before, after)) return;
     await this.repository.replaceCustomer(scope, customerId, after);
     await this.repository.applyDeltas(scope, deltas, dayOf(this.clock.nowMs()));
+  }
+
+  /** The customer's MRR per rail and product, and the movement from what it was. */
+  private async refreshCustomerProducts(scope: TenantScope, customerId: string, day: string | null): Promise<void> {
+    const { stored, computed } = await this.facts.customerProducts(scope, customerId);
+    if (sameProducts(stored, computed)) return;
+    if (day !== null && mrrMovements(stored, computed, false).length > 0) {
+      const firsts = await this.facts.firsts(scope, customerId);
+      await this.facts.addMovements(scope, day, mrrMovements(stored, computed, firsts.firstMrrDay !== null));
+      if (computed.length > 0 && firsts.firstMrrDay === null) await this.facts.setFirstMrr(scope, customerId, day);
+    }
+    await this.facts.replaceCustomerProducts(scope, customerId, computed);
   }
 
   // Reads
@@ -141,6 +210,11 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
   payingAmong(scope: TenantScope, customerIds: readonly string[]): Promise<Set<string>> {
     return this.repository.payingAmong(scope, customerIds);
   }
+}
+
+function sameProducts(a: readonly MrrKeyAmount[], b: readonly MrrKeyAmount[]): boolean {
+  const key = (r: MrrKeyAmount) => `${r.rail}|${r.productId}|${r.currency}|${r.monthlyMinor}`;
+  return a.map(key).sort().join(',') === b.map(key).sort().join(',');
 }
 
 function sameRows(a: readonly { rail: string; currency: string; monthlyMinor: number; subscriptions: number }[], b: typeof a): boolean {

@@ -1,0 +1,194 @@
+import { Injectable } from '@nestjs/common';
+import { Sql, type TenantScope } from '#platform';
+import type { ChartGranularity } from './chart-periods.js';
+
+type Num = string | number | null;
+export type ChartSegment = 'rail' | 'product' | 'none';
+
+/** One row of a chart read: a period (null: before the range, an opening balance), a segment key (`''`: the total) and its sums. */
+export interface FactRow {
+  period: string | null;
+  seg: string;
+  sums: Record<string, number>;
+}
+
+/** What a chart's periods are measured from, and the project's reporting currency. */
+export interface ChartContext {
+  currency: string | null;
+  /** The first day with a revenue fact, or the day the first rail was connected (the earlier). */
+  revenueSince: string | null;
+  subscriptionsSince: string | null;
+  customersSince: string | null;
+  eventsSince: string | null;
+}
+
+/** The SQL segment key of a fact table with `rail` and `product_id` columns. */
+function segmentKey(segment: ChartSegment): string {
+  if (segment === 'rail') return 'rail';
+  // An unknown product ('') is `other`: '' names the total.
+  if (segment === 'product') return `COALESCE(NULLIF(product_id, ''), 'other')`;
+  return `''`;
+}
+
+/**
+ * The charts' reads of the per-day facts: each a range read by (project_id, env, day) of one
+ * table, grouped by period (`date_trunc`: ISO weeks start on Monday) and segment in the database.
+ */
+@Injectable()
+export class ChartsRepository {
+  constructor(private readonly sql: Sql) {}
+
+  private async factRows(text: string, args: unknown[], sums: readonly string[]): Promise<FactRow[]> {
+    const rows = await this.sql.rows<Record<string, Num>>(text, args);
+    return rows.map((r) => ({
+      period: r.period === null ? null : String(r.period),
+      seg: String(r.seg ?? ''),
+      sums: Object.fromEntries(sums.map((name) => [name, Number(r[name] ?? 0)])),
+    }));
+  }
+
+  /** The first fact days of each family and the reporting currency, in one statement of index probes. */
+  async context(scope: TenantScope): Promise<ChartContext> {
+    const day = (table: string) => `(SELECT to_char(min(day), 'YYYY-MM-DD') FROM ${table} WHERE project_id = $1 AND env = $2)`;
+    const row = await this.sql.one<Record<string, string | null>>(
+      `SELECT (SELECT currency FROM reporting_settings WHERE project_id = $1) AS currency,
+              (SELECT to_char(min(updated_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') FROM rail_settings WHERE project_id = $1 AND enabled) AS rail_since,
+              ${day('revenue_mrr_movements')} AS mrr_since, ${day('revenue_day_facts')} AS payments_since,
+              ${day('subscription_state_days')} AS states_since, ${day('customer_day_facts')} AS customers_since,
+              ${day('event_day_facts')} AS events_since,
+              (SELECT to_char(min(paying_day), 'YYYY-MM-DD') FROM revenue_first_paying WHERE project_id = $1 AND env = $2) AS paying_since`,
+      [scope.projectId, scope.env],
+    );
+    const earliest = (...days: Array<string | null | undefined>) => days.filter((d): d is string => !!d).sort()[0] ?? null;
+    const revenueSince = earliest(row?.rail_since, row?.mrr_since, row?.payments_since);
+    return {
+      currency: row?.currency ?? null,
+      revenueSince,
+      subscriptionsSince: earliest(revenueSince, row?.states_since),
+      customersSince: earliest(row?.customers_since, row?.paying_since),
+      eventsSince: row?.events_since ?? null,
+    };
+  }
+
+  /**
+   * MRR movements per period and segment in one currency, and before `from` their sum per
+   * segment (period null): MRR at a period's end is the opening plus every movement up to it.
+   * The total (`''`) reads the `all`/`*` rows, a rail its `rail`/`*` rows, a product its rows over every rail.
+   */
+  movements(scope: TenantScope, currency: string, from: string, to: string, granularity: ChartGranularity, segment: ChartSegment): Promise<FactRow[]> {
+    const segRows = segment === 'rail' ? `(rail <> 'all' AND product_id = '*')` : segment === 'product' ? `(rail <> 'all' AND product_id <> '*')` : 'false';
+    const sums = ['newMinor', 'expansionMinor', 'contractionMinor', 'churnedMinor', 'reactivationMinor'];
+    return this.factRows(
+      `SELECT CASE WHEN day < $4::date THEN NULL ELSE to_char(date_trunc($6, day), 'YYYY-MM-DD') END AS period,
+              CASE WHEN rail = 'all' THEN '' ELSE ${segmentKey(segment)} END AS seg,
+              sum(new_minor) AS "newMinor", sum(expansion_minor) AS "expansionMinor", sum(contraction_minor) AS "contractionMinor",
+              sum(churned_minor) AS "churnedMinor", sum(reactivation_minor) AS "reactivationMinor"
+         FROM revenue_mrr_movements
+        WHERE project_id = $1 AND env = $2 AND currency = $3 AND day <= $5::date AND (rail = 'all' OR ${segRows})
+        GROUP BY 1, 2`,
+      [scope.projectId, scope.env, currency, from, to, granularity],
+      sums,
+    );
+  }
+
+  /** Payments and refunds per period and segment in one currency (the total is their sum). */
+  payments(scope: TenantScope, currency: string, from: string, to: string, granularity: ChartGranularity, segment: ChartSegment): Promise<FactRow[]> {
+    return this.factRows(
+      `SELECT to_char(date_trunc($6, day), 'YYYY-MM-DD') AS period, ${segmentKey(segment)} AS seg,
+              sum(payments) AS payments, sum(gross_minor) AS "grossMinor", sum(refunds) AS refunds, sum(refunds_minor) AS "refundsMinor"
+         FROM revenue_day_facts
+        WHERE project_id = $1 AND env = $2 AND currency = $3 AND day BETWEEN $4::date AND $5::date
+        GROUP BY 1, 2`,
+      [scope.projectId, scope.env, currency, from, to, granularity],
+      ['payments', 'grossMinor', 'refunds', 'refundsMinor'],
+    );
+  }
+
+  /** Subscriptions entering and leaving each state per period and segment, and before `from` their sums (period null). */
+  states(scope: TenantScope, from: string, to: string, granularity: ChartGranularity, segment: ChartSegment): Promise<FactRow[]> {
+    return this.factRows(
+      `SELECT CASE WHEN day < $3::date THEN NULL ELSE to_char(date_trunc($5, day), 'YYYY-MM-DD') END AS period, ${segmentKey(segment)} AS seg,
+              ${STATE_SUMS.map(([column, state]) => `sum(entered) FILTER (WHERE state = '${state}') AS "${column}In", sum("left") FILTER (WHERE state = '${state}') AS "${column}Out"`).join(', ')}
+         FROM subscription_state_days
+        WHERE project_id = $1 AND env = $2 AND day <= $4::date
+        GROUP BY 1, 2`,
+      [scope.projectId, scope.env, from, to, granularity],
+      STATE_SUMS.flatMap(([column]) => [`${column}In`, `${column}Out`]),
+    );
+  }
+
+  /**
+   * New customers per creation period, first payments per payment period, and (`converted`)
+   * the first payments made in the period their customer was created in.
+   */
+  newCustomers(scope: TenantScope, from: string, to: string, granularity: ChartGranularity): Promise<FactRow[]> {
+    return this.factRows(
+      `SELECT period, '' AS seg, sum(n) AS "newCustomers", sum(p) AS "newPaying", sum(c) AS converted FROM (
+         SELECT to_char(date_trunc($5, day), 'YYYY-MM-DD') AS period, new_customers AS n, 0 AS p, 0 AS c
+           FROM customer_day_facts WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
+         UNION ALL
+         SELECT to_char(date_trunc($5, paying_day), 'YYYY-MM-DD'), 0, customers,
+                CASE WHEN date_trunc($5, paying_day) = date_trunc($5, created_day) AND created_day >= $3::date THEN customers ELSE 0 END
+           FROM revenue_first_paying WHERE project_id = $1 AND env = $2 AND paying_day BETWEEN $3::date AND $4::date
+       ) f GROUP BY period`,
+      [scope.projectId, scope.env, from, to, granularity],
+      ['newCustomers', 'newPaying', 'converted'],
+    );
+  }
+
+  /** Events and errors per period, and distinct active customers per day (granularity day only). */
+  events(scope: TenantScope, from: string, to: string, granularity: ChartGranularity): Promise<FactRow[]> {
+    return this.factRows(
+      `SELECT period, '' AS seg, sum(e) AS events, sum(x) AS errors, sum(u) AS "uniqueUsers" FROM (
+         SELECT to_char(date_trunc($5, day), 'YYYY-MM-DD') AS period, events AS e, errors AS x, 0 AS u
+           FROM event_day_facts WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
+         UNION ALL
+         SELECT to_char(day, 'YYYY-MM-DD'), 0, 0, customers
+           FROM active_day_totals WHERE $5 = 'day' AND project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
+       ) f GROUP BY period`,
+      [scope.projectId, scope.env, from, to, granularity],
+      ['events', 'errors', 'uniqueUsers'],
+    );
+  }
+
+  /** Distinct customers active on a day from `from` to today (those whose last active day is in it). */
+  async activeSince(scope: TenantScope, from: string): Promise<number> {
+    const row = await this.sql.one<{ n: Num }>(
+      `SELECT coalesce(sum(customers), 0) AS n FROM reporting_active_day_counts WHERE project_id = $1 AND env = $2 AND day >= $3::date`,
+      [scope.projectId, scope.env, from],
+    );
+    return Number(row?.n ?? 0);
+  }
+
+  /** Cohorts by first-payment month from `fromMonth` to `toMonth`: customers, and net cash per month in one currency. */
+  async cohorts(
+    scope: TenantScope,
+    currency: string,
+    fromMonth: string,
+    toMonth: string,
+  ): Promise<Array<{ cohortMonth: string; customers: number; cash: Map<string, number> }>> {
+    const rows = await this.sql.rows<{ cohort_month: string; customers: Num; cash: Array<[string, Num]> | null }>(
+      `SELECT to_char(c.cohort_month, 'YYYY-MM-DD') AS cohort_month, c.customers,
+              (SELECT json_agg(json_build_array(to_char(m.month, 'YYYY-MM-DD'), m.net_minor)) FROM revenue_cohort_months m
+                WHERE m.project_id = c.project_id AND m.env = c.env AND m.cohort_month = c.cohort_month AND m.currency = $3) AS cash
+         FROM revenue_cohorts c
+        WHERE c.project_id = $1 AND c.env = $2 AND c.cohort_month BETWEEN $4::date AND $5::date AND c.customers > 0
+        ORDER BY c.cohort_month`,
+      [scope.projectId, scope.env, currency, fromMonth, toMonth],
+    );
+    return rows.map((r) => ({
+      cohortMonth: r.cohort_month,
+      customers: Number(r.customers),
+      cash: new Map((r.cash ?? []).map(([month, amount]) => [month, Number(amount)])),
+    }));
+  }
+}
+
+/** The state columns of `subscription_state_days` and their names in the chart's sums. */
+export const STATE_SUMS = [
+  ['active', 'active'],
+  ['trialing', 'trialing'],
+  ['inGracePeriod', 'in_grace_period'],
+  ['inBillingRetry', 'in_billing_retry'],
+  ['paused', 'paused'],
+] as const;

@@ -1,0 +1,362 @@
+import { Injectable } from '@nestjs/common';
+import { ApiError, Clock, type TenantScope } from '#platform';
+import type { AuthContext } from '#keys';
+import type { Coverage, CoverageSurface, ReadEnvelope } from '../read-envelope.js';
+import { ReportingReads } from '../reporting-reads.service.js';
+import { dayOf } from '../revenue/price-normalisation.js';
+import { DEFAULT_REPORTING_CURRENCY } from '../revenue/revenue-ledger.service.js';
+import { type ChartGranularity, type ChartPeriod, isRangeError, periodStart, periodsOf, resolveRange } from './chart-periods.js';
+import { type SegmentSums, type Sums, type Values, last, limitSegments, mean, ratio, seriesOf, sumOf, sumSegments, tabulate, total } from './chart-series.js';
+import { type ChartContext, type ChartSegment, ChartsRepository, type FactRow, STATE_SUMS } from './charts.repository.js';
+import type { ChartData, ChartPointView, ChartQueryDto } from './charts.dto.js';
+
+export const CHARTS = ['mrr', 'revenue', 'active_subscriptions', 'trials', 'churn', 'refunds', 'new_customers', 'ltv_cohorts', 'events'] as const;
+export type ChartName = (typeof CHARTS)[number];
+
+/** Charts answered in money (cents of the reporting currency): they carry `currency`. */
+const MONEY_CHARTS: ReadonlySet<ChartName> = new Set(['mrr', 'revenue', 'refunds', 'ltv_cohorts']);
+/** Charts that split by `segment=rail|product`; the others take `segment=none` alone. */
+const SEGMENTED_CHARTS: ReadonlySet<ChartName> = new Set(['mrr', 'revenue', 'refunds', 'active_subscriptions']);
+/**
+ * What the service does not record yet: refunds (no refund fact reaches the ledger), trials and
+ * the subscription states beyond `active`. Their figures are null (not measured) until the
+ * subscription lifecycle writes `revenue_day_facts.refunds*` and `subscription_state_days` for them.
+ */
+const REFUNDS_MEASURED = false;
+const MEASURED_STATES: ReadonlySet<string> = new Set(['active']);
+/** How many months after its first a cohort's lifetime value runs (m0 … m11). */
+const COHORT_MONTHS = 12;
+
+const RAIL_SEGMENTS = ['ios_store', 'card_payments', 'android_store'];
+const cents = (minor: number): number => Math.round(minor);
+const nulls = (names: readonly string[]): Values => Object.fromEntries(names.map((n) => [n, null]));
+const net = (s: Sums) =>
+  sumOf(s, 'newMinor') + sumOf(s, 'expansionMinor') + sumOf(s, 'reactivationMinor') - sumOf(s, 'contractionMinor') - sumOf(s, 'churnedMinor');
+
+interface Request {
+  scope: TenantScope;
+  chart: ChartName;
+  from: string;
+  to: string;
+  today: string;
+  granularity: ChartGranularity;
+  segment: ChartSegment;
+  periods: ChartPeriod[];
+  context: ChartContext;
+  currency: string;
+}
+
+/** A chart's series for the total and each segment, and its summary. */
+interface Built {
+  total: Values[];
+  segments?: Map<string, Values[]>;
+  summary: Values;
+}
+
+/** `GET /v1/charts/{chart}`: time series read from the per-day facts the ledger, the lifecycle and the event rollups keep. */
+@Injectable()
+export class ChartsService {
+  constructor(
+    private readonly reads: ReportingReads,
+    private readonly repository: ChartsRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  async chart(auth: AuthContext, chart: ChartName, query: ChartQueryDto): Promise<ReadEnvelope<ChartData>> {
+    const today = dayOf(this.clock.nowMs());
+    const range = resolveRange({ from: query.from, to: query.to }, today);
+    if (isRangeError(range)) throw ApiError.invalidParam(range.message);
+    const segment = query.segment ?? 'none';
+    if (segment !== 'none' && !SEGMENTED_CHARTS.has(chart))
+      throw ApiError.invalidParam(`segment must be none for the ${chart} chart (rail and product split ${[...SEGMENTED_CHARTS].join(', ')})`);
+    const granularity: ChartGranularity = chart === 'ltv_cohorts' ? 'month' : (query.granularity ?? 'day');
+    return this.reads.read(auth, 'chart', async () => {
+      const scope: TenantScope = auth;
+      const context = await this.repository.context(scope);
+      const request: Request = {
+        scope,
+        chart,
+        ...range,
+        today,
+        granularity,
+        segment,
+        periods: periodsOf(range.from, range.to, granularity),
+        context,
+        currency: context.currency ?? DEFAULT_REPORTING_CURRENCY,
+      };
+      const built = await this.build(request);
+      const series: ChartPointView[] = request.periods.map((p, i) => {
+        const point: ChartPointView = { period: p.period, values: built.total[i] };
+        if (built.segments) point.segments = Object.fromEntries([...built.segments].map(([seg, values]) => [seg, values[i]]));
+        return point;
+      });
+      const data: ChartData = { chart, granularity, segment, series, summary: built.summary };
+      if (MONEY_CHARTS.has(chart)) data.currency = request.currency;
+      return { data: orderKeys(data), coverage: coverageOf(chart, context) };
+    });
+  }
+
+  private build(r: Request): Promise<Built> {
+    switch (r.chart) {
+      case 'mrr':
+        return this.mrr(r);
+      case 'revenue':
+      case 'refunds':
+        return this.payments(r);
+      case 'active_subscriptions':
+        return this.activeSubscriptions(r);
+      case 'trials':
+        return Promise.resolve(this.trials(r));
+      case 'churn':
+        return this.churn(r);
+      case 'new_customers':
+        return this.newCustomers(r);
+      case 'ltv_cohorts':
+        return this.ltvCohorts(r);
+      case 'events':
+        return this.events(r);
+    }
+  }
+
+  private measured(r: Request, since: string | null) {
+    return (p: ChartPeriod) => since !== null && p.last >= since && p.first <= r.today;
+  }
+
+  /** The total's and each segment's series (rails always all three; products the largest and `other`). */
+  private segmented(
+    r: Request,
+    rows: FactRow[],
+    size: (sums: Sums) => number,
+    series: (entry: SegmentSums | undefined) => Values[],
+    totalFromRows: boolean,
+  ): { total: Values[]; segments?: Map<string, Values[]> } {
+    const limited = r.segment === 'product' ? limitSegments(rows, size, (row) => totalFromRows && row.seg === '') : rows;
+    const table = tabulate(limited);
+    const totalEntry = r.segment === 'none' || totalFromRows ? table.get('') : sumSegments(table);
+    if (r.segment === 'none') return { total: series(totalEntry) };
+    const keys = r.segment === 'rail' ? RAIL_SEGMENTS : [...table.keys()].filter((k) => k !== '').sort();
+    return { total: series(totalEntry), segments: new Map(keys.map((k) => [k, series(table.get(k))])) };
+  }
+
+  private async mrr(r: Request): Promise<Built> {
+    const names = ['mrrCents', 'newCents', 'expansionCents', 'contractionCents', 'churnedCents', 'reactivationCents'];
+    const rows = await this.repository.movements(r.scope, r.currency, r.from, r.to, r.granularity, r.segment);
+    const measured = this.measured(r, r.context.revenueSince);
+    const series = (entry: SegmentSums | undefined) =>
+      seriesOf(
+        entry && { opening: { mrr: net(entry.opening) }, periods: entry.periods },
+        r.periods,
+        measured,
+        names,
+        (balance, s) => ({
+          mrrCents: cents(sumOf(balance, 'mrr') + net(s)),
+          newCents: cents(sumOf(s, 'newMinor')),
+          expansionCents: cents(sumOf(s, 'expansionMinor')),
+          contractionCents: cents(sumOf(s, 'contractionMinor')),
+          churnedCents: cents(sumOf(s, 'churnedMinor')),
+          reactivationCents: cents(sumOf(s, 'reactivationMinor')),
+        }),
+        (balance, s) => {
+          balance.mrr = sumOf(balance, 'mrr') + net(s);
+        },
+      );
+    const built = this.segmented(r, rows, net, series, true);
+    const moved = built.total.map((v) =>
+      v.mrrCents === null ? null : (v.newCents ?? 0) + (v.expansionCents ?? 0) + (v.reactivationCents ?? 0) - (v.contractionCents ?? 0) - (v.churnedCents ?? 0),
+    );
+    const known = moved.filter((m): m is number => m !== null);
+    return { ...built, summary: { mrrCents: last(built.total, 'mrrCents'), netMovementCents: known.length ? known.reduce((a, b) => a + b, 0) : null } };
+  }
+
+  private async payments(r: Request): Promise<Built> {
+    const rows = await this.repository.payments(r.scope, r.currency, r.from, r.to, r.granularity, r.segment);
+    const measured = this.measured(r, r.context.revenueSince);
+    const refunds = r.chart === 'refunds';
+    const names = refunds ? ['refunds', 'refundRate', 'refundsCents'] : ['grossCents', 'refundsCents', 'netCents', 'transactions'];
+    const compute = (_: Sums, s: Sums): Values =>
+      refunds
+        ? {
+            refunds: REFUNDS_MEASURED ? sumOf(s, 'refunds') : null,
+            refundRate: REFUNDS_MEASURED ? ratio(sumOf(s, 'refunds'), sumOf(s, 'payments')) : null,
+            refundsCents: REFUNDS_MEASURED ? cents(sumOf(s, 'refundsMinor')) : null,
+          }
+        : {
+            grossCents: cents(sumOf(s, 'grossMinor')),
+            refundsCents: REFUNDS_MEASURED ? cents(sumOf(s, 'refundsMinor')) : null,
+            netCents: REFUNDS_MEASURED ? cents(sumOf(s, 'grossMinor') - sumOf(s, 'refundsMinor')) : null,
+            transactions: sumOf(s, 'payments'),
+          };
+    const built = this.segmented(
+      r,
+      rows,
+      (s) => sumOf(s, 'grossMinor'),
+      (entry) => seriesOf(entry, r.periods, measured, names, compute),
+      false,
+    );
+    const summary: Values = Object.fromEntries(names.map((n) => [n, total(built.total, n)]));
+    if (refunds) summary.refundRate = REFUNDS_MEASURED ? ratio(summary.refunds, total(built.total, 'transactions')) : null;
+    return { ...built, summary };
+  }
+
+  private stateSeries(r: Request, names: readonly string[]) {
+    const measured = this.measured(r, r.context.subscriptionsSince);
+    return (entry: SegmentSums | undefined) =>
+      seriesOf(
+        entry,
+        r.periods,
+        measured,
+        names,
+        (balance, s) =>
+          Object.fromEntries(
+            STATE_SUMS.map(([name, state]) => [
+              name,
+              MEASURED_STATES.has(state) ? sumOf(balance, `${name}In`) - sumOf(balance, `${name}Out`) + sumOf(s, `${name}In`) - sumOf(s, `${name}Out`) : null,
+            ]),
+          ),
+        (balance, s) => {
+          for (const [name] of STATE_SUMS)
+            for (const dir of ['In', 'Out']) balance[`${name}${dir}`] = sumOf(balance, `${name}${dir}`) + sumOf(s, `${name}${dir}`);
+        },
+      );
+  }
+
+  private async activeSubscriptions(r: Request): Promise<Built> {
+    const names = STATE_SUMS.map(([name]) => name);
+    const rows = await this.repository.states(r.scope, r.from, r.to, r.granularity, r.segment);
+    const built = this.segmented(r, rows, (s) => sumOf(s, 'activeIn') - sumOf(s, 'activeOut'), this.stateSeries(r, names), false);
+    return { ...built, summary: Object.fromEntries(names.map((n) => [n, last(built.total, n)])) };
+  }
+
+  private trials(r: Request): Built {
+    const names = ['started', 'converted', 'conversionRate'];
+    return { total: r.periods.map(() => nulls(names)), summary: nulls(names) };
+  }
+
+  private async churn(r: Request): Promise<Built> {
+    const names = ['churnedSubscriptions', 'subscriberChurnRate', 'mrrChurnRate'];
+    const [states, movements] = await Promise.all([
+      this.repository.states(r.scope, r.from, r.to, r.granularity, 'none'),
+      this.repository.movements(r.scope, r.currency, r.from, r.to, r.granularity, 'none'),
+    ]);
+    const stateTable = tabulate(states).get('');
+    const moveTable = tabulate(movements).get('');
+    const measured = this.measured(r, r.context.subscriptionsSince);
+    const churned = seriesOf(
+      stateTable,
+      r.periods,
+      measured,
+      ['churned', 'activeAtStart'],
+      (balance, s) => ({
+        churned: sumOf(s, 'activeOut'),
+        activeAtStart: sumOf(balance, 'activeIn') - sumOf(balance, 'activeOut'),
+      }),
+      (balance, s) => {
+        balance.activeIn = sumOf(balance, 'activeIn') + sumOf(s, 'activeIn');
+        balance.activeOut = sumOf(balance, 'activeOut') + sumOf(s, 'activeOut');
+      },
+    );
+    const mrr = seriesOf(
+      moveTable && { opening: { mrr: net(moveTable.opening) }, periods: moveTable.periods },
+      r.periods,
+      this.measured(r, r.context.revenueSince),
+      ['churnedMinor', 'mrrAtStart'],
+      (balance, s) => ({ churnedMinor: sumOf(s, 'churnedMinor'), mrrAtStart: sumOf(balance, 'mrr') }),
+      (balance, s) => {
+        balance.mrr = sumOf(balance, 'mrr') + net(s);
+      },
+    );
+    const series = r.periods.map((_, i) => ({
+      churnedSubscriptions: churned[i].churned,
+      subscriberChurnRate: churned[i].churned === null ? null : ratio(churned[i].churned, churned[i].activeAtStart),
+      mrrChurnRate: mrr[i].churnedMinor === null ? null : ratio(mrr[i].churnedMinor, mrr[i].mrrAtStart),
+    }));
+    return { total: series, summary: Object.fromEntries(names.map((n) => [n, mean(series, n)])) };
+  }
+
+  private async newCustomers(r: Request): Promise<Built> {
+    const rows = await this.repository.newCustomers(r.scope, r.from, r.to, r.granularity);
+    const series = seriesOf(
+      tabulate(rows).get(''),
+      r.periods,
+      this.measured(r, r.context.customersSince),
+      ['newCustomers', 'newPaying', 'conversionToPaying'],
+      (_, s) => ({
+        newCustomers: sumOf(s, 'newCustomers'),
+        newPaying: sumOf(s, 'newPaying'),
+        conversionToPaying: ratio(sumOf(s, 'converted'), sumOf(s, 'newCustomers')),
+      }),
+    );
+    const converted = seriesOf(tabulate(rows).get(''), r.periods, this.measured(r, r.context.customersSince), ['converted'], (_, s) => ({
+      converted: sumOf(s, 'converted'),
+    }));
+    return {
+      total: series,
+      summary: {
+        newCustomers: total(series, 'newCustomers'),
+        newPaying: total(series, 'newPaying'),
+        conversionToPaying: ratio(total(converted, 'converted'), total(series, 'newCustomers')),
+      },
+    };
+  }
+
+  private async events(r: Request): Promise<Built> {
+    const daily = r.granularity === 'day';
+    const [rows, active] = await Promise.all([
+      this.repository.events(r.scope, r.from, r.to, r.granularity),
+      r.to === r.today && r.context.eventsSince !== null ? this.repository.activeSince(r.scope, r.from) : Promise.resolve(null),
+    ]);
+    const series = seriesOf(tabulate(rows).get(''), r.periods, this.measured(r, r.context.eventsSince), ['events', 'errors', 'uniqueUsers'], (_, s) => ({
+      events: sumOf(s, 'events'),
+      errors: sumOf(s, 'errors'),
+      // Distinct customers over a week or a month are not the sum of its days: known per day only.
+      uniqueUsers: daily ? sumOf(s, 'uniqueUsers') : null,
+    }));
+    return { total: series, summary: { events: total(series, 'events'), errors: total(series, 'errors'), uniqueUsers: active } };
+  }
+
+  private async ltvCohorts(r: Request): Promise<Built> {
+    const thisMonth = periodStart(r.today, 'month');
+    const cohorts = await this.repository.cohorts(r.scope, r.currency, periodStart(r.from, 'month'), r.to);
+    const byMonth = new Map(cohorts.map((c) => [c.cohortMonth, c]));
+    const measured = this.measured(r, r.context.revenueSince);
+    const names = Array.from({ length: COHORT_MONTHS }, (_, k) => `m${k}`);
+    const series = r.periods.map((p) => {
+      if (!measured(p)) return nulls(names);
+      const cohort = byMonth.get(p.period);
+      let cumulative = 0;
+      const values: Values = {};
+      for (let k = 0; k < COHORT_MONTHS; k += 1) {
+        const month = addMonths(p.period, k);
+        cumulative += cohort?.cash.get(month) ?? 0;
+        values[`m${k}`] = month > thisMonth || !cohort ? null : cents(cumulative / cohort.customers);
+      }
+      return values;
+    });
+    return { total: series, summary: {} };
+  }
+}
+
+/** The first day of the month `months` after the month starting `month`. */
+function addMonths(month: string, months: number): string {
+  const [y, m] = month.split('-').map(Number);
+  const n = y * 12 + (m - 1) + months;
+  return `${String(Math.floor(n / 12)).padStart(4, '0')}-${String((n % 12) + 1).padStart(2, '0')}-01`;
+}
+
+function coverageOf(chart: ChartName, context: ChartContext): Coverage {
+  const since = (day: string | null) =>
+    day === null ? { state: 'not_instrumented' as const, since: null } : { state: 'measured' as const, since: Date.parse(`${day}T00:00:00Z`) };
+  const surface: [CoverageSurface, string | null] =
+    chart === 'events'
+      ? ['analytics', context.eventsSince]
+      : chart === 'new_customers'
+        ? ['userCensus', context.customersSince]
+        : ['revenue', context.revenueSince];
+  return { [surface[0]]: since(surface[1]) };
+}
+
+/** `currency` after `chart`, as the contract lists the fields. */
+function orderKeys(data: ChartData): ChartData {
+  const { chart, currency, granularity, segment, series, summary } = data;
+  return currency === undefined ? { chart, granularity, segment, series, summary } : { chart, currency, granularity, segment, series, summary };
+}

@@ -1,0 +1,209 @@
+import { Injectable } from '@nestjs/common';
+import { Sql, type TenantScope } from '#platform';
+import type { MrrKeyAmount, MrrMovement } from './mrr-movements.js';
+
+type Num = string | number;
+
+export interface CustomerFirsts {
+  createdDay: string;
+  firstPaidAt: Date | null;
+  firstMrrDay: string | null;
+}
+
+/** The product of a rail subscription (`''` when unknown) and its rail time. */
+export interface SubscriptionFacts {
+  productId: string;
+  railTimeMs: number | null;
+}
+
+/**
+ * SQL of the ledger's per-day facts (the charts' source): written by the revenue ledger in the
+ * transaction of the change, keyed by the day the fact belongs to. Every method takes the tenant scope first.
+ */
+@Injectable()
+export class RevenueFactsRepository {
+  constructor(private readonly sql: Sql) {}
+
+  /** The rail subscription's product and rail time, as the rails wrote them in this transaction. */
+  async subscriptionFacts(scope: TenantScope, rail: string, subscriptionId: string | null): Promise<SubscriptionFacts> {
+    if (!subscriptionId) return { productId: '', railTimeMs: null };
+    const row = await this.sql.one<{ product_id: string; rail_time_ms: Num }>(
+      `SELECT product_id, rail_time_ms FROM rail_subscriptions WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`,
+      [scope.projectId, scope.env, rail, subscriptionId],
+    );
+    return row ? { productId: row.product_id, railTimeMs: Number(row.rail_time_ms) } : { productId: '', railTimeMs: null };
+  }
+
+  async addPayment(scope: TenantScope, fact: { day: string; rail: string; productId: string; currency: string; amountMinor: number }): Promise<void> {
+    await this.sql.rows(
+      `INSERT INTO revenue_day_facts AS f (project_id, env, day, rail, product_id, currency, payments, gross_minor) VALUES ($1, $2, $3::date, $4, $5, $6, 1, $7)
+       ON CONFLICT ON CONSTRAINT revenue_day_facts_pk DO UPDATE SET payments = f.payments + 1, gross_minor = f.gross_minor + EXCLUDED.gross_minor`,
+      [scope.projectId, scope.env, fact.day, fact.rail, fact.productId, fact.currency, fact.amountMinor],
+    );
+  }
+
+  /** The customer's firsts row, created (from its creation day) when absent, locked. */
+  async firsts(scope: TenantScope, customerId: string): Promise<CustomerFirsts> {
+    const args = [scope.projectId, scope.env, customerId];
+    await this.sql.rows(
+      `INSERT INTO revenue_customer_firsts (project_id, env, customer_id, created_day)
+       SELECT project_id, env, id, (created_at AT TIME ZONE 'UTC')::date FROM customers WHERE project_id = $1 AND env = $2 AND id = $3
+       ON CONFLICT ON CONSTRAINT revenue_customer_firsts_pk DO NOTHING`,
+      args,
+    );
+    const row = await this.sql.one<{ created_day: string; first_paid_at: Date | null; first_mrr_day: string | null }>(
+      `SELECT to_char(created_day, 'YYYY-MM-DD') AS created_day, first_paid_at, to_char(first_mrr_day, 'YYYY-MM-DD') AS first_mrr_day
+         FROM revenue_customer_firsts WHERE project_id = $1 AND env = $2 AND customer_id = $3 FOR UPDATE`,
+      args,
+    );
+    if (!row) throw new Error(`customer ${customerId} not found`);
+    return { createdDay: row.created_day, firstPaidAt: row.first_paid_at, firstMrrDay: row.first_mrr_day };
+  }
+
+  async setFirstPaid(scope: TenantScope, customerId: string, paidAt: Date): Promise<void> {
+    await this.sql.rows(`UPDATE revenue_customer_firsts SET first_paid_at = $4 WHERE project_id = $1 AND env = $2 AND customer_id = $3`, [
+      scope.projectId,
+      scope.env,
+      customerId,
+      paidAt,
+    ]);
+  }
+
+  async setFirstMrr(scope: TenantScope, customerId: string, day: string): Promise<void> {
+    await this.sql.rows(
+      `UPDATE revenue_customer_firsts SET first_mrr_day = $4::date WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND first_mrr_day IS NULL`,
+      [scope.projectId, scope.env, customerId, day],
+    );
+  }
+
+  /** Adds `delta` customers to those created on `createdDay` who first paid on `payingDay`. */
+  async addFirstPaying(scope: TenantScope, payingDay: string, createdDay: string, delta: number): Promise<void> {
+    // A row's CHECK applies to the row proposed for insertion too: a decrement updates the row the increment wrote.
+    if (delta < 0) {
+      await this.sql.rows(
+        `UPDATE revenue_first_paying SET customers = customers + $5 WHERE project_id = $1 AND env = $2 AND paying_day = $3::date AND created_day = $4::date`,
+        [scope.projectId, scope.env, payingDay, createdDay, delta],
+      );
+      return;
+    }
+    await this.sql.rows(
+      `INSERT INTO revenue_first_paying AS f (project_id, env, paying_day, created_day, customers) VALUES ($1, $2, $3::date, $4::date, $5)
+       ON CONFLICT ON CONSTRAINT revenue_first_paying_pk DO UPDATE SET customers = f.customers + EXCLUDED.customers`,
+      [scope.projectId, scope.env, payingDay, createdDay, delta],
+    );
+  }
+
+  async addCohortCustomers(scope: TenantScope, cohortMonth: string, delta: number): Promise<void> {
+    if (delta < 0) {
+      await this.sql.rows(`UPDATE revenue_cohorts SET customers = customers + $4 WHERE project_id = $1 AND env = $2 AND cohort_month = $3::date`, [
+        scope.projectId,
+        scope.env,
+        cohortMonth,
+        delta,
+      ]);
+      return;
+    }
+    await this.sql.rows(
+      `INSERT INTO revenue_cohorts AS c (project_id, env, cohort_month, customers) VALUES ($1, $2, $3::date, $4)
+       ON CONFLICT ON CONSTRAINT revenue_cohorts_pk DO UPDATE SET customers = c.customers + EXCLUDED.customers`,
+      [scope.projectId, scope.env, cohortMonth, delta],
+    );
+  }
+
+  /** Adds net cash to cohorts' months: one row per (cohort month, month, currency). */
+  async addCohortCash(scope: TenantScope, rows: ReadonlyArray<{ cohortMonth: string; month: string; currency: string; netMinor: number }>): Promise<void> {
+    if (rows.length === 0) return;
+    await this.sql.rows(
+      `INSERT INTO revenue_cohort_months AS c (project_id, env, cohort_month, month, currency, net_minor)
+       SELECT $1, $2, cm, m, cur, sum(n) FROM unnest($3::date[], $4::date[], $5::text[], $6::numeric[]) AS t(cm, m, cur, n)
+        GROUP BY cm, m, cur ORDER BY cm, m, cur
+       ON CONFLICT ON CONSTRAINT revenue_cohort_months_pk DO UPDATE SET net_minor = c.net_minor + EXCLUDED.net_minor`,
+      [scope.projectId, scope.env, rows.map((r) => r.cohortMonth), rows.map((r) => r.month), rows.map((r) => r.currency), rows.map((r) => r.netMinor)],
+    );
+  }
+
+  /** The customer's recorded payments per month and currency, but one transaction. */
+  async paymentsByMonth(
+    scope: TenantScope,
+    customerId: string,
+    exceptRail: string,
+    exceptTransactionId: string,
+  ): Promise<Array<{ month: string; currency: string; amountMinor: number }>> {
+    const rows = await this.sql.rows<{ month: string; currency: string; amount: Num }>(
+      `SELECT to_char(date_trunc('month', paid_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS month, currency, sum(amount_minor) AS amount FROM revenue_payments
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND NOT (rail = $4 AND transaction_id = $5)
+        GROUP BY 1, 2`,
+      [scope.projectId, scope.env, customerId, exceptRail, exceptTransactionId],
+    );
+    return rows.map((r) => ({ month: r.month, currency: r.currency, amountMinor: Number(r.amount) }));
+  }
+
+  /**
+   * The customer's MRR per rail, product and currency as last recorded (`stored`) and as its
+   * active priced subscriptions add up now (`computed`), in one statement.
+   */
+  async customerProducts(scope: TenantScope, customerId: string): Promise<{ stored: MrrKeyAmount[]; computed: MrrKeyAmount[] }> {
+    const rows = await this.sql.rows<{ computed: boolean; rail: string; product_id: string; currency: string; monthly: Num }>(
+      `SELECT false AS computed, rail, product_id, currency, monthly_minor AS monthly FROM revenue_customer_products
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3
+       UNION ALL
+       SELECT true, s.rail, COALESCE(r.product_id, ''), s.currency, sum(s.monthly_minor) FROM revenue_subscriptions s
+         LEFT JOIN rail_subscriptions r ON r.project_id = s.project_id AND r.env = s.env AND r.rail = s.rail AND r.subscription_id = s.subscription_id
+        WHERE s.project_id = $1 AND s.env = $2 AND s.customer_id = $3 AND s.active AND s.monthly_minor > 0
+        GROUP BY s.rail, COALESCE(r.product_id, ''), s.currency`,
+      [scope.projectId, scope.env, customerId],
+    );
+    const of = (computed: boolean): MrrKeyAmount[] =>
+      rows
+        .filter((r) => r.computed === computed)
+        .map((r) => ({ rail: r.rail, productId: r.product_id, currency: r.currency, monthlyMinor: Number(r.monthly) }));
+    return { stored: of(false), computed: of(true) };
+  }
+
+  async replaceCustomerProducts(scope: TenantScope, customerId: string, rows: readonly MrrKeyAmount[]): Promise<void> {
+    const args = [scope.projectId, scope.env, customerId];
+    await this.sql.rows(`DELETE FROM revenue_customer_products WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args);
+    if (rows.length === 0) return;
+    await this.sql.rows(
+      `INSERT INTO revenue_customer_products (project_id, env, customer_id, rail, product_id, currency, monthly_minor)
+       SELECT $1, $2, $3, r, p, c, m FROM unnest($4::text[], $5::text[], $6::text[], $7::numeric[]) AS t(r, p, c, m)`,
+      [...args, rows.map((r) => r.rail), rows.map((r) => r.productId), rows.map((r) => r.currency), rows.map((r) => r.monthlyMinor)],
+    );
+  }
+
+  async addMovements(scope: TenantScope, day: string, movements: readonly MrrMovement[]): Promise<void> {
+    if (movements.length === 0) return;
+    const col = (f: (m: MrrMovement) => string | number) => movements.map(f);
+    await this.sql.rows(
+      `INSERT INTO revenue_mrr_movements AS m (project_id, env, day, rail, product_id, currency, new_minor, expansion_minor, contraction_minor, churned_minor, reactivation_minor)
+       SELECT $1, $2, $3::date, r, p, c, n, e, ct, ch, re FROM unnest($4::text[], $5::text[], $6::text[], $7::numeric[], $8::numeric[], $9::numeric[], $10::numeric[], $11::numeric[])
+         AS t(r, p, c, n, e, ct, ch, re) ORDER BY r, p, c
+       ON CONFLICT ON CONSTRAINT revenue_mrr_movements_pk DO UPDATE SET
+         new_minor = m.new_minor + EXCLUDED.new_minor, expansion_minor = m.expansion_minor + EXCLUDED.expansion_minor,
+         contraction_minor = m.contraction_minor + EXCLUDED.contraction_minor, churned_minor = m.churned_minor + EXCLUDED.churned_minor,
+         reactivation_minor = m.reactivation_minor + EXCLUDED.reactivation_minor`,
+      [
+        scope.projectId,
+        scope.env,
+        day,
+        col((m) => m.rail),
+        col((m) => m.productId),
+        col((m) => m.currency),
+        col((m) => m.newMinor),
+        col((m) => m.expansionMinor),
+        col((m) => m.contractionMinor),
+        col((m) => m.churnedMinor),
+        col((m) => m.reactivationMinor),
+      ],
+    );
+  }
+
+  /** A subscription entered (+1) or left (−1) a state on `day`. */
+  async moveState(scope: TenantScope, fact: { day: string; rail: string; productId: string; state: string; delta: 1 | -1 }): Promise<void> {
+    await this.sql.rows(
+      `INSERT INTO subscription_state_days AS s (project_id, env, day, rail, product_id, state, entered, "left") VALUES ($1, $2, $3::date, $4, $5, $6, $7, $8)
+       ON CONFLICT ON CONSTRAINT subscription_state_days_pk DO UPDATE SET entered = s.entered + EXCLUDED.entered, "left" = s."left" + EXCLUDED."left"`,
+      [scope.projectId, scope.env, fact.day, fact.rail, fact.productId, fact.state, fact.delta > 0 ? 1 : 0, fact.delta < 0 ? 1 : 0],
+    );
+  }
+}

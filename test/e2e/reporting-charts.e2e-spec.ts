@@ -1,0 +1,246 @@
+import { randomUUID } from 'node:crypto';
+import { createProjectWithApp, keyHeaders, setRateLimits } from '../support/fixtures.js';
+import { operatorAuth } from '../support/test-app.js';
+import { expectError } from '../support/expect-error.js';
+import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
+import { bearer, expectNamedError, secretKeyWithScopes } from '../support/read-api.js';
+
+/**
+ * `GET /v1/charts/{chart}` through HTTP: signed card notifications feed the ledger, whose
+ * per-day facts the charts read per day, week and month, by rail and product; null before the
+ * first fact and in the future, 0 where measured; a late payment lands in its own period.
+ */
+describe('reporting: GET /v1/charts/{chart}', () => {
+  const h = cardWebhookHarness();
+  const { now, event, send } = h;
+  const DAY = 86_400;
+
+  const priced = (items: Array<{ product: string; amount: number }>, o: { id?: string; customer?: string; status?: string } = {}) => ({
+    id: o.id ?? uid('sub'),
+    object: 'subscription',
+    customer: o.customer ?? uid('cus'),
+    status: o.status ?? 'active',
+    cancel_at_period_end: false,
+    metadata: {},
+    items: {
+      object: 'list',
+      data: items.map((item) => ({
+        id: uid('si'),
+        object: 'subscription_item',
+        current_period_end: now() + 30 * DAY,
+        quantity: 1,
+        price: { id: uid('price'), product: item.product, unit_amount: item.amount, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } },
+      })),
+    },
+  });
+  const invoice = (customer: string, subscription: string, amount: number, paidAt: number) => ({
+    id: uid('in'),
+    object: 'invoice',
+    customer,
+    amount_paid: amount,
+    currency: 'usd',
+    subscription,
+    status_transitions: { paid_at: paidAt },
+  });
+  const day = (offsetDays = 0) => new Date((now() + offsetDays * DAY) * 1000).toISOString().slice(0, 10);
+  const chart = (name: string, query: Record<string, string> = {}, key?: string) =>
+    h.t.http
+      .get(`/v1/charts/${name}`)
+      .query(query)
+      .set(keyHeaders(h.fx, key ?? h.fx.keys.skTest));
+  const data = async (name: string, query: Record<string, string> = {}) => {
+    const res = await chart(name, query);
+    expect(res.status).toBe(200);
+    return res.body.data;
+  };
+  const point = (d: { series: Array<{ period: string }> }, period: string) => d.series.find((p) => p.period === period) as any;
+
+  let alice: ReturnType<typeof priced>;
+
+  it('a rail connected today: today is measured with zeros, the days before are null; the envelope of the read API', async () => {
+    const res = await chart('mrr');
+    expect(res.status).toBe(200);
+    expect(res.headers['cache-control']).toBe('private, no-store');
+    expect(res.body).toEqual({
+      object: 'chart',
+      data: { chart: 'mrr', currency: 'USD', granularity: 'day', segment: 'none', series: expect.any(Array), summary: { mrrCents: 0, netMovementCents: 0 } },
+      meta: {
+        project: h.fx.projectId,
+        env: 'sandbox',
+        generatedAt: expect.any(Number),
+        coverage: { revenue: { state: 'measured', since: expect.any(Number) } },
+      },
+    });
+    const series = res.body.data.series;
+    expect(series).toHaveLength(30);
+    expect(series[29]).toEqual({
+      period: day(),
+      values: { mrrCents: 0, newCents: 0, expansionCents: 0, contractionCents: 0, churnedCents: 0, reactivationCents: 0 },
+    });
+    expect(series[0]).toEqual({ period: day(-29), values: expect.objectContaining({ mrrCents: null, newCents: null }) });
+  });
+
+  it('a project without a rail or facts: every figure null, revenue not_instrumented', async () => {
+    const bare = await createProjectWithApp(h.t);
+    const res = await h.t.http.get('/v1/charts/revenue').query({ granularity: 'week' }).set(keyHeaders(bare, bare.keys.skTest));
+    expect(res.status).toBe(200);
+    expect(res.body.meta.coverage).toEqual({ revenue: { state: 'not_instrumented', since: null } });
+    for (const p of res.body.data.series) expect(p.values).toEqual({ grossCents: null, refundsCents: null, netCents: null, transactions: null });
+    expect(res.body.data.summary).toEqual({ grossCents: null, refundsCents: null, netCents: null, transactions: null });
+  });
+
+  it('new subscriptions are new MRR of their day, split by rail and by product', async () => {
+    alice = priced([{ product: 'prod_pro', amount: 2000 }]);
+    expect((await send(event('customer.subscription.created', alice))).body.decision).toBe('applied');
+    expect((await send(event('customer.subscription.created', priced([{ product: 'prod_basic', amount: 500 }])))).body.decision).toBe('applied');
+
+    const total = await data('mrr');
+    expect(point(total, day()).values).toEqual(expect.objectContaining({ mrrCents: 2500, newCents: 2500, churnedCents: 0 }));
+    expect(total.summary).toEqual({ mrrCents: 2500, netMovementCents: 2500 });
+
+    const byRail = await data('mrr', { segment: 'rail' });
+    expect(byRail.segment).toBe('rail');
+    expect(point(byRail, day()).segments).toEqual({
+      ios_store: expect.objectContaining({ mrrCents: 0 }),
+      card_payments: expect.objectContaining({ mrrCents: 2500, newCents: 2500 }),
+      android_store: expect.objectContaining({ mrrCents: 0 }),
+    });
+    // Segment values are null where the period is, too.
+    expect(point(byRail, day(-5)).segments.card_payments.mrrCents).toBeNull();
+    const byProduct = await data('mrr', { segment: 'product' });
+    expect(point(byProduct, day()).segments).toEqual({
+      prod_basic: expect.objectContaining({ mrrCents: 500 }),
+      prod_pro: expect.objectContaining({ mrrCents: 2000 }),
+    });
+
+    const active = await data('active_subscriptions');
+    expect(point(active, day()).values).toEqual({ active: 2, trialing: null, inGracePeriod: null, inBillingRetry: null, paused: null });
+    expect(point(active, day(-1)).values.active).toBeNull();
+  });
+
+  it('payments per week and month by their paid day; a late payment corrects its own, earlier period', async () => {
+    expect((await send(event('invoice.paid', invoice(alice.customer, alice.id, 2000, now())))).status).toBe(200);
+    const week = await data('revenue', { granularity: 'week', from: day(-13), to: day() });
+    const thisWeek = week.series[week.series.length - 1];
+    expect(thisWeek.values).toEqual({ grossCents: 2000, refundsCents: null, netCents: null, transactions: 1 });
+    expect(week.summary).toEqual({ grossCents: 2000, refundsCents: null, netCents: null, transactions: 1 });
+    // Weeks are named by their Monday.
+    for (const p of week.series) expect(new Date(`${p.period}T00:00:00Z`).getUTCDay()).toBe(1);
+
+    // A payment made 40 days ago arrives now: its month gains it, the current one does not.
+    const lateAt = now() - 40 * DAY;
+    expect((await send(event('invoice.paid', invoice(alice.customer, alice.id, 2000, lateAt)))).status).toBe(200);
+    const month = await data('revenue', { granularity: 'month', from: day(-60), to: day() });
+    const lateMonth = `${day(-40).slice(0, 7)}-01`;
+    const thisMonth = `${day().slice(0, 7)}-01`;
+    expect(point(month, lateMonth).values).toEqual(
+      expect.objectContaining({ grossCents: 2000 + (lateMonth === thisMonth ? 2000 : 0), transactions: lateMonth === thisMonth ? 2 : 1 }),
+    );
+    expect(point(month, thisMonth).values.grossCents).toBe(lateMonth === thisMonth ? 4000 : 2000);
+    expect(month.summary.grossCents).toBe(4000);
+    const byProduct = await data('revenue', { segment: 'product', granularity: 'month', from: day(-60), to: day() });
+    expect(point(byProduct, thisMonth).segments.prod_pro.grossCents).toBeGreaterThan(0);
+
+    // The customer's first payment moved 40 days back: it first paid before it was created.
+    const cohorts = await data('ltv_cohorts', { from: day(-60), to: day() });
+    expect(cohorts.granularity).toBe('month');
+    expect(point(cohorts, lateMonth).values.m0).toBe(lateMonth === thisMonth ? 4000 : 2000);
+    const refunds = await data('refunds', { from: day(-6) });
+    expect(point(refunds, day()).values).toEqual({ refunds: null, refundRate: null, refundsCents: null });
+  });
+
+  it('an upgrade is expansion, a cancellation churn; churn rates from the start of the period', async () => {
+    alice = { ...alice, items: { ...alice.items, data: alice.items.data.map((item) => ({ ...item, price: { ...item.price, unit_amount: 3000 } })) } };
+    // A price change alone grants nothing new (the rail's decision is no_op) but moves MRR.
+    expect((await send(event('customer.subscription.updated', alice))).status).toBe(200);
+    let today = point(await data('mrr'), day()).values;
+    expect(today).toEqual(expect.objectContaining({ mrrCents: 3500, newCents: 2500, expansionCents: 1000 }));
+
+    expect((await h.t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds: DAY })).status).toBe(200);
+    expect((await send(event('customer.subscription.deleted', { ...alice, status: 'canceled' }))).body.decision).toBe('applied');
+    const mrr = await data('mrr', { from: day(-1) });
+    expect(mrr.series.map((p: any) => p.values.mrrCents)).toEqual([3500, 500]);
+    today = mrr.series[1].values;
+    expect(today).toEqual(expect.objectContaining({ churnedCents: 3000, newCents: 0 }));
+    expect(mrr.summary).toEqual({ mrrCents: 500, netMovementCents: 3500 - 3000 });
+
+    const churn = await data('churn', { from: day(-1) });
+    expect(churn.series[1].values).toEqual({ churnedSubscriptions: 1, subscriberChurnRate: 0.5, mrrChurnRate: 3000 / 3500 });
+    expect(point(await data('active_subscriptions', { from: day(-1) }), day()).values.active).toBe(1);
+    const trials = await data('trials', { from: day(-1) });
+    expect(trials.series[1].values).toEqual({ started: null, converted: null, conversionRate: null });
+  });
+
+  it('new customers per period, first payments and conversion within the period', async () => {
+    const d = await data('new_customers', { granularity: 'month', from: day(-60) });
+    const thisMonth = `${day().slice(0, 7)}-01`;
+    expect(point(d, thisMonth).values.newCustomers).toBeGreaterThanOrEqual(2);
+    expect(d.summary.newPaying).toBe(1);
+    expect(d.currency).toBeUndefined();
+    // Measured days without a new customer are 0; days to come are null.
+    const future = await data('new_customers', { from: day(-2), to: day(3) });
+    expect(future.series.map((p: any) => p.values.newCustomers)).toEqual([0, d.summary.newCustomers, 0, null, null, null]);
+  });
+
+  it('events, errors and distinct active customers per day; null before the first event and per week', async () => {
+    await setRateLimits(h.t, h.fx.projectId, { events: { sustained: 10_000, burst: 10_000 } });
+    const at = h.t.clock.nowMs();
+    const events = [
+      { name: 'app.opened', eventId: `ev_${randomUUID()}`, timestamp: at, anonymousId: 'anon_charts' },
+      { name: 'app.opened', eventId: `ev_${randomUUID()}`, timestamp: at, anonymousId: 'anon_charts' },
+      {
+        name: 'error.unhandled',
+        eventId: `err_${randomUUID()}`,
+        timestamp: at,
+        level: 'error',
+        anonymousId: 'anon_charts',
+        properties: { fingerprint: 'cafebabe', message: 'boom', errorType: 'TypeError' },
+      },
+    ];
+    const res = await h.t.http.post('/v1/events').set(keyHeaders(h.fx, h.fx.keys.skTest)).send({ events });
+    expect(res.status).toBe(202);
+    // A delivery sent again counts once.
+    expect((await h.t.http.post('/v1/events').set(keyHeaders(h.fx, h.fx.keys.skTest)).send({ events })).status).toBe(202);
+    const d = await data('events', { from: day(-2) });
+    expect(d.series[0].values).toEqual({ events: null, errors: null, uniqueUsers: null });
+    expect(point(d, day()).values).toEqual(expect.objectContaining({ events: 3, errors: 1 }));
+    expect(d.summary).toEqual(expect.objectContaining({ events: 3, errors: 1 }));
+    const week = await data('events', { granularity: 'week', from: day(-2) });
+    expect(week.series[week.series.length - 1].values).toEqual({ events: 3, errors: 1, uniqueUsers: null });
+  });
+
+  it('ranges: at most 731 days, from ≤ to, real dates; parameters named; segments only where they split', async () => {
+    const full = await chart('mrr', { from: day(-730), to: day() });
+    expect(full.status).toBe(200);
+    expect(full.body.data.series).toHaveLength(731);
+    expectNamedError(await chart('mrr', { from: day(-731), to: day() }), 400, 'invalid_param_value', /from/);
+    expectNamedError(await chart('mrr', { from: day(1), to: day() }), 400, 'invalid_param_value', /from/);
+    expectNamedError(await chart('mrr', { to: '2026-02-30' }), 400, 'invalid_param_value', /to/);
+    expectNamedError(await chart('mrr', { granularity: 'year' }), 400, 'invalid_param_value', /granularity/);
+    expectNamedError(await chart('mrr', { segment: 'country' }), 400, 'invalid_param_value', /segment/);
+    expectNamedError(await chart('events', { segment: 'rail' }), 400, 'invalid_param_value', /segment/);
+    expectNamedError(await chart('nope'), 404, 'resource_missing', /mrr/);
+  });
+
+  it('keys and scopes: revenue:read for money charts, reporting:aggregate for the others; publishable 401; workspace keys', async () => {
+    expectError(await chart('mrr', {}, h.fx.keys.pubTest), 401, 'invalid_api_key');
+    const other = await createProjectWithApp(h.t);
+    const aggregate = await secretKeyWithScopes(h.t, other.keyIds.skLive, ['reporting:aggregate']);
+    const revenue = await secretKeyWithScopes(h.t, other.keyIds.skTest, ['revenue:read']);
+    for (const name of ['mrr', 'revenue', 'refunds', 'ltv_cohorts']) {
+      expectNamedError(await h.t.http.get(`/v1/charts/${name}`).set(bearer(aggregate)), 403, 'insufficient_scope', /revenue:read/);
+      expect((await h.t.http.get(`/v1/charts/${name}`).set(bearer(revenue))).status).toBe(200);
+    }
+    for (const name of ['active_subscriptions', 'trials', 'churn', 'new_customers', 'events']) {
+      expectNamedError(await h.t.http.get(`/v1/charts/${name}`).set(bearer(revenue)), 403, 'insufficient_scope', /reporting:aggregate/);
+      expect((await h.t.http.get(`/v1/charts/${name}`).set(bearer(aggregate))).status).toBe(200);
+    }
+    const ws = await h.t.http.post('/admin/v1/workspaces').set(operatorAuth()).send({ name: 'Charts' });
+    await h.t.http.post(`/admin/v1/workspaces/${ws.body.id}/projects/${h.fx.projectId}`).set(operatorAuth());
+    const wk = (await h.t.http.post(`/admin/v1/workspaces/${ws.body.id}/keys`).set(operatorAuth()).send({})).body.key;
+    const viaWorkspace = await h.t.http.get('/v1/charts/mrr').query({ project: h.fx.projectId, env: 'sandbox' }).set(bearer(wk));
+    expect(viaWorkspace.status).toBe(200);
+    expect(viaWorkspace.body.data.summary.mrrCents).toBe(500);
+    expectError(await h.t.http.get('/v1/charts/mrr').set(bearer(wk)), 400, 'missing_required_param');
+  });
+});
