@@ -1,10 +1,10 @@
 // A customer: identities (alias graph), entitlements (active and past), rail subscriptions, erasure
 // status, recent events (one call); the audit timeline newest first (a second); grant and revoke
 // with a reason; refresh from the rails.
-import { useState } from 'react';
 import { api, call } from '../api/client';
-import { Alert, Empty, Loaded } from '../components/ui';
+import { Empty, Loaded, MutationStatus } from '../components/ui';
 import { useLoad } from '../components/useLoad';
+import { useMutation } from '../components/useMutation';
 import { useEnv } from '../env';
 import { date } from '../format';
 import { Entitlements, Events, Identities, Subscriptions } from './CustomerPanels';
@@ -18,29 +18,26 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
     () => call(api.GET('/admin/v1/projects/{projectId}/customers/{customerId}/timeline', { params: { path, query: { env, limit: '50' } } })),
     [customerId, env],
   );
-  const [refreshNote, setRefreshNote] = useState<string>();
   const reload = () => {
     detail.reload();
     timeline.reload();
   };
-  const refresh = async () => {
-    try {
+  const refresh = useMutation(
+    async () => {
       await call(api.POST('/admin/v1/projects/{projectId}/customers/{customerId}/refresh', { params: { path, query: { env } } }));
-      setRefreshNote('Refreshed from the rails.');
-      reload();
-    } catch (failure) {
-      setRefreshNote('Refresh failed: ' + (failure as Error).message);
-    }
-  };
+      return 'Refreshed from the rails.';
+    },
+    { reload },
+  );
   return (
     <>
       <h1>
         Customer <code>{customerId}</code>
       </h1>
-      <button type="button" onClick={() => void refresh()}>
+      <button type="button" onClick={() => void refresh.run()} disabled={refresh.pending}>
         Refresh from the rails
       </button>
-      {refreshNote && <Alert kind={refreshNote.startsWith('Refresh failed') ? 'error' : 'info'}>{refreshNote}</Alert>}
+      <MutationStatus mutation={refresh} failed="Refresh failed" />
       <Loaded load={detail} label="the customer">
         {(data) => (
           <>

@@ -3,7 +3,8 @@
 // characters, a revoke's 1 to 500; the service's own answer is shown next to its field.
 import { useState } from 'react';
 import { ApiFailure, api, call } from '../api/client';
-import { Alert, Field, FormAlert, Select, errorFor } from '../components/ui';
+import { Field, MutationStatus, Select, errorFor } from '../components/ui';
+import { useMutation } from '../components/useMutation';
 import { useEnv } from '../env';
 
 const DURATIONS = ['P30D', 'P90D', 'P1Y', 'lifetime'] as const;
@@ -24,14 +25,8 @@ export function GrantRevoke({ projectId, customerId, onDone }: { projectId: stri
   const [entitlementKey, setKey] = useState('');
   const [duration, setDuration] = useState<(typeof DURATIONS)[number]>('P30D');
   const [reason, setReason] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [done, setDone] = useState<string>();
-  const submit = async () => {
-    setDone(undefined);
-    const invalid = check(action, entitlementKey, reason);
-    setError(invalid);
-    if (invalid) return;
-    try {
+  const write = useMutation(
+    async () => {
       if (action === 'grant')
         await call(
           api.POST('/admin/v1/projects/{projectId}/customers/{customerId}/grant', {
@@ -46,12 +41,16 @@ export function GrantRevoke({ projectId, customerId, onDone }: { projectId: stri
             body: { entitlementKey, reason, env },
           }),
         );
-      setDone(action === 'grant' ? `Granted ${entitlementKey} in ${env}.` : `Revoked ${entitlementKey} in ${env}.`);
       setReason('');
-      onDone();
-    } catch (failure) {
-      setError(failure);
-    }
+      return action === 'grant' ? `Granted ${entitlementKey} in ${env}.` : `Revoked ${entitlementKey} in ${env}.`;
+    },
+    { reload: onDone },
+  );
+  const error = write.error;
+  const submit = () => {
+    const invalid = check(action, entitlementKey, reason);
+    if (invalid) return write.fail(invalid);
+    void write.run();
   };
   return (
     <form
@@ -59,7 +58,7 @@ export function GrantRevoke({ projectId, customerId, onDone }: { projectId: stri
       noValidate
       onSubmit={(event) => {
         event.preventDefault();
-        void submit();
+        submit();
       }}
     >
       <h2 id="grant-revoke">Grant or revoke ({env})</h2>
@@ -76,9 +75,8 @@ export function GrantRevoke({ projectId, customerId, onDone }: { projectId: stri
         onChange={setReason}
         error={errorFor(error, 'reason')}
       />
-      <FormAlert error={error} fields={['entitlementKey', 'reason', 'duration', 'env']} />
-      {done && <Alert kind="info">{done}</Alert>}
-      <button type="submit" className="primary">
+      <MutationStatus mutation={write} fields={['entitlementKey', 'reason', 'duration', 'env']} />
+      <button type="submit" className="primary" disabled={write.pending}>
         {action === 'grant' ? 'Grant' : 'Revoke'}
       </button>
     </form>

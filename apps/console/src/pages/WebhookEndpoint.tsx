@@ -3,8 +3,10 @@ import { useState } from 'react';
 import { api, call } from '../api/client';
 import type { WebhookDelivery, WebhookEndpoint } from '../api/types';
 import { SecretDialog } from '../components/dialogs';
-import { Alert, Empty, Field, FormAlert, Loaded, Status, errorFor } from '../components/ui';
+import { DataTable } from '../components/DataTable';
+import { Field, Loaded, MutationStatus, Status, errorFor } from '../components/ui';
 import type { Load } from '../components/useLoad';
+import { useMutation } from '../components/useMutation';
 import { date } from '../format';
 
 interface Props {
@@ -18,20 +20,10 @@ export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
   const path = { params: { path: { endpointId } } };
   const [url, setUrl] = useState(endpoint.url);
   const [description, setDescription] = useState(endpoint.description ?? '');
-  const [error, setError] = useState<unknown>();
-  const [note, setNote] = useState<string>();
   const [secret, setSecret] = useState<string>();
-  const attempt = async (work: () => Promise<string | void>) => {
-    setError(undefined);
-    setNote(undefined);
-    try {
-      const done = await work();
-      if (done) setNote(done);
-      onChanged();
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+  const change = useMutation((work: () => Promise<string | void>) => work(), { reload: onChanged });
+  const attempt = (work: () => Promise<string | void>) => change.run(work);
+  const error = change.error;
   const patch = (body: Record<string, unknown>, done: string) =>
     attempt(async () => {
       await call(api.PATCH('/admin/v1/webhook-endpoints/{endpointId}', { ...path, body }));
@@ -54,10 +46,9 @@ export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
         <h2 id="endpoint-settings">Settings</h2>
         <Field label="Endpoint URL" name="url" value={url} onChange={setUrl} error={errorFor(error, 'url')} />
         <Field label="Description" name="description" value={description} onChange={setDescription} error={errorFor(error, 'description')} />
-        <FormAlert error={error} fields={['url', 'description']} />
-        {note && <Alert kind="info">{note}</Alert>}
+        <MutationStatus mutation={change} fields={['url', 'description']} />
         <div className="actions">
-          <button type="submit" className="primary">
+          <button type="submit" className="primary" disabled={change.pending}>
             Save
           </button>
           <button type="button" onClick={() => void patch({ status: endpoint.status === 'enabled' ? 'disabled' : 'enabled' }, 'Status changed.')}>
@@ -90,52 +81,40 @@ export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
       <section aria-labelledby="deliveries">
         <h2 id="deliveries">Deliveries</h2>
         <Loaded load={deliveries} label="deliveries">
-          {(list) =>
-            list.data.length === 0 ? (
-              <Empty>No deliveries yet: send a test.</Empty>
-            ) : (
-              <table tabIndex={0}>
-                <thead>
-                  <tr>
-                    <th scope="col">Created</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">Last answer</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.map((delivery) => (
-                    <tr key={delivery.id}>
-                      <td>{date(delivery.createdAt)}</td>
-                      <td>{delivery.eventType}</td>
-                      <td>
-                        <Status value={delivery.status} />
-                      </td>
-                      <td>{delivery.attempts}</td>
-                      <td>{delivery.lastStatusCode ?? delivery.lastError ?? '—'}</td>
-                      <td>
-                        {delivery.status === 'dead' && (
-                          <button
-                            type="button"
-                            onClick={() =>
-                              void attempt(async () => {
-                                await call(api.POST('/admin/v1/webhook-deliveries/{deliveryId}/retry', { params: { path: { deliveryId: delivery.id } } }));
-                                return 'Delivery queued again.';
-                              })
-                            }
-                          >
-                            Retry
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )
-          }
+          {(list) => (
+            <DataTable
+              rows={list.data}
+              rowKey={(delivery) => delivery.id}
+              caption="Deliveries"
+              captionHidden
+              empty="No deliveries yet: send a test."
+              columns={[
+                { header: 'Created', cell: (delivery) => date(delivery.createdAt) },
+                { header: 'Event', cell: (delivery) => delivery.eventType },
+                { header: 'Status', cell: (delivery) => <Status value={delivery.status} /> },
+                { header: 'Attempts', cell: (delivery) => delivery.attempts },
+                { header: 'Last answer', cell: (delivery) => delivery.lastStatusCode ?? delivery.lastError ?? '—' },
+                {
+                  header: 'Actions',
+                  cell: (delivery) =>
+                    delivery.status === 'dead' && (
+                      <button
+                        type="button"
+                        disabled={change.pending}
+                        onClick={() =>
+                          void attempt(async () => {
+                            await call(api.POST('/admin/v1/webhook-deliveries/{deliveryId}/retry', { params: { path: { deliveryId: delivery.id } } }));
+                            return 'Delivery queued again.';
+                          })
+                        }
+                      >
+                        Retry
+                      </button>
+                    ),
+                },
+              ]}
+            />
+          )}
         </Loaded>
       </section>
       {secret && <SecretDialog title="The new signing secret" secrets={[{ label: 'signing secret', value: secret }]} onClose={() => setSecret(undefined)} />}
