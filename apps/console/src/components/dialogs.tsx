@@ -4,13 +4,20 @@ import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import { useMutation } from './useMutation';
 import { Alert, Field } from './ui';
 
+const FOCUSABLE = 'button, input, select, textarea, a[href], [tabindex]:not([tabindex="-1"])';
+
 function Modal({ title, onClose, children }: { title: string; onClose: () => void; children: ReactNode }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {
     const dialog = ref.current;
+    // Focus goes back where it was when the dialog closes (the dialog is gone from the page by then).
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     if (dialog && !dialog.open) dialog.showModal();
-    return () => dialog?.close();
+    return () => {
+      dialog?.close();
+      if (opener?.isConnected) opener.focus();
+    };
   }, []);
   return (
     <dialog
@@ -19,6 +26,21 @@ function Modal({ title, onClose, children }: { title: string; onClose: () => voi
       onCancel={(event) => {
         event.preventDefault();
         onClose();
+      }}
+      onKeyDown={(event) => {
+        // A modal dialog makes the page inert, but Tab past its last control would leave for the
+        // browser's own controls: it wraps around inside the dialog instead.
+        if (event.key !== 'Tab' || !ref.current) return;
+        const controls = [...ref.current.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((node) => !node.hasAttribute('disabled'));
+        if (controls.length === 0) return;
+        const [first, last] = [controls[0], controls[controls.length - 1]];
+        if (event.shiftKey && document.activeElement === first) {
+          event.preventDefault();
+          last.focus();
+        } else if (!event.shiftKey && document.activeElement === last) {
+          event.preventDefault();
+          first.focus();
+        }
       }}
     >
       <h2 id={titleId}>{title}</h2>
@@ -56,6 +78,8 @@ export function ConfirmDialog({ title, action, expected, tone = 'danger', childr
       <form
         onSubmit={(event) => {
           event.preventDefault();
+          // Never reaches a form around the button that opened the dialog.
+          event.stopPropagation();
           if (ready) void confirm.run();
         }}
       >

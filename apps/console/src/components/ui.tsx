@@ -13,7 +13,9 @@ export function Alert({ children, kind = 'error' }: { children: ReactNode; kind?
   );
 }
 
-export function Loaded<T>({ load, label, children }: { load: Load<T>; label: string; children: (data: T) => ReactNode }) {
+/** A load's states: loading, its error with a retry (or `missing` when the API answers 404), its data. */
+export function Loaded<T>({ load, label, missing, children }: { load: Load<T>; label: string; missing?: ReactNode; children: (data: T) => ReactNode }) {
+  if (missing !== undefined && load.state === 'error' && load.error instanceof ApiFailure && load.error.status === 404) return <>{missing}</>;
   if (load.state === 'loading')
     return (
       <p className="muted" role="status">

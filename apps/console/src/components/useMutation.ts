@@ -36,8 +36,10 @@ export function useMutation<A extends unknown[]>(
       latest.current.options.reload?.();
       return true;
     } catch (error) {
-      if (live.current) setState({ pending: false, error });
-      if (latest.current.options.onError === 'throw') throw error;
+      // 'throw': the caller shows the error (a confirmation dialog shows it inside itself).
+      const rethrow = latest.current.options.onError === 'throw';
+      if (live.current) setState({ pending: false, error: rethrow ? undefined : error });
+      if (rethrow) throw error;
       return false;
     }
   }, []);

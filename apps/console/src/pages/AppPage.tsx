@@ -8,9 +8,11 @@ import { Field, Loaded, MutationStatus, Status, errorFor } from '../components/u
 import { useLoad } from '../components/useLoad';
 import { useMutation } from '../components/useMutation';
 import { date } from '../format';
+import { usePageTitle } from '../components/page';
 
 export function AppPage({ appId }: { appId: string }) {
   const app = useLoad(() => call(api.GET('/admin/v1/apps/{appId}', { params: { path: { appId } } })), [appId]);
+  usePageTitle(app.state === 'ready' ? `${app.data.name} · Apps` : 'App');
   return (
     <Loaded load={app} label="the app">
       {(data) => (

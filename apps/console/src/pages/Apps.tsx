@@ -9,10 +9,12 @@ import { useLoad } from '../components/useLoad';
 import { useMutation } from '../components/useMutation';
 import { date } from '../format';
 import { href } from '../router';
+import { usePageTitle } from '../components/page';
 
 const PLATFORMS = ['web', 'ios', 'android'] as const;
 
 export function Apps({ projectId }: { projectId: string }) {
+  usePageTitle('Apps and keys');
   const apps = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/apps', { params: { path: { projectId } } })), [projectId]);
   const activity = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/key-activity', { params: { path: { projectId } } })), [projectId]);
   const [created, setCreated] = useState<App>();

@@ -7,8 +7,10 @@ import { Field, MutationStatus } from '../components/ui';
 import { useMutation } from '../components/useMutation';
 import { useEnv } from '../env';
 import { href } from '../router';
+import { usePageTitle } from '../components/page';
 
 export function Customers({ projectId }: { projectId: string }) {
+  usePageTitle('Customers');
   const env = useEnv();
   const [q, setQ] = useState('');
   const [results, setResults] = useState<CustomerMatch[]>();

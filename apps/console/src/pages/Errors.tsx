@@ -2,6 +2,7 @@
 import { api, call } from '../api/client';
 import type { components } from '../api/operator';
 import { DataTable } from '../components/DataTable';
+import { isMissing, useFollowEnv, usePageTitle } from '../components/page';
 import { Empty, Loaded } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useEnv } from '../env';
@@ -11,6 +12,7 @@ import { href } from '../router';
 type Frame = components['schemas']['ErrorFrameView'];
 
 export function Errors({ projectId }: { projectId: string }) {
+  usePageTitle('Errors');
   const env = useEnv();
   const issues = useLoad(
     () => call(api.GET('/admin/v1/projects/{projectId}/error-issues', { params: { path: { projectId }, query: { env } } })),
@@ -56,12 +58,22 @@ export function ErrorIssue({ projectId, fingerprint }: { projectId: string; fing
     () => call(api.GET('/admin/v1/projects/{projectId}/error-issues/{fingerprint}', { params: { path: { projectId, fingerprint }, query: { env } } })),
     [projectId, fingerprint, env],
   );
+  usePageTitle(`Issue ${fingerprint} · Errors`);
+  useFollowEnv(isMissing(issue), `Issue ${fingerprint}`, `/p/${projectId}/errors`);
   return (
     <>
       <h1>
         Issue <code>{fingerprint}</code>
       </h1>
-      <Loaded load={issue} label="the issue">
+      <Loaded
+        load={issue}
+        label="the issue"
+        missing={
+          <p role="status">
+            Issue {fingerprint} is not in {env}: opening the list…
+          </p>
+        }
+      >
         {(data) => (
           <>
             <p>

@@ -1,8 +1,10 @@
 // Manual grant and revoke in the console's environment, with the reason the audit entry keeps.
 // The contract's rules are checked as you type: key in snake_case, a grant's reason 20 to 500
-// characters, a revoke's 1 to 500; the service's own answer is shown next to its field.
+// characters, a revoke's 1 to 500; the service's own answer is shown next to its field. A revoke
+// ends the entitlement at once: it is confirmed first.
 import { useState } from 'react';
 import { ApiFailure, api, call } from '../api/client';
+import { ConfirmDialog } from '../components/dialogs';
 import { Field, MutationStatus, Select, errorFor } from '../components/ui';
 import { useMutation } from '../components/useMutation';
 import { useEnv } from '../env';
@@ -47,38 +49,52 @@ export function GrantRevoke({ projectId, customerId, onDone }: { projectId: stri
     { reload: onDone },
   );
   const error = write.error;
+  const [confirming, setConfirming] = useState(false);
   const submit = () => {
     const invalid = check(action, entitlementKey, reason);
     if (invalid) return write.fail(invalid);
+    if (action === 'revoke') return setConfirming(true);
     void write.run();
   };
   return (
-    <form
-      aria-labelledby="grant-revoke"
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault();
-        submit();
-      }}
-    >
-      <h2 id="grant-revoke">Grant or revoke ({env})</h2>
-      <Select label="Action" name="action" value={action} options={['grant', 'revoke']} onChange={(value) => setAction(value as 'grant' | 'revoke')} />
-      <Field label="Entitlement key" name="entitlementKey" value={entitlementKey} onChange={setKey} error={errorFor(error, 'entitlementKey')} />
-      {action === 'grant' && (
-        <Select label="Duration" name="duration" value={duration} options={DURATIONS} onChange={(value) => setDuration(value as typeof duration)} />
+    <>
+      <form
+        aria-labelledby="grant-revoke"
+        noValidate
+        onSubmit={(event) => {
+          event.preventDefault();
+          submit();
+        }}
+      >
+        <h2 id="grant-revoke">Grant or revoke ({env})</h2>
+        <Select label="Action" name="action" value={action} options={['grant', 'revoke']} onChange={(value) => setAction(value as 'grant' | 'revoke')} />
+        <Field label="Entitlement key" name="entitlementKey" value={entitlementKey} onChange={setKey} error={errorFor(error, 'entitlementKey')} />
+        {action === 'grant' && (
+          <Select label="Duration" name="duration" value={duration} options={DURATIONS} onChange={(value) => setDuration(value as typeof duration)} />
+        )}
+        <Field
+          label="Reason"
+          name="reason"
+          hint={action === 'grant' ? '20 to 500 characters, kept in the audit log' : '1 to 500 characters, kept in the audit log'}
+          value={reason}
+          onChange={setReason}
+          error={errorFor(error, 'reason')}
+        />
+        <MutationStatus mutation={write} fields={['entitlementKey', 'reason', 'duration', 'env']} />
+        <button type="submit" className="primary" disabled={write.pending}>
+          {action === 'grant' ? 'Grant' : 'Revoke'}
+        </button>
+      </form>
+      {confirming && (
+        <ConfirmDialog
+          title={`Revoke ${entitlementKey} from ${customerId} in ${env}?`}
+          action="Revoke entitlement"
+          onConfirm={() => write.run()}
+          onClose={() => setConfirming(false)}
+        >
+          <p>The customer loses {entitlementKey} at once; the reason is kept in the audit log. A new grant is the only way back.</p>
+        </ConfirmDialog>
       )}
-      <Field
-        label="Reason"
-        name="reason"
-        hint={action === 'grant' ? '20 to 500 characters, kept in the audit log' : '1 to 500 characters, kept in the audit log'}
-        value={reason}
-        onChange={setReason}
-        error={errorFor(error, 'reason')}
-      />
-      <MutationStatus mutation={write} fields={['entitlementKey', 'reason', 'duration', 'env']} />
-      <button type="submit" className="primary" disabled={write.pending}>
-        {action === 'grant' ? 'Grant' : 'Revoke'}
-      </button>
-    </form>
+    </>
   );
 }

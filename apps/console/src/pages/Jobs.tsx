@@ -5,8 +5,10 @@ import { Loaded, MutationStatus } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useMutation } from '../components/useMutation';
 import { dateMs } from '../format';
+import { usePageTitle } from '../components/page';
 
 export function Jobs() {
+  usePageTitle('Dead jobs');
   const jobs = useLoad(() => call(api.GET('/admin/v1/jobs', { params: { query: { status: 'dead' } } })), []);
   const retry = useMutation(
     async (jobId: string) => {

@@ -6,6 +6,7 @@ import { Empty, Field, Loaded, MutationStatus, Select } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useMutation } from '../components/useMutation';
 import { date } from '../format';
+import { usePageTitle } from '../components/page';
 
 const RAILS = ['ios_store', 'android_store', 'card_payments'] as const;
 type Rail = (typeof RAILS)[number];
@@ -16,6 +17,7 @@ interface Row {
 }
 
 export function Products({ projectId }: { projectId: string }) {
+  usePageTitle('Products');
   const params = { params: { path: { projectId } } };
   const catalog = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/products', params)), [projectId]);
   const keys = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/entitlement-keys', params)), [projectId]);

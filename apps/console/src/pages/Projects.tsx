@@ -9,8 +9,10 @@ import { useLoad } from '../components/useLoad';
 import { useMutation } from '../components/useMutation';
 import { date } from '../format';
 import { href, navigate } from '../router';
+import { usePageTitle } from '../components/page';
 
 export function Projects() {
+  usePageTitle('Projects');
   const projects = useLoad(() => call(api.GET('/admin/v1/projects', { params: { query: { limit: '100' } } })), []);
   return (
     <>

@@ -7,6 +7,7 @@ import { Loaded, Status } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useEnv } from '../env';
 import { href } from '../router';
+import { usePageTitle } from '../components/page';
 
 type RailPanel = components['schemas']['RailPanelView'];
 
@@ -61,6 +62,7 @@ function Panel({ projectId, rail }: { projectId: string; rail: RailPanel }) {
 }
 
 export function Rails({ projectId }: { projectId: string }) {
+  usePageTitle('Rails');
   const env = useEnv();
   const rails = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/rails', { params: { path: { projectId }, query: { env } } })), [projectId, env]);
   return (

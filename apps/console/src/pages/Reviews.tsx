@@ -1,13 +1,17 @@
-// Review queues: identify conflicts (approve / dismiss) and erasures.
+// Review queues: identify conflicts (approve / dismiss, each confirmed first: neither can be undone)
+// and erasures.
 import { api, call } from '../api/client';
 import { DataTable } from '../components/DataTable';
+import { ConfirmAction } from '../components/dialogs';
 import { Loaded, MutationStatus, Status } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useMutation } from '../components/useMutation';
 import { useEnv } from '../env';
 import { date, dateMs } from '../format';
+import { usePageTitle } from '../components/page';
 
 export function Reviews({ projectId }: { projectId: string }) {
+  usePageTitle('Review queues');
   const env = useEnv();
   const reviews = useLoad(
     () => call(api.GET('/admin/v1/projects/{projectId}/merge-reviews', { params: { path: { projectId }, query: { env } } })),
@@ -17,14 +21,14 @@ export function Reviews({ projectId }: { projectId: string }) {
     () => call(api.GET('/admin/v1/projects/{projectId}/erasures', { params: { path: { projectId }, query: { env } } })),
     [projectId, env],
   );
-  const act = useMutation(
+  const act = useMutation<[string, 'approve' | 'dismiss']>(
     async (reviewId: string, action: 'approve' | 'dismiss') => {
       const params = { params: { path: { projectId, reviewId } } };
       if (action === 'approve') await call(api.POST('/admin/v1/projects/{projectId}/merge-reviews/{reviewId}/approve', params));
       else await call(api.POST('/admin/v1/projects/{projectId}/merge-reviews/{reviewId}/dismiss', params));
       return `Review ${reviewId} ${action === 'approve' ? 'approved' : 'dismissed'}.`;
     },
-    { reload: reviews.reload },
+    { reload: reviews.reload, onError: 'throw' },
   );
   return (
     <>
@@ -53,23 +57,32 @@ export function Reviews({ projectId }: { projectId: string }) {
                   cell: (review) =>
                     review.status === 'pending' && (
                       <>
-                        <button
-                          type="button"
-                          className="primary"
-                          disabled={act.pending}
-                          onClick={() => void act.run(review.id, 'approve')}
-                          aria-label={`Approve merge of ${review.developerUserId}`}
+                        <ConfirmAction
+                          label="Approve"
+                          name={`Approve merge of ${review.developerUserId}`}
+                          tone="primary"
+                          title={`Merge the customers of ${review.developerUserId}?`}
+                          action="Approve merge"
+                          onConfirm={() => act.run(review.id, 'approve')}
                         >
-                          Approve
-                        </button>
-                        <button
-                          type="button"
-                          disabled={act.pending}
-                          onClick={() => void act.run(review.id, 'dismiss')}
-                          aria-label={`Dismiss merge of ${review.developerUserId}`}
+                          <p>
+                            <code>{review.otherCustomerId}</code> (anonymous id {review.anonymousId}) becomes part of <code>{review.canonicalCustomerId}</code>:
+                            its aliases, subscriptions, entitlements and events move over. This cannot be undone.
+                          </p>
+                        </ConfirmAction>
+                        <ConfirmAction
+                          label="Dismiss"
+                          className=""
+                          name={`Dismiss merge of ${review.developerUserId}`}
+                          title={`Dismiss the conflict of ${review.developerUserId}?`}
+                          action="Dismiss conflict"
+                          onConfirm={() => act.run(review.id, 'dismiss')}
                         >
-                          Dismiss
-                        </button>
+                          <p>
+                            <code>{review.otherCustomerId}</code> and <code>{review.canonicalCustomerId}</code> stay two customers and the review closes. This
+                            cannot be undone.
+                          </p>
+                        </ConfirmAction>
                       </>
                     ),
                 },

@@ -3,8 +3,10 @@ import { useState } from 'react';
 import { nextAfterSignIn, signIn } from '../api/session';
 import { Field, FormAlert, errorFor } from '../components/ui';
 import { useMutation } from '../components/useMutation';
+import { usePageTitle } from '../components/page';
 
 export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  usePageTitle('Sign in');
   const [token, setToken] = useState('');
   const attempt = useMutation(async () => {
     await signIn(token);

@@ -1,21 +1,25 @@
-// One webhook endpoint: settings, disable / enable, rotate secret, send test, deliveries with retry.
-import { useState } from 'react';
+// One webhook endpoint: settings, disable / enable, rotate secret and delete (both confirmed first),
+// send test, deliveries with retry.
+import { useContext, useState } from 'react';
 import { api, call } from '../api/client';
 import type { WebhookDelivery, WebhookEndpoint } from '../api/types';
-import { SecretDialog } from '../components/dialogs';
+import { ConfirmAction, SecretDialog } from '../components/dialogs';
 import { DataTable } from '../components/DataTable';
+import { NoticeContext } from '../components/page';
 import { Field, Loaded, MutationStatus, Status, errorFor } from '../components/ui';
 import type { Load } from '../components/useLoad';
 import { useMutation } from '../components/useMutation';
 import { date } from '../format';
+import { navigate } from '../router';
 
 interface Props {
+  projectId: string;
   endpoint: WebhookEndpoint;
   deliveries: Load<{ data: WebhookDelivery[] }>;
   onChanged: () => void;
 }
 
-export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
+export function EndpointEditor({ projectId, endpoint, deliveries, onChanged }: Props) {
   const endpointId = endpoint.id;
   const path = { params: { path: { endpointId } } };
   const [url, setUrl] = useState(endpoint.url);
@@ -24,6 +28,12 @@ export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
   const change = useMutation((work: () => Promise<string | void>) => work(), { reload: onChanged });
   const attempt = (work: () => Promise<string | void>) => change.run(work);
   const error = change.error;
+  const notice = useContext(NoticeContext);
+  const remove = async () => {
+    await call(api.DELETE('/admin/v1/webhook-endpoints/{endpointId}', path));
+    notice(`Endpoint ${endpoint.url} deleted.`, `/p/${projectId}/webhooks`);
+    navigate(`/p/${projectId}/webhooks`, { replace: true });
+  };
   const patch = (body: Record<string, unknown>, done: string) =>
     attempt(async () => {
       await call(api.PATCH('/admin/v1/webhook-endpoints/{endpointId}', { ...path, body }));
@@ -58,17 +68,6 @@ export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
             type="button"
             onClick={() =>
               void attempt(async () => {
-                const rotated = await call(api.POST('/admin/v1/webhook-endpoints/{endpointId}/rotate-secret', path));
-                setSecret(rotated.secret);
-              })
-            }
-          >
-            Rotate secret
-          </button>
-          <button
-            type="button"
-            onClick={() =>
-              void attempt(async () => {
                 await call(api.POST('/admin/v1/webhook-endpoints/{endpointId}/test', path));
                 return 'Test event queued.';
               })
@@ -78,6 +77,25 @@ export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
           </button>
         </div>
       </form>
+      <div className="actions">
+        <ConfirmAction
+          label="Rotate secret"
+          className=""
+          tone="primary"
+          title={`Rotate the signing secret of ${endpoint.url}?`}
+          action="Rotate secret"
+          onConfirm={async () => {
+            const rotated = await call(api.POST('/admin/v1/webhook-endpoints/{endpointId}/rotate-secret', path));
+            setSecret(rotated.secret);
+            onChanged();
+          }}
+        >
+          <p>Deliveries are signed with the new secret at once: the receiver's configuration must change with it. This cannot be undone.</p>
+        </ConfirmAction>
+        <ConfirmAction label="Delete endpoint" title={`Delete the endpoint ${endpoint.url}?`} action="Delete endpoint" onConfirm={remove}>
+          <p>Its pending deliveries are cancelled and nothing more is sent to it. This cannot be undone.</p>
+        </ConfirmAction>
+      </div>
       <section aria-labelledby="deliveries">
         <h2 id="deliveries">Deliveries</h2>
         <Loaded load={deliveries} label="deliveries">

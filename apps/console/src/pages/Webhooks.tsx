@@ -12,8 +12,10 @@ import { useEnv } from '../env';
 import { date } from '../format';
 import { href } from '../router';
 import { EndpointEditor } from './WebhookEndpoint';
+import { isMissing, useFollowEnv, usePageTitle } from '../components/page';
 
 export function Webhooks({ projectId }: { projectId: string }) {
+  usePageTitle('Webhooks');
   const env = useEnv();
   const endpoints = useLoad(
     () => call(api.GET('/admin/v1/projects/{projectId}/webhook-endpoints', { params: { path: { projectId }, query: { env } } })),
@@ -97,14 +99,26 @@ function CreateEndpoint({ projectId, onCreated }: { projectId: string; onCreated
   );
 }
 
-export function WebhookEndpointPage({ endpointId }: { endpointId: string }) {
+/** One endpoint; endpoints belong to one environment: after a switch to the other, the list opens. */
+export function WebhookEndpointPage({ projectId, endpointId }: { projectId: string; endpointId: string }) {
+  const env = useEnv();
   const path = { params: { path: { endpointId } } };
   const endpoint = useLoad(() => call(api.GET('/admin/v1/webhook-endpoints/{endpointId}', path)), [endpointId]);
   const deliveries = useLoad(() => call(api.GET('/admin/v1/webhook-endpoints/{endpointId}/deliveries', path)), [endpointId]);
+  const elsewhere = endpoint.state === 'ready' && endpoint.data.env !== env;
+  usePageTitle('Webhook endpoint · Webhooks');
+  useFollowEnv(elsewhere || isMissing(endpoint), `Endpoint ${endpointId}`, `/p/${projectId}/webhooks`);
+  if (elsewhere)
+    return (
+      <p role="status">
+        Endpoint {endpointId} is not in {env}: opening the list…
+      </p>
+    );
   return (
-    <Loaded load={endpoint} label="the endpoint">
+    <Loaded load={endpoint} label="the endpoint" missing={<p role="status">Endpoint {endpointId} is not here: opening the list…</p>}>
       {(data) => (
         <EndpointEditor
+          projectId={projectId}
           endpoint={data}
           deliveries={deliveries}
           onChanged={() => {

@@ -8,8 +8,10 @@ import { Empty, Field, Loaded, MutationStatus, Status, errorFor } from '../compo
 import { useLoad } from '../components/useLoad';
 import { useMutation } from '../components/useMutation';
 import { date } from '../format';
+import { usePageTitle } from '../components/page';
 
 export function Workspaces() {
+  usePageTitle('Workspaces');
   const workspaces = useLoad(() => call(api.GET('/admin/v1/workspaces')), []);
   const [name, setName] = useState('');
   const create = useMutation(
