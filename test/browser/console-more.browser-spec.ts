@@ -231,6 +231,7 @@ describe('operator console: archive, catalogue, rails, queues, jobs, endpoint, a
     expect((await stored()).status).toBe('enabled');
 
     await page().getByRole('button', { name: 'Rotate secret' }).click();
+    await page().getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
     const dialog = page().getByRole('dialog');
     const secret = (await dialog.getByTestId('secret').textContent())!.trim();
     expect(secret.length).toBeGreaterThan(16);

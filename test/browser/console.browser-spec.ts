@@ -216,12 +216,17 @@ describe('operator console', () => {
     await page().getByLabel('Entitlement key').fill('support_credit');
     await page().getByLabel('Reason').fill('Credit given by mistake');
     await page().getByRole('button', { name: 'Revoke', exact: true }).click();
+    // A revoke ends the entitlement at once: confirmed first.
+    await page()
+      .getByRole('dialog', { name: `Revoke support_credit from ${customerId} in sandbox?` })
+      .getByRole('button', { name: 'Revoke entitlement' })
+      .click();
     await page().getByText('Revoked support_credit in sandbox.').waitFor();
     // Newest first: the revoke heads the timeline, with its reason.
     await page().locator('.timeline li').first().filter({ hasText: 'Credit given by mistake' }).waitFor();
   });
 
-  it('approves a merge review', async () => {
+  it('approves a merge review once confirmed', async () => {
     const identify = (body: Record<string, string>) =>
       http()
         .post('/v1/identify')
@@ -236,6 +241,7 @@ describe('operator console', () => {
     await page()
       .getByRole('button', { name: `Approve merge of ${userA}` })
       .click();
+    await page().getByRole('dialog').getByRole('button', { name: 'Approve merge' }).click();
     await page()
       .getByText(/approved\./)
       .waitFor();
@@ -330,6 +336,7 @@ describe('operator console', () => {
     }
   });
 
+  // Every page again, each with axe and a full-page screenshot: longer than one test's default time.
   it('every page is usable 390 px wide', async () => {
     await page().setViewportSize({ width: 390, height: 844 });
     for (const [path, name] of pages) {
@@ -339,7 +346,7 @@ describe('operator console', () => {
       await checkPage(page(), `390-${name}`);
     }
     await page().setViewportSize({ width: 1280, height: 800 });
-  });
+  }, 240_000);
 
   it('signs out', async () => {
     await page().getByRole('button', { name: 'Sign out' }).click();

@@ -3,6 +3,7 @@ import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import { whenSignedOut } from './api/client';
 import { currentSession, signOut } from './api/session';
 import { Layout } from './components/Layout';
+import { NoticeContext, ProjectNameContext, pageTitle, projectName } from './components/page';
 import { Alert } from './components/ui';
 import { EnvContext, type Env, rememberEnv, storedEnv } from './env';
 import { match, navigate, useHashPath } from './router';
@@ -36,7 +37,7 @@ function page(path: string): { projectId?: string; view: ReactNode } {
     ['/p/:projectId/errors', (p) => <Errors projectId={p.projectId} />],
     ['/p/:projectId/errors/:fingerprint', (p) => <ErrorIssue projectId={p.projectId} fingerprint={p.fingerprint} />],
     ['/p/:projectId/webhooks', (p) => <Webhooks projectId={p.projectId} />],
-    ['/p/:projectId/webhooks/:endpointId', (p) => <WebhookEndpointPage endpointId={p.endpointId} />],
+    ['/p/:projectId/webhooks/:endpointId', (p) => <WebhookEndpointPage projectId={p.projectId} endpointId={p.endpointId} />],
   ];
   for (const [pattern, render] of projectRoutes) {
     const params = match(pattern, path);
@@ -45,13 +46,43 @@ function page(path: string): { projectId?: string; view: ReactNode } {
   if (match('/jobs', path)) return { view: <Jobs /> };
   if (match('/workspaces', path)) return { view: <Workspaces /> };
   if (path === '/' || path === '') return { view: <Projects /> };
-  return { view: <Alert>There is no page at {path}.</Alert> };
+  return { view: <NoPage path={path} /> };
+}
+
+function NoPage({ path }: { path: string }) {
+  useEffect(() => {
+    document.title = pageTitle(['No such page']);
+  }, []);
+  return (
+    <>
+      <h1>No such page</h1>
+      <Alert>There is no page at {path}.</Alert>
+    </>
+  );
+}
+
+/** The open project's name for page titles: its id until the name is read. */
+function useProjectName(projectId: string | undefined): string | undefined {
+  const [names, setNames] = useState<Record<string, string>>({});
+  useEffect(() => {
+    if (!projectId || names[projectId]) return;
+    let live = true;
+    void projectName(projectId).then((name) => live && setNames((known) => ({ ...known, [projectId]: name })));
+    return () => {
+      live = false;
+    };
+  }, [projectId, names]);
+  return projectId ? (names[projectId] ?? projectId) : undefined;
 }
 
 export function App() {
   const [gate, setGate] = useState<Gate>('checking');
   const [env, setEnvState] = useState<Env>(storedEnv);
   const path = useHashPath();
+  const [notice, setNotice] = useState<{ text: string; path: string }>();
+  const leaveNotice = useCallback((text: string, target: string) => setNotice({ text, path: target }), []);
+  const routed = page(path);
+  const project = useProjectName(gate === 'signed-in' ? routed.projectId : undefined);
   const check = useCallback(() => {
     currentSession().then(
       (session) => setGate(session ? 'signed-in' : 'signed-out'),
@@ -65,11 +96,22 @@ export function App() {
   const setEnv = (next: Env) => {
     rememberEnv(next);
     setEnvState(next);
+    setNotice(undefined);
   };
-  if (gate === 'checking') return <p role="status">Loading…</p>;
-  if (gate === 'unavailable') return <Alert>The console cannot reach the service. Reload the page to try again.</Alert>;
+  if (gate === 'checking')
+    return (
+      <main id="main">
+        <p role="status">Loading…</p>
+      </main>
+    );
+  if (gate === 'unavailable')
+    return (
+      <main id="main">
+        <Alert>The console cannot reach the service. Reload the page to try again.</Alert>
+      </main>
+    );
   if (gate === 'signed-out') return <SignIn onSignedIn={check} />;
-  const { projectId, view } = page(path);
+  const { projectId, view } = routed;
   const onSignOut = () => {
     void signOut().finally(() => {
       navigate('/');
@@ -78,9 +120,13 @@ export function App() {
   };
   return (
     <EnvContext.Provider value={{ env, setEnv }}>
-      <Layout projectId={projectId} path={path} onSignOut={onSignOut}>
-        <div key={`${path}|${env}`}>{view}</div>
-      </Layout>
+      <ProjectNameContext.Provider value={project}>
+        <NoticeContext.Provider value={leaveNotice}>
+          <Layout projectId={projectId} path={path} onSignOut={onSignOut} notice={notice?.path === path ? notice.text : undefined}>
+            <div key={`${path}|${env}`}>{view}</div>
+          </Layout>
+        </NoticeContext.Provider>
+      </ProjectNameContext.Provider>
     </EnvContext.Provider>
   );
 }

@@ -19,8 +19,10 @@ export function href(path: string): string {
   return '#' + path;
 }
 
-export function navigate(path: string): void {
-  window.location.hash = path;
+/** Opens a page; `replace` swaps the current history entry (Back does not return to it). */
+export function navigate(path: string, options: { replace?: boolean } = {}): void {
+  if (options.replace) window.location.replace('#' + path);
+  else window.location.hash = path;
 }
 
 export { match } from './rules';

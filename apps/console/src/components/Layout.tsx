@@ -1,9 +1,10 @@
-// The frame of every page: header with the environment switch and sign-out, the sandbox banner,
-// and the navigation (the project's pages once a project is open).
-import type { ReactNode } from 'react';
+// The frame of every page: header with the environment switch and sign-out, the sandbox banner
+// (a labelled region: all content sits in landmarks), the navigation (the project's pages once a
+// project is open) and a notice left by the page that sent the person here.
+import { type ReactNode, useContext } from 'react';
 import { EnvContext, type Env } from '../env';
 import { href } from '../router';
-import { useContext } from 'react';
+import { Alert } from './ui';
 
 const PROJECT_PAGES: [string, string][] = [
   ['overview', 'Overview'],
@@ -16,18 +17,34 @@ const PROJECT_PAGES: [string, string][] = [
   ['webhooks', 'Webhooks'],
 ];
 
-export function Layout({ projectId, path, onSignOut, children }: { projectId?: string; path: string; onSignOut: () => void; children: ReactNode }) {
+interface Props {
+  projectId?: string;
+  path: string;
+  onSignOut: () => void;
+  notice?: string;
+  children: ReactNode;
+}
+
+export function Layout({ projectId, path, onSignOut, notice, children }: Props) {
   const { env, setEnv } = useContext(EnvContext);
   const current = (target: string) => (path === target || path.startsWith(target + '/') ? 'page' : undefined);
   return (
     <>
-      <a className="skip" href="#main">
+      <a
+        className="skip"
+        href="#main"
+        onClick={(event) => {
+          // The hash is the router's: move focus without changing it.
+          event.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       {env === 'sandbox' && (
-        <div className="banner" role="note">
+        <section className="banner" aria-label="Test mode">
           Sandbox: test mode. Nothing here touches production data.
-        </div>
+        </section>
       )}
       <header className="top">
         <a className="brand" href={href('/')}>
@@ -77,6 +94,7 @@ export function Layout({ projectId, path, onSignOut, children }: { projectId?: s
         )}
       </nav>
       <main id="main" tabIndex={-1}>
+        {notice && <Alert kind="info">{notice}</Alert>}
         {children}
       </main>
     </>

@@ -3,6 +3,7 @@ import { type ReactNode, useId } from 'react';
 import { ApiFailure } from '../api/client';
 import { fieldOfError } from '../rules';
 import type { Load } from './useLoad';
+import type { Mutation } from './useMutation';
 
 export function Alert({ children, kind = 'error' }: { children: ReactNode; kind?: 'error' | 'info' }) {
   return (
@@ -12,7 +13,9 @@ export function Alert({ children, kind = 'error' }: { children: ReactNode; kind?
   );
 }
 
-export function Loaded<T>({ load, label, children }: { load: Load<T>; label: string; children: (data: T) => ReactNode }) {
+/** A load's states: loading, its error with a retry (or `missing` when the API answers 404), its data. */
+export function Loaded<T>({ load, label, missing, children }: { load: Load<T>; label: string; missing?: ReactNode; children: (data: T) => ReactNode }) {
+  if (missing !== undefined && load.state === 'error' && load.error instanceof ApiFailure && load.error.status === 404) return <>{missing}</>;
   if (load.state === 'loading')
     return (
       <p className="muted" role="status">
@@ -46,6 +49,23 @@ export function FormAlert({ error, fields }: { error: unknown; fields: string[] 
   if (!error) return null;
   if (fields.some((field) => errorFor(error, field))) return null;
   return <Alert>{error instanceof Error ? error.message : String(error)}</Alert>;
+}
+
+/** A write's outcome: its error (unless a field claims it) announced as an alert, its success note as a status. */
+export function MutationStatus<A extends unknown[]>({ mutation, fields = [], failed }: { mutation: Mutation<A>; fields?: string[]; failed?: string }) {
+  const error = mutation.error;
+  return (
+    <>
+      {failed && error !== undefined ? (
+        <Alert>
+          {failed}: {error instanceof Error ? error.message : String(error)}
+        </Alert>
+      ) : (
+        <FormAlert error={error} fields={fields} />
+      )}
+      {mutation.done && <Alert kind="info">{mutation.done}</Alert>}
+    </>
+  );
 }
 
 interface FieldProps {

@@ -2,13 +2,17 @@
 import { useState } from 'react';
 import { api, call } from '../api/client';
 import type { ApiKey, App } from '../api/types';
-import { ConfirmDialog, FormDialog, SecretDialog } from '../components/dialogs';
-import { Alert, Field, FormAlert, Loaded, Status, errorFor } from '../components/ui';
+import { DataTable } from '../components/DataTable';
+import { ConfirmAction, SecretDialog } from '../components/dialogs';
+import { Field, Loaded, MutationStatus, Status, errorFor } from '../components/ui';
 import { useLoad } from '../components/useLoad';
+import { useMutation } from '../components/useMutation';
 import { date } from '../format';
+import { usePageTitle } from '../components/page';
 
 export function AppPage({ appId }: { appId: string }) {
   const app = useLoad(() => call(api.GET('/admin/v1/apps/{appId}', { params: { path: { appId } } })), [appId]);
+  usePageTitle(app.state === 'ready' ? `${app.data.name} · Apps` : 'App');
   return (
     <Loaded load={app} label="the app">
       {(data) => (
@@ -26,101 +30,76 @@ export function AppPage({ appId }: { appId: string }) {
 }
 
 function Keys({ keys, onChanged }: { keys: ApiKey[]; onChanged: () => void }) {
-  const [rotating, setRotating] = useState<ApiKey>();
-  const [revoking, setRevoking] = useState<ApiKey>();
   const [shown, setShown] = useState<ApiKey>();
-  const [error, setError] = useState<string>();
   const rotate = async (key: ApiKey) => {
-    try {
-      const rotation = await call(api.POST('/admin/v1/keys/{keyId}/rotate', { params: { path: { keyId: key.id } }, body: {} }));
-      setShown(rotation.key);
-      onChanged();
-    } catch (failure) {
-      setError((failure as Error).message);
-    }
-    setRotating(undefined);
+    const rotation = await call(api.POST('/admin/v1/keys/{keyId}/rotate', { params: { path: { keyId: key.id } }, body: {} }));
+    setShown(rotation.key);
+    onChanged();
   };
+  const revoke = async (key: ApiKey) => {
+    await call(api.POST('/admin/v1/keys/{keyId}/revoke', { params: { path: { keyId: key.id } } }));
+    onChanged();
+  };
+  const named = (key: ApiKey) => `${key.kind} ${key.env} key ending ${key.last4}`;
   return (
     <section aria-labelledby="keys">
       <h2 id="keys">Keys</h2>
-      {error && <Alert>{error}</Alert>}
-      <table tabIndex={0} className="stack-narrow">
-        <thead>
-          <tr>
-            <th scope="col">Key</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Env</th>
-            <th scope="col">Status</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Created</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {keys.map((key) => (
-            <tr key={key.id}>
-              <td data-label="Key">
+      <DataTable
+        rows={keys}
+        rowKey={(key) => key.id}
+        caption="Keys of this app"
+        captionHidden
+        empty="This app has no keys."
+        stackNarrow
+        columns={[
+          {
+            header: 'Key',
+            cell: (key) => (
+              <>
                 <code>{key.kind === 'publishable' && key.key ? key.key : `…${key.last4}`}</code>
                 <br />
                 <small className="muted">{key.id}</small>
-              </td>
-              <td data-label="Kind">{key.kind}</td>
-              <td data-label="Env">{key.env}</td>
-              <td data-label="Status">
-                <Status value={key.status} />
-              </td>
-              <td data-label="Scopes">{key.scopes?.join(', ') || '—'}</td>
-              <td data-label="Created">{date(key.createdAt)}</td>
-              <td data-label="Expires">{date(key.expiresAt)}</td>
-              <td data-label="Actions" className="row-actions">
-                {key.status === 'active' && (
-                  <>
-                    <button type="button" onClick={() => setRotating(key)} aria-label={`Rotate ${key.kind} ${key.env} key ending ${key.last4}`}>
-                      Rotate
-                    </button>
-                    <button
-                      type="button"
-                      className="danger"
-                      onClick={() => setRevoking(key)}
-                      aria-label={`Revoke ${key.kind} ${key.env} key ending ${key.last4}`}
-                    >
-                      Revoke
-                    </button>
-                  </>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {rotating && (
-        <FormDialog title={`Rotate the ${rotating.kind} ${rotating.env} key …${rotating.last4}?`} onClose={() => setRotating(undefined)}>
-          <p>A new key is minted; the old one keeps working for 7 days, then fails closed.</p>
-          <div className="actions">
-            <button type="button" onClick={() => setRotating(undefined)}>
-              Cancel
-            </button>
-            <button type="button" className="primary" onClick={() => void rotate(rotating)}>
-              Rotate key
-            </button>
-          </div>
-        </FormDialog>
-      )}
-      {revoking && (
-        <ConfirmDialog
-          title={`Revoke the key …${revoking.last4}?`}
-          expected={revoking.id}
-          action="Revoke key"
-          onClose={() => setRevoking(undefined)}
-          onConfirm={async () => {
-            await call(api.POST('/admin/v1/keys/{keyId}/revoke', { params: { path: { keyId: revoking.id } } }));
-            onChanged();
-          }}
-        >
-          <p>The next request with this key is refused (401 key_revoked). This cannot be undone.</p>
-        </ConfirmDialog>
-      )}
+              </>
+            ),
+          },
+          { header: 'Kind', cell: (key) => key.kind },
+          { header: 'Env', cell: (key) => key.env },
+          { header: 'Status', cell: (key) => <Status value={key.status} /> },
+          { header: 'Scopes', cell: (key) => key.scopes?.join(', ') || '—' },
+          { header: 'Created', cell: (key) => date(key.createdAt) },
+          { header: 'Expires', cell: (key) => date(key.expiresAt) },
+          {
+            header: 'Actions',
+            className: 'row-actions',
+            cell: (key) =>
+              key.status === 'active' && (
+                <>
+                  <ConfirmAction
+                    label="Rotate"
+                    className=""
+                    name={`Rotate ${named(key)}`}
+                    tone="primary"
+                    title={`Rotate the ${key.kind} ${key.env} key …${key.last4}?`}
+                    action="Rotate key"
+                    onConfirm={() => rotate(key)}
+                  >
+                    <p>A new key is minted; the old one keeps working for 7 days, then fails closed.</p>
+                  </ConfirmAction>
+                  <ConfirmAction
+                    label="Revoke"
+                    name={`Revoke ${named(key)}`}
+                    title={`Revoke the key …${key.last4}?`}
+                    expected={key.id}
+                    action="Revoke key"
+                    onConfirm={() => revoke(key)}
+                  >
+                    <p>The next request with this key is refused (401 key_revoked). This cannot be undone.</p>
+                  </ConfirmAction>
+                </>
+              ),
+          },
+        ]}
+      />
       {shown?.key && (
         <SecretDialog title="The new key" secrets={[{ label: `${shown.kind} ${shown.env}`, value: shown.key }]} onClose={() => setShown(undefined)} />
       )}
@@ -139,28 +118,23 @@ function Settings({ app, onSaved }: { app: App; onSaved: () => void }) {
   const [deprecated, setDeprecated] = useState((app.sdkDeprecatedVersions ?? []).join(' '));
   const [logResults, setLogResults] = useState(Boolean(app.verifierConfig?.logVerifierResults));
   const [verifyAtBoot, setVerifyAtBoot] = useState(Boolean(app.verifierConfig?.verifyContractsAtBoot));
-  const [error, setError] = useState<unknown>();
-  const [saved, setSaved] = useState(false);
-  const save = async () => {
-    setError(undefined);
-    setSaved(false);
-    const body = {
-      name,
-      allowedOrigins: list(origins),
-      ...(app.platform === 'ios' ? { bundleId } : {}),
-      ...(app.platform === 'android' ? { packageName } : {}),
-      ...(sdkMinVersion ? { sdkMinVersion } : {}),
-      sdkDeprecatedVersions: list(deprecated),
-      verifierConfig: { logVerifierResults: logResults, verifyContractsAtBoot: verifyAtBoot },
-    };
-    try {
+  const save = useMutation(
+    async () => {
+      const body = {
+        name,
+        allowedOrigins: list(origins),
+        ...(app.platform === 'ios' ? { bundleId } : {}),
+        ...(app.platform === 'android' ? { packageName } : {}),
+        ...(sdkMinVersion ? { sdkMinVersion } : {}),
+        sdkDeprecatedVersions: list(deprecated),
+        verifierConfig: { logVerifierResults: logResults, verifyContractsAtBoot: verifyAtBoot },
+      };
       await call(api.PATCH('/admin/v1/apps/{appId}', { params: { path: { appId: app.id } }, body }));
-      setSaved(true);
-      onSaved();
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+      return 'Saved.';
+    },
+    { reload: onSaved },
+  );
+  const error = save.error;
   const fields = ['name', 'allowedOrigins', 'bundleId', 'packageName', 'sdkMinVersion', 'sdkDeprecatedVersions', 'verifierConfig'];
   return (
     <form
@@ -168,7 +142,7 @@ function Settings({ app, onSaved }: { app: App; onSaved: () => void }) {
       noValidate
       onSubmit={(event) => {
         event.preventDefault();
-        void save();
+        void save.run();
       }}
     >
       <h2 id="settings">Settings</h2>
@@ -209,9 +183,8 @@ function Settings({ app, onSaved }: { app: App; onSaved: () => void }) {
           <input type="checkbox" checked={verifyAtBoot} onChange={(event) => setVerifyAtBoot(event.target.checked)} /> Verify contracts at boot
         </label>
       </fieldset>
-      <FormAlert error={error} fields={fields} />
-      {saved && <Alert kind="info">Saved.</Alert>}
-      <button type="submit" className="primary">
+      <MutationStatus mutation={save} fields={fields} />
+      <button type="submit" className="primary" disabled={save.pending}>
         Save settings
       </button>
     </form>

@@ -3,14 +3,18 @@ import { useState } from 'react';
 import { ApiFailure, api, call } from '../api/client';
 import type { App } from '../api/types';
 import { SecretDialog } from '../components/dialogs';
-import { Empty, Field, FormAlert, Loaded, Select, errorFor } from '../components/ui';
+import { DataTable } from '../components/DataTable';
+import { Empty, Field, Loaded, MutationStatus, Select, errorFor } from '../components/ui';
 import { useLoad } from '../components/useLoad';
+import { useMutation } from '../components/useMutation';
 import { date } from '../format';
 import { href } from '../router';
+import { usePageTitle } from '../components/page';
 
 const PLATFORMS = ['web', 'ios', 'android'] as const;
 
 export function Apps({ projectId }: { projectId: string }) {
+  usePageTitle('Apps and keys');
   const apps = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/apps', { params: { path: { projectId } } })), [projectId]);
   const activity = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/key-activity', { params: { path: { projectId } } })), [projectId]);
   const [created, setCreated] = useState<App>();
@@ -46,36 +50,21 @@ export function Apps({ projectId }: { projectId: string }) {
       <section aria-labelledby="key-activity">
         <h2 id="key-activity">Key activity</h2>
         <Loaded load={activity} label="key activity">
-          {(list) =>
-            list.data.length === 0 ? (
-              <Empty>No key activity yet.</Empty>
-            ) : (
-              <table tabIndex={0}>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Action</th>
-                    <th scope="col">Request</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.map((entry) => (
-                    <tr key={entry.keyId + entry.action + entry.at}>
-                      <td>{date(entry.at)}</td>
-                      <td>
-                        <code>{entry.keyId}</code>
-                      </td>
-                      <td>{entry.action}</td>
-                      <td>
-                        <code>{entry.requestId}</code>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )
-          }
+          {(list) => (
+            <DataTable
+              rows={list.data}
+              rowKey={(entry) => entry.keyId + entry.action + entry.at}
+              caption="Key activity"
+              captionHidden
+              empty="No key activity yet."
+              columns={[
+                { header: 'When', cell: (entry) => date(entry.at) },
+                { header: 'Key', cell: (entry) => <code>{entry.keyId}</code> },
+                { header: 'Action', cell: (entry) => entry.action },
+                { header: 'Request', cell: (entry) => <code>{entry.requestId}</code> },
+              ]}
+            />
+          )}
         </Loaded>
       </section>
       {created && (
@@ -95,13 +84,8 @@ function CreateApp({ projectId, onCreated }: { projectId: string; onCreated: (ap
   const [platform, setPlatform] = useState<(typeof PLATFORMS)[number]>('web');
   const [lock, setLock] = useState('');
   const [origins, setOrigins] = useState('');
-  const [error, setError] = useState<unknown>();
   const lockField = platform === 'ios' ? 'bundleId' : 'packageName';
-  const submit = async () => {
-    setError(undefined);
-    if (!name.trim()) return setError(new ApiFailure(400, 'missing_required_param', 'name is required (1 to 100 characters).', 'name'));
-    if (platform !== 'web' && !lock.trim())
-      return setError(new ApiFailure(400, 'missing_required_param', `${lockField} is required for ${platform} apps.`, lockField));
+  const create = useMutation(async () => {
     const body = {
       name: name.trim(),
       platform,
@@ -109,14 +93,17 @@ function CreateApp({ projectId, onCreated }: { projectId: string; onCreated: (ap
       ...(platform === 'android' ? { packageName: lock.trim() } : {}),
       allowedOrigins: origins.split(/[\s,]+/).filter(Boolean),
     };
-    try {
-      onCreated(await call(api.POST('/admin/v1/projects/{projectId}/apps', { params: { path: { projectId } }, body })));
-      setName('');
-      setLock('');
-      setOrigins('');
-    } catch (failure) {
-      setError(failure);
-    }
+    onCreated(await call(api.POST('/admin/v1/projects/{projectId}/apps', { params: { path: { projectId } }, body })));
+    setName('');
+    setLock('');
+    setOrigins('');
+  });
+  const error = create.error;
+  const submit = () => {
+    if (!name.trim()) return create.fail(new ApiFailure(400, 'missing_required_param', 'name is required (1 to 100 characters).', 'name'));
+    if (platform !== 'web' && !lock.trim())
+      return create.fail(new ApiFailure(400, 'missing_required_param', `${lockField} is required for ${platform} apps.`, lockField));
+    void create.run();
   };
   return (
     <form
@@ -125,7 +112,7 @@ function CreateApp({ projectId, onCreated }: { projectId: string; onCreated: (ap
       noValidate
       onSubmit={(event) => {
         event.preventDefault();
-        void submit();
+        submit();
       }}
     >
       <h2 id="create-app">New app</h2>
@@ -144,8 +131,8 @@ function CreateApp({ projectId, onCreated }: { projectId: string; onCreated: (ap
           error={errorFor(error, 'allowedOrigins')}
         />
       )}
-      <FormAlert error={error} fields={['name', lockField, 'allowedOrigins']} />
-      <button type="submit" className="primary">
+      <MutationStatus mutation={create} fields={['name', lockField, 'allowedOrigins']} />
+      <button type="submit" className="primary" disabled={create.pending}>
         Create app
       </button>
     </form>

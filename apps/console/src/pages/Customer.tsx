@@ -1,10 +1,12 @@
 // A customer: identities (alias graph), entitlements (active and past), rail subscriptions, erasure
 // status, recent events (one call); the audit timeline newest first (a second); grant and revoke
-// with a reason; refresh from the rails.
-import { useState } from 'react';
+// with a reason; refresh from the rails. After an environment switch to one where the customer
+// does not exist, the customers list opens instead.
 import { api, call } from '../api/client';
-import { Alert, Empty, Loaded } from '../components/ui';
+import { isMissing, useFollowEnv, usePageTitle } from '../components/page';
+import { Empty, Loaded, MutationStatus } from '../components/ui';
 import { useLoad } from '../components/useLoad';
+import { useMutation } from '../components/useMutation';
 import { useEnv } from '../env';
 import { date } from '../format';
 import { Entitlements, Events, Identities, Subscriptions } from './CustomerPanels';
@@ -18,30 +20,38 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
     () => call(api.GET('/admin/v1/projects/{projectId}/customers/{customerId}/timeline', { params: { path, query: { env, limit: '50' } } })),
     [customerId, env],
   );
-  const [refreshNote, setRefreshNote] = useState<string>();
+  usePageTitle(`Customer ${customerId}`);
+  const missing = isMissing(detail) || isMissing(timeline);
+  useFollowEnv(missing, `Customer ${customerId}`, `/p/${projectId}/customers`);
   const reload = () => {
     detail.reload();
     timeline.reload();
   };
-  const refresh = async () => {
-    try {
+  const refresh = useMutation(
+    async () => {
       await call(api.POST('/admin/v1/projects/{projectId}/customers/{customerId}/refresh', { params: { path, query: { env } } }));
-      setRefreshNote('Refreshed from the rails.');
-      reload();
-    } catch (failure) {
-      setRefreshNote('Refresh failed: ' + (failure as Error).message);
-    }
-  };
+      return 'Refreshed from the rails.';
+    },
+    { reload },
+  );
   return (
     <>
       <h1>
         Customer <code>{customerId}</code>
       </h1>
-      <button type="button" onClick={() => void refresh()}>
+      <button type="button" onClick={() => void refresh.run()} disabled={refresh.pending || detail.state !== 'ready'}>
         Refresh from the rails
       </button>
-      {refreshNote && <Alert kind={refreshNote.startsWith('Refresh failed') ? 'error' : 'info'}>{refreshNote}</Alert>}
-      <Loaded load={detail} label="the customer">
+      <MutationStatus mutation={refresh} failed="Refresh failed" />
+      <Loaded
+        load={detail}
+        label="the customer"
+        missing={
+          <p role="status">
+            Customer {customerId} is not in {env}: opening the list…
+          </p>
+        }
+      >
         {(data) => (
           <>
             <p className="muted">
@@ -57,10 +67,10 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
           </>
         )}
       </Loaded>
-      <GrantRevoke projectId={projectId} customerId={customerId} onDone={reload} />
+      {detail.state === 'ready' && <GrantRevoke projectId={projectId} customerId={customerId} onDone={reload} />}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline</h2>
-        <Loaded load={timeline} label="the timeline">
+        <Loaded load={timeline} label="the timeline" missing={null}>
           {(list) =>
             list.data.length === 0 ? (
               <Empty>Nothing recorded yet.</Empty>

@@ -1,38 +1,24 @@
 // The customer page's panels: entitlements, subscriptions, identities, recent events.
 import type { CustomerDetail, CustomerEntitlement } from '../api/types';
-import { Empty, Status } from '../components/ui';
+import { DataTable } from '../components/DataTable';
+import { Status } from '../components/ui';
 import { date, dateMs } from '../format';
 
 function EntitlementTable({ caption, rows }: { caption: string; rows: CustomerEntitlement[] }) {
-  if (rows.length === 0) return <Empty>No {caption.toLowerCase()} entitlements.</Empty>;
   return (
-    <table tabIndex={0}>
-      <caption>{caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Key</th>
-          <th scope="col">State</th>
-          <th scope="col">Source</th>
-          <th scope="col">Product</th>
-          <th scope="col">Valid until</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((row) => (
-          <tr key={`${row.key}|${row.rail}|${row.subscriptionId}`}>
-            <td>{row.key}</td>
-            <td>
-              <Status value={row.state} />
-            </td>
-            <td>
-              {row.source} ({row.rail})
-            </td>
-            <td>{row.productId}</td>
-            <td>{row.validUntil === null ? 'lifetime' : date(row.validUntil)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      rows={rows}
+      rowKey={(row) => `${row.key}|${row.rail}|${row.subscriptionId}`}
+      caption={caption}
+      empty={`No ${caption.toLowerCase()} entitlements.`}
+      columns={[
+        { header: 'Key', cell: (row) => row.key },
+        { header: 'State', cell: (row) => <Status value={row.state} /> },
+        { header: 'Source', cell: (row) => `${row.source} (${row.rail})` },
+        { header: 'Product', cell: (row) => row.productId },
+        { header: 'Valid until', cell: (row) => (row.validUntil === null ? 'lifetime' : date(row.validUntil)) },
+      ]}
+    />
   );
 }
 
@@ -50,38 +36,28 @@ export function Subscriptions({ rows }: { rows: CustomerDetail['subscriptions'] 
   return (
     <section aria-labelledby="subscriptions">
       <h2 id="subscriptions">Rail subscriptions</h2>
-      {rows.length === 0 ? (
-        <Empty>No rail subscriptions.</Empty>
-      ) : (
-        <table tabIndex={0}>
-          <thead>
-            <tr>
-              <th scope="col">Rail</th>
-              <th scope="col">Subscription</th>
-              <th scope="col">Product</th>
-              <th scope="col">State</th>
-              <th scope="col">Valid until</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={`${row.rail}|${row.subscriptionId}`}>
-                <td>{row.rail}</td>
-                <td>
-                  <code>{row.subscriptionId}</code>
-                </td>
-                <td>{row.productId}</td>
-                <td>
-                  <Status value={row.state} /> {row.railStatus}
-                </td>
-                <td>{date(row.validUntil)}</td>
-                <td>{date(row.updatedAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        rows={rows}
+        rowKey={(row) => `${row.rail}|${row.subscriptionId}`}
+        caption="Rail subscriptions"
+        captionHidden
+        empty="No rail subscriptions."
+        columns={[
+          { header: 'Rail', cell: (row) => row.rail },
+          { header: 'Subscription', cell: (row) => <code>{row.subscriptionId}</code> },
+          { header: 'Product', cell: (row) => row.productId },
+          {
+            header: 'State',
+            cell: (row) => (
+              <>
+                <Status value={row.state} /> {row.railStatus}
+              </>
+            ),
+          },
+          { header: 'Valid until', cell: (row) => date(row.validUntil) },
+          { header: 'Updated', cell: (row) => date(row.updatedAt) },
+        ]}
+      />
     </section>
   );
 }
@@ -90,28 +66,19 @@ export function Identities({ identities }: { identities: CustomerDetail['identit
   return (
     <section aria-labelledby="identities">
       <h2 id="identities">Identities</h2>
-      <table tabIndex={0}>
-        <thead>
-          <tr>
-            <th scope="col">Type</th>
-            <th scope="col">Id</th>
-            <th scope="col">Assurance</th>
-            <th scope="col">Linked</th>
-          </tr>
-        </thead>
-        <tbody>
-          {identities.aliases.map((alias) => (
-            <tr key={`${alias.type}|${alias.value}`}>
-              <td>{alias.type}</td>
-              <td>
-                <code>{alias.value}</code>
-              </td>
-              <td>{alias.assurance}</td>
-              <td>{date(alias.createdAt)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable
+        rows={identities.aliases}
+        rowKey={(alias) => `${alias.type}|${alias.value}`}
+        caption="Identities"
+        captionHidden
+        empty="No identities."
+        columns={[
+          { header: 'Type', cell: (alias) => alias.type },
+          { header: 'Id', cell: (alias) => <code>{alias.value}</code> },
+          { header: 'Assurance', cell: (alias) => alias.assurance },
+          { header: 'Linked', cell: (alias) => date(alias.createdAt) },
+        ]}
+      />
       {identities.merges.length > 0 && (
         <>
           <h3>Identify conflicts</h3>
@@ -132,28 +99,18 @@ export function Events({ rows }: { rows: CustomerDetail['recentEvents'] }) {
   return (
     <section aria-labelledby="events">
       <h2 id="events">Recent events</h2>
-      {rows.length === 0 ? (
-        <Empty>No recent events.</Empty>
-      ) : (
-        <table tabIndex={0}>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Event</th>
-              <th scope="col">Level</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((event) => (
-              <tr key={event.id}>
-                <td>{dateMs(event.timestampMs)}</td>
-                <td>{event.name}</td>
-                <td>{event.level ?? '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        rows={rows}
+        rowKey={(event) => event.id}
+        caption="Recent events"
+        captionHidden
+        empty="No recent events."
+        columns={[
+          { header: 'When', cell: (event) => dateMs(event.timestampMs) },
+          { header: 'Event', cell: (event) => event.name },
+          { header: 'Level', cell: (event) => event.level ?? '—' },
+        ]}
+      />
     </section>
   );
 }

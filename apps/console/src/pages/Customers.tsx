@@ -2,30 +2,25 @@
 import { useState } from 'react';
 import { api, call } from '../api/client';
 import type { CustomerMatch } from '../api/types';
-import { Alert, Empty, Field } from '../components/ui';
+import { DataTable } from '../components/DataTable';
+import { Field, MutationStatus } from '../components/ui';
+import { useMutation } from '../components/useMutation';
 import { useEnv } from '../env';
 import { href } from '../router';
+import { usePageTitle } from '../components/page';
 
 export function Customers({ projectId }: { projectId: string }) {
+  usePageTitle('Customers');
   const env = useEnv();
   const [q, setQ] = useState('');
   const [results, setResults] = useState<CustomerMatch[]>();
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const search = async () => {
-    if (q.trim().length < 3) return setError('Type at least 3 characters: an id, an email or a rail id, matched exactly.');
-    setBusy(true);
-    setError(undefined);
-    try {
-      const list = await call(
-        api.GET('/admin/v1/projects/{projectId}/customers', { params: { path: { projectId }, query: { env, q: q.trim(), limit: '25' } } }),
-      );
-      setResults(list.data);
-    } catch (failure) {
-      setError((failure as Error).message);
-    } finally {
-      setBusy(false);
-    }
+  const search = useMutation(async () => {
+    const list = await call(api.GET('/admin/v1/projects/{projectId}/customers', { params: { path: { projectId }, query: { env, q: q.trim(), limit: '25' } } }));
+    setResults(list.data);
+  });
+  const submit = () => {
+    if (q.trim().length < 3) return search.fail(new Error('Type at least 3 characters: an id, an email or a rail id, matched exactly.'));
+    void search.run();
   };
   return (
     <>
@@ -35,7 +30,7 @@ export function Customers({ projectId }: { projectId: string }) {
         className="inline-form"
         onSubmit={(event) => {
           event.preventDefault();
-          void search();
+          submit();
         }}
       >
         <Field
@@ -45,43 +40,31 @@ export function Customers({ projectId }: { projectId: string }) {
           value={q}
           onChange={setQ}
         />
-        <button type="submit" className="primary" disabled={busy}>
+        <button type="submit" className="primary" disabled={search.pending}>
           Search
         </button>
       </form>
-      {error && <Alert>{error}</Alert>}
-      {busy && <p role="status">Searching…</p>}
-      {results && results.length === 0 && (
-        <Empty>
-          No customer matches “{q}” in {env}.
-        </Empty>
-      )}
-      {results && results.length > 0 && (
-        <table tabIndex={0}>
-          <caption>Matches in {env}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Customer</th>
-              <th scope="col">User id</th>
-              <th scope="col">Email</th>
-              <th scope="col">Anonymous ids</th>
-              <th scope="col">Matched by</th>
-            </tr>
-          </thead>
-          <tbody>
-            {results.map((customer) => (
-              <tr key={customer.serviceCustomerId}>
-                <td>
-                  <a href={href(`/p/${projectId}/customers/${encodeURIComponent(customer.serviceCustomerId)}`)}>{customer.serviceCustomerId}</a>
-                </td>
-                <td>{customer.userId ?? '—'}</td>
-                <td>{customer.email ?? '—'}</td>
-                <td>{customer.anonymousIds.join(', ') || '—'}</td>
-                <td>{customer.matchedBy.replace('_', ' ')}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      <MutationStatus mutation={search} />
+      {search.pending && <p role="status">Searching…</p>}
+      {results && (
+        <DataTable
+          rows={results}
+          rowKey={(customer) => customer.serviceCustomerId}
+          caption={`Matches in ${env}`}
+          empty={`No customer matches “${q}” in ${env}.`}
+          columns={[
+            {
+              header: 'Customer',
+              cell: (customer) => (
+                <a href={href(`/p/${projectId}/customers/${encodeURIComponent(customer.serviceCustomerId)}`)}>{customer.serviceCustomerId}</a>
+              ),
+            },
+            { header: 'User id', cell: (customer) => customer.userId ?? '—' },
+            { header: 'Email', cell: (customer) => customer.email ?? '—' },
+            { header: 'Anonymous ids', cell: (customer) => customer.anonymousIds.join(', ') || '—' },
+            { header: 'Matched by', cell: (customer) => customer.matchedBy.replace('_', ' ') },
+          ]}
+        />
       )}
     </>
   );

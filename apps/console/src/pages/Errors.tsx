@@ -1,6 +1,8 @@
 // Error issues by fingerprint, and one issue with its latest event's symbolicated stack.
 import { api, call } from '../api/client';
 import type { components } from '../api/operator';
+import { DataTable } from '../components/DataTable';
+import { isMissing, useFollowEnv, usePageTitle } from '../components/page';
 import { Empty, Loaded } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useEnv } from '../env';
@@ -10,6 +12,7 @@ import { href } from '../router';
 type Frame = components['schemas']['ErrorFrameView'];
 
 export function Errors({ projectId }: { projectId: string }) {
+  usePageTitle('Errors');
   const env = useEnv();
   const issues = useLoad(
     () => call(api.GET('/admin/v1/projects/{projectId}/error-issues', { params: { path: { projectId }, query: { env } } })),
@@ -19,38 +22,31 @@ export function Errors({ projectId }: { projectId: string }) {
     <>
       <h1>Errors</h1>
       <Loaded load={issues} label="error issues">
-        {(list) =>
-          list.data.length === 0 ? (
-            <Empty>No errors reported in {env}.</Empty>
-          ) : (
-            <table tabIndex={0}>
-              <thead>
-                <tr>
-                  <th scope="col">Issue</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Affected users</th>
-                  <th scope="col">First seen</th>
-                  <th scope="col">Last seen</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((issue) => (
-                  <tr key={issue.fingerprint}>
-                    <td>
-                      <a href={href(`/p/${projectId}/errors/${encodeURIComponent(issue.fingerprint)}`)}>{issue.lastEventName || issue.fingerprint}</a>
-                      <br />
-                      <small className="muted">{issue.fingerprint}</small>
-                    </td>
-                    <td>{issue.count}</td>
-                    <td>{issue.affectedUsers}</td>
-                    <td>{date(issue.firstSeenAt)}</td>
-                    <td>{date(issue.lastSeenAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
+        {(list) => (
+          <DataTable
+            rows={list.data}
+            rowKey={(issue) => issue.fingerprint}
+            caption={`Error issues in ${env}`}
+            captionHidden
+            empty={`No errors reported in ${env}.`}
+            columns={[
+              {
+                header: 'Issue',
+                cell: (issue) => (
+                  <>
+                    <a href={href(`/p/${projectId}/errors/${encodeURIComponent(issue.fingerprint)}`)}>{issue.lastEventName || issue.fingerprint}</a>
+                    <br />
+                    <small className="muted">{issue.fingerprint}</small>
+                  </>
+                ),
+              },
+              { header: 'Events', cell: (issue) => issue.count, sortValue: (issue) => issue.count },
+              { header: 'Affected users', cell: (issue) => issue.affectedUsers, sortValue: (issue) => issue.affectedUsers },
+              { header: 'First seen', cell: (issue) => date(issue.firstSeenAt), sortValue: (issue) => issue.firstSeenAt },
+              { header: 'Last seen', cell: (issue) => date(issue.lastSeenAt), sortValue: (issue) => issue.lastSeenAt },
+            ]}
+          />
+        )}
       </Loaded>
     </>
   );
@@ -62,12 +58,22 @@ export function ErrorIssue({ projectId, fingerprint }: { projectId: string; fing
     () => call(api.GET('/admin/v1/projects/{projectId}/error-issues/{fingerprint}', { params: { path: { projectId, fingerprint }, query: { env } } })),
     [projectId, fingerprint, env],
   );
+  usePageTitle(`Issue ${fingerprint} · Errors`);
+  useFollowEnv(isMissing(issue), `Issue ${fingerprint}`, `/p/${projectId}/errors`);
   return (
     <>
       <h1>
         Issue <code>{fingerprint}</code>
       </h1>
-      <Loaded load={issue} label="the issue">
+      <Loaded
+        load={issue}
+        label="the issue"
+        missing={
+          <p role="status">
+            Issue {fingerprint} is not in {env}: opening the list…
+          </p>
+        }
+      >
         {(data) => (
           <>
             <p>
@@ -77,32 +83,22 @@ export function ErrorIssue({ projectId, fingerprint }: { projectId: string; fing
             <h2>Stack of the latest event</h2>
             {!data.latestEvent?.frames?.length ? <Empty>The latest event has no stack.</Empty> : <Stack frames={data.latestEvent.frames} />}
             <h2>Affected users</h2>
-            {data.affectedUsers.length === 0 ? (
-              <Empty>No identified user hit this issue.</Empty>
-            ) : (
-              <table tabIndex={0}>
-                <thead>
-                  <tr>
-                    <th scope="col">Customer</th>
-                    <th scope="col">User id</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Last hit</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.affectedUsers.map((user) => (
-                    <tr key={user.serviceCustomerId}>
-                      <td>
-                        <a href={href(`/p/${projectId}/customers/${encodeURIComponent(user.serviceCustomerId)}`)}>{user.serviceCustomerId}</a>
-                      </td>
-                      <td>{user.userId ?? '—'}</td>
-                      <td>{user.count}</td>
-                      <td>{date(user.lastHitAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
+            <DataTable
+              rows={data.affectedUsers}
+              rowKey={(user) => user.serviceCustomerId}
+              caption="Affected users"
+              captionHidden
+              empty="No identified user hit this issue."
+              columns={[
+                {
+                  header: 'Customer',
+                  cell: (user) => <a href={href(`/p/${projectId}/customers/${encodeURIComponent(user.serviceCustomerId)}`)}>{user.serviceCustomerId}</a>,
+                },
+                { header: 'User id', cell: (user) => user.userId ?? '—' },
+                { header: 'Events', cell: (user) => user.count },
+                { header: 'Last hit', cell: (user) => date(user.lastHitAt) },
+              ]}
+            />
           </>
         )}
       </Loaded>

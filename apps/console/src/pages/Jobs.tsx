@@ -1,69 +1,52 @@
 // Dead background jobs, with retry.
-import { useState } from 'react';
 import { api, call } from '../api/client';
-import { Alert, Empty, Loaded } from '../components/ui';
+import { DataTable } from '../components/DataTable';
+import { Loaded, MutationStatus } from '../components/ui';
 import { useLoad } from '../components/useLoad';
+import { useMutation } from '../components/useMutation';
 import { dateMs } from '../format';
+import { usePageTitle } from '../components/page';
 
 export function Jobs() {
+  usePageTitle('Dead jobs');
   const jobs = useLoad(() => call(api.GET('/admin/v1/jobs', { params: { query: { status: 'dead' } } })), []);
-  const [note, setNote] = useState<string>();
-  const retry = async (jobId: string) => {
-    try {
+  const retry = useMutation(
+    async (jobId: string) => {
       await call(api.POST('/admin/v1/jobs/{jobId}/retry', { params: { path: { jobId } } }));
-      setNote(`Job ${jobId} queued again.`);
-      jobs.reload();
-    } catch (failure) {
-      setNote('Retry failed: ' + (failure as Error).message);
-    }
-  };
+      return `Job ${jobId} queued again.`;
+    },
+    { reload: jobs.reload },
+  );
   return (
     <>
       <h1>Dead jobs</h1>
-      {note && <Alert kind={note.startsWith('Retry failed') ? 'error' : 'info'}>{note}</Alert>}
+      <MutationStatus mutation={retry} failed="Retry failed" />
       <Loaded load={jobs} label="jobs">
-        {(list) =>
-          list.data.length === 0 ? (
-            <Empty>No dead jobs. Everything ran.</Empty>
-          ) : (
-            <table tabIndex={0}>
-              <thead>
-                <tr>
-                  <th scope="col">Job</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Project / env</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Last error</th>
-                  <th scope="col">Updated</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((job) => (
-                  <tr key={job.id}>
-                    <td>
-                      <code>{job.id}</code>
-                    </td>
-                    <td>{job.type}</td>
-                    <td>
-                      {job.projectId} / {job.env}
-                    </td>
-                    <td>
-                      {job.attempts} / {job.maxAttempts}
-                    </td>
-                    <td>{job.lastError}</td>
-                    <td>{dateMs(job.updatedAtMs)}</td>
-                    <td>
-                      <button type="button" onClick={() => void retry(job.id)} aria-label={`Retry job ${job.id}`}>
-                        Retry
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
+        {(list) => (
+          <DataTable
+            rows={list.data}
+            rowKey={(job) => job.id}
+            caption="Dead jobs"
+            captionHidden
+            empty="No dead jobs. Everything ran."
+            columns={[
+              { header: 'Job', cell: (job) => <code>{job.id}</code> },
+              { header: 'Type', cell: (job) => job.type },
+              { header: 'Project / env', cell: (job) => `${job.projectId} / ${job.env}` },
+              { header: 'Attempts', cell: (job) => `${job.attempts} / ${job.maxAttempts}` },
+              { header: 'Last error', cell: (job) => job.lastError },
+              { header: 'Updated', cell: (job) => dateMs(job.updatedAtMs) },
+              {
+                header: 'Actions',
+                cell: (job) => (
+                  <button type="button" onClick={() => void retry.run(job.id)} disabled={retry.pending} aria-label={`Retry job ${job.id}`}>
+                    Retry
+                  </button>
+                ),
+              },
+            ]}
+          />
+        )}
       </Loaded>
     </>
   );

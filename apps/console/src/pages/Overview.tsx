@@ -6,6 +6,7 @@ import { useLoad } from '../components/useLoad';
 import { useEnv } from '../env';
 import { measured, money } from '../format';
 import { MrrChart } from './MrrChart';
+import { usePageTitle } from '../components/page';
 
 function Figure({ label, value }: { label: string; value: string }) {
   return (
@@ -17,6 +18,7 @@ function Figure({ label, value }: { label: string; value: string }) {
 }
 
 export function Overview({ projectId }: { projectId: string }) {
+  usePageTitle('Overview');
   const env = useEnv();
   const overview = useLoad(
     () => call(api.GET('/admin/v1/projects/{projectId}/overview', { params: { path: { projectId }, query: { env } } })),

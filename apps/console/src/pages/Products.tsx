@@ -1,9 +1,12 @@
 // The product catalogue (rail, product id, entitlement keys: replaced whole) and the entitlement keys.
 import { useState } from 'react';
 import { api, call } from '../api/client';
-import { Alert, Empty, Field, FormAlert, Loaded, Select } from '../components/ui';
+import { DataTable } from '../components/DataTable';
+import { Empty, Field, Loaded, MutationStatus, Select } from '../components/ui';
 import { useLoad } from '../components/useLoad';
+import { useMutation } from '../components/useMutation';
 import { date } from '../format';
+import { usePageTitle } from '../components/page';
 
 const RAILS = ['ios_store', 'android_store', 'card_payments'] as const;
 type Rail = (typeof RAILS)[number];
@@ -14,6 +17,7 @@ interface Row {
 }
 
 export function Products({ projectId }: { projectId: string }) {
+  usePageTitle('Products');
   const params = { params: { path: { projectId } } };
   const catalog = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/products', params)), [projectId]);
   const keys = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/entitlement-keys', params)), [projectId]);
@@ -32,32 +36,20 @@ export function Products({ projectId }: { projectId: string }) {
       <section aria-labelledby="entitlement-keys">
         <h2 id="entitlement-keys">Entitlement keys</h2>
         <Loaded load={keys} label="entitlement keys">
-          {(list) =>
-            list.data.length === 0 ? (
-              <Empty>No entitlement keys yet: name one in the catalogue or grant one.</Empty>
-            ) : (
-              <table tabIndex={0}>
-                <thead>
-                  <tr>
-                    <th scope="col">Key</th>
-                    <th scope="col">Registered by</th>
-                    <th scope="col">Since</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.map((key) => (
-                    <tr key={key.key}>
-                      <td>
-                        <code>{key.key}</code>
-                      </td>
-                      <td>{key.registeredBy}</td>
-                      <td>{date(key.createdAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )
-          }
+          {(list) => (
+            <DataTable
+              rows={list.data}
+              rowKey={(key) => key.key}
+              caption="Entitlement keys"
+              captionHidden
+              empty="No entitlement keys yet: name one in the catalogue or grant one."
+              columns={[
+                { header: 'Key', cell: (key) => <code>{key.key}</code> },
+                { header: 'Registered by', cell: (key) => key.registeredBy },
+                { header: 'Since', cell: (key) => date(key.createdAt) },
+              ]}
+            />
+          )}
         </Loaded>
       </section>
     </>
@@ -66,32 +58,26 @@ export function Products({ projectId }: { projectId: string }) {
 
 function Editor({ projectId, initial, onSaved }: { projectId: string; initial: Row[]; onSaved: () => void }) {
   const [rows, setRows] = useState<Row[]>(initial);
-  const [error, setError] = useState<unknown>();
-  const [saved, setSaved] = useState(false);
   const update = (index: number, patch: Partial<Row>) => setRows(rows.map((row, i) => (i === index ? { ...row, ...patch } : row)));
-  const save = async () => {
-    setSaved(false);
-    setError(undefined);
-    const products = rows.map((row) => ({
-      rail: row.rail,
-      productId: row.productId.trim(),
-      entitlementKeys: row.entitlementKeys.split(/[\s,]+/).filter(Boolean),
-    }));
-    try {
+  const save = useMutation(
+    async () => {
+      const products = rows.map((row) => ({
+        rail: row.rail,
+        productId: row.productId.trim(),
+        entitlementKeys: row.entitlementKeys.split(/[\s,]+/).filter(Boolean),
+      }));
       await call(api.PUT('/admin/v1/projects/{projectId}/products', { params: { path: { projectId } }, body: { products } }));
-      setSaved(true);
-      onSaved();
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+      return 'Catalogue saved.';
+    },
+    { reload: onSaved },
+  );
   return (
     <form
       aria-labelledby="catalogue"
       noValidate
       onSubmit={(event) => {
         event.preventDefault();
-        void save();
+        void save.run();
       }}
     >
       <h2 id="catalogue">Catalogue</h2>
@@ -113,13 +99,12 @@ function Editor({ projectId, initial, onSaved }: { projectId: string; initial: R
           </button>
         </fieldset>
       ))}
-      <FormAlert error={error} fields={[]} />
-      {saved && <Alert kind="info">Catalogue saved.</Alert>}
+      <MutationStatus mutation={save} />
       <div className="actions">
         <button type="button" onClick={() => setRows([...rows, { rail: 'card_payments', productId: '', entitlementKeys: '' }])}>
           Add product
         </button>
-        <button type="submit" className="primary">
+        <button type="submit" className="primary" disabled={save.pending}>
           Save catalogue
         </button>
       </div>

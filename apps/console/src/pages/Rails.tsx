@@ -2,10 +2,12 @@
 // paste into the store's console, and the latest notifications with their decision.
 import type { components } from '../api/operator';
 import { api, call } from '../api/client';
-import { Empty, Loaded, Status } from '../components/ui';
+import { DataTable } from '../components/DataTable';
+import { Loaded, Status } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useEnv } from '../env';
 import { href } from '../router';
+import { usePageTitle } from '../components/page';
 
 type RailPanel = components['schemas']['RailPanelView'];
 
@@ -39,38 +41,28 @@ function Panel({ projectId, rail }: { projectId: string; rail: RailPanel }) {
         </dd>
       </dl>
       <h3>Latest notifications</h3>
-      {rail.notifications.length === 0 ? (
-        <Empty>No notifications received in this environment yet.</Empty>
-      ) : (
-        <table tabIndex={0}>
-          <thead>
-            <tr>
-              <th scope="col">Notification</th>
-              <th scope="col">Decision</th>
-              <th scope="col">Customer</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rail.notifications.map((n) => (
-              <tr key={n.id}>
-                <td>
-                  <code>{n.id}</code>
-                </td>
-                <td>
-                  <Status value={n.decision} />
-                </td>
-                <td>{n.customerId ? <a href={href(`/p/${projectId}/customers/${encodeURIComponent(n.customerId)}`)}>{n.customerId}</a> : '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        rows={rail.notifications}
+        rowKey={(n) => n.id}
+        caption={`Latest notifications of ${rail.rail}`}
+        captionHidden
+        empty="No notifications received in this environment yet."
+        columns={[
+          { header: 'Notification', cell: (n) => <code>{n.id}</code> },
+          { header: 'Decision', cell: (n) => <Status value={n.decision} /> },
+          {
+            header: 'Customer',
+            cell: (n) => (n.customerId ? <a href={href(`/p/${projectId}/customers/${encodeURIComponent(n.customerId)}`)}>{n.customerId}</a> : '—'),
+          },
+        ]}
+      />
       {rail.notificationsHasMore && <p className="muted">Older notifications are not shown.</p>}
     </section>
   );
 }
 
 export function Rails({ projectId }: { projectId: string }) {
+  usePageTitle('Rails');
   const env = useEnv();
   const rails = useLoad(() => call(api.GET('/admin/v1/projects/{projectId}/rails', { params: { path: { projectId }, query: { env } } })), [projectId, env]);
   return (

@@ -2,25 +2,23 @@
 import { useState } from 'react';
 import { nextAfterSignIn, signIn } from '../api/session';
 import { Field, FormAlert, errorFor } from '../components/ui';
+import { useMutation } from '../components/useMutation';
+import { usePageTitle } from '../components/page';
 
 export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  usePageTitle('Sign in');
   const [token, setToken] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  const submit = async () => {
-    if (!token) return setError(new Error('token is required.'));
-    setBusy(true);
-    try {
-      await signIn(token);
-      setToken('');
-      const next = nextAfterSignIn(window.location.search);
-      if (next) return window.location.assign(next);
-      onSignedIn();
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+  const attempt = useMutation(async () => {
+    await signIn(token);
+    setToken('');
+    const next = nextAfterSignIn(window.location.search);
+    if (next) return window.location.assign(next);
+    onSignedIn();
+  });
+  const error = attempt.error;
+  const submit = () => {
+    if (!token) return attempt.fail(new Error('token is required.'));
+    void attempt.run();
   };
   const fieldError = errorFor(error, 'token') ?? (error instanceof Error && error.message.startsWith('token') ? error.message : undefined);
   return (
@@ -30,12 +28,12 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         noValidate
         onSubmit={(event) => {
           event.preventDefault();
-          void submit();
+          submit();
         }}
       >
         <Field label="Operator token" name="token" type="password" autoComplete="current-password" value={token} onChange={setToken} error={fieldError} />
         {!fieldError && <FormAlert error={error} fields={['token']} />}
-        <button type="submit" className="primary" disabled={busy}>
+        <button type="submit" className="primary" disabled={attempt.pending}>
           Sign in
         </button>
       </form>

@@ -1,36 +1,38 @@
-// One webhook endpoint: settings, disable / enable, rotate secret, send test, deliveries with retry.
-import { useState } from 'react';
+// One webhook endpoint: settings, disable / enable, rotate secret and delete (both confirmed first),
+// send test, deliveries with retry.
+import { useContext, useState } from 'react';
 import { api, call } from '../api/client';
 import type { WebhookDelivery, WebhookEndpoint } from '../api/types';
-import { SecretDialog } from '../components/dialogs';
-import { Alert, Empty, Field, FormAlert, Loaded, Status, errorFor } from '../components/ui';
+import { ConfirmAction, SecretDialog } from '../components/dialogs';
+import { DataTable } from '../components/DataTable';
+import { NoticeContext } from '../components/page';
+import { Field, Loaded, MutationStatus, Status, errorFor } from '../components/ui';
 import type { Load } from '../components/useLoad';
+import { useMutation } from '../components/useMutation';
 import { date } from '../format';
+import { navigate } from '../router';
 
 interface Props {
+  projectId: string;
   endpoint: WebhookEndpoint;
   deliveries: Load<{ data: WebhookDelivery[] }>;
   onChanged: () => void;
 }
 
-export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
+export function EndpointEditor({ projectId, endpoint, deliveries, onChanged }: Props) {
   const endpointId = endpoint.id;
   const path = { params: { path: { endpointId } } };
   const [url, setUrl] = useState(endpoint.url);
   const [description, setDescription] = useState(endpoint.description ?? '');
-  const [error, setError] = useState<unknown>();
-  const [note, setNote] = useState<string>();
   const [secret, setSecret] = useState<string>();
-  const attempt = async (work: () => Promise<string | void>) => {
-    setError(undefined);
-    setNote(undefined);
-    try {
-      const done = await work();
-      if (done) setNote(done);
-      onChanged();
-    } catch (failure) {
-      setError(failure);
-    }
+  const change = useMutation((work: () => Promise<string | void>) => work(), { reload: onChanged });
+  const attempt = (work: () => Promise<string | void>) => change.run(work);
+  const error = change.error;
+  const notice = useContext(NoticeContext);
+  const remove = async () => {
+    await call(api.DELETE('/admin/v1/webhook-endpoints/{endpointId}', path));
+    notice(`Endpoint ${endpoint.url} deleted.`, `/p/${projectId}/webhooks`);
+    navigate(`/p/${projectId}/webhooks`, { replace: true });
   };
   const patch = (body: Record<string, unknown>, done: string) =>
     attempt(async () => {
@@ -54,25 +56,13 @@ export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
         <h2 id="endpoint-settings">Settings</h2>
         <Field label="Endpoint URL" name="url" value={url} onChange={setUrl} error={errorFor(error, 'url')} />
         <Field label="Description" name="description" value={description} onChange={setDescription} error={errorFor(error, 'description')} />
-        <FormAlert error={error} fields={['url', 'description']} />
-        {note && <Alert kind="info">{note}</Alert>}
+        <MutationStatus mutation={change} fields={['url', 'description']} />
         <div className="actions">
-          <button type="submit" className="primary">
+          <button type="submit" className="primary" disabled={change.pending}>
             Save
           </button>
           <button type="button" onClick={() => void patch({ status: endpoint.status === 'enabled' ? 'disabled' : 'enabled' }, 'Status changed.')}>
             {endpoint.status === 'enabled' ? 'Disable' : 'Enable'}
-          </button>
-          <button
-            type="button"
-            onClick={() =>
-              void attempt(async () => {
-                const rotated = await call(api.POST('/admin/v1/webhook-endpoints/{endpointId}/rotate-secret', path));
-                setSecret(rotated.secret);
-              })
-            }
-          >
-            Rotate secret
           </button>
           <button
             type="button"
@@ -87,55 +77,62 @@ export function EndpointEditor({ endpoint, deliveries, onChanged }: Props) {
           </button>
         </div>
       </form>
+      <div className="actions">
+        <ConfirmAction
+          label="Rotate secret"
+          className=""
+          tone="primary"
+          title={`Rotate the signing secret of ${endpoint.url}?`}
+          action="Rotate secret"
+          onConfirm={async () => {
+            const rotated = await call(api.POST('/admin/v1/webhook-endpoints/{endpointId}/rotate-secret', path));
+            setSecret(rotated.secret);
+            onChanged();
+          }}
+        >
+          <p>Deliveries are signed with the new secret at once: the receiver's configuration must change with it. This cannot be undone.</p>
+        </ConfirmAction>
+        <ConfirmAction label="Delete endpoint" title={`Delete the endpoint ${endpoint.url}?`} action="Delete endpoint" onConfirm={remove}>
+          <p>Its pending deliveries are cancelled and nothing more is sent to it. This cannot be undone.</p>
+        </ConfirmAction>
+      </div>
       <section aria-labelledby="deliveries">
         <h2 id="deliveries">Deliveries</h2>
         <Loaded load={deliveries} label="deliveries">
-          {(list) =>
-            list.data.length === 0 ? (
-              <Empty>No deliveries yet: send a test.</Empty>
-            ) : (
-              <table tabIndex={0}>
-                <thead>
-                  <tr>
-                    <th scope="col">Created</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">Last answer</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.map((delivery) => (
-                    <tr key={delivery.id}>
-                      <td>{date(delivery.createdAt)}</td>
-                      <td>{delivery.eventType}</td>
-                      <td>
-                        <Status value={delivery.status} />
-                      </td>
-                      <td>{delivery.attempts}</td>
-                      <td>{delivery.lastStatusCode ?? delivery.lastError ?? '—'}</td>
-                      <td>
-                        {delivery.status === 'dead' && (
-                          <button
-                            type="button"
-                            onClick={() =>
-                              void attempt(async () => {
-                                await call(api.POST('/admin/v1/webhook-deliveries/{deliveryId}/retry', { params: { path: { deliveryId: delivery.id } } }));
-                                return 'Delivery queued again.';
-                              })
-                            }
-                          >
-                            Retry
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )
-          }
+          {(list) => (
+            <DataTable
+              rows={list.data}
+              rowKey={(delivery) => delivery.id}
+              caption="Deliveries"
+              captionHidden
+              empty="No deliveries yet: send a test."
+              columns={[
+                { header: 'Created', cell: (delivery) => date(delivery.createdAt) },
+                { header: 'Event', cell: (delivery) => delivery.eventType },
+                { header: 'Status', cell: (delivery) => <Status value={delivery.status} /> },
+                { header: 'Attempts', cell: (delivery) => delivery.attempts },
+                { header: 'Last answer', cell: (delivery) => delivery.lastStatusCode ?? delivery.lastError ?? '—' },
+                {
+                  header: 'Actions',
+                  cell: (delivery) =>
+                    delivery.status === 'dead' && (
+                      <button
+                        type="button"
+                        disabled={change.pending}
+                        onClick={() =>
+                          void attempt(async () => {
+                            await call(api.POST('/admin/v1/webhook-deliveries/{deliveryId}/retry', { params: { path: { deliveryId: delivery.id } } }));
+                            return 'Delivery queued again.';
+                          })
+                        }
+                      >
+                        Retry
+                      </button>
+                    ),
+                },
+              ]}
+            />
+          )}
         </Loaded>
       </section>
       {secret && <SecretDialog title="The new signing secret" secrets={[{ label: 'signing secret', value: secret }]} onClose={() => setSecret(undefined)} />}

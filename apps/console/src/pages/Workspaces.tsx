@@ -2,26 +2,28 @@
 // once), revoke with a typed confirmation; attach a project.
 import { useState } from 'react';
 import { ApiFailure, api, call } from '../api/client';
-import type { Workspace, WorkspaceKey } from '../api/types';
-import { ConfirmDialog, SecretDialog } from '../components/dialogs';
-import { Empty, Field, FormAlert, Loaded, Status, errorFor } from '../components/ui';
+import type { Workspace } from '../api/types';
+import { ConfirmAction, SecretDialog } from '../components/dialogs';
+import { Empty, Field, Loaded, MutationStatus, Status, errorFor } from '../components/ui';
 import { useLoad } from '../components/useLoad';
+import { useMutation } from '../components/useMutation';
 import { date } from '../format';
+import { usePageTitle } from '../components/page';
 
 export function Workspaces() {
+  usePageTitle('Workspaces');
   const workspaces = useLoad(() => call(api.GET('/admin/v1/workspaces')), []);
   const [name, setName] = useState('');
-  const [error, setError] = useState<unknown>();
-  const create = async () => {
-    setError(undefined);
-    if (!name.trim()) return setError(new ApiFailure(400, 'missing_required_param', 'name is required (1 to 100 characters).', 'name'));
-    try {
+  const create = useMutation(
+    async () => {
       await call(api.POST('/admin/v1/workspaces', { body: { name: name.trim() } }));
       setName('');
-      workspaces.reload();
-    } catch (failure) {
-      setError(failure);
-    }
+    },
+    { reload: workspaces.reload },
+  );
+  const submit = () => {
+    if (!name.trim()) return create.fail(new ApiFailure(400, 'missing_required_param', 'name is required (1 to 100 characters).', 'name'));
+    void create.run();
   };
   return (
     <>
@@ -32,13 +34,13 @@ export function Workspaces() {
         noValidate
         onSubmit={(event) => {
           event.preventDefault();
-          void create();
+          submit();
         }}
       >
         <h2 id="create-workspace">New workspace</h2>
-        <Field label="Workspace name" name="name" value={name} onChange={setName} error={errorFor(error, 'name')} />
-        <FormAlert error={error} fields={['name']} />
-        <button type="submit" className="primary">
+        <Field label="Workspace name" name="name" value={name} onChange={setName} error={errorFor(create.error, 'name')} />
+        <MutationStatus mutation={create} fields={['name']} />
+        <button type="submit" className="primary" disabled={create.pending}>
           Create workspace
         </button>
       </form>
@@ -71,23 +73,19 @@ function WorkspaceCard({ workspace }: { workspace: Workspace }) {
 function WorkspaceKeys({ workspace }: { workspace: Workspace }) {
   const keys = useLoad(() => call(api.GET('/admin/v1/workspaces/{workspaceId}/keys', { params: { path: { workspaceId: workspace.id } } })), [workspace.id]);
   const [shown, setShown] = useState<string>();
-  const [revoking, setRevoking] = useState<WorkspaceKey>();
-  const [error, setError] = useState<unknown>();
-  const mint = async () => {
-    try {
+  const mint = useMutation(
+    async () => {
       const key = await call(api.POST('/admin/v1/workspaces/{workspaceId}/keys', { params: { path: { workspaceId: workspace.id } }, body: {} }));
       setShown(key.key);
-      keys.reload();
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+    },
+    { reload: keys.reload },
+  );
   return (
     <div>
-      <button type="button" onClick={() => void mint()}>
+      <button type="button" onClick={() => void mint.run()} disabled={mint.pending}>
         Create workspace key
       </button>
-      <FormAlert error={error} fields={[]} />
+      <MutationStatus mutation={mint} />
       <Loaded load={keys} label="workspace keys">
         {(list) =>
           list.data.length === 0 ? (
@@ -98,9 +96,17 @@ function WorkspaceKeys({ workspace }: { workspace: Workspace }) {
                 <li key={key.id}>
                   <code>…{key.last4}</code> {key.name} <Status value={key.status} /> {key.scopes.join(', ')} · {date(key.createdAt)}{' '}
                   {key.status === 'active' && (
-                    <button type="button" className="danger" onClick={() => setRevoking(key)} aria-label={`Revoke workspace key ending ${key.last4}`}>
-                      Revoke
-                    </button>
+                    <ConfirmAction
+                      label="Revoke"
+                      name={`Revoke workspace key ending ${key.last4}`}
+                      title={`Revoke the workspace key …${key.last4}?`}
+                      expected={key.id}
+                      action="Revoke key"
+                      onConfirm={async () => {
+                        await call(api.POST('/admin/v1/workspace-keys/{keyId}/revoke', { params: { path: { keyId: key.id } } }));
+                        keys.reload();
+                      }}
+                    />
                   )}
                 </li>
               ))}
@@ -109,18 +115,6 @@ function WorkspaceKeys({ workspace }: { workspace: Workspace }) {
         }
       </Loaded>
       {shown && <SecretDialog title="The new workspace key" secrets={[{ label: 'workspace key', value: shown }]} onClose={() => setShown(undefined)} />}
-      {revoking && (
-        <ConfirmDialog
-          title={`Revoke the workspace key …${revoking.last4}?`}
-          expected={revoking.id}
-          action="Revoke key"
-          onClose={() => setRevoking(undefined)}
-          onConfirm={async () => {
-            await call(api.POST('/admin/v1/workspace-keys/{keyId}/revoke', { params: { path: { keyId: revoking.id } } }));
-            keys.reload();
-          }}
-        />
-      )}
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { APP_CONFIG, type AppConfig, ApiError, type HttpResponse, Public } from '#platform';
 import { ConsoleFiles } from './console-files.service.js';
@@ -19,25 +19,35 @@ export class ConsoleStaticController {
   ) {}
 
   @Get()
-  index(@Res() res: HttpResponse): Promise<void> {
-    return this.serve('', res);
+  index(@Headers('accept-encoding') acceptEncoding: string | undefined, @Res() res: HttpResponse): Promise<void> {
+    return this.serve('', acceptEncoding, res);
   }
 
   @Get('*')
-  page(@Param('*') path: string | string[] | undefined, @Res() res: HttpResponse): Promise<void> {
-    return this.serve(Array.isArray(path) ? path.join('/') : (path ?? ''), res);
+  page(
+    @Param('*') path: string | string[] | undefined,
+    @Headers('accept-encoding') acceptEncoding: string | undefined,
+    @Res() res: HttpResponse,
+  ): Promise<void> {
+    return this.serve(Array.isArray(path) ? path.join('/') : (path ?? ''), acceptEncoding, res);
   }
 
-  private async serve(subPath: string, res: HttpResponse): Promise<void> {
+  private async serve(subPath: string, acceptEncoding: string | undefined, res: HttpResponse): Promise<void> {
     if (!this.config.operatorToken || subPath === 'api' || subPath.startsWith('api/')) {
       throw ApiError.resourceMissing(`No such resource: GET /console/${subPath}`);
     }
-    const file = await this.files.lookup(subPath);
+    const file = await this.files.lookup(subPath, acceptEncoding);
     if (file.kind === 'missing') throw ApiError.resourceMissing(`No such resource: GET /console/${subPath}`);
     if (file.kind === 'not_built') {
       res.status(503).header('Cache-Control', 'no-store').type('text/plain; charset=utf-8').send(NOT_BUILT);
       return;
     }
-    res.status(200).header('Cache-Control', file.cacheControl).type(file.contentType).send(file.body);
+    res.status(200).header('Cache-Control', file.cacheControl).type(file.contentType);
+    if (file.varies) {
+      const vary = res.getHeader('vary');
+      res.header('Vary', vary ? `${String(vary)}, Accept-Encoding` : 'Accept-Encoding');
+    }
+    if (file.encoding) res.header('Content-Encoding', file.encoding);
+    res.send(file.body);
   }
 }
