@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ERROR_CATALOGUE, derivedOperationId } from '#platform';
@@ -348,7 +349,12 @@ describe('OpenAPI document (API documentation)', () => {
     } finally {
       await off.close();
     }
-    const production = await createTestApp({ NODE_ENV: 'production', TEST_CLOCK: 'off', WEBHOOK_SIGNING_KEY: 'openapi-test-webhook-signing-key-0123456789' });
+    const production = await createTestApp({
+      NODE_ENV: 'production',
+      TEST_CLOCK: 'off',
+      OPERATOR_TOKEN: randomBytes(32).toString('base64'),
+      WEBHOOK_SIGNING_KEY: randomBytes(32).toString('base64'),
+    });
     try {
       expect(production.config.docsEnabled).toBe(false);
       expect((await production.http.get('/docs/json')).status).toBe(404);

