@@ -515,6 +515,61 @@ describe('readiness gates on migrations', () => {
       await admin.end();
     }
   }, 150_000);
+
+  it('background work waits for the head migration: no error and no job attempt while pending, then the workers start and jobs run', async () => {
+    const adminUrl = process.env.TEST_ADMIN_DATABASE_URL || process.env.DATABASE_URL!;
+    const name = `test_gate_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    let service: Run | undefined;
+    const db = new pg.Client({ connectionString: url.toString() });
+    try {
+      await admin.query(`CREATE DATABASE "${name}"`);
+      const port = await freePort();
+      // development: the job worker and the webhook dispatcher poll as in production (not under NODE_ENV=test).
+      service = startService({
+        NODE_ENV: 'development',
+        DATABASE_URL: url.toString(),
+        PORT: String(port),
+        MIGRATIONS_RUN: 'false',
+        WEBHOOK_SIGNING_KEY: randomBytes(32).toString('base64'),
+      });
+      await waitHealthy(service, port);
+      // Several of the dispatcher's 100 ms polls and the worker's 1 s polls while the schema is missing.
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      expect((await get(port, '/v1/readyz')).body.checks.migrations).toBe('pending');
+      const pendingLines = logLines(service.stdout());
+      expect(pendingLines.filter((line) => line.level >= 40).map((line) => line.msg)).toEqual([]);
+      expect(pendingLines.filter((line) => /wait for the schema/.test(line.msg))).toHaveLength(1);
+      expect(service.stdout()).not.toMatch(/starting background workers/);
+
+      const migrate = run(process.execPath, [`${DIST}/apps/api/src/migrate.js`], { ...baseEnv(), DATABASE_URL: url.toString() });
+      expect((await withTimeout(migrate.exit, 90_000, 'migrate')).code).toBe(0);
+      await db.connect();
+      // The recurring jobs are queued and run once the worker starts (within a re-check of the schema).
+      const deadline = Date.now() + 20_000;
+      let done = 0;
+      while (done === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        done = Number((await db.query(`SELECT count(*)::int AS n FROM jobs WHERE status = 'done'`)).rows[0].n);
+      }
+      expect(done).toBeGreaterThan(0);
+      expect((await db.query(`SELECT count(*)::int AS n FROM jobs WHERE attempts > 1 OR status = 'dead'`)).rows[0].n).toBe(0);
+      const lines = logLines(service.stdout());
+      expect(lines.filter((line) => /starting background workers/.test(line.msg))).toHaveLength(1);
+      expect(lines.filter((line) => /wait for the schema/.test(line.msg))).toHaveLength(1);
+      expect(lines.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual([]);
+      service.child.kill('SIGTERM');
+      expect((await withTimeout(service.exit, 15_000, 'exit after SIGTERM')).code).toBe(0);
+    } finally {
+      if (service && service.child.exitCode === null) guard.killGroup(service.child);
+      await db.end().catch(() => undefined);
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
+    }
+  }, 150_000);
 });
 
 describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {

@@ -50,6 +50,7 @@ export * from './jobs/job-worker.service.js';
 export type { JobRow, JobStatus } from './jobs/jobs.repository.js';
 export * from './tenancy/tenant-scope.js';
 export * from './jobs/periodic-jobs.service.js';
+export * from './jobs/schema-gate.service.js';
 export * from './health/readiness.js';
 export * from './metrics/metrics.js';
 export * from './metrics/metrics-server.js';
