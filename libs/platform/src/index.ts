@@ -33,6 +33,7 @@ export type { ErrorCode, ErrorCodeOf } from './openapi/error-codes.js';
 export * from './database/sql.js';
 export * from './database/binary-arrays.js';
 export * from './database/advisory-locks.js';
+export * from './database/database-clock.js';
 export * from './ids/random-ids.js';
 export * from './policy/route-policy.js';
 export * from './policy/route-policy.hooks.js';
