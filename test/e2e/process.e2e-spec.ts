@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { connect } from 'node:net';
+import { type Socket, connect } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { embeddedDataDir } from '../../libs/platform/src/database/embedded-postgres.js';
@@ -405,6 +405,52 @@ describe('on the test database', () => {
     agent.destroy();
     expect(code).toBe(0);
     expect(Date.now() - signalledAt).toBeLessThan(5_000);
+  }, 60_000);
+
+  it('during the drain delay every response says Connection: close and its kept-alive connection closes after it, none under a client', async () => {
+    const port = await freePort();
+    const service = startService({ DATABASE_URL: process.env.DATABASE_URL!, PORT: String(port), MIGRATIONS_RUN: 'false', SHUTDOWN_DELAY_MS: '3000' });
+    await waitHealthy(service, port);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const socketErrors: string[] = [];
+    const closedSockets = new Set<Socket>();
+    const tracked = new WeakSet<Socket>();
+    const request = () =>
+      new Promise<{ status: number; connection: string | undefined; socket: Socket }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: '/v1/healthz', agent }, (res) => {
+          const socket = res.socket as Socket;
+          res.resume().on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, socket }));
+        });
+        req.on('socket', (socket: Socket) => {
+          if (tracked.has(socket)) return;
+          tracked.add(socket);
+          socket.once('close', () => closedSockets.add(socket));
+          socket.on('error', (err) => socketErrors.push(err.message));
+        });
+        req.on('error', reject);
+      });
+    try {
+      const before = await request();
+      expect(before).toMatchObject({ status: 200, connection: 'keep-alive' });
+      service.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      // The kept-alive connection serves the next request, says close, and the server closes it after answering.
+      const first = await request();
+      expect(first).toMatchObject({ status: 200, connection: 'close' });
+      expect(first.socket).toBe(before.socket);
+      const until = Date.now() + 2_000;
+      while (!closedSockets.has(first.socket) && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+      expect(closedSockets.has(first.socket)).toBe(true);
+      // A new connection during the drain is served, and closed after its answer too.
+      const second = await request();
+      expect(second).toMatchObject({ status: 200, connection: 'close' });
+      expect(second.socket).not.toBe(first.socket);
+      const { code } = await withTimeout(service.exit, 15_000, 'exit after SIGTERM');
+      expect(code).toBe(0);
+      expect(socketErrors).toEqual([]);
+    } finally {
+      agent.destroy();
+    }
   }, 60_000);
 });
 
