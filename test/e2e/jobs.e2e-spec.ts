@@ -168,17 +168,41 @@ describe('durable jobs (platform primitive)', () => {
 
   it('a job whose lease expired (its worker died) is taken over by another worker', async () => {
     const id = (await t.app.get(JobQueue).enqueue(COUNTED, { label: 'lease' }))!;
-    // A worker that claimed it and died: running, leased until a minute from now.
+    // A worker that claimed it and died: running, leased until a minute from now on the database's clock.
+    const dbNowMs = async () => Number((await t.dataSource.query(`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint::float8 AS ms`))[0].ms);
     await t.dataSource.query(`UPDATE jobs SET status = 'running', attempts = 1, leased_by = 'dead-worker', leased_until_ms = $2 WHERE id = $1`, [
       id,
-      t.clock.nowMs() + 60_000,
+      (await dbNowMs()) + 60_000,
     ]);
     await t.app.get(JobWorker).runDue({ types: [COUNTED] });
     expect(await runs('lease')).toHaveLength(0);
+    // Leases are infrastructure time: the service's test clock does not end them.
     await advance(61);
+    await t.app.get(JobWorker).runDue({ types: [COUNTED] });
+    expect(await runs('lease')).toHaveLength(0);
+    // The minute passes on the database's clock.
+    await t.dataSource.query(`UPDATE jobs SET leased_until_ms = $2 WHERE id = $1`, [id, (await dbNowMs()) - 1]);
     await t.app.get(JobWorker).runDue({ types: [COUNTED] });
     expect(await runs('lease')).toEqual([{ job_id: id, attempt: 2 }]);
     expect((await job(id)).status).toBe('done');
+  });
+
+  it('replicas whose clocks are 62 s apart never take over a lease still held', async () => {
+    const ahead = await createTestApp({ DATABASE_URL: t.config.databaseUrl }, { extraModules: [ProbeJobsModule] });
+    try {
+      ahead.clock.advance(Math.round((t.clock.nowMs() - ahead.clock.nowMs()) / 1000) + 62);
+      const id = (await t.app.get(JobQueue).enqueue(COUNTED, { label: 'skew' }))!;
+      // A replica leased it for 30 s and is still running it.
+      await t.dataSource.query(
+        `UPDATE jobs SET status = 'running', attempts = 1, leased_by = 'slow-replica', leased_until_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 30000 WHERE id = $1`,
+        [id],
+      );
+      await ahead.app.get(JobWorker).runDue({ types: [COUNTED] });
+      expect(await runs('skew')).toHaveLength(0);
+      expect(await job(id)).toMatchObject({ status: 'running', attempts: 1 });
+    } finally {
+      await ahead.close();
+    }
   });
 
   it('a recurring job is due again its interval after a run ends, or after it started when it counts from the start', async () => {

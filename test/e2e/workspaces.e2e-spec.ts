@@ -226,4 +226,47 @@ describe('workspaces: operator API, workspace keys, workspace reads and the CLI'
       expectError(await t.http.post('/admin/v1/workspace-keys/key_nope/revoke').set(op()), 404, 'resource_missing');
     });
   });
+
+  describe('archived projects', () => {
+    it('adding an archived project to a workspace: 400 invalid_param_value naming it; nothing added', async () => {
+      const archived = await createProjectWithApp(t);
+      expect((await t.http.post(`/admin/v1/projects/${archived.projectId}/archive`).set(op())).status).toBe(200);
+      const ws = (await t.http.post('/admin/v1/workspaces').set(op()).send({ name: 'Archive' })).body.id as string;
+      const res = await t.http.post(`/admin/v1/workspaces/${ws}/projects/${archived.projectId}`).set(op());
+      expectError(res, 400, 'invalid_param_value');
+      expect(res.body.error.message).toContain(archived.projectId);
+      expect(res.body.error.message).toMatch(/archived/);
+      expect((await t.dataSource.query(`SELECT count(*)::int AS n FROM workspace_projects WHERE workspace_id = $1`, [ws]))[0].n).toBe(0);
+    });
+
+    it('a project archived after it joined: its workspace key is answered as for a project it cannot see, on reads and writes', async () => {
+      const kept = await createProjectWithApp(t);
+      const gone = await createProjectWithApp(t);
+      const ws = (await t.http.post('/admin/v1/workspaces').set(op()).send({ name: 'Later' })).body.id as string;
+      for (const f of [kept, gone]) expect((await t.http.post(`/admin/v1/workspaces/${ws}/projects/${f.projectId}`).set(op())).status).toBe(200);
+      const key = (
+        await t.http
+          .post(`/admin/v1/workspaces/${ws}/keys`)
+          .set(op())
+          .send({ scopes: ['reporting:aggregate', 'workspace:write'] })
+      ).body.key as string;
+      expect((await t.http.get('/v1/customers').query({ project: gone.projectId }).set(cli(key))).status).toBe(200);
+
+      expect((await t.http.post(`/admin/v1/projects/${gone.projectId}/archive`).set(op())).status).toBe(200);
+      // The project's own keys are refused; the workspace key no longer reaches it either.
+      expect((await t.http.get('/v1/customers').set(keyHeaders(gone, gone.keys.skTest))).status).toBe(401);
+      const unseen = await t.http.get('/v1/customers').query({ project: outside.projectId }).set(cli(key));
+      expectError(unseen, 403, 'project_not_allowed');
+      for (const path of ['/v1/customers', '/v1/workspace/projects', '/v1/workspace/coverage', '/v1/workspace/apps']) {
+        const res = await t.http.get(path).query({ project: gone.projectId }).set(cli(key));
+        expectError(res, 403, 'project_not_allowed');
+        expect(res.body.error.message).toBe(unseen.body.error.message.replace(outside.projectId, gone.projectId));
+      }
+      const listed = await t.http.get('/v1/workspace/projects').set(cli(key));
+      expect(listed.body.data.projects.map((p: any) => p.project)).toEqual([kept.projectId]);
+      const app = await t.http.post('/v1/apps').set(cli(key, true)).send({ projectId: gone.projectId, platform: 'web' });
+      expectError(app, 403, 'project_not_allowed');
+      expect((await t.http.get('/v1/customers').query({ project: kept.projectId }).set(cli(key))).status).toBe(200);
+    });
+  });
 });

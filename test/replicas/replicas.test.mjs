@@ -15,7 +15,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { Buffer } from 'node:buffer';
@@ -29,7 +29,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const DIST = `.data/replicas-dist-${process.pid}`;
 const SIGNING = `.data/replicas-signing-${process.pid}`;
 const BUNDLE_ID = 'com.example.replicas';
-const OPERATOR_TOKEN = 'op_replicas_test_0123456789';
+// Production refuses placeholder-looking secrets, so the replicas get generated ones.
+const OPERATOR_TOKEN = `op_${randomBytes(24).toString('base64url')}`;
+const WEBHOOK_SIGNING_KEY = randomBytes(32).toString('base64');
 const KEY_CACHE_TTL_MS = 2000;
 const ORIGIN = 'http://localhost:3000';
 
@@ -85,12 +87,13 @@ function runNode(args, env) {
 async function startReplica(port, extraEnv = {}) {
   const replica = runNode([`${DIST}/apps/api/src/main.js`], {
     NODE_ENV: 'production',
-    WEBHOOK_SIGNING_KEY: 'replicas-test-webhook-signing-key-0123456789',
+    WEBHOOK_SIGNING_KEY,
     HOST: '127.0.0.1',
     PORT: String(port),
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
     OPERATOR_TOKEN,
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     MIGRATIONS_RUN: 'false',
     METRICS_PORT: '0',
     SEED_DEMO: 'false',

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '#platform';
 
+const STRONG_OPERATOR_TOKEN = 'op_Vx7Qm2Rk9Ln4Tz8Wc1Yb5Hd3Jf6Gs0Pa';
+
 function configError(env: Record<string, string>): ConfigError {
   try {
     loadConfig(env);
@@ -69,7 +71,7 @@ describe('loadConfig', () => {
   });
 
   it('serves the docs by default outside production only; the operator part only when asked', () => {
-    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) };
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@db/x', WEBHOOK_SIGNING_KEY: 'Kq3vZ8xW1nL5tR9yB2mC6hJ0dF4gS7pA+uE/oI=N' };
     expect(loadConfig(production)).toEqual(expect.objectContaining({ docsEnabled: false, docsOperator: false }));
     expect(loadConfig({ ...production, DOCS_ENABLED: 'true' }).docsEnabled).toBe(true);
     expect(loadConfig({ DOCS_ENABLED: 'false', DOCS_OPERATOR: 'true' })).toEqual(expect.objectContaining({ docsEnabled: false, docsOperator: true }));
@@ -146,12 +148,12 @@ describe('loadConfig', () => {
   it('reads every documented variable', () => {
     const config = loadConfig({
       NODE_ENV: 'production',
-      WEBHOOK_SIGNING_KEY: 'k'.repeat(32),
+      WEBHOOK_SIGNING_KEY: 'Kq3vZ8xW1nL5tR9yB2mC6hJ0dF4gS7pA+uE/oI=N',
       PORT: '8080',
       HOST: '127.0.0.1',
-      DATABASE_URL: 'postgres://app:secret@db:5432/entitlements',
+      DATABASE_URL: 'postgres://app:pw0@db:5432/entitlements',
       REDIS_URL: 'redis://cache:6379',
-      OPERATOR_TOKEN: 'op_0123456789abcdef',
+      OPERATOR_TOKEN: 'op_Vx7Qm2Rk9Ln4Tz8Wc1Yb5Hd3Jf6Gs0Pa',
       PUBLIC_BASE_URL: 'https://billing.example.com',
       TRUST_PROXY: '1',
       MIGRATIONS_RUN: 'false',
@@ -164,9 +166,9 @@ describe('loadConfig', () => {
         nodeEnv: 'production',
         port: 8080,
         host: '127.0.0.1',
-        databaseUrl: 'postgres://app:secret@db:5432/entitlements',
+        databaseUrl: 'postgres://app:pw0@db:5432/entitlements',
         redisUrl: 'redis://cache:6379',
-        operatorToken: 'op_0123456789abcdef',
+        operatorToken: 'op_Vx7Qm2Rk9Ln4Tz8Wc1Yb5Hd3Jf6Gs0Pa',
         publicBaseUrl: 'https://billing.example.com',
         trustProxy: 1,
         testClockEnabled: false,
@@ -196,7 +198,12 @@ describe('loadConfig', () => {
 
     it('off is accepted in production', () => {
       expect(
-        loadConfig({ TEST_CLOCK: 'off', NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) }).testClockEnabled,
+        loadConfig({
+          TEST_CLOCK: 'off',
+          NODE_ENV: 'production',
+          DATABASE_URL: 'postgres://db/x',
+          WEBHOOK_SIGNING_KEY: 'Kq3vZ8xW1nL5tR9yB2mC6hJ0dF4gS7pA+uE/oI=N',
+        }).testClockEnabled,
       ).toBe(false);
     });
 
@@ -305,7 +312,12 @@ describe('loadConfig', () => {
   it('BACKGROUND_JOBS: enabled by default; disabled on API replicas beside job runners; nothing else', () => {
     expect(loadConfig({ BACKGROUND_JOBS: 'disabled' }).backgroundJobs).toBe(false);
     expect(
-      loadConfig({ BACKGROUND_JOBS: 'enabled', NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) }).backgroundJobs,
+      loadConfig({
+        BACKGROUND_JOBS: 'enabled',
+        NODE_ENV: 'production',
+        DATABASE_URL: 'postgres://db/x',
+        WEBHOOK_SIGNING_KEY: 'Kq3vZ8xW1nL5tR9yB2mC6hJ0dF4gS7pA+uE/oI=N',
+      }).backgroundJobs,
     ).toBe(true);
     for (const bad of ['off', 'false', 'jobs']) expect(() => loadConfig({ BACKGROUND_JOBS: bad })).toThrow(/^BACKGROUND_JOBS must be one of enabled, disabled/);
   });
@@ -354,13 +366,18 @@ describe('loadConfig', () => {
     it('WEBHOOKS_ALLOW_PRIVATE=true is refused in production', () => {
       expect(loadConfig({ WEBHOOKS_ALLOW_PRIVATE: 'true' }).webhooksAllowPrivate).toBe(true);
       expect(
-        configError({ WEBHOOKS_ALLOW_PRIVATE: 'true', NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) }).message,
+        configError({
+          WEBHOOKS_ALLOW_PRIVATE: 'true',
+          NODE_ENV: 'production',
+          DATABASE_URL: 'postgres://db/x',
+          WEBHOOK_SIGNING_KEY: 'Kq3vZ8xW1nL5tR9yB2mC6hJ0dF4gS7pA+uE/oI=N',
+        }).message,
       ).toBe('WEBHOOKS_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
     });
   });
 
   describe('PUBLIC_BASE_URL', () => {
-    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) };
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'Kq3vZ8xW1nL5tR9yB2mC6hJ0dF4gS7pA+uE/oI=N' };
 
     it('is a scheme and host with an optional port; a trailing slash is dropped', () => {
       expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com' }).publicBaseUrl).toBe('https://api.example.com');
@@ -388,10 +405,10 @@ describe('loadConfig', () => {
     });
 
     it('is required in production when OPERATOR_TOKEN is set (the console and OAuth are served)', () => {
-      expect(configError({ ...production, OPERATOR_TOKEN: 'o'.repeat(16) }).message).toMatch(
+      expect(configError({ ...production, OPERATOR_TOKEN: STRONG_OPERATOR_TOKEN }).message).toMatch(
         /^PUBLIC_BASE_URL is required when NODE_ENV=production and OPERATOR_TOKEN is set/,
       );
-      expect(loadConfig({ ...production, OPERATOR_TOKEN: 'o'.repeat(16), PUBLIC_BASE_URL: 'https://api.example.com' }).publicBaseUrl).toBe(
+      expect(loadConfig({ ...production, OPERATOR_TOKEN: STRONG_OPERATOR_TOKEN, PUBLIC_BASE_URL: 'https://api.example.com' }).publicBaseUrl).toBe(
         'https://api.example.com',
       );
       expect(() => loadConfig(production)).not.toThrow();
@@ -438,7 +455,10 @@ describe('loadConfig', () => {
 
   describe('SHUTDOWN_DELAY_MS and METRICS_PORT', () => {
     it('drain delay defaults to 5000 in production and 0 otherwise', () => {
-      expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) }).shutdownDelayMs).toBe(5000);
+      expect(
+        loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', WEBHOOK_SIGNING_KEY: 'Kq3vZ8xW1nL5tR9yB2mC6hJ0dF4gS7pA+uE/oI=N' })
+          .shutdownDelayMs,
+      ).toBe(5000);
       expect(loadConfig({}).shutdownDelayMs).toBe(0);
       expect(loadConfig({ SHUTDOWN_DELAY_MS: '1500' }).shutdownDelayMs).toBe(1500);
       expect(configError({ SHUTDOWN_DELAY_MS: '-1' }).message).toMatch(/^SHUTDOWN_DELAY_MS /);

@@ -58,7 +58,12 @@ describe.each([['base'], ['overlays/production']])('deploy/%s with the job-runne
     expect(envOf(api).BACKGROUND_JOBS).toEqual({ name: 'BACKGROUND_JOBS', value: 'disabled' });
     expect(envOf(jobs).BACKGROUND_JOBS).toEqual({ name: 'BACKGROUND_JOBS', value: 'enabled' });
     expect(configMap.data.BACKGROUND_JOBS).toBeUndefined();
-    const env = { ...configMap.data, DATABASE_URL: 'postgres://u:p@db:5432/x', REDIS_URL: 'redis://cache:6379', WEBHOOK_SIGNING_KEY: 'k'.repeat(32) };
+    const env = {
+      ...configMap.data,
+      DATABASE_URL: 'postgres://u:p@db:5432/x',
+      REDIS_URL: 'redis://cache:6379',
+      WEBHOOK_SIGNING_KEY: 'Kq3vZ8xW1nL5tR9yB2mC6hJ0dF4gS7pA+uE/oI=N',
+    };
     delete env.RAIL_SECRETS_FILE; // a file only inside the pod
     expect(loadConfig({ ...env, BACKGROUND_JOBS: envOf(api).BACKGROUND_JOBS.value }).backgroundJobs).toBe(false);
     expect(loadConfig({ ...env, BACKGROUND_JOBS: envOf(jobs).BACKGROUND_JOBS.value }).backgroundJobs).toBe(true);

@@ -1,4 +1,5 @@
 import { parseCardEvent } from '../../libs/rails/src/card/card-events.js';
+import { cents } from '../../libs/reporting/src/revenue/revenue-reads.service.js';
 import { checkEnvelopeBounds, parseDeveloperNotification, productState, subscriptionState } from '../../libs/rails/src/android/android-notifications.js';
 import { checkNotificationBounds, checkRenewalBounds } from '../../libs/rails/src/ios/ios-notifications.js';
 import { checkTransactionBounds } from '../../libs/rails/src/ios/ios-store-rules.js';
@@ -7,7 +8,9 @@ import {
   RAIL_MAX_UNIX_MS,
   RAIL_MAX_UNIX_SECONDS,
   RailFieldError,
+  checkRailAmount,
   checkRailMillis,
+  checkRailQuantity,
   checkRailSeconds,
   checkRailText,
 } from '../../libs/rails/src/model/rail-bounds.js';
@@ -143,6 +146,59 @@ describe('rail field bounds', () => {
       );
       expect(fieldOf(() => productState({ obfuscatedExternalAccountId: LONG }, 'sku'))).toBe('purchase.obfuscatedExternalAccountId');
       expect(fieldOf(() => productState({ productId: LONG }, 'sku'))).toBe('purchase.productId');
+    });
+  });
+
+  describe('amounts: within ±10^15 micros and a safe integer', () => {
+    it.each([
+      [0, 10_000, null],
+      [100_000_000_000, 10_000, null],
+      [-100_000_000_000, 10_000, null],
+      [100_000_000_001, 10_000, 'a'],
+      [1e308, 10_000, 'a'],
+      [2 ** 63, 10_000, 'a'],
+      [2 ** 53 + 1, 1, 'a'],
+      [Infinity, 1, 'a'],
+      [NaN, 1, 'a'],
+      [1.5, 1, 'a'],
+      ['12', 1_000_000, null],
+      ['1000000000', 1_000_000, null],
+      ['1000000001', 1_000_000, 'a'],
+      ['9223372036854775807', 1_000_000, 'a'],
+      ['12.5', 1_000_000, 'a'],
+      [999_999_999, 0.001, null],
+    ])('checkRailAmount(%j, ×%j): refused naming %j (null: accepted)', (value, microsPerUnit, expected) => {
+      expect(fieldOf(() => checkRailAmount(value, 'a', microsPerUnit))).toBe(expected);
+    });
+
+    it('quantities: integers from 0 whose total stays within the bound', () => {
+      expect(fieldOf(() => checkRailQuantity(3, 'q', 10_000))).toBeNull();
+      expect(fieldOf(() => checkRailQuantity(undefined, 'q', 10_000))).toBeNull();
+      for (const bad of [1e308, 2 ** 63, 2 ** 53 + 1, -1, 1.5, '2']) expect(fieldOf(() => checkRailQuantity(bad, 'q', 10_000))).toBe('q');
+      expect(fieldOf(() => checkRailQuantity(1_000_001, 'q', 1_000_000_000))).toBe('q');
+    });
+
+    it('iOS price (milli-units) and Android units and nanos name their field', () => {
+      const tx = { transactionId: '1', originalTransactionId: '1', productId: 'p', signedDate: 1, price: 9990 };
+      expect(fieldOf(() => checkTransactionBounds(tx, 'signedTransactionInfo'))).toBeNull();
+      for (const price of [1e308, 2 ** 63, 2 ** 53 + 1, 1e13]) {
+        expect(fieldOf(() => checkTransactionBounds({ ...tx, price }, 'signedTransactionInfo'))).toBe('signedTransactionInfo.price');
+      }
+      const read = (units: unknown, nanos: unknown) => ({
+        lineItems: [{ productId: 'p', autoRenewingPlan: { recurringPrice: { currencyCode: 'USD', units, nanos } } }],
+      });
+      const field = 'purchase.lineItems[0].autoRenewingPlan.recurringPrice';
+      expect(fieldOf(() => subscriptionState(read('9', 990_000_000) as never, null))).toBeNull();
+      expect(fieldOf(() => subscriptionState(read('9223372036854775807', 0) as never, null))).toBe(`${field}.units`);
+      expect(fieldOf(() => subscriptionState(read(1e308, 0) as never, null))).toBe(`${field}.units`);
+      expect(fieldOf(() => subscriptionState(read('1000000000', 999_999_999) as never, null))).toBe(`${field}.units`);
+      expect(fieldOf(() => subscriptionState(read('1', 1e308) as never, null))).toBe(`${field}.nanos`);
+      expect(fieldOf(() => subscriptionState(read('1', 2 ** 53 + 1) as never, null))).toBe(`${field}.nanos`);
+    });
+
+    it('a revenue figure that is not a safe integer fails the read instead of reading null under "measured"', () => {
+      expect(cents(1234.4)).toBe(1234);
+      for (const bad of [Infinity, -Infinity, NaN, 9.2e21]) expect(() => cents(bad)).toThrow(/revenue figure out of range/);
     });
   });
 });

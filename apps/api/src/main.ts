@@ -10,6 +10,7 @@ import {
   Metrics,
   type MetricsServer,
   Readiness,
+  announceHttpDrain,
   assertDatabaseReachable,
   createAppLogger,
   drainHttpServer,
@@ -50,6 +51,9 @@ async function main(): Promise<void> {
     if (app) {
       // 1. Readiness answers 503 at once; the listener keeps serving while load balancers catch up.
       app.get(Readiness).beginShutdown();
+      // Every response of the drain says Connection: close: clients leave kept-alive connections
+      // after an answer rather than have them closed under a request when the listener stops.
+      announceHttpDrain(app.getHttpServer());
       logger.info({ signal, drainDelayMs: config.shutdownDelayMs }, 'stopping: readiness is 503, still serving during the drain delay');
       if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
       // 2. Stop accepting, finish in-flight requests (bounded), then close pools and jobs.

@@ -11,6 +11,7 @@ import type { SdkVersionsManifest } from './sdk/sdk-versions.js';
 import { HealthController } from './health/health.controller.js';
 import { ReadinessController } from './health/readiness.controller.js';
 import { Readiness } from './health/readiness.js';
+import { SchemaGate } from './jobs/schema-gate.service.js';
 import { Metrics } from './metrics/metrics.js';
 import { SdkVersionsController } from './sdk/sdk-versions.controller.js';
 import { TestClockController, TestClockEnabledGuard } from './operator/test-clock.controller.js';
@@ -71,6 +72,7 @@ export class PlatformModule {
         SdkVersionPolicy,
         TestClockEnabledGuard,
         PeriodicJobs,
+        SchemaGate,
         Readiness,
         Metrics,
       ],
@@ -89,6 +91,7 @@ export class PlatformModule {
         RateLimiterService,
         SdkVersionPolicy,
         PeriodicJobs,
+        SchemaGate,
         DatabaseModule,
         Readiness,
         Metrics,

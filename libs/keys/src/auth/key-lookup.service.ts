@@ -75,7 +75,7 @@ export class KeyLookupService {
           expiresAtMs: row.expiresAt ? new Date(row.expiresAt).getTime() : null,
           scopes: row.scopes,
           secretHash: row.secretHash,
-          projectIds: await this.workspaces.projectIds(row.workspaceId),
+          projectIds: await this.workspaces.readableProjectIds(row.workspaceId),
         }
       : null;
     if (this.workspaceCache.size >= MAX_ENTRIES) this.workspaceCache.clear();

@@ -20,9 +20,13 @@ export class WorkspacesAdminController {
 
   @Post('workspaces/:workspaceId/projects/:projectId')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'adminAddWorkspaceProject', summary: 'Add a project to a workspace (idempotent); returns the workspace' })
+  @ApiOperation({
+    operationId: 'adminAddWorkspaceProject',
+    summary: 'Add a project to a workspace (idempotent); returns the workspace',
+    description: 'An archived project is refused with 400 invalid_param_value: no key reaches an archived project.',
+  })
   @ApiOkResponse({ type: WorkspaceView })
-  @ApiErrors({ 404: ['resource_missing'] })
+  @ApiErrors({ 400: ['invalid_param_value'], 404: ['resource_missing'] })
   addProject(@Param('workspaceId') workspaceId: string, @Param('projectId') projectId: string): Promise<WorkspaceView> {
     return this.workspaces.addProject(projectId, workspaceId);
   }

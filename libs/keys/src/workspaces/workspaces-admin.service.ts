@@ -25,7 +25,10 @@ export class WorkspacesAdminService {
 
   async addProject(projectId: string, workspaceId: string): Promise<WorkspaceView> {
     const workspace = await this.requireWorkspace(workspaceId);
-    if (!(await this.projects.findProject(projectId))) throw ApiError.resourceMissing(`No project ${projectId}`);
+    const project = await this.projects.findProject(projectId);
+    if (!project) throw ApiError.resourceMissing(`No project ${projectId}`);
+    // No key reaches an archived project: its own keys answer 401, so a workspace may not read it either.
+    if (project.archivedAt) throw ApiError.invalidParam(`Project ${projectId} is archived and cannot be added to a workspace`);
     await this.workspaces.addProject(projectId, workspaceId, this.clock.now());
     // A cached workspace key lists its projects: the new one is readable at once on this replica.
     this.lookup.invalidateAll();

@@ -88,8 +88,24 @@ export class WorkspacesRepository {
     ]);
   }
 
+  /** The workspace's projects its keys may read: those not archived (an archived project is out of every key's reach). */
+  async readableProjectIds(workspaceId: string): Promise<string[]> {
+    const rows = await this.sql.rows<{ projectId: string }>(
+      `SELECT w.project_id AS "projectId" FROM workspace_projects w JOIN projects p ON p.id = w.project_id
+        WHERE w.workspace_id = $1 AND p.archived_at IS NULL ORDER BY w.added_at, w.project_id`,
+      [workspaceId],
+    );
+    return rows.map((r) => r.projectId);
+  }
+
+  /** Whether the workspace holds the project and it is not archived. */
   async hasProject(projectId: string, workspaceId: string): Promise<boolean> {
-    return (await this.sql.one(`SELECT 1 FROM workspace_projects WHERE workspace_id = $1 AND project_id = $2`, [workspaceId, projectId])) !== null;
+    return (
+      (await this.sql.one(
+        `SELECT 1 FROM workspace_projects w JOIN projects p ON p.id = w.project_id WHERE w.workspace_id = $1 AND w.project_id = $2 AND p.archived_at IS NULL`,
+        [workspaceId, projectId],
+      )) !== null
+    );
   }
 
   /** The workspace's projects that are not archived, with the platforms of their apps. */

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { readFileSync } from 'node:fs';
+import { EXAMPLE_SECRET_VALUES, PLACEHOLDER_WORDS, weakSecretMessage, weakSecretReason } from './secret-strength.js';
 
 /** Limiter stores' Redis command timeout unless REDIS_COMMAND_TIMEOUT_MS says otherwise. */
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 100;
@@ -235,6 +236,37 @@ function withTrailingSlash(value: string): string {
   return value.endsWith('/') ? value : `${value}/`;
 }
 
+/**
+ * Production refuses weak secrets: the service's own (OPERATOR_TOKEN, which also signs the
+ * console's session cookies, and WEBHOOK_SIGNING_KEY) must look generated; the passwords inside
+ * DATABASE_URL and REDIS_URL, chosen with those servers, must at least not be an example value
+ * or a placeholder.
+ */
+function refuseWeakSecrets(secrets: Record<string, string | undefined>): void {
+  for (const [name, value] of Object.entries(secrets)) {
+    if (value === undefined) continue;
+    const reason = weakSecretReason(value);
+    if (reason !== null) throw new ConfigError(weakSecretMessage(name, reason));
+  }
+}
+
+function refuseExamplePasswords(urls: Record<string, string | undefined>): void {
+  for (const [name, value] of Object.entries(urls)) {
+    if (value === undefined) continue;
+    const raw = new URL(value).password;
+    if (raw === '') continue;
+    let password = raw;
+    try {
+      password = decodeURIComponent(raw);
+    } catch {
+      // A password with a stray '%' is checked as written.
+    }
+    const lower = password.toLowerCase();
+    const placeholder = EXAMPLE_SECRET_VALUES.includes(password) || PLACEHOLDER_WORDS.some((word) => word.length > 3 && lower.includes(word));
+    if (placeholder) throw new ConfigError(`${name} is refused when NODE_ENV=production: its password is an example value or contains a placeholder`);
+  }
+}
+
 /** Parses and validates the environment. Throws ConfigError with a one-line message. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const nodeEnv = env.NODE_ENV ?? 'development';
@@ -243,7 +275,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('TEST_CLOCK=enabled is refused when NODE_ENV=production');
   }
   const operatorToken = env.OPERATOR_TOKEN || undefined;
-  if (operatorToken !== undefined && operatorToken.length < 16) {
+  const webhookSigningKey = env.WEBHOOK_SIGNING_KEY || undefined;
+  // Production holds the secrets to a stricter bar below (refuseWeakSecrets).
+  if (operatorToken !== undefined && operatorToken.length < 16 && nodeEnv !== 'production') {
     throw new ConfigError('OPERATOR_TOKEN must be at least 16 characters');
   }
   const jwksAllowPrivate = flag(env, 'JWKS_ALLOW_PRIVATE', ['true', '1'], false);
@@ -272,8 +306,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (eventsWriteSlots > Math.max(1, dbPoolSize - 1)) {
     throw new ConfigError('EVENTS_WRITE_SLOTS must leave at least one connection of DB_POOL_SIZE to the rest of the API');
   }
-  const webhookSigningKey = env.WEBHOOK_SIGNING_KEY || undefined;
-  if (webhookSigningKey !== undefined && Buffer.byteLength(webhookSigningKey) < 32) {
+  if (webhookSigningKey !== undefined && Buffer.byteLength(webhookSigningKey) < 32 && nodeEnv !== 'production') {
     throw new ConfigError('WEBHOOK_SIGNING_KEY must be at least 32 bytes');
   }
   if (webhookSigningKey === undefined && nodeEnv === 'production') {
@@ -288,12 +321,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (webhooksAllowPrivate && nodeEnv === 'production') {
     throw new ConfigError('WEBHOOKS_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
   }
+  const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  if (nodeEnv === 'production') {
+    refuseWeakSecrets({ OPERATOR_TOKEN: operatorToken, WEBHOOK_SIGNING_KEY: webhookSigningKey });
+    refuseExamplePasswords({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl });
+  }
   return {
     nodeEnv,
     port,
     host: env.HOST || '0.0.0.0',
     databaseUrl,
-    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisUrl,
     redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', DEFAULT_REDIS_COMMAND_TIMEOUT_MS, 10, 10_000),
     operatorToken,
     testClockEnabled,

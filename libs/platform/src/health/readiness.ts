@@ -69,6 +69,11 @@ export class ReadinessProbe {
     return this.inFlight;
   }
 
+  /** Whether the schema is at this build's head migration (the readiness report's `checks.migrations`). */
+  async schemaAtHead(): Promise<boolean> {
+    return (await this.checkDatabase()).migrations === 'ok';
+  }
+
   private async runChecks(): Promise<ReadinessReport> {
     const [{ database, migrations }, redis] = await Promise.all([this.checkDatabase(), this.checkRedis()]);
     return { status: !this.stopping && database === 'ok' && migrations === 'ok' ? 'ready' : 'not_ready', checks: { database, migrations, redis } };

@@ -113,6 +113,8 @@ export const FRESH_CONNECTION_GRACE_MS = 1_000;
 
 interface Tracker {
   connections: Map<Socket, ConnectionState>;
+  /** From SIGTERM: every response says `Connection: close`, and its connection closes after it. */
+  closing: boolean;
   draining: boolean;
 }
 
@@ -120,7 +122,7 @@ const trackers = new WeakMap<Server, Tracker>();
 
 function trackConnections(server: Server): void {
   if (trackers.has(server)) return;
-  const tracker: Tracker = { connections: new Map(), draining: false };
+  const tracker: Tracker = { connections: new Map(), closing: false, draining: false };
   trackers.set(server, tracker);
   server.on('connection', (socket: Socket) => {
     const state: ConnectionState = { active: new Set(), served: 0 };
@@ -157,7 +159,7 @@ function trackConnections(server: Server): void {
     if (!state) return;
     state.last = { req, res };
     state.active.add(res);
-    if (tracker.draining) res.setHeader('Connection', 'close');
+    if (tracker.closing) res.setHeader('Connection', 'close');
     // Done when answered and its body fully received (an early answer, e.g. to an unknown
     // route, leaves the rest of the body on its way: the connection is not idle yet).
     let responded = false;
@@ -184,6 +186,22 @@ function trackConnections(server: Server): void {
 }
 
 /**
+ * The drain delay's start (SIGTERM): the listener keeps serving, but every response from now
+ * on (and every one not yet started) carries `Connection: close`, so a client's connection
+ * closes right after its answer, at the server's initiative and never under a request the
+ * client is sending. Keep-alive clients move to other replicas one request at a time instead
+ * of finding their idle connections closed when the listener stops.
+ */
+export function announceHttpDrain(server: Server): void {
+  const tracker = trackers.get(server);
+  if (!tracker || tracker.closing) return;
+  tracker.closing = true;
+  for (const state of tracker.connections.values()) {
+    for (const res of state.active) if (!res.headersSent && !res.writableEnded) res.setHeader('Connection', 'close');
+  }
+}
+
+/**
  * Stops accepting connections and finishes every request already received, then resolves:
  * - responses not yet started are sent with `Connection: close`, and each connection closes
  *   after its last response;
@@ -198,6 +216,7 @@ function trackConnections(server: Server): void {
 export function drainHttpServer(server: Server, graceMs: number): Promise<void> {
   const tracker = trackers.get(server);
   if (!tracker) return new Promise((resolve) => server.close(() => resolve()));
+  tracker.closing = true;
   tracker.draining = true;
   const closed = new Promise<void>((resolve) => {
     if (!server.listening) resolve();

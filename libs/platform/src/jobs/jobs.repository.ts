@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DATABASE_NOW_MS } from '../database/database-clock.js';
 import { Sql } from '../database/sql.js';
 import type { CrossTenant, Env } from '../tenancy/tenant-scope.js';
 
@@ -60,7 +61,9 @@ export class JobsRepository {
   /**
    * Leases up to `limit` due jobs of `types` (FOR UPDATE SKIP LOCKED, then status running with a
    * lease): queued jobs whose time has come, and running jobs whose lease expired (a worker that
-   * died). `ignoreSchedule` also takes queued jobs not yet due (an operator's "run now").
+   * died). Due-ness is business time (`nowMs`, the service clock); the lease is infrastructure
+   * time, set and compared on PostgreSQL's clock, so replicas whose clocks disagree never take
+   * over a job another still runs. `ignoreSchedule` also takes queued jobs not yet due (an operator's "run now").
    */
   async claim(
     _queue: CrossTenant,
@@ -77,15 +80,16 @@ export class JobsRepository {
     },
   ): Promise<JobRow[]> {
     return this.sql.rows<JobRow>(
-      `WITH due AS (
-         SELECT id FROM jobs
+      `WITH db AS (SELECT ${DATABASE_NOW_MS} AS now_ms),
+       due AS (
+         SELECT id FROM jobs, db
           WHERE type = ANY($1::text[]) AND ($6::text IS NULL OR project_id = $6) AND id <> ALL($8::bigint[])
-            AND ((status = 'queued' AND ($7::boolean OR run_at_ms <= $3)) OR (status = 'running' AND leased_until_ms <= $3))
+            AND ((status = 'queued' AND ($7::boolean OR run_at_ms <= $3)) OR (status = 'running' AND leased_until_ms <= db.now_ms))
           ORDER BY run_at_ms
           LIMIT $2
-          FOR UPDATE SKIP LOCKED)
-       UPDATE jobs j SET status = 'running', attempts = j.attempts + 1, leased_until_ms = $3 + $4, leased_by = $5, updated_at_ms = $3
-         FROM due WHERE j.id = due.id
+          FOR UPDATE OF jobs SKIP LOCKED)
+       UPDATE jobs j SET status = 'running', attempts = j.attempts + 1, leased_until_ms = db.now_ms + $4, leased_by = $5, updated_at_ms = $3
+         FROM due, db WHERE j.id = due.id
        RETURNING ${columns('j.')}`,
       [
         options.types,

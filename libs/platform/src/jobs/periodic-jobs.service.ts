@@ -1,9 +1,10 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
+import { SchemaGate } from './schema-gate.service.js';
 
 interface ScheduledJob {
-  timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout | undefined;
   inFlight: Promise<void> | undefined;
 }
 
@@ -12,7 +13,8 @@ interface ScheduledJob {
  * never overlaps itself on one replica (cross-replica exclusion is the job's own business:
  * advisory locks, SKIP LOCKED); failures are logged and the next tick tries again. Jobs do
  * not run under NODE_ENV=test, where tests call the work directly with the test clock, nor on
- * a replica started with BACKGROUND_JOBS=disabled (an API replica beside job runners).
+ * a replica started with BACKGROUND_JOBS=disabled (an API replica beside job runners), and
+ * start only once the schema is at this build's head migration (SchemaGate).
  * On shutdown the timers stop and in-flight runs finish before the pools close.
  */
 @Injectable()
@@ -23,6 +25,7 @@ export class PeriodicJobs implements OnModuleDestroy {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    private readonly schema: SchemaGate,
   ) {}
 
   /** Whether this replica runs background work at all (not under NODE_ENV=test, not with BACKGROUND_JOBS=disabled). */
@@ -32,7 +35,7 @@ export class PeriodicJobs implements OnModuleDestroy {
 
   every(name: string, intervalMs: number, work: () => Promise<void>, options: { runAtStart?: boolean } = {}): void {
     if (!this.runs || this.stopped) return;
-    const job: ScheduledJob = { timer: setInterval(() => tick(), intervalMs), inFlight: undefined };
+    const job: ScheduledJob = { timer: undefined, inFlight: undefined };
     const tick = () => {
       if (job.inFlight || this.stopped) return;
       job.inFlight = work()
@@ -41,9 +44,13 @@ export class PeriodicJobs implements OnModuleDestroy {
           job.inFlight = undefined;
         });
     };
-    job.timer.unref();
-    if (options.runAtStart) setImmediate(tick);
     this.jobs.add(job);
+    void this.schema.whenCurrent().then((current) => {
+      if (!current || this.stopped) return;
+      job.timer = setInterval(tick, intervalMs);
+      job.timer.unref();
+      if (options.runAtStart) setImmediate(tick);
+    });
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -2,7 +2,7 @@
  * Google Play real-time developer notifications (a Pub/Sub push) and the purchases read
  * from the Android Publisher API, reduced to what the rail needs. Pure.
  */
-import { checkRailMillis, checkRailSeconds, checkRailText } from '../model/rail-bounds.js';
+import { RAIL_MAX_AMOUNT_MICROS, RailFieldError, checkRailAmount, checkRailMillis, checkRailSeconds, checkRailText } from '../model/rail-bounds.js';
 import { type AndroidPricedLineItem, androidPriceLines } from '../model/rail-prices.js';
 import type { RailPriceLine } from '../model/rail-revenue-feed.service.js';
 
@@ -179,6 +179,16 @@ export function subscriptionState(read: AndroidSubscriptionRead, fallbackProduct
     checkRailText(item.productId, `${READ}.lineItems[${index}].productId`);
     const ms = item.expiryTime ? Date.parse(item.expiryTime) : NaN;
     if (Number.isFinite(ms)) checkRailSeconds(Math.floor(ms / 1000), `${READ}.lineItems[${index}].expiryTime`);
+    const price = item.autoRenewingPlan?.recurringPrice;
+    if (price) {
+      const field = `${READ}.lineItems[${index}].autoRenewingPlan.recurringPrice`;
+      checkRailAmount(price.units, `${field}.units`, 1_000_000);
+      checkRailAmount(price.nanos, `${field}.nanos`, 0.001);
+      if (typeof price.nanos === 'number' && Math.abs(price.nanos) > 999_999_999) throw new RailFieldError(`${field}.nanos`, 'must be within ±999,999,999');
+      const micros = Number(price.units ?? 0) * 1_000_000 + Math.round((price.nanos ?? 0) / 1000);
+      if (Math.abs(micros) > RAIL_MAX_AMOUNT_MICROS)
+        throw new RailFieldError(`${field}.units`, `must be an amount within ±${RAIL_MAX_AMOUNT_MICROS / 1e6} units of its currency`);
+    }
   });
   checkRailText(state, `${READ}.subscriptionState`);
   checkRailText(read.linkedPurchaseToken, `${READ}.linkedPurchaseToken`);

@@ -2,7 +2,7 @@
  * The card processor's webhook events (Stripe's event and object shapes), reduced to what
  * the rail reads. Pure: parsing and the state table of store-rails.md ("card").
  */
-import { checkRailSeconds, checkRailText } from '../model/rail-bounds.js';
+import { checkRailAmount, checkRailQuantity, checkRailSeconds, checkRailText } from '../model/rail-bounds.js';
 import { cardInvoicePayment, cardPriceLines } from '../model/rail-prices.js';
 import type { RailPayment, RailPriceLine } from '../model/rail-revenue-feed.service.js';
 
@@ -86,6 +86,9 @@ function hints(object: Json, clientReferenceId: unknown = undefined): CardCustom
   return { serviceCustomerId, developerUserId: developerUserId ?? reference };
 }
 
+/** A card amount's minor unit (a cent) in micros of its currency. */
+const CARD_MICROS_PER_MINOR_UNIT = 10_000;
+
 function subscription(object: Json): CardSubscription {
   const id = str(object.id);
   const status = str(object.status);
@@ -101,6 +104,9 @@ function subscription(object: Json): CardSubscription {
     if (!isObject(item)) return;
     checkRailSeconds(int(item.current_period_end), `${OBJECT}.items.data[${index}].current_period_end`);
     if (isObject(item.price)) checkRailText(ref(item.price.product), `${OBJECT}.items.data[${index}].price.product`);
+    const unitAmount = isObject(item.price) ? item.price.unit_amount : undefined;
+    checkRailAmount(unitAmount, `${OBJECT}.items.data[${index}].price.unit_amount`, CARD_MICROS_PER_MINOR_UNIT);
+    checkRailQuantity(item.quantity, `${OBJECT}.items.data[${index}].quantity`, typeof unitAmount === 'number' ? unitAmount * CARD_MICROS_PER_MINOR_UNIT : 0);
   });
   const items = listed.filter(isObject);
   const productId = items.length > 0 && isObject(items[0].price) ? ref(items[0].price.product) : null;
@@ -170,6 +176,7 @@ export function parseCardEvent(body: unknown): CardEvent {
   if (type === CARD_INVOICE_PAID && body.data.object.object === 'invoice') {
     const customer = ref(body.data.object.customer);
     checkRailText(customer, `${OBJECT}.customer`);
+    checkRailAmount(body.data.object.amount_paid, `${OBJECT}.amount_paid`, CARD_MICROS_PER_MINOR_UNIT);
     return { ...base, kind: 'invoice', customer, payment: cardInvoicePayment(body.data.object, created) };
   }
   return { ...base, kind: 'ignored' };

@@ -3,7 +3,7 @@
  * decoded transaction stands for. No I/O, no clock.
  */
 import type { Env } from '#platform';
-import { checkRailMillis, checkRailText } from '../model/rail-bounds.js';
+import { checkRailAmount, checkRailMillis, checkRailText } from '../model/rail-bounds.js';
 import type { RailState } from '../model/rail-model.js';
 
 /** store-rails.md: decoded `environment` `Production` lands in production, anything else in sandbox. */
@@ -43,6 +43,8 @@ export function checkTransactionBounds(transaction: StoreTransaction, field: str
     const value = transaction[name];
     if (typeof value === 'number') checkRailMillis(value, `${field}.${name}`);
   }
+  // Milli-units: 1,000 micros each.
+  checkRailAmount(transaction.price, `${field}.price`, 1_000);
 }
 
 export interface StoreTransactionState {

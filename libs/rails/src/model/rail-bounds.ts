@@ -44,3 +44,31 @@ export function checkRailMillis(value: number | null | undefined, field: string)
   if (!Number.isFinite(value) || value < 0 || value > RAIL_MAX_UNIX_MS)
     throw new RailFieldError(field, `must be a Unix time in milliseconds between 0 and ${RAIL_MAX_UNIX_MS}`);
 }
+
+/** Largest magnitude of a rail amount in micros (millionths) of its currency: a billion units. */
+export const RAIL_MAX_AMOUNT_MICROS = 1e15;
+
+/**
+ * An amount of the rail (null and undefined pass): an integer, or for Android's `units` a
+ * string of digits, whose value in micros (`value × microsPerUnit`) is a safe integer within
+ * ±RAIL_MAX_AMOUNT_MICROS. Card minor units are 10,000 micros, iOS milli-units 1,000,
+ * Android units 1,000,000 and nanos 1/1,000.
+ */
+export function checkRailAmount(value: unknown, field: string, microsPerUnit: number): void {
+  if (value === null || value === undefined) return;
+  const number = typeof value === 'string' && /^-?\d{1,30}$/.test(value) ? Number(value) : value;
+  if (typeof number !== 'number' || !Number.isSafeInteger(number)) throw new RailFieldError(field, 'must be an integer amount');
+  const micros = number * microsPerUnit;
+  if (!Number.isSafeInteger(Math.round(micros)) || Math.abs(micros) > RAIL_MAX_AMOUNT_MICROS) {
+    throw new RailFieldError(field, `must be an amount within ±${RAIL_MAX_AMOUNT_MICROS / 1e6} units of its currency`);
+  }
+}
+
+/** A count of units (a subscription item's quantity): an integer from 0 whose total `unitMicros × count` stays within the amount bound. */
+export function checkRailQuantity(value: unknown, field: string, unitMicros: number): void {
+  if (value === null || value === undefined) return;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new RailFieldError(field, 'must be an integer from 0');
+  if (Math.abs(unitMicros * value) > RAIL_MAX_AMOUNT_MICROS) {
+    throw new RailFieldError(field, `times the unit amount must stay within ±${RAIL_MAX_AMOUNT_MICROS / 1e6} units of its currency`);
+  }
+}

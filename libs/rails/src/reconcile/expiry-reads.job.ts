@@ -137,7 +137,6 @@ export class ExpiryReadsJob {
       summary.scheduled += await this.reads.schedule(SWEEP, nowMs, SCHEDULE_BATCH);
       const claimed = await this.reads.claim(SWEEP, {
         nowMs,
-        wallNowMs: this.clock.wallNowMs(),
         leaseMs: EXPIRY_READ_LEASE_MS,
         worker: this.worker,
         limit: CLAIM_BATCH,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type CrossTenant, type Env, Sql } from '#platform';
+import { type CrossTenant, DATABASE_NOW_MS, type Env, Sql } from '#platform';
 import type { PurchaseRail } from '#entitlements';
 import type { ExpiryReadSettlement } from './expiry-reads.js';
 
@@ -68,29 +68,28 @@ export class ExpiryReadsRepository {
   }
 
   /**
-   * Leases up to `limit` pending rows due at `nowMs` (oldest first) to `worker` until
-   * `wallNowMs + leaseMs` (FOR UPDATE SKIP LOCKED: two replicas never lease one row).
+   * Leases up to `limit` pending rows due at `nowMs` (oldest first) to `worker` for `leaseMs`
+   * of PostgreSQL's clock (FOR UPDATE SKIP LOCKED: two replicas never lease one row; a lease is
+   * infrastructure time, so replicas' own clocks never decide whether it ran out).
    */
-  async claim(
-    _sweep: CrossTenant,
-    options: { nowMs: number; wallNowMs: number; leaseMs: number; worker: string; limit: number },
-  ): Promise<ClaimedExpiryRead[]> {
+  async claim(_sweep: CrossTenant, options: { nowMs: number; leaseMs: number; worker: string; limit: number }): Promise<ClaimedExpiryRead[]> {
     const rows = await this.sql.rows<ClaimedRow>(
-      `WITH due AS (
-         SELECT project_id, env, rail, subscription_id FROM rail_expiry_reads
-          WHERE status = 'pending' AND next_read_at_ms <= $1::bigint AND (leased_until_ms IS NULL OR leased_until_ms <= $2::bigint)
+      `WITH db AS (SELECT ${DATABASE_NOW_MS} AS now_ms),
+       due AS (
+         SELECT project_id, env, rail, subscription_id FROM rail_expiry_reads, db
+          WHERE status = 'pending' AND next_read_at_ms <= $1::bigint AND (leased_until_ms IS NULL OR leased_until_ms <= db.now_ms)
           ORDER BY next_read_at_ms
-          LIMIT $5
-          FOR UPDATE SKIP LOCKED)
-       UPDATE rail_expiry_reads r SET leased_until_ms = $2::bigint + $3::bigint, leased_by = $4, updated_at_ms = $1::bigint
-         FROM due, rail_subscriptions s
+          LIMIT $4
+          FOR UPDATE OF rail_expiry_reads SKIP LOCKED)
+       UPDATE rail_expiry_reads r SET leased_until_ms = db.now_ms + $2::bigint, leased_by = $3, updated_at_ms = $1::bigint
+         FROM due, db, rail_subscriptions s
         WHERE r.project_id = due.project_id AND r.env = due.env AND r.rail = due.rail AND r.subscription_id = due.subscription_id
           AND s.project_id = r.project_id AND s.env = r.env AND s.rail = r.rail AND s.subscription_id = r.subscription_id
        RETURNING r.project_id, r.env, r.rail, r.subscription_id, r.attempts, r.next_read_at_ms::float8 AS read_at_ms,
                  (extract(epoch FROM r.due_valid_until) * 1000)::float8 AS due_ms,
                  (s.state = 'active' AND s.valid_until = r.due_valid_until
                   AND s.rail_time_ms <= (extract(epoch FROM s.valid_until) * 1000)::bigint) AS still_due`,
-      [options.nowMs, options.wallNowMs, options.leaseMs, options.worker, options.limit],
+      [options.nowMs, options.leaseMs, options.worker, options.limit],
     );
     return rows.map((row) => ({
       projectId: row.project_id,

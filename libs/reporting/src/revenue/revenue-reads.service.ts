@@ -11,7 +11,16 @@ import type { RevenueAveragesData, RevenueData, RevenueFiguresView, RevenuePoint
 
 const RAILS = ['ios_store', 'card_payments', 'android_store'] as const;
 const DAY_MS = 86_400_000;
-const cents = (minor: number): number => Math.round(minor);
+/**
+ * A figure in cents. The rails' amount bounds keep every stored amount a safe integer of
+ * micros, so a sum that is not finite is a broken invariant: it fails the read rather than
+ * showing `null` beside coverage "measured".
+ */
+export function cents(minor: number): number {
+  const rounded = Math.round(minor);
+  if (!Number.isSafeInteger(rounded)) throw new Error(`revenue figure out of range: ${minor}`);
+  return rounded;
+}
 
 /** `GET /v1/revenue` and `/v1/revenue/averages`: point reads of the revenue ledger's totals. */
 @Injectable()

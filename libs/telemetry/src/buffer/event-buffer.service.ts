@@ -11,7 +11,7 @@ import {
   jetstreamManager,
 } from '@nats-io/jetstream';
 import { type NatsConnection, connect } from '@nats-io/transport-node';
-import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Metrics, type TenantScope } from '#platform';
+import { APP_CONFIG, APP_LOGGER, type AppConfig, type AppLogger, Metrics, SchemaGate, type TenantScope } from '#platform';
 import { type BatchWriteMeta, EventsRepository } from '../storage/events.repository.js';
 import type { EncodedRows } from '../storage/event-insert.sql.js';
 import { type BufferedBatch, MalformedBufferedBatch, decodeBufferedBatch, encodeBufferedBatch } from './buffered-batch.codec.js';
@@ -75,6 +75,7 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly events: EventsRepository,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    private readonly schema: SchemaGate,
     @Optional() @Inject(Metrics) private readonly metrics?: Metrics | null,
   ) {
     this.subject = `${config.eventsBufferStream}.batches`;
@@ -91,8 +92,9 @@ export class EventBuffer implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     if (!this.enabled) return;
-    // Not awaited: start-up does not wait for NATS; batches go straight to PostgreSQL until it answers.
-    void this.start();
+    // Not awaited: start-up waits neither for NATS nor for the schema; batches go straight to
+    // PostgreSQL until both are there (the consumer writes to tables the migrations create).
+    void this.schema.whenCurrent().then((current) => (current && !this.stopped ? this.start() : undefined));
   }
 
   /** Appends an acknowledged batch; false when the caller must write it itself. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type CrossTenant, Sql } from '#platform';
+import { type CrossTenant, DATABASE_NOW_MS, Sql } from '#platform';
 
 /** A leased attempt with what sending it needs. */
 export interface ClaimedDelivery {
@@ -37,25 +37,31 @@ export interface AttemptResult {
 export class WebhookDeliveriesRepository {
   constructor(private readonly sql: Sql) {}
 
-  /** Leases up to `perEndpoint` due attempts of every enabled endpoint not in `skip`. */
+  /**
+   * Leases up to `perEndpoint` due attempts of every enabled endpoint not in `skip`. Whether an
+   * attempt is due is business time (`nowMs`, the service clock, which a test clock moves);
+   * leases are infrastructure time: set and compared on PostgreSQL's clock alone, so replicas
+   * whose own clocks disagree never take over a lease still held (and send an attempt twice).
+   */
   claim(
     _queue: CrossTenant,
     options: { nowMs: number; leaseMs: number; worker: string; perEndpoint: number; skip: string[]; limit: number },
   ): Promise<ClaimedDelivery[]> {
     return this.sql.rows<ClaimedDelivery>(
-      `WITH picked AS (
+      `WITH db AS (SELECT ${DATABASE_NOW_MS} AS now_ms),
+       picked AS (
          SELECT p.id FROM webhook_endpoints e
          CROSS JOIN LATERAL (
-           SELECT d.id FROM webhook_deliveries d
+           SELECT d.id FROM webhook_deliveries d, db
             WHERE d.endpoint_id = e.id AND d.status IN ('pending', 'failed') AND d.next_attempt_at_ms <= $1
-              AND (d.leased_until_ms IS NULL OR d.leased_until_ms <= $1)
+              AND (d.leased_until_ms IS NULL OR d.leased_until_ms <= db.now_ms)
             ORDER BY d.next_attempt_at_ms
             LIMIT $4
             FOR UPDATE OF d SKIP LOCKED) p
          WHERE e.status = 'enabled' AND e.id <> ALL($5::text[])
          LIMIT $6)
-       UPDATE webhook_deliveries d SET leased_until_ms = $1 + $2, leased_by = $3
-         FROM picked, webhook_events ev, webhook_endpoints e
+       UPDATE webhook_deliveries d SET leased_until_ms = db.now_ms + $2, leased_by = $3
+         FROM picked, db, webhook_events ev, webhook_endpoints e
         WHERE d.id = picked.id AND ev.id = d.event_id AND e.id = d.endpoint_id
        RETURNING d.id, d.endpoint_id AS "endpointId", d.event_id AS "eventId", d.attempts, ev.body, ev.created_at_ms::float8 AS "eventCreatedAtMs",
                  ev.traceparent, ev.tracestate, e.url, e.secret_version AS "secretVersion", e.previous_secret_expires_ms::float8 AS "previousSecretExpiresMs"`,
