@@ -6,6 +6,7 @@ import { EntitlementsModule } from '#entitlements';
 import { RailCustomerResolver } from './customers/rail-customer-resolver.service.js';
 import { AndroidPublisherClient } from './android/android-publisher.client.js';
 import { AndroidWebhookService } from './android/android-webhook.service.js';
+import { AndroidVoidedPurchasesRepository } from './android/android-voided-purchases.repository.js';
 import { CardWebhookService } from './card/card-webhook.service.js';
 import { IosWebhookService } from './ios/ios-webhook.service.js';
 import { NotificationProcessor } from './notifications/notification-processor.service.js';
@@ -59,6 +60,7 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     StoreRailSettings,
     CardWebhookService,
     AndroidPublisherClient,
+    AndroidVoidedPurchasesRepository,
     AndroidWebhookService,
     IosWebhookService,
     CardPaymentsApiClient,
