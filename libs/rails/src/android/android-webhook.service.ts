@@ -1,6 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { ApiError, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
+import { ApiError, Clock, type Env, Sql, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
 import { type KnownHolders, RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
@@ -81,6 +81,7 @@ export class AndroidWebhookService {
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly catalog: ProductCatalog,
     private readonly voided: AndroidVoidedPurchasesRepository,
+    private readonly sql: Sql,
     private readonly clock: Clock,
   ) {}
 
@@ -292,6 +293,55 @@ export class AndroidWebhookService {
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
   }
 
+  /**
+   * Applies one entry of the voided-purchases list read at `readAtMs`, in a transaction of its
+   * own: the token's stored subscription (either environment) is refunded at once, and the
+   * token is recorded as voided even when the service holds no record of it. An entry seen
+   * again changes nothing and writes no audit entry.
+   */
+  async applyVoidedEntry(projectId: string, entry: VoidedListEntry, readAtMs: number): Promise<NotificationOutcome['decision']> {
+    const voiding: Voiding = { source: 'list', voidedAtMs: entry.voidedTimeMillis ?? readAtMs, orderId: entry.orderId, voidedReason: entry.voidedReason };
+    return this.sql.transaction(
+      async () => {
+        for (const env of ['production', 'sandbox'] as const) {
+          const scope = TenantScopes.ofVerifiedRailPayload(projectId, env);
+          const record = await this.subscriptions.find(scope, RAIL, entry.purchaseToken);
+          if (!record) continue;
+          const state: AndroidPurchaseState = {
+            productId: record.productId,
+            active: false,
+            validUntil: record.validUntil,
+            rawStatus: 'VOIDED',
+            sandbox: env === 'sandbox',
+            needsAcknowledgement: false,
+            obfuscatedAccountId: null,
+            linkedPurchaseToken: null,
+          };
+          const context: RailEventContext = {
+            eventType: 'VOIDED_PURCHASE',
+            notificationId: entry.orderId,
+            signatureVerified: false,
+            reconciledWithProvider: true,
+            rawEventReceivedAt: readAtMs,
+            actor: `rail:${RAIL}`,
+            requestId: null,
+            details: { voidedSource: 'list', voidedReason: entry.voidedReason, refundReason: refundReasonOf(entry.voidedReason) },
+          };
+          const reading: AndroidStateReading = { kind: 'state', env, purchaseToken: entry.purchaseToken, state, revoked: true, reconciled: true, voiding };
+          const outcome = await this.apply(scope, { eventTimeMillis: readAtMs, eventType: 'VOIDED_PURCHASE' }, reading, context, { holders: {} });
+          return outcome.decision;
+        }
+        const { recorded } = await this.voided.record(
+          { projectId },
+          { purchaseToken: entry.purchaseToken, env: null, ...voidedFields(voiding) },
+          this.clock.nowMs(),
+        );
+        return recorded ? 'applied' : 'no_op';
+      },
+      { retry: true },
+    );
+  }
+
   /** Whether the project's token was voided (it never gives access again). */
   async isVoided(scope: TenantScope, purchaseToken: string): Promise<boolean> {
     return (await this.voided.find(scope, purchaseToken)) !== null;
@@ -303,6 +353,20 @@ export class AndroidWebhookService {
     if (!voided || voided.env !== null) return voided;
     return (await this.voided.record(scope, { ...voided, env: scope.env }, this.clock.nowMs())).voided;
   }
+}
+
+/** An entry of `purchases.voidedpurchases.list`, checked. */
+export interface VoidedListEntry {
+  purchaseToken: string;
+  orderId: string | null;
+  /** Unix ms; null when the entry gave none. */
+  voidedTimeMillis: number | null;
+  voidedReason: number | null;
+}
+
+/** `voidedReason` 7, 8 and 9 are chargebacks; any other voiding is a refund. */
+export function refundReasonOf(voidedReason: number | null): 'refund' | 'chargeback' {
+  return voidedReason !== null && [7, 8, 9].includes(voidedReason) ? 'chargeback' : 'refund';
 }
 
 function voidedFields(voiding: Voiding): Omit<VoidedPurchase, 'purchaseToken' | 'env'> {
