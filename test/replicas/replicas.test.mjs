@@ -7,7 +7,8 @@
 //   - an Idempotency-Key used on both replicas at once executes once (purchase sync with a JWS
 //     signed by a generated store chain, trusted through the operator API);
 //   - each background job item is processed once while both replicas' job workers poll (erasures,
-//     the revenue lapse scan, the error revenue refresh, webhook deliveries, reads at expiry);
+//     the revenue lapse scan, the error revenue refresh, webhook deliveries, reads at expiry, the
+//     hourly read of each project's voided Play purchases);
 //   - a rolling restart of both replicas under load loses no acknowledged event;
 //   - an API replica with BACKGROUND_JOBS=disabled leaves jobs and deliveries to a job runner.
 // The replicas run with NODE_ENV=production, as deployed: their job workers poll every second.
@@ -15,7 +16,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { Buffer } from 'node:buffer';
@@ -803,6 +804,119 @@ describe('reads at expiry with two replicas', () => {
       [],
       'each subscription read once',
     );
+  });
+});
+
+describe('voided Play purchases read with two replicas', () => {
+  // A local Publisher API needs a development replica (ANDROID_PUBLISHER_BASE_URL over http).
+  const DEV = { NODE_ENV: 'development' };
+  const PROJECTS = 3;
+  const ENTRIES = 3; // two pages of two
+  let pair = [];
+  let google;
+  let secretsDir;
+  /** voidedpurchases.list requests per package: first pages (no page token) and all pages. */
+  const firstPages = new Map();
+  const pages = new Map();
+  const own = ownDatabase('voided');
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const privatePem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+
+  before(async () => {
+    // Google's token endpoint and the Publisher API's voidedpurchases.list, paged two at a time.
+    google = http.createServer((req, res) => {
+      const url = new URL(req.url, 'http://google');
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'POST' && url.pathname === '/token') {
+        req.resume();
+        return req.on('end', () => res.end(JSON.stringify({ access_token: 'ya29.replicas', expires_in: 3599, token_type: 'Bearer' })));
+      }
+      const m = url.pathname.match(/^\/androidpublisher\/v3\/applications\/([^/]+)\/purchases\/voidedpurchases$/);
+      if (!m || req.headers.authorization !== 'Bearer ya29.replicas')
+        return res.writeHead(404).end(JSON.stringify({ error: { code: 404, message: 'Not found' } }));
+      const pkg = m[1];
+      const offset = Number(url.searchParams.get('token') ?? 0);
+      if (offset === 0) firstPages.set(pkg, (firstPages.get(pkg) ?? 0) + 1);
+      pages.set(pkg, (pages.get(pkg) ?? 0) + 1);
+      const entries = Array.from({ length: ENTRIES }, (_, i) => ({
+        kind: 'androidpublisher#voidedPurchase',
+        purchaseToken: `tok_${pkg}_${i}`,
+        orderId: `GPA.${pkg}.${i}`,
+        voidedTimeMillis: String(Date.now() - 60_000),
+        voidedSource: 0,
+        voidedReason: i === 0 ? 7 : 1,
+      }));
+      const next = offset + 2 < entries.length ? String(offset + 2) : undefined;
+      return res.end(JSON.stringify({ voidedPurchases: entries.slice(offset, offset + 2), ...(next ? { tokenPagination: { nextPageToken: next } } : {}) }));
+    });
+    await new Promise((resolve) => google.listen(0, '127.0.0.1', resolve));
+    secretsDir = mkdtempSync(path.join(tmpdir(), 'replicas-voided-'));
+    // A database of its own: only these projects have an Android rail to read.
+    await own.create();
+  });
+  after(async () => {
+    for (const replica of pair) replica.child.kill('SIGKILL');
+    await Promise.all(pair.map((replica) => replica.exit));
+    google.closeAllConnections();
+    google.close();
+    rmSync(secretsDir, { recursive: true, force: true });
+    await own.drop();
+  });
+
+  it("each project's voided purchases are read once per hour while both replicas run the job", async () => {
+    const secretsFile = path.join(secretsDir, 'rail-secrets.json');
+    writeFileSync(secretsFile, JSON.stringify({ projects: {} }));
+    const googleUrl = `http://127.0.0.1:${google.address().port}/`;
+    const env = { ...DEV, DATABASE_URL: own.url, RAIL_SECRETS_FILE: secretsFile, ANDROID_PUBLISHER_BASE_URL: googleUrl };
+    pair = await Promise.all([startReplica(await freePort(), env), startReplica(await freePort(), env)]);
+    const projects = [];
+    for (let i = 0; i < PROJECTS; i++) projects.push({ ...(await project(pair[i % 2].port)), packageName: `com.example.voided${i}` });
+    const serviceAccount = {
+      type: 'service_account',
+      client_email: 'replicas@example.iam.gserviceaccount.com',
+      private_key: privatePem,
+      token_uri: `${googleUrl}token`,
+    };
+    writeFileSync(
+      secretsFile,
+      JSON.stringify({
+        projects: Object.fromEntries(projects.map((p) => [p.projectId, { android_store: { pushToken: 'push_replicas_voided_0123456789', serviceAccount } }])),
+      }),
+    );
+    await sleep(6_000); // the replicas re-read the secrets file at least every 5 s
+    for (const p of projects) await operator(pair[0].port, 'PUT', `/projects/${p.projectId}/rails/android_store`, { packageName: p.packageName });
+
+    // The job looks for due projects every 30 s on one replica at a time: each project read within a minute …
+    const deadline = Date.now() + 75_000;
+    while (projects.some((p) => !firstPages.has(p.packageName)) && Date.now() < deadline) await sleep(250);
+    assert.deepEqual(
+      projects.filter((p) => !firstPages.has(p.packageName)).map((p) => p.packageName),
+      [],
+      'every project read',
+    );
+    // … and not again within the hour, though both replicas keep running the job.
+    await sleep(35_000);
+    assert.deepEqual(
+      projects.map((p) => [firstPages.get(p.packageName), pages.get(p.packageName)]),
+      projects.map(() => [1, 2]),
+      'each project read once (two pages)',
+    );
+    const db = new pg.Client({ connectionString: own.url });
+    await db.connect();
+    try {
+      const { rows } = await db.query(
+        `SELECT project_id AS "projectId", count(*)::int AS n, count(*) FILTER (WHERE voided_source = 'list')::int AS listed
+           FROM android_voided_purchases GROUP BY project_id ORDER BY project_id`,
+      );
+      assert.deepEqual(
+        rows,
+        projects.map((p) => ({ projectId: p.projectId, n: ENTRIES, listed: ENTRIES })).sort((a, b) => (a.projectId < b.projectId ? -1 : 1)),
+      );
+      const reads = await db.query(`SELECT count(*)::int AS n FROM android_voided_reads WHERE last_outcome = 'read' AND leased_by IS NULL`);
+      assert.equal(reads.rows[0].n, PROJECTS);
+    } finally {
+      await db.end();
+    }
   });
 });
 

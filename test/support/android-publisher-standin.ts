@@ -14,13 +14,20 @@ export interface PublisherCall {
  * A stand-in for Google's OAuth token endpoint and the Android Publisher API on 127.0.0.1:
  * verifies the service account's signed assertion (RS256, aud = token_uri, the
  * androidpublisher scope), issues access tokens, serves subscriptionsv2.get and products.get
- * from `subscriptions` / `products`, records acknowledgements, and fails on demand.
+ * from `subscriptions` / `products` and voidedpurchases.list (paged, `token` / `nextPageToken`)
+ * from `voided`, records acknowledgements, and fails on demand.
  */
 export class AndroidPublisherStandIn {
   readonly subscriptions = new Map<string, PublisherPurchase>();
   readonly products = new Map<string, PublisherPurchase>();
   readonly calls: PublisherCall[] = [];
   readonly acknowledged: string[] = [];
+  /** Voided purchases per package (VoidedPurchase JSON), served by voidedpurchases.list within its time window. */
+  readonly voided = new Map<string, PublisherPurchase[]>();
+  /** Entries per page of voidedpurchases.list (the request's maxResults when smaller). */
+  voidedPageSize = 2;
+  /** The query of every voidedpurchases.list request, in order. */
+  readonly voidedQueries: { packageName: string; query: Record<string, string> }[] = [];
   /** The `traceparent` header of every request, in order (absent: undefined). */
   readonly traceparents: (string | undefined)[] = [];
   tokensIssued = 0;
@@ -67,7 +74,8 @@ export class AndroidPublisherStandIn {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
-    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    const url = new URL(req.url ?? '/', 'http://x');
+    const path = decodeURIComponent(url.pathname);
     this.calls.push({ method: req.method ?? '', path });
     const traceparent = req.headers.traceparent;
     this.traceparents.push(typeof traceparent === 'string' ? traceparent : undefined);
@@ -113,6 +121,26 @@ export class AndroidPublisherStandIn {
       return purchase
         ? json(200, { kind: 'androidpublisher#productPurchase', ...purchase })
         : json(404, { error: { code: 404, message: 'The purchase token was not found.' } });
+    }
+    if (req.method === 'GET' && (m = rest.match(/^([^/]+)\/purchases\/voidedpurchases$/))) {
+      if (this.failReads) return json(500, { error: { code: 500, message: 'Backend Error' } });
+      const query = Object.fromEntries(url.searchParams.entries());
+      this.voidedQueries.push({ packageName: m[1], query });
+      const start = Number(query.startTime ?? 0);
+      const end = Number(query.endTime ?? Date.now());
+      const within = (this.voided.get(m[1]) ?? []).filter((entry) => {
+        const at = Number(entry.voidedTimeMillis);
+        return at >= start && at <= end;
+      });
+      const size = Math.min(this.voidedPageSize, Number(query.maxResults ?? 1000));
+      const offset = query.token ? Number(Buffer.from(query.token, 'base64url').toString('utf8')) : 0;
+      const page = within.slice(offset, offset + size);
+      const next = offset + size < within.length ? Buffer.from(String(offset + size)).toString('base64url') : undefined;
+      return json(200, {
+        pageInfo: { totalResults: within.length, resultPerPage: size, startIndex: offset },
+        ...(next ? { tokenPagination: { nextPageToken: next } } : {}),
+        voidedPurchases: page.map((entry) => ({ kind: 'androidpublisher#voidedPurchase', ...entry })),
+      });
     }
     if (req.method === 'POST' && (m = rest.match(/^([^/]+)\/purchases\/subscriptions\/([^/]+)\/tokens\/([^/]+):acknowledge$/))) {
       const purchase = this.subscriptions.get(`${m[1]}|${m[3]}`);

@@ -2,6 +2,8 @@ import { RailNotificationsRecentIndex1790000002640 } from './migrations/17900000
 import { RailsSchema1790000000600 } from './migrations/1790000000600-rails-schema.migration.js';
 import { CustomerScopeForeignKey1790000000923 } from './migrations/1790000000923-customer-scope-foreign-key.migration.js';
 import { RailExpiryReads1790000002300 } from './migrations/1790000002300-rail-expiry-reads.migration.js';
+import { AndroidVoidedPurchases1790000003617 } from './migrations/1790000003617-android-voided-purchases.migration.js';
+import { AndroidVoidedReads1790000003618 } from './migrations/1790000003618-android-voided-reads.migration.js';
 
 export { RailsModule } from './rails.module.js';
 export {
@@ -62,6 +64,8 @@ export const RAILS_MIGRATIONS = [
   CustomerScopeForeignKey1790000000923,
   RailExpiryReads1790000002300,
   RailNotificationsRecentIndex1790000002640,
+  AndroidVoidedPurchases1790000003617,
+  AndroidVoidedReads1790000003618,
 ];
 
 // Store notifications
@@ -73,4 +77,10 @@ export { parseRailSecrets, RailSecretsError, type RailSecretsContent, type Proje
 export { RailReader, type RailReadReason, type RailReadResult, type RailReadOptions } from './reading/rail-reader.service.js';
 export { RAIL_READ_BUCKETS } from './reading/rail-read-bounds.service.js';
 export { ExpiryReadsJob, EXPIRY_READS_EVERY_MS, type ExpirySweepSummary } from './reconcile/expiry-reads.job.js';
+export {
+  AndroidVoidedReadsJob,
+  ANDROID_VOIDED_READS_EVERY_MS,
+  ANDROID_VOIDED_READ_INTERVAL_MS,
+  ANDROID_VOIDED_READ_OVERLAP_MS,
+} from './android/android-voided-reads.job.js';
 export { EXPIRY_READ_BACKOFF_MS, expiryBackoffMs, settleExpiryRead, type ExpiryReadSettlement } from './reconcile/expiry-reads.js';

@@ -6,6 +6,9 @@ import { EntitlementsModule } from '#entitlements';
 import { RailCustomerResolver } from './customers/rail-customer-resolver.service.js';
 import { AndroidPublisherClient } from './android/android-publisher.client.js';
 import { AndroidWebhookService } from './android/android-webhook.service.js';
+import { AndroidVoidedPurchasesRepository } from './android/android-voided-purchases.repository.js';
+import { AndroidVoidedReadsJob } from './android/android-voided-reads.job.js';
+import { AndroidVoidedReadsRepository } from './android/android-voided-reads.repository.js';
 import { CardWebhookService } from './card/card-webhook.service.js';
 import { IosWebhookService } from './ios/ios-webhook.service.js';
 import { NotificationProcessor } from './notifications/notification-processor.service.js';
@@ -33,8 +36,9 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
 
 /**
  * Store rails: the shared rail model and its records, purchase sync, the processing of store
- * notifications (card, iOS, Android), the reads of the rails' APIs (RailReader), rail settings
- * and secrets. StoreNotificationsModule serves the notifications, settings and reads over HTTP.
+ * notifications (card, iOS, Android), the reads of the rails' APIs (RailReader) and the hourly
+ * read of voided Play purchases (AndroidVoidedReadsJob), rail settings and secrets.
+ * StoreNotificationsModule serves the notifications, settings and reads over HTTP.
  */
 @Module({
   imports: [KeysModule, AuditModule, IdentityModule, EntitlementsModule],
@@ -59,6 +63,7 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     StoreRailSettings,
     CardWebhookService,
     AndroidPublisherClient,
+    AndroidVoidedPurchasesRepository,
     AndroidWebhookService,
     IosWebhookService,
     CardPaymentsApiClient,
@@ -66,6 +71,8 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     RailReadBounds,
     StoreObservations,
     RailReader,
+    AndroidVoidedReadsRepository,
+    AndroidVoidedReadsJob,
   ],
   exports: [
     RailStateApplier,

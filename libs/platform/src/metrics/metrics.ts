@@ -100,7 +100,7 @@ export class Metrics {
   /** Counted by the rails' RailReader, once per read of a rail id (reconciliation, refresh, migration gate). */
   readonly railReads = new Counter({
     name: 'rail_reads_total',
-    help: "Reads of a rail's API, by rail (card_payments, ios_store, android_store) and outcome (live, ended, none: what the rail holds; unavailable: not readable; throttled: held back by the project's read rate or a store's back-off)",
+    help: "Reads of a rail's API, by rail (card_payments, ios_store, android_store) and outcome (live, ended, none: what the rail holds; unavailable: not readable; throttled: held back by the project's read rate or a store's back-off; voided_list: a page of Play's voided-purchases list)",
     labelNames: ['rail', 'outcome'] as const,
     registers: [this.registry],
   });

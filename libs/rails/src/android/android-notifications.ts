@@ -48,7 +48,15 @@ export type AndroidNotification =
       revoked: boolean;
     }
   | { kind: 'one_time'; eventType: string; packageName: string; eventTimeMillis: number; purchaseToken: string; sku: string }
-  | { kind: 'voided'; eventType: 'VOIDED_PURCHASE'; packageName: string; eventTimeMillis: number; purchaseToken: string; productType: number | null }
+  | {
+      kind: 'voided';
+      eventType: 'VOIDED_PURCHASE';
+      packageName: string;
+      eventTimeMillis: number;
+      purchaseToken: string;
+      productType: number | null;
+      orderId: string | null;
+    }
   | { kind: 'test'; eventType: 'TEST_NOTIFICATION'; packageName: string; eventTimeMillis: number };
 
 export class AndroidFormatError extends Error {}
@@ -125,7 +133,8 @@ export function parseDeveloperNotification(data: string): AndroidNotification {
     const purchaseToken = str(n.purchaseToken);
     if (!purchaseToken) throw new AndroidFormatError('voidedPurchaseNotification lacks purchaseToken');
     checkRailText(purchaseToken, 'message.data.voidedPurchaseNotification.purchaseToken');
-    return { ...base, kind: 'voided', eventType: 'VOIDED_PURCHASE', purchaseToken, productType: num(n.productType) };
+    checkRailText(str(n.orderId), 'message.data.voidedPurchaseNotification.orderId');
+    return { ...base, kind: 'voided', eventType: 'VOIDED_PURCHASE', purchaseToken, productType: num(n.productType), orderId: str(n.orderId) };
   }
   if (isObject(decoded.testNotification)) return { ...base, kind: 'test', eventType: 'TEST_NOTIFICATION' };
   throw new AndroidFormatError('the developer notification carries no known notification');

@@ -82,6 +82,30 @@ export class AndroidPublisherClient {
     return this.call('purchases.products.get', async () => (await api.purchases.products.get({ packageName, productId, token }, this.callOptions)).data);
   }
 
+  /**
+   * One page of `purchases.voidedpurchases.list` (type 1: subscriptions and one-time products)
+   * between `startTimeMs` and `endTimeMs`; `pageToken` from the previous page's `nextPageToken`.
+   */
+  async listVoided(
+    account: ServiceAccountKey,
+    packageName: string,
+    page: { startTimeMs: number; endTimeMs: number; pageToken: string | null; maxResults: number },
+  ): Promise<{ entries: androidpublisher_v3.Schema$VoidedPurchase[]; nextPageToken: string | null }> {
+    const api = await this.api(account);
+    const data = await this.call('purchases.voidedpurchases.list', async () => {
+      const params: androidpublisher_v3.Params$Resource$Purchases$Voidedpurchases$List = {
+        packageName,
+        type: 1,
+        startTime: String(page.startTimeMs),
+        endTime: String(page.endTimeMs),
+        maxResults: page.maxResults,
+        ...(page.pageToken ? { token: page.pageToken } : {}),
+      };
+      return (await api.purchases.voidedpurchases.list(params, this.callOptions)).data;
+    });
+    return { entries: data.voidedPurchases ?? [], nextPageToken: data.tokenPagination?.nextPageToken || null };
+  }
+
   async acknowledgeSubscription(account: ServiceAccountKey, packageName: string, subscriptionId: string, token: string): Promise<void> {
     const api = await this.api(account);
     await this.call('purchases.subscriptions.acknowledge', () =>

@@ -161,7 +161,9 @@ export class StoreObservations {
       );
     }
     if (!state) return { kind: 'none' };
-    const read = state;
+    // A voided token is refunded whatever subscriptionsv2 says: ended, and nothing to acknowledge.
+    const voided = await this.androidRail.isVoided(scope, purchaseToken);
+    const read = voided ? { ...state, active: false } : state;
     if (read.active && read.needsAcknowledgement && read.productId) await this.acknowledge(account, packageName, purchaseToken, read, stored !== null);
     return {
       kind: 'states',
