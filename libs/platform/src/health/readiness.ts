@@ -111,11 +111,11 @@ export class ReadinessProbe {
   }
 
   async close(): Promise<void> {
-    this.redis?.release();
+    const redis = this.redis;
     this.redis = undefined;
     const database = this.database;
     this.database = undefined;
-    await database?.close();
+    await Promise.all([redis?.release(), database?.close()]);
   }
 }
 
