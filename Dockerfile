@@ -3,8 +3,9 @@
 # production dependencies only (`npm ci --omit=dev`: no embedded PostgreSQL, no TypeScript,
 # no Swagger UI and its install-time telemetry; .npmrc and packages/ say why) and runs plain
 # node as an unprivileged numeric user (Kubernetes runAsNonRoot can verify it).
-# Node 24 LTS, pinned to a full version; supported: Node 22.12+ and 24 (package.json engines).
-ARG NODE_IMAGE=node:24.11.1-bookworm-slim
+# Node 24 LTS, pinned to a full version; supported: Node 22.22.3+ (22 LTS) and 24.15+ (24 LTS),
+# package.json engines, both proven by .ci/run.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
@@ -45,7 +46,8 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/v1/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node itself is PID 1 and handles SIGTERM (readiness 503, drain delay, in-flight requests
 # finish, exit 0); no npm wrapper in between (npm would exit 143).
-# Migrations: MIGRATIONS_RUN=true at start, or the migration Job / one-off:
+# Migrations: MIGRATIONS_RUN=true at start, the `migrate` init container of every pod in
+# Kubernetes (deploy/base/deployment.yaml), or a one-off:
 #   docker run --rm -e DATABASE_URL=… entitlements-api node dist/apps/api/src/migrate.js
 STOPSIGNAL SIGTERM
 # The V8 flags are package.json's start:prod ones (docs/decisions/three-v8-flags.md: one V8

@@ -16,7 +16,7 @@
 // generator. bare and off run BENCH_TRACING_ROUNDS times each, alternated (bare, off, on, bare,
 // off, …) so that a drift of the machine falls on both; the figure of each is its median.
 //
-// Goal line (the contract: tracing off costs no more than a few percent): off / bare ≤ 1.05.
+// Goal line (tracing off costs no more than a few percent): off / bare ≤ 1.05.
 // The on / bare ratio and the spans received are printed as information.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';

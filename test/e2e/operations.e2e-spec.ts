@@ -3,7 +3,7 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { type AddressInfo, type Socket, createServer } from 'node:net';
-import { Metrics, type MetricsServer, ReadinessProbe, UNMATCHED_ROUTE, startMetricsServer, Readiness } from '#platform';
+import { Metrics, type MetricsServer, ReadinessProbe, UNMATCHED_ROUTE, notReadyReason, startMetricsServer, Readiness } from '#platform';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 
@@ -60,12 +60,16 @@ describe('operations: readiness, access log, metrics', () => {
       }
     });
 
-    it('503 not_ready from the moment shutdown begins', async () => {
-      const other = await createTestApp();
+    it('503 not_ready from the moment shutdown begins; its access-log line says why', async () => {
+      const otherLines: Array<Record<string, any>> = [];
+      const other = await createTestApp({ LOG_LEVEL: 'info' }, { onLogLine: (line) => otherLines.push(line) });
       try {
         other.app.get(Readiness).beginShutdown();
         const res = await other.http.get('/v1/readyz');
         expect(res.status).toBe(503);
+        expect(otherLines.find((l) => l.msg === 'request' && l.requestId === res.headers['x-request-id'])).toEqual(
+          expect.objectContaining({ status: 503, code: 'shutting_down' }),
+        );
         expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'ok', redis: process.env.REDIS_URL ? 'ok' : 'not_configured' } });
         expect(res.headers['cache-control']).toBe('no-store');
         // Liveness is unaffected.
@@ -99,7 +103,9 @@ describe('operations: readiness, access log, metrics', () => {
     it('an unreachable PostgreSQL is down', async () => {
       const probe = new ReadinessProbe('postgres://u:p@127.0.0.1:1/x', undefined);
       try {
-        expect((await probe.check()).checks.database).toBe('down');
+        const report = await probe.check();
+        expect(report.checks.database).toBe('down');
+        expect(notReadyReason(report, false)).toBe('database_unreachable');
       } finally {
         await probe.close();
       }

@@ -256,7 +256,7 @@ describe('platform: HTTP edge, health, versions, docs, operator auth, test clock
           if (['post', 'put', 'patch'].includes(method) && !op.requestBody && !bodyless.has(name)) problems.push(`${name}: no request body`);
           if (!op.summary) problems.push(`${name}: no summary`);
           if (!op.tags?.length) problems.push(`${name}: no tag`);
-          // Store webhooks carry no API key: each rail authenticates its own way (store-rails.md).
+          // Store webhooks carry no API key: each rail authenticates its own way (docs/rails.md).
           const railAuthenticated = path.startsWith('/v1/webhooks/');
           // Signing in to the console takes the operator token in its body.
           const consoleSignIn = name === 'post /console/api/session';

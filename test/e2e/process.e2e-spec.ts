@@ -1,4 +1,4 @@
-// The runtime contract (../shared/contracts/runtime.md) through real processes: the compiled
+// The runtime rules (README "Deploy", docs/operations.md) through real processes: the compiled
 // service started with `node`, as `npm run start:prod` and the container do.
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';

@@ -115,7 +115,7 @@ describe('webhooks: Android store (POST /v1/webhooks/android_store/{projectId}?t
     });
   });
 
-  describe('answers and errors in the contract order', () => {
+  describe('answers and errors in the documented order', () => {
     it('404 for an unknown project or a project without the rail', async () => {
       expectError(await push(subNotification(4, 'tok'), { projectId: 'proj_nope', token: 'x' }), 404, 'resource_missing');
       const bare = await createProject(t);

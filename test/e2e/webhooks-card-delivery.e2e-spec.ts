@@ -40,7 +40,7 @@ describe('webhooks: card payments, configuration and delivery (POST /v1/webhooks
     });
   });
 
-  describe('answers and errors in the contract order', () => {
+  describe('answers and errors in the documented order', () => {
     it('404 for an unknown project or a project without the rail, even with a bad body or signature', async () => {
       expectError(await send(null, { projectId: 'proj_nope', raw: 'not json', header: 'garbage' }), 404, 'resource_missing');
       const bare = await createProject(t);

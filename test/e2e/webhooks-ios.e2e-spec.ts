@@ -75,7 +75,7 @@ describe('webhooks: iOS store (POST /v1/webhooks/ios_store/{projectId})', () => 
   const stored = async () =>
     (await t.dataSource.query(`SELECT count(*)::int AS n FROM rail_notifications WHERE project_id = $1`, [fx.projectId]))[0].n as number;
 
-  describe('answers and errors in the contract order', () => {
+  describe('answers and errors in the documented order', () => {
     it('404 for an unknown project or a project without the rail', async () => {
       expectError(await post({ signedPayload: 'x' }, 'proj_nope'), 404, 'resource_missing');
       expectError(await post({ signedPayload: 'x' }, await createProject(t)), 404, 'resource_missing');

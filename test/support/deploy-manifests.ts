@@ -1,11 +1,12 @@
 // deploy/ rendered with the small kustomize subset it uses, for the deploy specs (test/unit/deploy-*.spec.ts).
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import * as ts from 'typescript';
 import { parse, parseAllDocuments } from 'yaml';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Job } from 'kubernetes-models/batch/v1';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
 
@@ -15,7 +16,7 @@ export const DEPLOY = path.join(ROOT, 'deploy');
 export type K8sObject = {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   [key: string]: any;
 };
 
@@ -24,12 +25,66 @@ export const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   'apps/v1/Deployment': Deployment,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'batch/v1/Job': Job,
+  'networking.k8s.io/v1/Ingress': Ingress,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'v1/ConfigMap': ConfigMap,
   'v1/Service': Service,
   'v1/ServiceAccount': ServiceAccount,
 };
+
+/** The typed model of each kind: kubernetes-models' interfaces, generated from the Kubernetes OpenAPI schemas. */
+const MODEL_TYPES: Record<string, string> = {
+  'apps/v1/Deployment': 'apps/v1/Deployment").IDeployment',
+  'autoscaling/v2/HorizontalPodAutoscaler': 'autoscaling/v2/HorizontalPodAutoscaler").IHorizontalPodAutoscaler',
+  'batch/v1/Job': 'batch/v1/Job").IJob',
+  'networking.k8s.io/v1/Ingress': 'networking.k8s.io/v1/Ingress").IIngress',
+  'networking.k8s.io/v1/NetworkPolicy': 'networking.k8s.io/v1/NetworkPolicy").INetworkPolicy',
+  'policy/v1/PodDisruptionBudget': 'policy/v1/PodDisruptionBudget").IPodDisruptionBudget',
+  'v1/ConfigMap': 'v1/ConfigMap").IConfigMap',
+  'v1/Service': 'v1/Service").IService',
+  'v1/ServiceAccount': 'v1/ServiceAccount").IServiceAccount',
+};
+
+/**
+ * Fields the Kubernetes schema does not know, at any depth. kubernetes-models' validate() checks
+ * types, formats and required fields but lets additional properties through (a misspelt
+ * `readinessProbes` passes it); its TypeScript interfaces list every field of each schema, so
+ * each object is type-checked as an object literal of its kind, where TypeScript refuses every
+ * property its type does not declare. One line per problem: `Kind/name: message`.
+ */
+export function unknownFields(objects: K8sObject[]): string[] {
+  const file = path.join(ROOT, 'test', 'support', 'deploy-objects.generated.ts');
+  const source = objects
+    .map((obj, i) => {
+      const type = MODEL_TYPES[`${obj.apiVersion}/${obj.kind}`];
+      if (!type) throw new Error(`no Kubernetes model for ${obj.apiVersion}/${obj.kind}`);
+      return `export const o${i}: import("kubernetes-models/${type} = ${JSON.stringify(obj)};`;
+    })
+    .join('\n');
+  const options: ts.CompilerOptions = {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: [],
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+  };
+  const host = ts.createCompilerHost(options);
+  const { fileExists, readFile, getSourceFile } = host;
+  host.fileExists = (name) => name === file || fileExists.call(host, name);
+  host.readFile = (name) => (name === file ? source : readFile.call(host, name));
+  host.getSourceFile = (name, language, ...rest) =>
+    name === file ? ts.createSourceFile(name, source, language) : getSourceFile.call(host, name, language, ...rest);
+  const program = ts.createProgram([file], options, host);
+  const sourceFile = program.getSourceFile(file)!;
+  return ts.getPreEmitDiagnostics(program, sourceFile).map((diagnostic) => {
+    const line = diagnostic.start === undefined ? -1 : sourceFile.getLineAndCharacterOfPosition(diagnostic.start).line;
+    const obj = objects[line];
+    return `${obj ? `${obj.kind}/${obj.metadata.name}` : file}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')}`;
+  });
+}
 
 function isObject(value: unknown): value is Record<string, any> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -17,7 +17,7 @@ function configError(env: Record<string, string>): ConfigError {
 }
 
 describe('loadConfig', () => {
-  it('applies the defaults of runtime.md to an empty environment', () => {
+  it('applies the documented defaults (README "Configuration") to an empty environment', () => {
     expect(loadConfig({})).toEqual({
       nodeEnv: 'development',
       port: 3000,

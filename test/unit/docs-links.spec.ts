@@ -182,7 +182,7 @@ describe('the documents check itself', () => {
     expect(linkProblem(readme, 'docs/api.md')).toBeNull();
     expect(linkProblem(readme, 'docs/performance.md#figures-of-record')).toBeNull();
     expect(linkProblem(readme, '#getting-keys')).toBeNull();
-    expect(linkProblem(readme, '../shared/spec/api-v1.md')).toMatch(/outside the repository/);
+    expect(linkProblem(readme, '../outside/spec.md')).toMatch(/outside the repository/);
     expect(linkProblem(readme, 'https://example.com/')).toMatch(/outside the repository/);
     expect(linkProblem(readme, 'docs/missing.md')).toMatch(/missing file/);
     expect(linkProblem(readme, 'docs/api.md#no-such-heading')).toMatch(/missing heading/);

@@ -7,7 +7,7 @@ const NOW = 1_800_000_000_000;
 const tx = { originalTransactionId: '1', productId: 'pro', expiresDate: NOW + 86_400_000 };
 
 describe('reading the rails: pure rules', () => {
-  it("the read timeout is the contract's 10 s unless RAIL_READ_TIMEOUT_MS says otherwise", () => {
+  it('the read timeout is 10 s unless RAIL_READ_TIMEOUT_MS says otherwise', () => {
     expect(DEFAULT_RAIL_READ_TIMEOUT_MS).toBe(10_000);
     expect(loadConfig({}).railReadTimeoutMs).toBe(10_000);
     expect(loadConfig({ RAIL_READ_TIMEOUT_MS: '1500' }).railReadTimeoutMs).toBe(1500);

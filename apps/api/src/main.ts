@@ -14,6 +14,7 @@ import {
   assertDatabaseReachable,
   createAppLogger,
   drainHttpServer,
+  listeningLogFields,
   loadConfig,
   startEmbeddedPostgres,
   startMetricsServer,
@@ -24,7 +25,7 @@ import {
 import { DemoSeeder, formatDemoKeys } from '#keys';
 import { createApp } from './create-app.js';
 
-/** In-flight requests get this long after the listener stops accepting (runtime.md). */
+/** In-flight requests get this long after the listener stops accepting (docs/operations.md, graceful shutdown). */
 const SHUTDOWN_GRACE_MS = 10_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
     }
     if (config.metricsPort > 0) metricsServer = await startMetricsServer(app.get(Metrics), config.metricsPort, config.host);
     await app.listen(config.port, config.host);
-    logger.info({ port: config.port, host: config.host, docs: `/docs`, metricsPort: metricsServer?.port ?? null }, 'API listening');
+    logger.info(listeningLogFields(config, metricsServer?.port ?? null), 'API listening');
   } catch (err) {
     await metricsServer?.close();
     await app?.close().catch(() => undefined);

@@ -26,7 +26,7 @@ function toWrite(entry: AuditEntryInput, eventId: string): AuditEntryWrite {
   };
 }
 
-/** Fields of rail entries (store-rails.md) shown in the read view when the entry's details carry them. */
+/** Fields of rail entries (docs/rails.md) shown in the read view when the entry's details carry them. */
 const RAIL_DETAIL_FIELDS = [
   ['signatureVerified', 'boolean'],
   ['reconciledWithProvider', 'boolean'],

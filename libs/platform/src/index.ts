@@ -18,6 +18,7 @@ export * from './tracing/tracing.js';
 export * from './database/data-source-options.js';
 export * from './database/database-reachability.js';
 export * from './database/embedded-postgres.js';
+export * from './database/embedded-reset.js';
 export * from './database/migrate.js';
 export * from './rate-limit/token-bucket.js';
 export * from './redis/shared-redis.js';

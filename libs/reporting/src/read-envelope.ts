@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 
-/** Coverage states of a surface (read-api.md): `not_instrumented` figures are null, never 0. */
+/** Coverage states of a surface (docs/api.md, "Read API"): `not_instrumented` figures are null, never 0. */
 export type CoverageState = 'measured' | 'not_instrumented';
 export const COVERAGE_SURFACES = ['revenue', 'errors', 'analytics', 'readCost', 'userCensus'] as const;
 export type CoverageSurface = (typeof COVERAGE_SURFACES)[number];

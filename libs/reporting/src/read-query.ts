@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 
-/** The read API's defaults (read-api.md). */
+/** The read API's defaults (docs/api.md, "Read API"). */
 export const DEFAULT_DAYS = 30;
 export const DEFAULT_LIMIT = 25;
 /** The largest `limit` a read accepts. */

@@ -14,7 +14,7 @@ export const PACKAGE = 'com.example.rails.read';
 export const CARD_API_KEY = `rk_test_${randomBytes(24).toString('hex')}`;
 export const CARD_WEBHOOK_SECRET = `whsec_${randomBytes(20).toString('hex')}`;
 export const PUSH_TOKEN = `push_${randomBytes(24).toString('hex')}`;
-/** The read timeout of the suites (the contract's 10 s stays the default; a unit test checks it). */
+/** The read timeout of the suites (10 s stays the default; a unit test checks it). */
 export const READ_TIMEOUT_MS = 1500;
 const DAY = 86_400;
 

@@ -9,7 +9,7 @@ export interface Mutation<A extends unknown[]> {
   error: unknown;
   /** The success note the write returned, until the next run. */
   done?: string;
-  /** Shows an error found before calling the service (the contract's rules checked as you type). */
+  /** Shows an error found before calling the service (the API's rules checked as you type). */
   fail: (error: unknown) => void;
   reset: () => void;
 }

@@ -1,5 +1,5 @@
 // Manual grant and revoke in the console's environment, with the reason the audit entry keeps.
-// The contract's rules are checked as you type: key in snake_case, a grant's reason 20 to 500
+// The API's rules are checked as you type: key in snake_case, a grant's reason 20 to 500
 // characters, a revoke's 1 to 500; the service's own answer is shown next to its field. A revoke
 // ends the entitlement at once: it is confirmed first.
 import { useState } from 'react';

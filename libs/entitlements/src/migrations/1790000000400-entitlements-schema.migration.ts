@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Entitlement state of every rail in one table, the project's entitlement-key registry and
- * the product catalogue. Registry and catalogue are per project (operator-api.md: a project's
+ * the product catalogue. Registry and catalogue are per project (the operator API: a project's
  * catalogue, not an environment's), so they carry no env column.
  */
 export class EntitlementsSchema1790000000400 implements MigrationInterface {

@@ -94,7 +94,7 @@ class RedisVelocityStore implements VelocityStore {
   }
 
   async close(): Promise<void> {
-    this.lease.release();
+    await this.lease.release();
   }
 }
 

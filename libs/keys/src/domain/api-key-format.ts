@@ -45,7 +45,7 @@ export function parseApiKey(raw: string | undefined): PresentedKey {
 }
 
 /**
- * Alias headers carrying the bare key, in the order they are read: the contract's wire name
+ * Alias headers carrying the bare key, in the order they are read: the documented wire name
  * first, then the spelling the published clients send. Lower case, as Node
  * delivers header names.
  */

@@ -1,5 +1,5 @@
 /**
- * Pure rules of the migration gate (store-rails.md "Reading the rails", 3): what the rails
+ * Pure rules of the migration gate (docs/rails.md, "Migration gate"): what the rails
  * hold for a row's customer decides whether it receives the asserted grant. No I/O.
  */
 import type { PurchaseRail } from '#entitlements';

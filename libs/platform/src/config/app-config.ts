@@ -225,7 +225,7 @@ export const DEFAULT_ANDROID_PUBLISHER_BASE_URL = 'https://androidpublisher.goog
 export const DEFAULT_CARD_PAYMENTS_API_BASE_URL = 'https://api.stripe.com';
 export const DEFAULT_APP_STORE_SERVER_API_BASE_URL = 'https://api.storekit.itunes.apple.com';
 export const DEFAULT_APP_STORE_SERVER_API_SANDBOX_BASE_URL = 'https://api.storekit-sandbox.itunes.apple.com';
-/** The contract's bound on one read of a rail's API. */
+/** The bound on one read of a rail's API (docs/rails.md, "Reading the rails"). */
 export const DEFAULT_RAIL_READ_TIMEOUT_MS = 10_000;
 
 function withoutTrailingSlash(value: string): string {

@@ -2,7 +2,7 @@ import pg from 'pg';
 
 /**
  * Whether PostgreSQL answers, on a dedicated one-connection pool: a busy request pool neither
- * delays the probe nor loses a connection to it (the readiness check, runtime.md).
+ * delays the probe nor loses a connection to it (the readiness check: PostgreSQL answers within 1 s).
  */
 export class DatabaseProbe {
   private pool: pg.Pool | undefined;

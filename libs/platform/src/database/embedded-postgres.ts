@@ -302,6 +302,19 @@ export async function embeddedDataDir(requestedDir: string): Promise<string> {
   return reachable(runAs, existingAncestor(path.dirname(dataDir)), binaries.postgres) ? dataDir : stagedDataDir(dataDir, runAs);
 }
 
+/**
+ * Every place startEmbeddedPostgres may have kept the data of a requested directory: the
+ * directory itself and, as root, its staged twin under the temp dir (the layout depends on
+ * whether the `postgres` user could reach the checkout when it started, so both are looked at).
+ * Nothing is created: without a `postgres` user no twin can exist.
+ */
+export function embeddedDataDirCandidates(requestedDir: string): string[] {
+  const dataDir = path.resolve(requestedDir);
+  if (userInfo().uid !== 0) return [dataDir];
+  const uid = idOf('-u', 'postgres');
+  return uid === undefined ? [dataDir] : [dataDir, stagedDataDir(dataDir, { uid })];
+}
+
 /** The nearest existing directory (the parent of a data directory may not exist yet). */
 function existingAncestor(dir: string): string {
   let current = dir;

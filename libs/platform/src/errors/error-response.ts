@@ -25,7 +25,12 @@ export function writeErrorResponse(res: HttpResponse, error: ApiError, requestId
   res.status(error.status).header('Content-Type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
-/** The error code written for this response, if it was an error envelope. */
+/** The code the access log carries for a 4xx/5xx answered without the envelope (the readiness probe's 503). */
+export function setLogCode(res: HttpResponse, code: string): void {
+  (res as unknown as WithErrorCode)[ERROR_CODE] = code;
+}
+
+/** The error code written for this response, if it was an error envelope (or set by setLogCode). */
 export function errorCodeOf(res: HttpResponse): string | undefined {
   return (res as unknown as WithErrorCode)[ERROR_CODE];
 }

@@ -1,7 +1,8 @@
 import { Controller, Get, Header, HttpStatus, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../policy/route-policy.js';
-import { Readiness, type ReadinessReport } from './readiness.js';
+import { Readiness, type ReadinessReport, notReadyReason } from './readiness.js';
+import { setLogCode } from '../errors/error-response.js';
 import type { HttpResponse } from '../http/http-types.js';
 
 export class ReadinessChecks {
@@ -40,7 +41,10 @@ export class ReadinessController {
   })
   async ready(@Res({ passthrough: true }) res: HttpResponse): Promise<ReadinessReport> {
     const report = await this.readiness.check();
-    res.status(report.status === 'ready' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
+    const reason = notReadyReason(report, this.readiness.shuttingDown);
+    res.status(reason === null ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
+    // The 503's access-log line says why (the body keeps the probe's own shape, no envelope).
+    if (reason !== null) setLogCode(res, reason);
     return report;
   }
 }

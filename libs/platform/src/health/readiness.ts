@@ -14,10 +14,20 @@ export interface ReadinessReport {
 /** ok: every migration the code lists is applied; pending: some are not (or the database did not answer). */
 export type MigrationsCheck = 'ok' | 'pending';
 
+/** Why a replica is not ready, as the access log's `code` of its 503: the first that holds. */
+export type NotReadyReason = 'shutting_down' | 'database_unreachable' | 'migrations_pending';
+
+export function notReadyReason(report: ReadinessReport, shuttingDown: boolean): NotReadyReason | null {
+  if (report.status === 'ready') return null;
+  if (shuttingDown) return 'shutting_down';
+  if (report.checks.database !== 'ok') return 'database_unreachable';
+  return 'migrations_pending';
+}
+
 /** TypeORM's migrations table (data-source-options.ts). */
 const MIGRATIONS_TABLE = 'schema_migrations';
 
-/** PostgreSQL must answer within this bound for the replica to be ready (runtime.md). */
+/** PostgreSQL must answer within this bound for the replica to be ready (docs/operations.md: `/v1/readyz` is 503 until PostgreSQL answers within 1 s). */
 export const READINESS_DATABASE_TIMEOUT_MS = 1000;
 const READINESS_REDIS_TIMEOUT_MS = 500;
 
@@ -106,11 +116,11 @@ export class ReadinessProbe {
   }
 
   async close(): Promise<void> {
-    this.redis?.release();
+    const redis = this.redis;
     this.redis = undefined;
     const database = this.database;
     this.database = undefined;
-    await database?.close();
+    await Promise.all([redis?.release(), database?.close()]);
   }
 }
 

@@ -65,7 +65,7 @@ export function assertDeclaredLength(req: HttpRequest, limit: number): void {
  * body must be a JSON object, within the shape bounds (depth, key count) checked before any
  * validation runs; `jsonBounds: null` leaves them to the route (POST /v1/events measures
  * nesting by its own 8 KB rule). `raw` keeps the bytes as received, unparsed, for the route
- * (store webhooks: a signature is computed over the bytes, and their contract checks the
+ * (store webhooks: a signature is computed over the bytes, and their documented checks order the
  * signature's project before the body's shape); `rawBodyOf` hands them over.
  */
 export function readJsonBody(req: HttpRequest, limit: number, options: { raw?: boolean; jsonBounds?: JsonBounds | null } = {}): Promise<void> {

@@ -2,7 +2,7 @@ import { type HttpRequest, type HttpResponse, setResponseHeader } from './http-t
 
 export const CORS_ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 /**
- * Both spellings of the key and client-version headers: the contract's wire names
+ * Both spellings of the key and client-version headers: the documented wire names
  * (Service-…) and the names the published clients send (Crossdeck-…).
  */
 export const CORS_ALLOW_HEADERS =

@@ -3,6 +3,7 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import { errorCodeOf } from '../errors/error-response.js';
 import { type HttpRequest, type HttpResponse, originalPathOf } from '../http/http-types.js';
 import { requestIdOf } from '../http/request-id.js';
+import type { AppConfig } from '../config/app-config.js';
 import { activeTraceFields, tracingActive } from '../tracing/tracing.js';
 
 export type AppLogger = Logger;
@@ -76,4 +77,12 @@ export function logAccess(logger: AppLogger, req: HttpRequest, res: HttpResponse
   };
   if (res.statusCode >= 400) line.code = errorCodeOf(res) ?? 'unknown';
   logger.info(line, 'request');
+}
+
+/** The fields of the "API listening" line: the docs path only where `/docs` is served (DOCS_ENABLED). */
+export function listeningLogFields(
+  config: Pick<AppConfig, 'port' | 'host' | 'docsEnabled'>,
+  metricsPort: number | null,
+): { port: number; host: string; docs?: string; metricsPort: number | null } {
+  return { port: config.port, host: config.host, ...(config.docsEnabled ? { docs: '/docs' } : {}), metricsPort };
 }

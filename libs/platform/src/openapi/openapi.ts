@@ -63,6 +63,8 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
         '. Errors use the envelope { error: { type, code, message, request_id } }; every response carries X-Request-Id.',
     )
     .setVersion('v1')
+    // The repository's LICENSE.
+    .setLicense('MIT', 'https://spdx.org/licenses/MIT.html')
     // Relative: the document is valid wherever the service is mounted.
     .addServer('/', 'This service')
     // Keys and the operator token are opaque bearer strings, not JWTs (no bearerFormat).

@@ -95,6 +95,6 @@ export class RedisBucketStore implements BucketStore {
   }
 
   async close(): Promise<void> {
-    this.lease.release();
+    await this.lease.release();
   }
 }

@@ -41,9 +41,9 @@ export const DEFAULT_BUCKET_RULES: Readonly<Record<BucketName, BucketRule>> = Ob
   alias: { sustained: 10, burst: 100 },
   // Source-map uploads (up to 50 MB each): a release's CI burst of batches, then one every 2 s.
   sourcemaps: { sustained: 0.5, burst: 60 },
-  /** The read API (read-api.md), charged per project and key. */
+  /** The read API (docs/api.md, "Read API"), charged per project and key. */
   reads: { sustained: 20, burst: 100 },
-  // The service's own reads of each store's API per project (store-rails.md "Bounds"): a mass
+  // The service's own reads of each store's API per project (docs/rails.md, "Reading the rails"): a mass
   // expiry is spread over time instead of flooding the store (the stores' quotas are per app).
   rail_reads_card_payments: { sustained: 20, burst: 20 },
   rail_reads_ios_store: { sustained: 10, burst: 10 },

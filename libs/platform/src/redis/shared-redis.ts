@@ -2,8 +2,12 @@ import { Redis } from 'ioredis';
 
 export interface RedisLease {
   readonly client: Redis;
-  release(): void;
+  /** Resolves once this lease is given up and, for the last one, the connection is closed. */
+  release(): Promise<void>;
 }
+
+/** How long the last release waits for the connection to close before it resolves anyway. */
+const CLOSE_WAIT_MS = 2000;
 
 const connections = new Map<string, { client: Redis; users: number }>();
 
@@ -11,7 +15,9 @@ const connections = new Map<string, { client: Redis; users: number }>();
  * One fail-fast Redis connection per (URL, command timeout) in this process, shared by the
  * limiter stores (rate-limit buckets, identify velocity, error allowance): a short command
  * timeout, no offline queue and no retries, so a Redis outage surfaces at once and the
- * callers fail open. Each lease adds its own error listener; the last release disconnects.
+ * callers fail open. Each lease adds its own error listener; the last release disconnects and
+ * resolves when the socket is closed, so a closed application leaves no connection behind (a
+ * test worker or a stopping process that still holds one cannot exit at once).
  */
 export function leaseRedis(url: string, commandTimeoutMs: number, onError: (err: Error) => void): RedisLease {
   const key = `${commandTimeoutMs}|${url}`;
@@ -33,7 +39,7 @@ export function leaseRedis(url: string, commandTimeoutMs: number, onError: (err:
   let released = false;
   return {
     client: shared.client,
-    release: () => {
+    release: async () => {
       if (released) return;
       released = true;
       shared.client.off('error', onError);
@@ -43,7 +49,17 @@ export function leaseRedis(url: string, commandTimeoutMs: number, onError: (err:
         // An error the closing connection still reports (a ready check cut short) has no lease to
         // go to; without a listener ioredis would print it as an unhandled error event.
         shared.client.on('error', () => undefined);
+        if (shared.client.status === 'end') return;
+        const closed = new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, CLOSE_WAIT_MS);
+          timer.unref();
+          shared.client.once('end', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
         shared.client.disconnect();
+        await closed;
       }
     },
   };

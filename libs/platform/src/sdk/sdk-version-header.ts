@@ -4,7 +4,7 @@ import type { HttpRequest } from '../http/http-types.js';
 
 /**
  * Client self-identification headers (`<name>@<version>`), in the order they are read: the
- * contract's wire name first, then the spelling the published clients send.
+ * documented wire name first, then the spelling the published clients send.
  */
 export const SDK_VERSION_HEADERS = ['Service-Sdk-Version', 'Crossdeck-Sdk-Version'] as const;
 

@@ -1,6 +1,6 @@
 /**
  * The card processor's webhook events (Stripe's event and object shapes), reduced to what
- * the rail reads. Pure: parsing and the state table of store-rails.md ("card").
+ * the rail reads. Pure: parsing and the card state table of docs/rails.md ("Card payments (Stripe)").
  */
 import { checkRailAmount, checkRailQuantity, checkRailSeconds, checkRailText } from '../model/rail-bounds.js';
 import { cardInvoicePayment, cardPriceLines } from '../model/rail-prices.js';

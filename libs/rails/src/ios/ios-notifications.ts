@@ -1,6 +1,6 @@
 /**
  * App Store Server Notifications V2: which notification types change entitlements and how
- * (store-rails.md "Effects", iOS row). Pure.
+ * (docs/rails.md, "iOS App Store"). Pure.
  */
 import { checkRailMillis, checkRailText } from '../model/rail-bounds.js';
 import type { RailState } from '../model/rail-model.js';

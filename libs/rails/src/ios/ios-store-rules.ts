@@ -6,7 +6,7 @@ import type { Env } from '#platform';
 import { checkRailAmount, checkRailMillis, checkRailText } from '../model/rail-bounds.js';
 import type { RailState } from '../model/rail-model.js';
 
-/** store-rails.md: decoded `environment` `Production` lands in production, anything else in sandbox. */
+/** A decoded `environment` `Production` lands in production, anything else in sandbox. */
 export function envOfStoreEnvironment(environment: string | undefined): Env {
   return environment === 'Production' ? 'production' : 'sandbox';
 }

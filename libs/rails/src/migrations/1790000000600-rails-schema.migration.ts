@@ -3,9 +3,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * The rail model every purchase rail shares (iOS store, card payments, Android store):
  *
- * - `rail_settings`: the operator's non-secret settings of a rail, per project (operator-api.md
+ * - `rail_settings`: the operator's non-secret settings of a rail, per project (the operator API
  *   configures rails per project, not per environment). `version` counts changes, so caches
- *   (the iOS verifiers) key on it. Secrets never land here (store-rails.md: RAIL_SECRETS_FILE).
+ *   (the iOS verifiers) key on it. Secrets never land here (they live in the RAIL_SECRETS_FILE file).
  * - `rail_subscriptions`: one row per (project, env, rail, subscription id) holding the rail's
  *   latest state; `rail_time_ms` is the "newest rail time wins" clock.
  * - `rail_transactions`: iOS transaction ids (and any rail's per-purchase id) already applied:

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Reads at expiry (store-rails.md "Reading the rails"): one row per rail subscription whose
+ * Reads at expiry (docs/rails.md, "Reading the rails"): one row per rail subscription whose
  * `valid_until` passed while it was still active, for that `valid_until` (`due_valid_until`).
  *
  * - `status`: `pending` (to read at `next_read_at_ms`), `done` (read, or superseded by a newer

@@ -10,7 +10,7 @@ export type { PurchaseRail };
 export const RAIL_STATES = ['active', 'inactive'] as const;
 export type RailState = (typeof RAIL_STATES)[number];
 
-/** What a rail event did (store-rails.md "decision"). */
+/** What a rail event did (the `decision` of a rail notification's answer, docs/rails.md). */
 export const RAIL_DECISIONS = ['applied', 'no_op', 'rejected'] as const;
 export type RailDecision = (typeof RAIL_DECISIONS)[number];
 

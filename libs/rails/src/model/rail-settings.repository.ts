@@ -26,7 +26,7 @@ function toRecord<T extends object>(row: SettingsRow): RailSettingsRecord<T> {
 }
 
 /**
- * SQL of rail_settings. Rail settings are a project's (operator-api.md configures rails per
+ * SQL of rail_settings. Rail settings are a project's (the operator API configures rails per
  * project; both environments verify against the same settings), so the scope is the project.
  */
 @Injectable()

@@ -50,7 +50,7 @@ export interface RailStateChange {
   payment?: RailPayment | null;
 }
 
-/** What the audit entry says about the event (store-rails.md "auditEventId"). */
+/** What the audit entry says about the event (its `auditEventId`, docs/rails.md). */
 export interface RailEventContext {
   /** The rail's own type (`DID_RENEW`, `customer.subscription.updated`, `SUBSCRIPTION_RENEWED`, `purchase_sync` …). */
   eventType: string;

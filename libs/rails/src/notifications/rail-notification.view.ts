@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 
-/** The answer to an inbound store notification (store-rails.md "Success is 200"). */
+/** The answer to an inbound store notification (success is 200, docs/rails.md "What every webhook answers"). */
 export class RailNotificationView {
   @ApiProperty({ example: 'rail_notification' }) object: 'rail_notification';
   @ApiProperty({ enum: ['ios_store', 'card_payments', 'android_store'] }) rail: string;

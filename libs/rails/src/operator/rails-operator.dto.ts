@@ -28,7 +28,7 @@ export class PutIosStoreRailDto {
   trustedRootCertificates?: string[];
 }
 
-/** One configured rail (store-rails.md): `{ rail, enabled, ...settings, secretsConfigured }`. */
+/** One configured rail (docs/api.md, operator rails): `{ rail, enabled, ...settings, secretsConfigured }`. */
 export class RailView {
   @ApiProperty({ enum: PURCHASE_RAILS }) rail: PurchaseRail;
   @ApiProperty({ example: true }) enabled: boolean;

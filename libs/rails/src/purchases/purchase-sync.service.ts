@@ -123,7 +123,7 @@ export class PurchaseSyncService {
     const seen = await this.subscriptions.findTransaction(scope, rail, dedupId);
     if (seen) return seen.customerId;
 
-    // store-rails.md "Whose purchase it is".
+    // Whose purchase it is: docs/rails.md.
     const customerId = await this.customers.iosPurchaseCustomer(scope, transaction, body.appAccountToken);
     const result = await this.applier.apply(
       scope,

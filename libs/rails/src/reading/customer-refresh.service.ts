@@ -6,7 +6,7 @@ import type { CustomerRefreshView } from './customer-refresh.view.js';
 import { type RailReadOptions, RailReader } from './rail-reader.service.js';
 
 /**
- * Refresh on demand (store-rails.md "Reading the rails" 2): reads every rail id linked to the
+ * Refresh on demand (docs/rails.md, "Reading the rails"): reads every rail id linked to the
  * customer, applies what the rails hold, and answers the customer's entitlements afterwards
  * with what each read did. A rail that cannot be read is `unavailable`, never an error.
  */

@@ -51,7 +51,7 @@ const RAIL_ORDER: PurchaseRail[] = ['ios_store', 'card_payments', 'android_store
 const isPurchaseRail = (rail: Rail): rail is PurchaseRail => (RAIL_ORDER as string[]).includes(rail);
 
 /**
- * Reads the rails' APIs (store-rails.md "Reading the rails") within the project's read rate
+ * Reads the rails' APIs (docs/rails.md, "Reading the rails") within the project's read rate
  * and the stores' back-off, and applies what they hold like a notification whose rail time is
  * the moment of the read, through the same apply paths and the RailStateApplier (newest rail
  * state wins; outbound webhook events follow from it). Only a read that changes something

@@ -66,7 +66,7 @@ async function waitFor(ms: number, events: readonly Promise<unknown>[]): Promise
 }
 
 /**
- * Reads at expiry (store-rails.md "Reading the rails", 1): every active rail subscription
+ * Reads at expiry (docs/rails.md, "Reconciliation at expiry"): every active rail subscription
  * whose end passed without a newer rail state is read from its rail through the RailReader,
  * which applies what it reads like a notification (same applier, audit `reconciliation`,
  * outbound webhook events). A recurring durable job (one replica at a time); each due row is

@@ -1,5 +1,5 @@
 /**
- * Pure rules of the reads at expiry (store-rails.md "Reading the rails", 1): when an
+ * Pure rules of the reads at expiry (docs/rails.md, "Reconciliation at expiry"): when an
  * unreadable rail is read again, what a read's result does to its row, and how due rows are
  * spread over (project, rail) lanes. No I/O.
  */

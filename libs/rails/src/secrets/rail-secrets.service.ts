@@ -12,7 +12,7 @@ import {
   RailSecretsError,
 } from './rail-secrets.js';
 
-/** How often the file is checked for a change (the contract asks for at least every 5 s). */
+/** How often the file is checked for a change (a changed file is picked up within 5 s). */
 export const RAIL_SECRETS_CHECK_INTERVAL_MS = 1000;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The rail secrets file (`RAIL_SECRETS_FILE`, store-rails.md "Secrets"): typed and validated
+ * The rail secrets file (`RAIL_SECRETS_FILE`, docs/rails.md "The rail secrets file"): typed and validated
  * here. Error messages name the path of the bad field, never its value (secrets never reach
  * the logs).
  */

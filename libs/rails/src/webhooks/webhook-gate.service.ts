@@ -5,7 +5,7 @@ import { RailSettingsRepository, type RailSettingsRecord } from '../model/rail-s
 
 const RAIL_SETTINGS = Symbol('railSettings');
 
-/** The checks every store webhook makes, in the contract's order (store-rails.md "Checked in this order"). */
+/** The checks every store webhook makes, in the documented order (docs/rails.md, "What every webhook answers"). */
 @Injectable()
 export class WebhookGate {
   constructor(

@@ -355,7 +355,7 @@ function coverageOf(chart: ChartName, context: ChartContext): Coverage {
   return { [surface[0]]: since(surface[1]) };
 }
 
-/** `currency` after `chart`, as the contract lists the fields. */
+/** `currency` after `chart`, as the public API lists the fields. */
 function orderKeys(data: ChartData): ChartData {
   const { chart, currency, granularity, segment, series, summary } = data;
   return currency === undefined ? { chart, granularity, segment, series, summary } : { chart, currency, granularity, segment, series, summary };

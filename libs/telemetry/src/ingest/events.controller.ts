@@ -31,7 +31,7 @@ export class EventsController {
   @HttpCode(202)
   @Header('Cache-Control', 'no-store')
   @RequireApiKey({ kinds: ['publishable', 'secret'] })
-  // The events contract bounds nesting by its own rule (properties: 8 KB serialised), not the generic shape bounds.
+  // POST /v1/events bounds nesting by its own rule (properties: 8 KB serialised), not the generic shape bounds.
   @BodyLimit(EVENTS_BODY_LIMIT_BYTES, { jsonBounds: null })
   @RateLimit('events', { partial: true, cost: batchCost })
   @ApiOperation({

@@ -81,6 +81,6 @@ export class RedisErrorAllowanceStore implements ErrorAllowanceStore {
   }
 
   async close(): Promise<void> {
-    this.lease.release();
+    await this.lease.release();
   }
 }

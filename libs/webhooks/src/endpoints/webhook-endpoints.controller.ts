@@ -13,7 +13,7 @@ import {
   WebhookEndpointView,
 } from './webhook.dto.js';
 
-/** Outbound webhooks of the operator API (webhooks-out.md). */
+/** Outbound webhooks of the operator API (docs/webhooks.md). */
 @ApiTags('operator')
 @Operator()
 @Controller('admin/v1')
