@@ -2,6 +2,7 @@ import { RailNotificationsRecentIndex1790000002640 } from './migrations/17900000
 import { RailsSchema1790000000600 } from './migrations/1790000000600-rails-schema.migration.js';
 import { CustomerScopeForeignKey1790000000923 } from './migrations/1790000000923-customer-scope-foreign-key.migration.js';
 import { RailExpiryReads1790000002300 } from './migrations/1790000002300-rail-expiry-reads.migration.js';
+import { RailSubscriptionObjects1790000003610 } from './migrations/1790000003610-rail-subscription-objects.migration.js';
 
 export { RailsModule } from './rails.module.js';
 export {
@@ -62,6 +63,7 @@ export const RAILS_MIGRATIONS = [
   CustomerScopeForeignKey1790000000923,
   RailExpiryReads1790000002300,
   RailNotificationsRecentIndex1790000002640,
+  RailSubscriptionObjects1790000003610,
 ];
 
 // Store notifications

@@ -15,6 +15,7 @@ import {
 } from './rail-model.js';
 import { type RailPayment, type RailPriceLine, RailRevenueFeed } from './rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
+import type { Subscription } from '../lifecycle/subscription.js';
 import { railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from './subscription-events.js';
 import { describeApplied, grantsOf, outlasts } from './rail-grants.js';
 
@@ -48,6 +49,8 @@ export interface RailStateChange {
   /** The subscription's price per billing period when the event carries it (revenue ledger), and the payment it reports. */
   price?: RailPriceLine[] | null;
   payment?: RailPayment | null;
+  /** The subscription object after this change (stored with the record); absent on rails that do not derive it yet. */
+  subscription?: Subscription | null;
 }
 
 /** What the audit entry says about the event (store-rails.md "auditEventId"). */
@@ -204,6 +207,7 @@ export class RailStateApplier {
         railTimeMs: Math.max(change.railTimeMs, stored?.railTimeMs ?? 0),
         rawStatus: change.rawStatus,
         lastEventId: auditEventId,
+        subscription: change.subscription ?? null,
       },
       now,
     );
