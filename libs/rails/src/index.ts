@@ -18,10 +18,12 @@ export {
   type RailRevenueChange,
   type RailPriceLine,
   type RailPayment,
+  type RailMoneyReturn,
   type RailAmount,
   type BillingPeriodUnit,
 } from './model/rail-revenue-feed.service.js';
 export { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
+export { SubscriptionCounts } from './subscriptions/subscription-counts.service.js';
 export { type RailSubscriptionWrite, type RailTransactionRecord, type RailNotificationRecord } from './model/rail-subscriptions.repository.js';
 export type { RailSettingsRecord } from './model/rail-settings.repository.js';
 export {

@@ -31,6 +31,7 @@ import { RailRevenueFeed } from './model/rail-revenue-feed.service.js';
 import { RailStateApplier } from './model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from './model/rail-subscriptions.repository.js';
 import { SubscriptionReads } from './subscriptions/subscription-reads.service.js';
+import { SubscriptionCounts } from './subscriptions/subscription-counts.service.js';
 import { OperatorSubscriptionsController, ServerSubscriptionsController, SubscriptionsController } from './subscriptions/subscriptions.controller.js';
 
 /**
@@ -45,6 +46,7 @@ import { OperatorSubscriptionsController, ServerSubscriptionsController, Subscri
     RailSettingsRepository,
     RailSubscriptionsRepository,
     SubscriptionReads,
+    SubscriptionCounts,
     RailStateApplier,
     RailRevenueFeed,
     CustomerRailStatuses,
@@ -71,6 +73,7 @@ import { OperatorSubscriptionsController, ServerSubscriptionsController, Subscri
     RailReader,
   ],
   exports: [
+    SubscriptionCounts,
     RailStateApplier,
     RailRevenueFeed,
     CustomerRailStatuses,

@@ -4,6 +4,7 @@ import { ActivePeopleAndLapses1790000002420 } from './migrations/1790000002420-a
 import { CensusCounters1790000003220 } from './migrations/1790000003220-census-counters.migration.js';
 import { ErrorRevenueSnapshots1790000003240 } from './migrations/1790000003240-error-revenue-snapshots.migration.js';
 import { ErrorRevenueErasures1790000003500 } from './migrations/1790000003500-error-revenue-erasures.migration.js';
+import { RevenueRefunds1790000003620 } from './migrations/1790000003620-revenue-refunds.migration.js';
 
 export { ReportingModule } from './reporting.module.js';
 export { ReportingRead, type ReportingReadOptions } from './reporting-read.decorator.js';
@@ -32,4 +33,5 @@ export const REPORTING_MIGRATIONS = [
   CensusCounters1790000003220,
   ErrorRevenueSnapshots1790000003240,
   ErrorRevenueErasures1790000003500,
+  RevenueRefunds1790000003620,
 ];

@@ -16,6 +16,7 @@ import {
 import { type RailPayment, type RailPriceLine, RailRevenueFeed } from './rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
 import type { Subscription } from '../lifecycle/subscription.js';
+import type { LifecycleEvent } from '../lifecycle/lifecycle-outcome.js';
 import { railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from './subscription-events.js';
 import { describeApplied, grantsOf, outlasts } from './rail-grants.js';
 
@@ -49,8 +50,23 @@ export interface RailStateChange {
   /** The subscription's price per billing period when the event carries it (revenue ledger), and the payment it reports. */
   price?: RailPriceLine[] | null;
   payment?: RailPayment | null;
-  /** The subscription object after this change (stored with the record); absent on rails that do not derive it yet. */
-  subscription?: Subscription | null;
+  /**
+   * What the lifecycle derived from the rail's event (rails that derive the subscription
+   * object): the object stored with the record, its events (sent instead of those read from
+   * the record's state) and whether it changed anything (an event, a ledger fact: `applied`).
+   */
+  lifecycle?: RailLifecycleChange;
+  /** The state the revenue ledger counts (default `state`): a trial, a billing retry or a pause gives access but pays nothing. */
+  revenueState?: RailState;
+}
+
+/** The lifecycle's part of a rail change. */
+export interface RailLifecycleChange {
+  subscription: Subscription | null;
+  events: readonly LifecycleEvent[];
+  decision: 'applied' | 'no_op';
+  /** The rail's own id of what caused it (card event `id`, iOS `notificationUUID` …); null for a read. */
+  railEventId: string | null;
 }
 
 /** What the audit entry says about the event (store-rails.md "auditEventId"). */
@@ -207,7 +223,7 @@ export class RailStateApplier {
         railTimeMs: Math.max(change.railTimeMs, stored?.railTimeMs ?? 0),
         rawStatus: change.rawStatus,
         lastEventId: auditEventId,
-        subscription: change.subscription ?? null,
+        subscription: change.lifecycle?.subscription ?? null,
       },
       now,
     );
@@ -216,7 +232,7 @@ export class RailStateApplier {
       rail,
       subscriptionId,
       customerId,
-      state,
+      state: change.revenueState ?? state,
       validUntil,
       price: change.price ?? null,
       payment: change.payment ?? null,
@@ -251,7 +267,8 @@ export class RailStateApplier {
     // the customer's subscriptions on this rail, else this subscription's (ended) state.
     rows.push(...(await rowsOf(change.customerId, granted, entitlementState)));
     const facts = { stored, next: { ...change } };
-    const decision: RailDecision = changed ? 'applied' : 'no_op';
+    const lifecycle = change.lifecycle;
+    const decision: RailDecision = changed || lifecycle?.decision === 'applied' ? 'applied' : 'no_op';
     const reason = changed ? describeApplied(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
     // Ended keys are another customer's, or keys no longer granted: the rows are distinct.
     const wrote = await this.writer.apply(scope, {
@@ -265,21 +282,23 @@ export class RailStateApplier {
         extended: railChangeCause('extended', facts.next),
         deactivated: railChangeCause('deactivated', facts.next),
       },
-      events: (changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts)).map((type) => ({
-        type,
-        data: {
-          serviceCustomerId: change.customerId,
-          rail: change.rail,
-          subscriptionId: change.subscriptionId,
-          productId: change.productId,
-          state: change.state,
-          validUntil: change.validUntil,
-          willRenew: willRenew(change.state, change.rawStatus),
-          priceMicros: null,
-          currency: null,
-          railEventId: auditEventId,
-        },
-      })),
+      events: lifecycle
+        ? lifecycleEvents(change, lifecycle, auditEventId)
+        : (changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts)).map((type) => ({
+            type,
+            data: {
+              serviceCustomerId: change.customerId,
+              rail: change.rail,
+              subscriptionId: change.subscriptionId,
+              productId: change.productId,
+              state: change.state,
+              validUntil: change.validUntil,
+              willRenew: willRenew(change.state, change.rawStatus),
+              priceMicros: null,
+              currency: null,
+              railEventId: auditEventId,
+            },
+          })),
       audit: this.auditEntry({ rail: change.rail, customerId: change.customerId, decision, reason }, event, change, auditEventId, keys),
       ...(change.railOnlyCustomer ? { railOnlyCustomer: true } : {}),
     });
@@ -402,4 +421,35 @@ export class RailStateApplier {
       },
     };
   }
+}
+
+/**
+ * The `subscription.*` events of a lifecycle change: the subscription after the change, the
+ * rail's and the audit entry's ids, the earlier flat fields filled from the object, and each
+ * type's own fields.
+ */
+export function lifecycleEvents(
+  change: RailStateChange,
+  lifecycle: RailLifecycleChange,
+  auditEventId: string,
+): { type: string; data: Record<string, unknown> }[] {
+  const subscription = lifecycle.subscription;
+  return lifecycle.events.map(({ type, ...own }) => ({
+    type,
+    data: {
+      serviceCustomerId: change.customerId,
+      rail: change.rail,
+      subscriptionId: change.subscriptionId,
+      productId: subscription?.productId ?? change.productId,
+      state: change.state,
+      validUntil: change.validUntil,
+      willRenew: subscription?.willRenew ?? false,
+      priceMicros: subscription?.price?.amountMicros ?? null,
+      currency: subscription?.price?.currency ?? null,
+      subscription,
+      railEventId: lifecycle.railEventId,
+      auditEventId,
+      ...own,
+    },
+  }));
 }
