@@ -159,7 +159,15 @@ describe('subscriptions: the card rail lifecycle', () => {
     expect(during.current.activeTrials).toBe(before.current.activeTrials + 1);
     const [start] = await eventsOf(sub.customerId, 'subscription.started');
     expect(start.data).toEqual(
-      expect.objectContaining({ periodType: 'trial', isTrialStart: true, subscriptionId: sub.id, auditEventId: expect.stringMatching(/^rail_evt_/) }),
+      expect.objectContaining({
+        periodType: 'trial',
+        isTrialStart: true,
+        subscriptionId: sub.id,
+        state: 'trialing',
+        validUntil: trialEnd,
+        priceMicros: 0,
+        auditEventId: expect.stringMatching(/^rail_evt_/),
+      }),
     );
     expect(start.data.subscription).toEqual(expect.objectContaining({ id: sub.id, state: 'trialing' }));
 
