@@ -1,4 +1,5 @@
-import { cardRecordAccess, invoiceSubscriptionId, moneyReturnOf, paymentIdsOf } from '../../libs/rails/src/card/card-lifecycle-wiring.js';
+import { invoiceSubscriptionId, paymentIdsOf } from '../../libs/rails/src/card/card-lifecycle-wiring.js';
+import { moneyReturnOf, recordAccessOf } from '../../libs/rails/src/model/rail-record-access.js';
 import type { Subscription } from '../../libs/rails/src/lifecycle/subscription.js';
 import { orderSubscriptions, subscriptionOfRecord } from '../../libs/rails/src/subscriptions/subscription-reads.service.js';
 
@@ -56,7 +57,7 @@ describe('card rail record access follows the subscription state', () => {
     ['expired', T, 'inactive', 'inactive', [T, T]],
     ['refunded', T + 1, 'inactive', 'inactive', [T + 1, T + 1]],
   ] as const)('%s: record %s until accessEndsAt, revenue %s', (state, accessEndsAt, recordState, revenueState, ends) => {
-    const access = cardRecordAccess(subscription({ state, accessEndsAt }), items);
+    const access = recordAccessOf(subscription({ state, accessEndsAt }), items);
     expect(access.state).toBe(recordState);
     expect(access.revenueState).toBe(revenueState);
     expect(access.items.map((item) => item.validUntil)).toEqual(ends);
@@ -65,7 +66,7 @@ describe('card rail record access follows the subscription state', () => {
   });
 
   it('lifetime access keeps the items as they are', () => {
-    expect(cardRecordAccess(subscription({ accessEndsAt: null }), [{ productId: 'p', validUntil: null }]).validUntil).toBeNull();
+    expect(recordAccessOf(subscription({ accessEndsAt: null }), [{ productId: 'p', validUntil: null }]).validUntil).toBeNull();
   });
 });
 

@@ -17,7 +17,8 @@ import {
 import { type LedgerFact, type LifecycleResult } from '../lifecycle/lifecycle-outcome.js';
 import type { Subscription } from '../lifecycle/subscription.js';
 import { subscriptionOfRecord } from '../subscriptions/subscription-reads.service.js';
-import { cardCustomerOf, cardRecordAccess, invoiceSubscriptionId, moneyReturnOf, paymentIdsOf } from './card-lifecycle-wiring.js';
+import { cardCustomerOf, invoiceSubscriptionId, paymentIdsOf } from './card-lifecycle-wiring.js';
+import { moneyReturnOf, recordAccessOf } from '../model/rail-record-access.js';
 import { type RailEventContext, type RailLifecycleChange, type RailStateChange, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { type RailPayment, RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
@@ -216,7 +217,7 @@ export class CardWebhookService {
       const input: CardLifecycleInput = { eventId: raw.eventId ?? '', eventType: raw.eventType, created, livemode: raw.livemode, object: raw.object };
       const result = await this.derive(scope, previous, input, catalogueKeys);
       if (result.subscription) {
-        const follows = cardRecordAccess(result.subscription, granting);
+        const follows = recordAccessOf(result.subscription, granting);
         access = { ...follows, lifecycle: this.lifecycleChange(result, raw.eventId) };
       }
     }
@@ -317,7 +318,7 @@ export class CardWebhookService {
     // The record's item ends follow the access of the last change (a billing problem, a chargeback
     // cut them short); an invoice or charge names no item, so each item runs to the current period's end.
     const items = record.items.map((item) => ({ productId: item.productId, validUntil: subscription.currentPeriodEndsAt ?? item.validUntil }));
-    const follows = cardRecordAccess(subscription, items);
+    const follows = recordAccessOf(subscription, items);
     const applied = await this.applier.apply(
       scope,
       {
