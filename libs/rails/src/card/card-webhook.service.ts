@@ -211,8 +211,9 @@ export class CardWebhookService {
       items: granting,
       validUntil,
     };
+    let record: RailSubscriptionRecord | null | undefined;
     if (raw) {
-      const record = await this.records.find(scope, RAIL, sub.id);
+      record = await this.applier.lockRecord(scope, RAIL, sub.id);
       const previous = this.previousOf(scope, record, catalogueKeys);
       const input: CardLifecycleInput = { eventId: raw.eventId ?? '', eventType: raw.eventType, created, livemode: raw.livemode, object: raw.object };
       const result = await this.derive(scope, previous, input, catalogueKeys);
@@ -235,7 +236,7 @@ export class CardWebhookService {
         price: sub.price,
       },
       unknown.length > 0 ? { ...context, details: { ...context.details, productsNotInCatalogue: unknown } } : context,
-      { catalogueKeys, onlyChanges: read !== undefined, subscriptionSerialized: true },
+      { catalogueKeys, onlyChanges: read !== undefined, subscriptionSerialized: true, ...(record !== undefined ? { lockedRecord: record } : {}) },
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
   }
@@ -255,12 +256,16 @@ export class CardWebhookService {
     input: CardLifecycleInput,
     catalogueKeys: ReadonlyMap<string, string[]>,
   ): Promise<LifecycleResult> {
-    const settings = await this.settings.find({ projectId: scope.projectId }, RAIL);
+    // Only a billing problem reads the grace period (a past_due subscription, a failed invoice).
+    const billing = input.eventType === 'invoice.payment_failed' || (input.object.object === 'subscription' && input.object.status === 'past_due');
     let gracePeriodDays = 0;
-    try {
-      gracePeriodDays = cardGracePeriodDays(settings?.settings.gracePeriodDays);
-    } catch {
-      // A setting written before it was validated counts as none.
+    if (billing) {
+      const settings = await this.settings.find({ projectId: scope.projectId }, RAIL);
+      try {
+        gracePeriodDays = cardGracePeriodDays(settings?.settings.gracePeriodDays);
+      } catch {
+        // A setting written before it was validated counts as none.
+      }
     }
     try {
       return deriveCardLifecycle(
@@ -288,7 +293,7 @@ export class CardWebhookService {
   private async applyMoney(scope: TenantScope, event: MoneyEvent, context: RailEventContext): Promise<NotificationOutcome> {
     const subscriptionId = invoiceSubscriptionId(event.object) ?? (await this.paymentSubscription(scope, paymentIdsOf(event.object)));
     if (subscriptionId) await this.applier.serializeSubscription(scope, RAIL, subscriptionId);
-    const record = subscriptionId ? await this.records.find(scope, RAIL, subscriptionId) : null;
+    const record = subscriptionId ? await this.applier.lockRecord(scope, RAIL, subscriptionId) : null;
     const catalogueKeys = new Map<string, string[]>();
     for (const item of record?.items ?? []) catalogueKeys.set(item.productId, await this.catalog.entitlementKeysFor(scope.projectId, RAIL, item.productId));
     const previous = this.previousOf(scope, record, catalogueKeys);
@@ -333,7 +338,7 @@ export class CardWebhookService {
         lifecycle: this.lifecycleChange(result, event.id),
       },
       context,
-      { catalogueKeys, subscriptionSerialized: true },
+      { catalogueKeys, subscriptionSerialized: true, lockedRecord: record },
     );
     if (applied.decision !== 'rejected') await this.recordLedger(scope, record.customerId, record.subscriptionId, result.ledger, event);
     const decision = applied.decision === 'no_op' && result.ledger.length > 0 ? 'applied' : applied.decision;

@@ -10,7 +10,6 @@ import { ProductCatalog } from '#entitlements';
 import { type KnownHolders, RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RAIL_ALIAS_TYPES, type RailSubscriptionRecord } from '../model/rail-model.js';
 import { type RailEventContext, type RailStateChange, RailStateApplier } from '../model/rail-state-applier.service.js';
-import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
 import { moneyReturnOf, recordAccessOf } from '../model/rail-record-access.js';
 import { type IosLifecycleInput, deriveIosLifecycle } from '../lifecycle/ios-lifecycle.js';
@@ -90,7 +89,6 @@ export class IosWebhookService {
     private readonly customers: RailCustomerResolver,
     private readonly catalog: ProductCatalog,
     private readonly clock: Clock,
-    private readonly records: RailSubscriptionsRepository,
     private readonly revenue: RailRevenueFeed,
   ) {}
 
@@ -280,9 +278,11 @@ export class IosWebhookService {
     // A notification moves the subscription object (lifecycle), and access follows its state;
     // the record's own state table stands where the lifecycle places nothing.
     let result: LifecycleResult | null = null;
+    let record: RailSubscriptionRecord | null | undefined;
     if (notification) {
       await this.applier.serializeSubscription(scope, RAIL, originalTransactionId);
-      const previous = this.previousOf(scope, await this.records.find(scope, RAIL, originalTransactionId), keys);
+      record = await this.applier.lockRecord(scope, RAIL, originalTransactionId);
+      const previous = this.previousOf(scope, record, keys);
       result = this.derive(previous, notification, railTimeMs, productId, keys);
     }
     const subscription = result?.subscription ?? null;
@@ -318,7 +318,12 @@ export class IosWebhookService {
         payment: iosPayment(transaction),
       },
       { ...context, transactionId: transaction.transactionId ?? null, details: { ...context.details, familyShared: isFamilyShared(transaction) } },
-      { catalogueKeys: new Map([[productId, keys]]), onlyChanges: read !== undefined, subscriptionSerialized: notification !== undefined },
+      {
+        catalogueKeys: new Map([[productId, keys]]),
+        onlyChanges: read !== undefined,
+        subscriptionSerialized: notification !== undefined,
+        ...(record !== undefined ? { lockedRecord: record } : {}),
+      },
     );
     const owner = applied.subscription?.customerId ?? customerId;
     if (result && applied.decision === 'applied') {

@@ -303,7 +303,12 @@ function subscriptionEvent(
 ): LifecycleResult {
   const derived = fromSubscription(previous, sub, input, settings, ctx);
   if (!derived) return noOp(previous, input.eventType, `Subscription status ${sub.status} changes nothing`);
-  const periodMoved = previous !== null && (derived.currentPeriodStartsAt ?? 0) > (previous.currentPeriodStartsAt ?? 0);
+  // A later period start; where either start is unknown, a later period end.
+  const periodMoved =
+    previous !== null &&
+    (derived.currentPeriodStartsAt !== null && previous.currentPeriodStartsAt !== null
+      ? derived.currentPeriodStartsAt > previous.currentPeriodStartsAt
+      : (derived.currentPeriodEndsAt ?? 0) > (previous.currentPeriodEndsAt ?? 0));
   const next = keepsChargeback(previous, derived, periodMoved)
     ? { ...derived, state: previous!.state, willRenew: false, accessEndsAt: previous!.accessEndsAt }
     : derived;

@@ -98,6 +98,8 @@ export interface RailApplyOptions {
   onlyChanges?: boolean;
   /** The caller holds the subscription's lock already (serializeSubscription: it resolved the customer under it). */
   subscriptionSerialized?: boolean;
+  /** The record as the caller read it under that lock (`lockRecord`); absent: the applier reads it. */
+  lockedRecord?: RailSubscriptionRecord | null;
 }
 
 export interface RailApplyResult {
@@ -163,9 +165,17 @@ export class RailStateApplier {
     return this.subscriptions.serialize(scope, rail, subscriptionId);
   }
 
+  /** Reads and locks a subscription's record (after serializeSubscription), to hand to apply as `lockedRecord`. */
+  lockRecord(scope: TenantScope, rail: PurchaseRail, subscriptionId: string): Promise<RailSubscriptionRecord | null> {
+    return this.subscriptions.lock(scope, rail, subscriptionId);
+  }
+
   async apply(scope: TenantScope, change: RailStateChange, event: RailEventContext, options: RailApplyOptions = {}): Promise<RailApplyResult> {
     if (!options.subscriptionSerialized) await this.subscriptions.serialize(scope, change.rail, change.subscriptionId);
-    const stored = await this.subscriptions.lock(scope, change.rail, change.subscriptionId);
+    const stored =
+      options.subscriptionSerialized && options.lockedRecord !== undefined
+        ? options.lockedRecord
+        : await this.subscriptions.lock(scope, change.rail, change.subscriptionId);
     const items = itemsOf(change);
 
     if (options.onlyChanges && (isOlderThanStored(stored, change.railTimeMs, change.ignoreRailTime) || !changesState(stored, { ...change, items }))) {
