@@ -352,7 +352,7 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       expect(data.byRail).toEqual(expect.objectContaining({ card_payments: 2900 }));
       expect(data.byRailDetail).toEqual(expect.objectContaining({ card_payments: { mrrCents: 2900, payingCustomers: 1, activeTrials: null } }));
       expect(data.series).toHaveLength(56);
-      expect(data.series[55]).toEqual({ date: today, mrrCents: 2900, payingCustomers: 1 });
+      expect(data.series[55]).toEqual({ date: today, mrrCents: 2900, payingCustomers: 1, refundsCents: 0 });
       expect(data.series[0].date < data.series[55].date).toBe(true);
     });
 

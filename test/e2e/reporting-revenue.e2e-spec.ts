@@ -202,7 +202,7 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
     expect(d.series).toHaveLength(4);
     const [, , yesterday, today] = d.series;
     expect(yesterday).toEqual(expect.objectContaining({ mrrCents: 3000, payingCustomers: 2 }));
-    expect(today).toEqual({ date: new Date(t.clock.nowMs()).toISOString().slice(0, 10), mrrCents: 0, payingCustomers: 1 });
+    expect(today).toEqual({ date: new Date(t.clock.nowMs()).toISOString().slice(0, 10), mrrCents: 0, payingCustomers: 1, refundsCents: 0 });
     expect(d.series[0]).toEqual(expect.objectContaining({ mrrCents: 0, payingCustomers: 0 }));
     expect((await data()).series).toBeUndefined();
     expectError(await revenue({ granularity: 'week' }), 400, 'invalid_param_value');

@@ -172,14 +172,16 @@ describe('medium: rail model through the card notification entry', () => {
   });
 
   describe("the processor's subscription statuses", () => {
+    // Access follows the subscription's state: past_due without a grace period (the rail's
+    // default) ends access at the unpaid period's start; a pause keeps it until the paid period's end.
     it.each([
       ['trialing', true],
-      ['past_due', true],
+      ['past_due', false],
       ['canceled', false],
       ['unpaid', false],
       ['incomplete', false],
       ['incomplete_expired', false],
-      ['paused', false],
+      ['paused', true],
     ])('status %s: active %s', async (status, active) => {
       const result = await c.send(c.event('customer.subscription.updated', c.subscription({ status })));
       expect(result.decision).toBe('applied');

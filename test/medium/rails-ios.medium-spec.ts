@@ -1,3 +1,5 @@
+import { ReportingModule } from '#reporting';
+import { RailSubscriptionsRepository } from '../../libs/rails/src/model/rail-subscriptions.repository.js';
 import { randomUUID } from 'node:crypto';
 import type { AuditEntryData } from '#audit';
 import { AuditJournal } from '#audit';
@@ -17,6 +19,7 @@ import {
   type StoreChain,
   type TransactionFields,
   createStoreChain,
+  newTransactionId,
   notificationPayload,
   renewalInfoPayload,
   signStoreJws,
@@ -42,7 +45,8 @@ describe('medium: iOS store notifications', () => {
   const nowMs = () => m.clock.nowMs();
 
   beforeAll(async () => {
-    m = await createMediumContext({ modules: [StoreNotificationsModule] });
+    // The reporting module attaches the revenue ledger to the rails' feed (refunds are counted there).
+    m = await createMediumContext({ modules: [StoreNotificationsModule, ReportingModule] });
     ios = m.get(IosWebhookService);
     chain = createStoreChain();
     projectId = await m.newProject();
@@ -151,8 +155,13 @@ describe('medium: iOS store notifications', () => {
       expect(await activeKeys(grace.serviceCustomerId!)).toEqual([]);
     });
 
-    it('DID_FAIL_TO_RENEW without grace period, PRICE_INCREASE: no_op', async () => {
-      for (const type of ['DID_FAIL_TO_RENEW', 'PRICE_INCREASE']) {
+    it('DID_FAIL_TO_RENEW without grace period is billing retry (applied); PRICE_INCREASE without renewal info and an unknown type are no_op', async () => {
+      // Billing retry keeps access only until the paid period's end: a new subscription in it is still recorded.
+      const failed = await notify({ type: 'DID_FAIL_TO_RENEW', tx: transaction() });
+      expect(failed.decision).toBe('applied');
+      expect((await audit(failed.auditEventId))?.eventType).toBe('DID_FAIL_TO_RENEW');
+      // The new price comes from the renewal info; without it nothing changes.
+      for (const type of ['PRICE_INCREASE', 'SOME_FUTURE_TYPE']) {
         const result = await notify({ type, tx: transaction() });
         expect(result.decision).toBe('no_op');
         expect((await audit(result.auditEventId))?.eventType).toBe(type);
@@ -166,6 +175,44 @@ describe('medium: iOS store notifications', () => {
       expect(await entitlements(result.serviceCustomerId!)).toEqual([expect.objectContaining({ key: 'lifetime_access', isActive: true, validUntil: null })]);
       const unknown = await notify({ type: 'SUBSCRIBED', tx: transaction({ productId: 'not.in.catalogue' }) });
       expect(unknown).toEqual(expect.objectContaining({ decision: 'rejected', serviceCustomerId: null }));
+    });
+  });
+
+  describe('the subscription lifecycle', () => {
+    const record = (originalTransactionId: string) => m.get(RailSubscriptionsRepository).find(sandbox(), 'ios_store', originalTransactionId);
+    const refunds = (customerId: string) =>
+      m.dataSource.query(`SELECT kind, amount_minor::int AS amount, currency FROM revenue_refunds WHERE project_id = $1 AND customer_id = $2`, [
+        projectId,
+        customerId,
+      ]);
+
+    it('a free trial is trialing until its end; a refund ends access at once and goes into the ledger; its reversal restores it', async () => {
+      const tx = transaction({ offerType: 1, offerDiscountType: 'FREE_TRIAL', price: 0, currency: 'USD' });
+      const trial = await notify({ type: 'SUBSCRIBED', subtype: 'INITIAL_BUY', tx });
+      expect(trial.decision).toBe('applied');
+      const customerId = trial.serviceCustomerId!;
+      expect((await record(tx.originalTransactionId))?.subscription).toEqual(
+        expect.objectContaining({ state: 'trialing', periodType: 'trial', offer: { type: 'introductory', id: null, discount: 'free_trial' } }),
+      );
+      expect(await activeKeys(customerId)).toEqual(['cloud_sync', 'pro_access']);
+
+      const paid = { ...tx, transactionId: newTransactionId(), offerType: undefined, offerDiscountType: undefined, price: 9990, signedDate: nowMs() + 1 };
+      expect((await notify({ type: 'DID_RENEW', tx: paid, signedDate: nowMs() + 1 })).decision).toBe('applied');
+      expect((await record(tx.originalTransactionId))?.subscription).toEqual(
+        expect.objectContaining({ state: 'active', periodType: 'normal', price: { amountMicros: 9_990_000, currency: 'USD' } }),
+      );
+
+      const refunded = { ...paid, revocationDate: nowMs() + 2, revocationReason: 0, signedDate: nowMs() + 2 };
+      expect((await notify({ type: 'REFUND', tx: refunded, signedDate: nowMs() + 2 })).decision).toBe('applied');
+      expect((await record(tx.originalTransactionId))?.subscription).toEqual(expect.objectContaining({ state: 'refunded', isActive: false }));
+      expect(await activeKeys(customerId)).toEqual([]);
+      expect(await refunds(customerId)).toEqual([{ kind: 'refund', amount: 999, currency: 'USD' }]);
+
+      const reversed = { ...paid, signedDate: nowMs() + 3 };
+      expect((await notify({ type: 'REFUND_REVERSED', tx: reversed, signedDate: nowMs() + 3 })).decision).toBe('applied');
+      expect((await record(tx.originalTransactionId))?.subscription).toEqual(expect.objectContaining({ state: 'active', isActive: true }));
+      expect(await activeKeys(customerId)).toEqual(['cloud_sync', 'pro_access']);
+      expect((await refunds(customerId)).map((r: { kind: string }) => r.kind).sort()).toEqual(['refund', 'reversal']);
     });
   });
 

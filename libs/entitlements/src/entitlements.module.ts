@@ -34,6 +34,6 @@ import { EntitlementsController } from './reads/entitlements.controller.js';
     ProductCatalog,
     CatalogRepository,
   ],
-  exports: [EntitlementReadService, EntitlementHistory, EntitlementWriter, EntitlementKeyRegistry, ProductCatalog],
+  exports: [EntitlementQueries, EntitlementReadService, EntitlementHistory, EntitlementWriter, EntitlementKeyRegistry, ProductCatalog],
 })
 export class EntitlementsModule {}

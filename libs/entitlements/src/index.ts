@@ -3,6 +3,8 @@ import { CustomerScopeForeignKey1790000000922 } from './migrations/1790000000922
 
 export { EntitlementsModule } from './entitlements.module.js';
 export { EntitlementReadService } from './reads/entitlement-read.service.js';
+export { EntitlementQueries, type CustomerHints, assertCustomerIdFormat, unknownCustomer } from './reads/entitlement-queries.service.js';
+export { EntitlementsQueryDto } from './dto/entitlements-query.dto.js';
 export { EntitlementHistory, type EntitlementHistoryEntry, type EntitlementOrigin } from './reads/entitlement-history.service.js';
 export { EntitlementWriter } from './grants/entitlement-writer.service.js';
 export {

@@ -4,6 +4,7 @@ import { CustomerScopeForeignKey1790000000923 } from './migrations/1790000000923
 import { RailExpiryReads1790000002300 } from './migrations/1790000002300-rail-expiry-reads.migration.js';
 import { AndroidVoidedPurchases1790000003617 } from './migrations/1790000003617-android-voided-purchases.migration.js';
 import { AndroidVoidedReads1790000003618 } from './migrations/1790000003618-android-voided-reads.migration.js';
+import { RailSubscriptionObjects1790000003640 } from './migrations/1790000003640-rail-subscription-objects.migration.js';
 
 export { RailsModule } from './rails.module.js';
 export {
@@ -19,10 +20,12 @@ export {
   type RailRevenueChange,
   type RailPriceLine,
   type RailPayment,
+  type RailMoneyReturn,
   type RailAmount,
   type BillingPeriodUnit,
 } from './model/rail-revenue-feed.service.js';
 export { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
+export { SubscriptionCounts } from './subscriptions/subscription-counts.service.js';
 export { type RailSubscriptionWrite, type RailTransactionRecord, type RailNotificationRecord } from './model/rail-subscriptions.repository.js';
 export type { RailSettingsRecord } from './model/rail-settings.repository.js';
 export {
@@ -66,6 +69,7 @@ export const RAILS_MIGRATIONS = [
   RailNotificationsRecentIndex1790000002640,
   AndroidVoidedPurchases1790000003617,
   AndroidVoidedReads1790000003618,
+  RailSubscriptionObjects1790000003640,
 ];
 
 // Store notifications

@@ -33,6 +33,9 @@ import { RailSettingsRepository } from './model/rail-settings.repository.js';
 import { RailRevenueFeed } from './model/rail-revenue-feed.service.js';
 import { RailStateApplier } from './model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from './model/rail-subscriptions.repository.js';
+import { SubscriptionReads } from './subscriptions/subscription-reads.service.js';
+import { SubscriptionCounts } from './subscriptions/subscription-counts.service.js';
+import { OperatorSubscriptionsController, ServerSubscriptionsController, SubscriptionsController } from './subscriptions/subscriptions.controller.js';
 
 /**
  * Store rails: the shared rail model and its records, purchase sync, the processing of store
@@ -42,10 +45,12 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
  */
 @Module({
   imports: [KeysModule, AuditModule, IdentityModule, EntitlementsModule],
-  controllers: [PurchaseSyncController, RailsOperatorController],
+  controllers: [PurchaseSyncController, RailsOperatorController, SubscriptionsController, ServerSubscriptionsController, OperatorSubscriptionsController],
   providers: [
     RailSettingsRepository,
     RailSubscriptionsRepository,
+    SubscriptionReads,
+    SubscriptionCounts,
     RailStateApplier,
     RailRevenueFeed,
     CustomerRailStatuses,
@@ -75,6 +80,7 @@ import { RailSubscriptionsRepository } from './model/rail-subscriptions.reposito
     AndroidVoidedReadsJob,
   ],
   exports: [
+    SubscriptionCounts,
     RailStateApplier,
     RailRevenueFeed,
     CustomerRailStatuses,

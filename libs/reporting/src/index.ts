@@ -5,6 +5,7 @@ import { CensusCounters1790000003220 } from './migrations/1790000003220-census-c
 import { ErrorRevenueSnapshots1790000003240 } from './migrations/1790000003240-error-revenue-snapshots.migration.js';
 import { ErrorRevenueErasures1790000003500 } from './migrations/1790000003500-error-revenue-erasures.migration.js';
 import { ChartFacts1790000003600 } from './migrations/1790000003600-chart-facts.migration.js';
+import { RevenueRefunds1790000003650 } from './migrations/1790000003650-revenue-refunds.migration.js';
 
 export { ReportingModule } from './reporting.module.js';
 export { ReportingRead, type ReportingReadOptions } from './reporting-read.decorator.js';
@@ -34,4 +35,5 @@ export const REPORTING_MIGRATIONS = [
   ErrorRevenueSnapshots1790000003240,
   ErrorRevenueErasures1790000003500,
   ChartFacts1790000003600,
+  RevenueRefunds1790000003650,
 ];

@@ -3,6 +3,7 @@ import { WebhooksTraceContext1790000002900 } from './migrations/1790000002900-we
 import { WebhooksDeliveriesFillfactor1790000003100 } from './migrations/1790000003100-webhooks-deliveries-fillfactor.migration.js';
 import { WebhooksSequenceWriters1790000003300 } from './migrations/1790000003300-webhooks-sequence-writers.migration.js';
 import { WebhooksAnnouncedSets1790000003400 } from './migrations/1790000003400-webhooks-announced-sets.migration.js';
+import { WebhooksLifecycleEventTypes1790000003660 } from './migrations/1790000003660-webhooks-lifecycle-event-types.migration.js';
 
 export { WebhooksModule } from './webhooks.module.js';
 export { WebhookOutbox } from './outbox/webhook-outbox.service.js';
@@ -19,4 +20,5 @@ export const WEBHOOKS_MIGRATIONS = [
   WebhooksDeliveriesFillfactor1790000003100,
   WebhooksSequenceWriters1790000003300,
   WebhooksAnnouncedSets1790000003400,
+  WebhooksLifecycleEventTypes1790000003660,
 ];

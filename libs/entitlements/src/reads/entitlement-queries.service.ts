@@ -27,12 +27,13 @@ export class EntitlementQueries {
   ) {}
 
   /**
-   * Public read (either key kind). A customer id (under any of its spellings) wins over the
-   * other hints; `userId` with `anonymousId` reads the customer they resolve to, the
-   * `userId`'s when they differ (the `anonymousId`'s when the `userId` is unknown). An unknown
-   * or forgotten customer is an empty list.
+   * The customer one hint names, for the public reads (either key kind). A customer id (under
+   * any of its spellings) wins over the other hints; `userId` with `anonymousId` reads the
+   * customer they resolve to, the `userId`'s when they differ (the `anonymousId`'s when the
+   * `userId` is unknown). Null for an unknown or forgotten customer; no hint is
+   * `400 missing_customer`, different customer ids `400 invalid_param_value`.
    */
-  async publicRead(auth: AuthContext, hints: CustomerHints): Promise<EntitlementList> {
+  async customerOfHints(auth: AuthContext, hints: CustomerHints): Promise<string | null> {
     const present = (value: string | undefined): value is string => value !== undefined && value !== '';
     const idSpellings = CUSTOMER_ID_SPELLINGS.filter((name) => present(hints[name]));
     const ids = new Set(idSpellings.map((name) => hints[name]));
@@ -52,6 +53,12 @@ export class EntitlementQueries {
     } else {
       throw ApiError.invalidRequest('missing_customer', 'One customer hint is required: customerId, userId or anonymousId');
     }
+    return customerId;
+  }
+
+  /** Public read (either key kind): the customer of `customerOfHints`; an unknown or forgotten customer is an empty list. */
+  async publicRead(auth: AuthContext, hints: CustomerHints): Promise<EntitlementList> {
+    const customerId = await this.customerOfHints(auth, hints);
     if (!customerId) return { object: 'list', data: [], serviceCustomerId: '', crossdeckCustomerId: '', env: auth.env };
     return this.list(auth, customerId);
   }

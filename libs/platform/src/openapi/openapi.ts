@@ -144,6 +144,7 @@ const TAGS: [string, string][] = [
   ['identity', 'Customers: identify, alias, forget'],
   ['trust', 'Client-side trust tier and the trust gate (block lists, owner status, signup gate)'],
   ['entitlements', 'Entitlement reads'],
+  ['subscriptions', 'Subscription reads: the state, period, money and dates of each rail subscription'],
   ['server', 'Privileged server endpoints (secret key): grants, revokes, audit'],
   ['telemetry', 'Telemetry and error event ingestion'],
   ['errors', 'Error issue reads (scoped secret keys)'],

@@ -4,9 +4,23 @@ import { ApiError, Clock, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
 import { type KnownHolders, RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
-import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
-import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
-import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
+import { RAIL_ALIAS_TYPES, type RailSubscriptionRecord } from '../model/rail-model.js';
+import { RailSettingsRepository } from '../model/rail-settings.repository.js';
+import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
+import {
+  type CardLifecycleInput,
+  type CardObject,
+  type CardSubscriptionObject,
+  cardGracePeriodDays,
+  deriveCardLifecycle,
+} from '../lifecycle/card-lifecycle.js';
+import { type LedgerFact, type LifecycleResult } from '../lifecycle/lifecycle-outcome.js';
+import type { Subscription } from '../lifecycle/subscription.js';
+import { subscriptionOfRecord } from '../subscriptions/subscription-reads.service.js';
+import { cardCustomerOf, invoiceSubscriptionId, paymentIdsOf } from './card-lifecycle-wiring.js';
+import { moneyReturnOf, recordAccessOf } from '../model/rail-record-access.js';
+import { type RailEventContext, type RailLifecycleChange, type RailStateChange, RailStateApplier } from '../model/rail-state-applier.service.js';
+import { type RailPayment, RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
 import type { RailNotificationView } from '../notifications/rail-notification.view.js';
 import { RailSecrets } from '../secrets/rail-secrets.service.js';
@@ -21,6 +35,37 @@ import {
 } from './card-events.js';
 
 const RAIL = 'card_payments' as const;
+/** The subscription object of a card event (or of a read of the processor's API: no event id). */
+export interface CardRawSubscription {
+  object: CardSubscriptionObject;
+  eventId: string | null;
+  eventType: string;
+  livemode: boolean;
+}
+
+/** Invoice, charge and dispute events the lifecycle reads, with the object each carries. */
+const MONEY_EVENTS: ReadonlyMap<string, CardObject['object']> = new Map([
+  ['invoice.paid', 'invoice'],
+  ['invoice.payment_failed', 'invoice'],
+  ['charge.refunded', 'charge'],
+  ['charge.dispute.created', 'dispute'],
+  ['charge.dispute.closed', 'dispute'],
+] as const);
+
+interface MoneyEvent {
+  id: string;
+  type: string;
+  created: number;
+  livemode: boolean;
+  object: CardObject;
+  previousAttributes: { amount_refunded?: number | null } | null;
+  /** invoice.paid: the payment as the revenue ledger counts it. */
+  payment: RailPayment | null;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** The processor's own default: a signature older than 300 s on the service clock is refused. */
 export const CARD_SIGNATURE_TOLERANCE_SECONDS = 300;
 
@@ -40,6 +85,8 @@ export class CardWebhookService {
     private readonly catalog: ProductCatalog,
     private readonly clock: Clock,
     private readonly revenue: RailRevenueFeed,
+    private readonly records: RailSubscriptionsRepository,
+    private readonly settings: RailSettingsRepository,
   ) {}
 
   async receive(projectId: string, rawBody: Buffer, signatureHeader: string | undefined, requestId: string): Promise<RailNotificationView> {
@@ -69,15 +116,25 @@ export class CardWebhookService {
       actor: `rail:${RAIL}`,
       requestId,
     };
+    const data = isObject(body.data) ? body.data : {};
+    const object = data.object as CardObject;
+    const previousAttributes = isObject(data.previous_attributes) ? (data.previous_attributes as MoneyEvent['previousAttributes']) : null;
+    const money = (payment: RailPayment | null): MoneyEvent => ({ ...event, object, previousAttributes, payment });
     return this.processor.process({ scope, rail: RAIL, notificationId: event.id, eventType: event.type, receivedAtMs }, () => {
       switch (event.kind) {
         case 'subscription':
-          return this.applySubscription(scope, event.subscription, event.created, context);
+          return this.applySubscription(scope, event.subscription, event.created, context, undefined, {
+            object: object as CardSubscriptionObject,
+            eventId: event.id,
+            eventType: event.type,
+            livemode: event.livemode,
+          });
         case 'checkout':
           return this.linkCheckout(scope, event.session, context);
         case 'invoice':
-          return this.recordInvoice(scope, event, context);
+          return this.applyMoney(scope, money(event.payment), context);
         default:
+          if (MONEY_EVENTS.get(event.type) === object.object) return this.applyMoney(scope, money(null), context);
           return this.applier.record(
             scope,
             { rail: RAIL, customerId: null, decision: 'no_op', reason: `Event type ${event.type} changes no entitlement` },
@@ -118,6 +175,7 @@ export class CardWebhookService {
     created: number,
     context: RailEventContext,
     read?: { holders: KnownHolders },
+    raw?: CardRawSubscription,
   ): Promise<NotificationOutcome> {
     // Before the customer is resolved: resolving can fold a rail-only customer (see serializeSubscription).
     await this.applier.serializeSubscription(scope, RAIL, sub.id);
@@ -145,6 +203,25 @@ export class CardWebhookService {
     const granting = items.filter((item) => known.includes(item.productId));
     const validUntil = granting.some((item) => item.validUntil === null) ? null : Math.max(...granting.map((item) => item.validUntil as number));
     const { customerId, railOnly } = await this.customers.cardSubscriptionCustomer(scope, sub, holders);
+    // The lifecycle of the event's subscription object: access follows its state. A status it
+    // cannot place keeps the status table of the rail record alone.
+    let access: Pick<RailStateChange, 'state' | 'endedBy' | 'items' | 'validUntil' | 'revenueState' | 'lifecycle'> = {
+      state: cardSubscriptionActive(sub) ? 'active' : 'inactive',
+      endedBy: 'expired',
+      items: granting,
+      validUntil,
+    };
+    let record: RailSubscriptionRecord | null | undefined;
+    if (raw) {
+      record = await this.applier.lockRecord(scope, RAIL, sub.id);
+      const previous = this.previousOf(scope, record, catalogueKeys);
+      const input: CardLifecycleInput = { eventId: raw.eventId ?? '', eventType: raw.eventType, created, livemode: raw.livemode, object: raw.object };
+      const result = await this.derive(scope, previous, input, catalogueKeys);
+      if (result.subscription) {
+        const follows = recordAccessOf(result.subscription, granting);
+        access = { ...follows, lifecycle: this.lifecycleChange(result, raw.eventId) };
+      }
+    }
     const result = await this.applier.apply(
       scope,
       {
@@ -153,35 +230,165 @@ export class CardWebhookService {
         customerId,
         ...(railOnly ? { railOnlyCustomer: true } : {}),
         productId: known[0],
-        items: granting,
-        state: cardSubscriptionActive(sub) ? 'active' : 'inactive',
-        endedBy: 'expired',
-        validUntil,
+        ...access,
         railTimeMs: created * 1000,
         rawStatus: sub.cancelAtPeriodEnd ? `${sub.status} (cancel_at_period_end)` : sub.status,
         price: sub.price,
       },
       unknown.length > 0 ? { ...context, details: { ...context.details, productsNotInCatalogue: unknown } } : context,
-      { catalogueKeys, onlyChanges: read !== undefined, subscriptionSerialized: true },
+      { catalogueKeys, onlyChanges: read !== undefined, subscriptionSerialized: true, ...(record !== undefined ? { lockedRecord: record } : {}) },
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
   }
 
-  /** `invoice.paid`: recognised cash of the card customer's customer; the decision stays no_op (no entitlement changes). */
-  private async recordInvoice(scope: TenantScope, event: Extract<CardEvent, { kind: 'invoice' }>, context: RailEventContext): Promise<NotificationOutcome> {
-    const holder = event.customer ? await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.cardCustomerId, value: event.customer }) : null;
-    if (!holder || !event.payment)
-      return this.applier.record(
-        scope,
-        { rail: RAIL, customerId: holder, decision: 'no_op', reason: `Invoice of an unknown card customer or without a paid amount` },
-        context,
+  /** The stored subscription object, or (a record applied before objects were stored) the one its record knows. */
+  private previousOf(scope: TenantScope, record: RailSubscriptionRecord | null, catalogueKeys: ReadonlyMap<string, string[]>): Subscription | null {
+    if (!record) return null;
+    if (record.subscription) return record.subscription;
+    const keys = [...new Set(record.items.flatMap((item) => catalogueKeys.get(item.productId) ?? []))];
+    return subscriptionOfRecord(record, keys, scope.env, Math.floor(this.clock.nowMs() / 1000));
+  }
+
+  /** deriveCardLifecycle with the rail's grace period; an amount out of bounds is 400 invalid_param_value (nothing stored). */
+  private async derive(
+    scope: TenantScope,
+    previous: Subscription | null,
+    input: CardLifecycleInput,
+    catalogueKeys: ReadonlyMap<string, string[]>,
+  ): Promise<LifecycleResult> {
+    // Only a billing problem reads the grace period (a past_due subscription, a failed invoice).
+    const billing = input.eventType === 'invoice.payment_failed' || (input.object.object === 'subscription' && input.object.status === 'past_due');
+    let gracePeriodDays = 0;
+    if (billing) {
+      const settings = await this.settings.find({ projectId: scope.projectId }, RAIL);
+      try {
+        gracePeriodDays = cardGracePeriodDays(settings?.settings.gracePeriodDays);
+      } catch {
+        // A setting written before it was validated counts as none.
+      }
+    }
+    try {
+      return deriveCardLifecycle(
+        previous,
+        input,
+        { gracePeriodDays },
+        { nowMs: this.clock.nowMs(), railTimeMs: input.created * 1000, entitlementKeysOf: (productId) => catalogueKeys.get(productId) ?? [] },
       );
-    await this.revenue.paid(scope, RAIL, holder, event.payment);
-    return this.applier.record(
+    } catch (err) {
+      if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
+      throw err;
+    }
+  }
+
+  private lifecycleChange(result: LifecycleResult, railEventId: string | null): RailLifecycleChange {
+    return { subscription: result.subscription, events: result.events, decision: result.decision, railEventId };
+  }
+
+  /**
+   * Invoices, charges and disputes: the subscription they concern (an invoice names it; a
+   * charge or dispute through the payment recorded from `invoice.paid`) moves as the lifecycle
+   * says, and the money goes into the revenue ledger. Money of no known subscription is the
+   * card customer's, when the service knows it.
+   */
+  private async applyMoney(scope: TenantScope, event: MoneyEvent, context: RailEventContext): Promise<NotificationOutcome> {
+    const subscriptionId = invoiceSubscriptionId(event.object) ?? (await this.paymentSubscription(scope, paymentIdsOf(event.object)));
+    if (subscriptionId) await this.applier.serializeSubscription(scope, RAIL, subscriptionId);
+    const record = subscriptionId ? await this.applier.lockRecord(scope, RAIL, subscriptionId) : null;
+    const catalogueKeys = new Map<string, string[]>();
+    for (const item of record?.items ?? []) catalogueKeys.set(item.productId, await this.catalog.entitlementKeysFor(scope.projectId, RAIL, item.productId));
+    const previous = this.previousOf(scope, record, catalogueKeys);
+    const input: CardLifecycleInput = {
+      eventId: event.id,
+      eventType: event.type,
+      created: event.created,
+      livemode: event.livemode,
+      object: event.object,
+      previousAttributes: event.previousAttributes,
+    };
+    const result = await this.derive(scope, previous, input, catalogueKeys);
+
+    if (!record || !previous) {
+      const cardCustomer = cardCustomerOf(event.object);
+      const holder = cardCustomer ? await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.cardCustomerId, value: cardCustomer }) : null;
+      const recorded = holder ? await this.recordLedger(scope, holder, null, result.ledger, event) : false;
+      const reason = !holder
+        ? `${event.type} of no known subscription or card customer; nothing recorded`
+        : recorded
+          ? `${event.type} of card customer ${cardCustomer}: recorded in the revenue ledger; no subscription linked`
+          : `${event.type} of card customer ${cardCustomer}: nothing to record`;
+      return this.applier.record(scope, { rail: RAIL, customerId: holder, decision: recorded ? 'applied' : 'no_op', reason }, context);
+    }
+
+    const subscription = result.subscription ?? previous;
+    // The record's item ends follow the access of the last change (a billing problem, a chargeback
+    // cut them short); an invoice or charge names no item, so each item runs to the current period's end.
+    const items = record.items.map((item) => ({ productId: item.productId, validUntil: subscription.currentPeriodEndsAt ?? item.validUntil }));
+    const follows = recordAccessOf(subscription, items);
+    const applied = await this.applier.apply(
       scope,
-      { rail: RAIL, customerId: holder, decision: 'no_op', reason: `Invoice ${event.payment.transactionId} paid: recognised as cash; changes no entitlement` },
+      {
+        rail: RAIL,
+        subscriptionId: record.subscriptionId,
+        customerId: record.customerId,
+        productId: record.productId,
+        ...follows,
+        // An invoice or charge says nothing newer about the subscription than its record: it applies on top of it.
+        railTimeMs: Math.max(event.created * 1000, record.railTimeMs),
+        rawStatus: record.rawStatus,
+        lifecycle: this.lifecycleChange(result, event.id),
+      },
       context,
+      { catalogueKeys, subscriptionSerialized: true, lockedRecord: record },
     );
+    if (applied.decision !== 'rejected') await this.recordLedger(scope, record.customerId, record.subscriptionId, result.ledger, event);
+    const decision = applied.decision === 'no_op' && result.ledger.length > 0 ? 'applied' : applied.decision;
+    return { decision, customerId: applied.subscription?.customerId ?? record.customerId, auditEventId: applied.auditEventId };
+  }
+
+  /** The subscription whose paid invoice named one of these charge or payment intent ids, or null. */
+  private async paymentSubscription(scope: TenantScope, ids: readonly string[]): Promise<string | null> {
+    for (const id of ids) {
+      const link = await this.records.findTransaction(scope, RAIL, id);
+      if (link) return link.subscriptionId;
+    }
+    return null;
+  }
+
+  /**
+   * The outcome's ledger facts: a payment as the invoice states it (and its charge and payment
+   * intent linked to the subscription for later refunds and disputes), refunds, chargebacks and
+   * reversals through the revenue feed. Whether it recorded any.
+   */
+  private async recordLedger(
+    scope: TenantScope,
+    customerId: string,
+    subscriptionId: string | null,
+    facts: readonly LedgerFact[],
+    event: MoneyEvent,
+  ): Promise<boolean> {
+    let recorded = false;
+    for (const fact of facts) {
+      if (fact.kind === 'payment') {
+        if (!event.payment) continue;
+        await this.revenue.paid(scope, RAIL, customerId, event.payment);
+        recorded = true;
+        if (!subscriptionId) continue;
+        for (const id of [fact.chargeId, fact.paymentIntentId]) {
+          if (!id || id.length > 512) continue;
+          await this.records.claimTransaction(
+            scope,
+            { rail: RAIL, transactionId: id, subscriptionId, customerId, decision: 'applied', auditEventId: null },
+            this.clock.now(),
+          );
+        }
+        continue;
+      }
+      const money = moneyReturnOf(fact, event.id, subscriptionId);
+      if (!money) continue;
+      await this.revenue.returned(scope, RAIL, customerId, money);
+      recorded = true;
+    }
+    return recorded;
   }
 
   /** `checkout.session.completed` links its card customer to the customer it names (see RailCustomerResolver.link). */

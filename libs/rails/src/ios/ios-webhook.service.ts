@@ -1,10 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { VerificationException, VerificationStatus } from '@apple/app-store-server-library';
+import {
+  type JWSRenewalInfoDecodedPayload,
+  type JWSTransactionDecodedPayload,
+  VerificationException,
+  VerificationStatus,
+} from '@apple/app-store-server-library';
 import { APP_LOGGER, ApiError, type AppLogger, Clock, type Env, type TenantScope, TenantScopes } from '#platform';
 import { ProductCatalog } from '#entitlements';
 import { type KnownHolders, RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
-import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
-import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
+import { RAIL_ALIAS_TYPES, type RailSubscriptionRecord } from '../model/rail-model.js';
+import { type RailEventContext, type RailStateChange, RailStateApplier } from '../model/rail-state-applier.service.js';
+import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
+import { moneyReturnOf, recordAccessOf } from '../model/rail-record-access.js';
+import { type IosLifecycleInput, deriveIosLifecycle } from '../lifecycle/ios-lifecycle.js';
+import type { LifecycleResult } from '../lifecycle/lifecycle-outcome.js';
+import type { Subscription } from '../lifecycle/subscription.js';
+import { subscriptionOfRecord } from '../subscriptions/subscription-reads.service.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
 import type { RailNotificationView } from '../notifications/rail-notification.view.js';
 import type { RailSettingsRecord } from '../model/rail-settings.repository.js';
@@ -78,6 +89,7 @@ export class IosWebhookService {
     private readonly customers: RailCustomerResolver,
     private readonly catalog: ProductCatalog,
     private readonly clock: Clock,
+    private readonly revenue: RailRevenueFeed,
   ) {}
 
   /** `settings`: the project's iOS rail, loaded by the webhook gate (404 already answered there). */
@@ -178,10 +190,10 @@ export class IosWebhookService {
     env: Env,
     notification: DecodedNotification,
     requestId: string,
-  ): Promise<{ gracePeriodExpiresDate?: number } | null> {
+  ): Promise<JWSRenewalInfoDecodedPayload | null> {
     const jws = notification.data?.signedRenewalInfo;
     if (!jws) return null;
-    let renewal: { gracePeriodExpiresDate?: number };
+    let renewal: JWSRenewalInfoDecodedPayload;
     try {
       renewal = await this.verifier.verifyRenewalInfo(projectId, settings, env, jws);
     } catch (err) {
@@ -199,17 +211,41 @@ export class IosWebhookService {
     scope: TenantScope,
     notification: DecodedNotification,
     transaction: StoreTransaction,
-    renewal: { gracePeriodExpiresDate?: number } | null,
+    renewal: JWSRenewalInfoDecodedPayload | null,
     context: RailEventContext,
   ): Promise<NotificationOutcome> {
     const node = { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: transaction.originalTransactionId as string };
     const state = stateOfNotification(notification, transaction, renewal);
-    if (!state) {
-      const holder = await this.customers.findByAlias(scope, node);
-      return this.applier.record(scope, { rail: RAIL, customerId: holder, decision: 'no_op', reason: `${context.eventType} changes no entitlement` }, context);
-    }
+    const lifecycle: IosLifecycleInput = {
+      notificationType: notification.notificationType,
+      subtype: notification.subtype ?? null,
+      notificationUUID: notification.notificationUUID,
+      transaction: transaction as JWSTransactionDecodedPayload,
+      renewalInfo: renewal,
+    };
     // The newest rail time wins: the signedDate of the outermost signed payload (the notification's).
-    return this.applyTransactionState(scope, transaction, state, notification.signedDate, context);
+    return this.applyTransactionState(scope, transaction, state, notification.signedDate, context, undefined, lifecycle, () =>
+      this.customers.findByAlias(scope, node),
+    );
+  }
+
+  /** The stored subscription object, or (a record applied before objects were stored) the one its record knows. */
+  private previousOf(scope: TenantScope, record: RailSubscriptionRecord | null, keys: readonly string[]): Subscription | null {
+    if (!record) return null;
+    return record.subscription ?? subscriptionOfRecord(record, keys, scope.env, Math.floor(this.clock.nowMs() / 1000));
+  }
+
+  private derive(previous: Subscription | null, input: IosLifecycleInput, railTimeMs: number, productId: string, keys: string[]): LifecycleResult {
+    try {
+      return deriveIosLifecycle(previous, input, {
+        nowMs: this.clock.nowMs(),
+        railTimeMs,
+        entitlementKeysOf: (product) => (product === productId ? keys : []),
+      });
+    } catch (err) {
+      if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
+      throw err;
+    }
   }
 
   /**
@@ -220,10 +256,12 @@ export class IosWebhookService {
   async applyTransactionState(
     scope: TenantScope,
     transaction: StoreTransaction,
-    state: IosNotificationState,
+    state: IosNotificationState | null,
     railTimeMs: number,
     context: RailEventContext,
     read?: { holders: KnownHolders },
+    notification?: IosLifecycleInput,
+    holderOf?: () => Promise<string | null>,
   ): Promise<NotificationOutcome> {
     const originalTransactionId = transaction.originalTransactionId as string;
     const productId = transaction.productId as string;
@@ -237,25 +275,63 @@ export class IosWebhookService {
         context,
       );
     }
+    // A notification moves the subscription object (lifecycle), and access follows its state;
+    // the record's own state table stands where the lifecycle places nothing.
+    let result: LifecycleResult | null = null;
+    let record: RailSubscriptionRecord | null | undefined;
+    if (notification) {
+      await this.applier.serializeSubscription(scope, RAIL, originalTransactionId);
+      record = await this.applier.lockRecord(scope, RAIL, originalTransactionId);
+      const previous = this.previousOf(scope, record, keys);
+      result = this.derive(previous, notification, railTimeMs, productId, keys);
+    }
+    const subscription = result?.subscription ?? null;
+    if (!state && (!subscription || result?.decision !== 'applied')) {
+      const holder = holderOf ? await holderOf() : null;
+      return this.applier.record(scope, { rail: RAIL, customerId: holder, decision: 'no_op', reason: `${context.eventType} changes no entitlement` }, context);
+    }
+    let access: Pick<RailStateChange, 'state' | 'endedBy' | 'validUntil' | 'revenueState' | 'lifecycle'> = state
+      ? { state: state.state, endedBy: state.endedBy, validUntil: state.validUntil }
+      : { state: 'inactive', validUntil: null };
+    if (subscription && result) {
+      const follows = recordAccessOf(subscription, [{ productId, validUntil: subscription.currentPeriodEndsAt }]);
+      access = {
+        state: follows.state,
+        endedBy: follows.endedBy,
+        validUntil: follows.validUntil,
+        revenueState: follows.revenueState,
+        lifecycle: { subscription, events: result.events, decision: result.decision, railEventId: notification?.notificationUUID ?? null },
+      };
+    }
     const customerId = await this.customers.iosPurchaseCustomer(scope, transaction, null, holders);
-    const result = await this.applier.apply(
+    const applied = await this.applier.apply(
       scope,
       {
         rail: RAIL,
         subscriptionId: originalTransactionId,
         customerId,
         productId,
-        state: state.state,
-        endedBy: state.endedBy,
-        validUntil: state.validUntil,
+        ...access,
         railTimeMs,
-        rawStatus: state.rawStatus,
+        rawStatus: state?.rawStatus ?? context.eventType + (notification?.subtype ? `/${notification.subtype}` : ''),
         price: iosPriceLines(transaction),
         payment: iosPayment(transaction),
       },
       { ...context, transactionId: transaction.transactionId ?? null, details: { ...context.details, familyShared: isFamilyShared(transaction) } },
-      { catalogueKeys: new Map([[productId, keys]]), onlyChanges: read !== undefined },
+      {
+        catalogueKeys: new Map([[productId, keys]]),
+        onlyChanges: read !== undefined,
+        subscriptionSerialized: notification !== undefined,
+        ...(record !== undefined ? { lockedRecord: record } : {}),
+      },
     );
-    return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
+    const owner = applied.subscription?.customerId ?? customerId;
+    if (result && applied.decision === 'applied') {
+      for (const fact of result.ledger) {
+        const money = moneyReturnOf(fact, notification?.notificationUUID ?? fact.transactionId ?? '', originalTransactionId);
+        if (money) await this.revenue.returned(scope, RAIL, owner, money);
+      }
+    }
+    return { decision: applied.decision, customerId: owner, auditEventId: applied.auditEventId };
   }
 }

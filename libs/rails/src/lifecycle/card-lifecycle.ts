@@ -160,9 +160,17 @@ function scheduledProduct(subscription: CardSubscriptionObject, productId: strin
 }
 
 /** The grace or retry state of a renewal that failed after the paid period ended at `paidThrough`. */
-function billingTrouble(base: Subscription, paidThrough: number | null, detectedAt: number, settings: CardLifecycleSettings, nowSeconds: number): Subscription {
+function billingTrouble(
+  base: Subscription,
+  paidThroughStated: number | null,
+  detectedAt: number,
+  settings: CardLifecycleSettings,
+  nowSeconds: number,
+): Subscription {
+  // Without a period start the paid period is known to have ended by the first sign of the problem at the latest.
+  const paidThrough = paidThroughStated ?? detectedAt;
   const days = Math.min(Math.max(Math.floor(settings.gracePeriodDays), 0), CARD_GRACE_PERIOD_DAYS_MAX);
-  const graceEnd = paidThrough !== null && days > 0 ? paidThrough + days * DAY_SECONDS : null;
+  const graceEnd = days > 0 ? paidThrough + days * DAY_SECONDS : null;
   const billingIssueDetectedAt = base.billingIssueDetectedAt ?? detectedAt;
   if (graceEnd !== null && nowSeconds < graceEnd)
     return { ...base, state: 'in_grace_period', billingIssueDetectedAt, gracePeriodEndsAt: graceEnd, accessEndsAt: graceEnd };
@@ -195,7 +203,8 @@ function fromSubscription(
   const canceling = sub.cancel_at_period_end === true || int(sub.cancel_at) !== null;
   const keys = new Set(items.flatMap((item) => ctx.entitlementKeysOf(refId(item.price?.product) ?? '')));
   const currentPeriodEndsAt = trialing ? (int(sub.trial_end) ?? periodEnd) : periodEnd;
-  const purchasedAt = periodStart ?? created;
+  // Without a stated period start, the period keeps the purchase time first seen.
+  const purchasedAt = periodStart ?? previous?.purchasedAt ?? created;
   const base: Subscription = {
     object: 'subscription',
     id: sub.id,
@@ -294,7 +303,12 @@ function subscriptionEvent(
 ): LifecycleResult {
   const derived = fromSubscription(previous, sub, input, settings, ctx);
   if (!derived) return noOp(previous, input.eventType, `Subscription status ${sub.status} changes nothing`);
-  const periodMoved = previous !== null && (derived.currentPeriodStartsAt ?? 0) > (previous.currentPeriodStartsAt ?? 0);
+  // A later period start; where either start is unknown, a later period end.
+  const periodMoved =
+    previous !== null &&
+    (derived.currentPeriodStartsAt !== null && previous.currentPeriodStartsAt !== null
+      ? derived.currentPeriodStartsAt > previous.currentPeriodStartsAt
+      : (derived.currentPeriodEndsAt ?? 0) > (previous.currentPeriodEndsAt ?? 0));
   const next = keepsChargeback(previous, derived, periodMoved)
     ? { ...derived, state: previous!.state, willRenew: false, accessEndsAt: previous!.accessEndsAt }
     : derived;

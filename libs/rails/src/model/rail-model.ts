@@ -4,6 +4,8 @@
  */
 import type { PurchaseRail } from '#entitlements';
 
+import type { Subscription } from '../lifecycle/subscription.js';
+
 export type { PurchaseRail };
 
 /** A rail subscription's state on the rail, reduced to what entitlements need. */
@@ -49,6 +51,8 @@ export interface RailSubscriptionRecord {
   rawStatus: string | null;
   lastEventId: string | null;
   updatedAt: number;
+  /** The subscription object as last derived (null: applied before the lifecycle was stored, or by a rail that does not derive it). */
+  subscription?: Subscription | null;
 }
 
 /**

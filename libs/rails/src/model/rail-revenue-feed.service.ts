@@ -33,6 +33,20 @@ export interface RailPayment {
   subscriptionId?: string | null;
 }
 
+/** Money that went back (a refund, a chargeback) or came back (a chargeback reversed), counted once by `factId`. */
+export interface RailMoneyReturn {
+  kind: 'refund' | 'chargeback' | 'reversal';
+  /** Unique on the rail per fact (card: `refund:<event id>`, `chargeback:<dispute id>`, `reversal:<dispute id>`). */
+  factId: string;
+  /** The rail's id of what it concerns (a charge, a dispute, a transaction). */
+  transactionId: string | null;
+  subscriptionId: string | null;
+  currency: string;
+  /** Positive: how much moved. */
+  amount: RailAmount;
+  occurredAtMs: number;
+}
+
 /** A subscription record's revenue facts after a rail change, as the rail state applier wrote it. */
 export interface RailRevenueChange {
   rail: PurchaseRail;
@@ -53,6 +67,8 @@ export interface RailRevenueChange {
 export interface RailRevenueSink {
   changed(scope: TenantScope, change: RailRevenueChange): Promise<void>;
   paid(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void>;
+  /** A refund, chargeback or reversal of a customer's money. */
+  returned?(scope: TenantScope, rail: PurchaseRail, customerId: string, money: RailMoneyReturn): Promise<void>;
   /** Every subscription of `fromCustomerId` moved to `toCustomerId` (a rail-only customer folded into another). */
   reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void>;
 }
@@ -80,6 +96,10 @@ export class RailRevenueFeed {
 
   async paid(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
     await this.sink?.paid(scope, rail, customerId, payment);
+  }
+
+  async returned(scope: TenantScope, rail: PurchaseRail, customerId: string, money: RailMoneyReturn): Promise<void> {
+    await this.sink?.returned?.(scope, rail, customerId, money);
   }
 
   async reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {

@@ -15,6 +15,8 @@ import {
 } from './rail-model.js';
 import { type RailPayment, type RailPriceLine, RailRevenueFeed } from './rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
+import type { Subscription } from '../lifecycle/subscription.js';
+import type { LifecycleEvent } from '../lifecycle/lifecycle-outcome.js';
 import { railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from './subscription-events.js';
 import { describeApplied, grantsOf, outlasts } from './rail-grants.js';
 
@@ -48,6 +50,23 @@ export interface RailStateChange {
   /** The subscription's price per billing period when the event carries it (revenue ledger), and the payment it reports. */
   price?: RailPriceLine[] | null;
   payment?: RailPayment | null;
+  /**
+   * What the lifecycle derived from the rail's event (rails that derive the subscription
+   * object): the object stored with the record, its events (sent instead of those read from
+   * the record's state) and whether it changed anything (an event, a ledger fact: `applied`).
+   */
+  lifecycle?: RailLifecycleChange;
+  /** The state the revenue ledger counts (default `state`): a trial, a billing retry or a pause gives access but pays nothing. */
+  revenueState?: RailState;
+}
+
+/** The lifecycle's part of a rail change. */
+export interface RailLifecycleChange {
+  subscription: Subscription | null;
+  events: readonly LifecycleEvent[];
+  decision: 'applied' | 'no_op';
+  /** The rail's own id of what caused it (card event `id`, iOS `notificationUUID` …); null for a read. */
+  railEventId: string | null;
 }
 
 /** What the audit entry says about the event (its `auditEventId`, docs/rails.md). */
@@ -79,6 +98,8 @@ export interface RailApplyOptions {
   onlyChanges?: boolean;
   /** The caller holds the subscription's lock already (serializeSubscription: it resolved the customer under it). */
   subscriptionSerialized?: boolean;
+  /** The record as the caller read it under that lock (`lockRecord`); absent: the applier reads it. */
+  lockedRecord?: RailSubscriptionRecord | null;
 }
 
 export interface RailApplyResult {
@@ -144,9 +165,17 @@ export class RailStateApplier {
     return this.subscriptions.serialize(scope, rail, subscriptionId);
   }
 
+  /** Reads and locks a subscription's record (after serializeSubscription), to hand to apply as `lockedRecord`. */
+  lockRecord(scope: TenantScope, rail: PurchaseRail, subscriptionId: string): Promise<RailSubscriptionRecord | null> {
+    return this.subscriptions.lock(scope, rail, subscriptionId);
+  }
+
   async apply(scope: TenantScope, change: RailStateChange, event: RailEventContext, options: RailApplyOptions = {}): Promise<RailApplyResult> {
     if (!options.subscriptionSerialized) await this.subscriptions.serialize(scope, change.rail, change.subscriptionId);
-    const stored = await this.subscriptions.lock(scope, change.rail, change.subscriptionId);
+    const stored =
+      options.subscriptionSerialized && options.lockedRecord !== undefined
+        ? options.lockedRecord
+        : await this.subscriptions.lock(scope, change.rail, change.subscriptionId);
     const items = itemsOf(change);
 
     if (options.onlyChanges && (isOlderThanStored(stored, change.railTimeMs, change.ignoreRailTime) || !changesState(stored, { ...change, items }))) {
@@ -204,6 +233,7 @@ export class RailStateApplier {
         railTimeMs: Math.max(change.railTimeMs, stored?.railTimeMs ?? 0),
         rawStatus: change.rawStatus,
         lastEventId: auditEventId,
+        subscription: change.lifecycle?.subscription ?? null,
       },
       now,
     );
@@ -212,7 +242,7 @@ export class RailStateApplier {
       rail,
       subscriptionId,
       customerId,
-      state,
+      state: change.revenueState ?? state,
       validUntil,
       price: change.price ?? null,
       payment: change.payment ?? null,
@@ -247,7 +277,8 @@ export class RailStateApplier {
     // the customer's subscriptions on this rail, else this subscription's (ended) state.
     rows.push(...(await rowsOf(change.customerId, granted, entitlementState)));
     const facts = { stored, next: { ...change } };
-    const decision: RailDecision = changed ? 'applied' : 'no_op';
+    const lifecycle = change.lifecycle;
+    const decision: RailDecision = changed || lifecycle?.decision === 'applied' ? 'applied' : 'no_op';
     const reason = changed ? describeApplied(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
     // Ended keys are another customer's, or keys no longer granted: the rows are distinct.
     const wrote = await this.writer.apply(scope, {
@@ -261,21 +292,23 @@ export class RailStateApplier {
         extended: railChangeCause('extended', facts.next),
         deactivated: railChangeCause('deactivated', facts.next),
       },
-      events: (changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts)).map((type) => ({
-        type,
-        data: {
-          serviceCustomerId: change.customerId,
-          rail: change.rail,
-          subscriptionId: change.subscriptionId,
-          productId: change.productId,
-          state: change.state,
-          validUntil: change.validUntil,
-          willRenew: willRenew(change.state, change.rawStatus),
-          priceMicros: null,
-          currency: null,
-          railEventId: auditEventId,
-        },
-      })),
+      events: lifecycle
+        ? lifecycleEvents(change, lifecycle, auditEventId)
+        : (changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts)).map((type) => ({
+            type,
+            data: {
+              serviceCustomerId: change.customerId,
+              rail: change.rail,
+              subscriptionId: change.subscriptionId,
+              productId: change.productId,
+              state: change.state,
+              validUntil: change.validUntil,
+              willRenew: willRenew(change.state, change.rawStatus),
+              priceMicros: null,
+              currency: null,
+              railEventId: auditEventId,
+            },
+          })),
       audit: this.auditEntry({ rail: change.rail, customerId: change.customerId, decision, reason }, event, change, auditEventId, keys),
       ...(change.railOnlyCustomer ? { railOnlyCustomer: true } : {}),
     });
@@ -398,4 +431,35 @@ export class RailStateApplier {
       },
     };
   }
+}
+
+/**
+ * The `subscription.*` events of a lifecycle change: the subscription after the change, the
+ * rail's and the audit entry's ids, the earlier flat fields filled from the object, and each
+ * type's own fields.
+ */
+export function lifecycleEvents(
+  change: RailStateChange,
+  lifecycle: RailLifecycleChange,
+  auditEventId: string,
+): { type: string; data: Record<string, unknown> }[] {
+  const subscription = lifecycle.subscription;
+  return lifecycle.events.map(({ type, ...own }) => ({
+    type,
+    data: {
+      serviceCustomerId: change.customerId,
+      rail: change.rail,
+      subscriptionId: change.subscriptionId,
+      productId: subscription?.productId ?? change.productId,
+      state: subscription?.state ?? change.state,
+      validUntil: subscription ? subscription.accessEndsAt : change.validUntil,
+      willRenew: subscription?.willRenew ?? false,
+      priceMicros: subscription?.price?.amountMicros ?? null,
+      currency: subscription?.price?.currency ?? null,
+      subscription,
+      railEventId: lifecycle.railEventId,
+      auditEventId,
+      ...own,
+    },
+  }));
 }

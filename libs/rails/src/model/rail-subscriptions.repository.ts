@@ -11,6 +11,7 @@ import {
   itemsOf,
   sameItems,
 } from './rail-model.js';
+import { SUBSCRIPTION_STATES, type Subscription } from '../lifecycle/subscription.js';
 
 interface SubscriptionRow {
   rail: PurchaseRail;
@@ -23,9 +24,18 @@ interface SubscriptionRow {
   raw_status: string | null;
   last_event_id: string | null;
   updated_at: Date;
+  subscription: unknown;
 }
 
-const SUBSCRIPTION_COLUMNS = 'rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, updated_at';
+const SUBSCRIPTION_COLUMNS =
+  'rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, updated_at, subscription';
+
+/** The stored subscription object, or null when absent or not an object of a known state (written before, or by hand). */
+function subscriptionOf(value: unknown): Subscription | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const object = value as Partial<Subscription>;
+  return object.object === 'subscription' && (SUBSCRIPTION_STATES as readonly unknown[]).includes(object.state) ? (object as Subscription) : null;
+}
 
 const toSeconds = (date: Date): number => Math.floor(new Date(date).getTime() / 1000);
 const fromSeconds = (seconds: number | null): Date | null => (seconds === null ? null : new Date(seconds * 1000));
@@ -79,11 +89,19 @@ function toRecord(row: SubscriptionRow): RailSubscriptionRecord {
     rawStatus,
     lastEventId: row.last_event_id,
     updatedAt: toSeconds(row.updated_at),
+    subscription: subscriptionOf(row.subscription),
   };
 }
 
-/** A record to write; `items` defaults to the one item (productId, validUntil). */
-export type RailSubscriptionWrite = Omit<RailSubscriptionRecord, 'updatedAt' | 'items'> & { items?: RailSubscriptionItem[] };
+/**
+ * A record to write; `items` defaults to the one item (productId, validUntil). `subscription`
+ * is the record's subscription object after the write: absent or null stores NULL (a rail that
+ * does not derive the object yet leaves none that could contradict the record's state).
+ */
+export type RailSubscriptionWrite = Omit<RailSubscriptionRecord, 'updatedAt' | 'items' | 'subscription'> & {
+  items?: RailSubscriptionItem[];
+  subscription?: Subscription | null;
+};
 
 /** A rail purchase id (iOS transactionId …) already seen, with what it did. */
 export interface RailTransactionRecord {
@@ -203,12 +221,14 @@ export class RailSubscriptionsRepository {
   async upsert(scope: TenantScope, write: RailSubscriptionWrite, now: Date): Promise<RailSubscriptionRecord> {
     const rows: SubscriptionRow[] = await this.sql.rows(
       `INSERT INTO rail_subscriptions
-         (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
+         (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, created_at, updated_at,
+          subscription, lifecycle_state)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13::jsonb, $13::jsonb->>'state')
        ON CONFLICT ON CONSTRAINT rail_subscriptions_pk DO UPDATE
           SET customer_id = EXCLUDED.customer_id, product_id = EXCLUDED.product_id, state = EXCLUDED.state,
               valid_until = EXCLUDED.valid_until, rail_time_ms = EXCLUDED.rail_time_ms, raw_status = EXCLUDED.raw_status,
-              last_event_id = COALESCE(EXCLUDED.last_event_id, rail_subscriptions.last_event_id), updated_at = EXCLUDED.updated_at
+              last_event_id = COALESCE(EXCLUDED.last_event_id, rail_subscriptions.last_event_id), updated_at = EXCLUDED.updated_at,
+              subscription = EXCLUDED.subscription, lifecycle_state = EXCLUDED.lifecycle_state
        RETURNING ${SUBSCRIPTION_COLUMNS}`,
       [
         scope.projectId,
@@ -223,9 +243,36 @@ export class RailSubscriptionsRepository {
         encodeRawStatus(write),
         write.lastEventId,
         now,
+        write.subscription ? JSON.stringify(write.subscription) : null,
       ],
     );
     return toRecord(rows[0]);
+  }
+
+  /**
+   * Subscription records of one customer for the subscription reads: live ones first (an
+   * active record not past its end at `nowMs`), then the latest change first; at most `limit`.
+   */
+  async listForReads(scope: TenantScope, customerId: string, nowMs: number, limit: number): Promise<RailSubscriptionRecord[]> {
+    const rows: SubscriptionRow[] = await this.sql.rows(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM rail_subscriptions
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3
+        ORDER BY (state = 'active' AND (valid_until IS NULL OR valid_until > $4)) DESC, updated_at DESC, rail, subscription_id
+        LIMIT $5`,
+      [scope.projectId, scope.env, customerId, new Date(nowMs), limit],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Subscriptions in a free trial that still gives access at `nowMs` (their stored object says so). */
+  async countActiveTrials(scope: TenantScope, nowMs: number): Promise<number> {
+    const rows: { n: string | number }[] = await this.sql.rows(
+      `SELECT count(*) AS n FROM rail_subscriptions
+        WHERE project_id = $1 AND env = $2 AND lifecycle_state = 'trialing'
+          AND (subscription->>'accessEndsAt' IS NULL OR (subscription->>'accessEndsAt')::bigint > $3)`,
+      [scope.projectId, scope.env, Math.floor(nowMs / 1000)],
+    );
+    return Number(rows[0]?.n ?? 0);
   }
 
   /** Moves every subscription record of `fromCustomerId` to `toCustomerId` (a rail-only customer folded into another). */

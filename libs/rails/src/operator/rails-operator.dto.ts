@@ -37,6 +37,8 @@ export class RailView {
   @ApiPropertyOptional({ example: 1234567890, description: 'ios_store' }) appAppleId?: number;
   @ApiPropertyOptional({ type: [String], description: 'ios_store: configured PEM roots (absent: the shipped store roots)' }) trustedRootCertificates?: string[];
   @ApiPropertyOptional({ description: 'card_payments' }) accountId?: string;
+  @ApiPropertyOptional({ description: 'card_payments: days of access after a failed renewal while the processor retries (0 to 30)', example: 0 })
+  gracePeriodDays?: number;
   @ApiPropertyOptional({ description: 'android_store' }) packageName?: string;
 }
 

@@ -5,6 +5,7 @@ import type { KnownHolders } from '../customers/rail-customer-resolver.service.j
 import { type AndroidPurchaseState, productState, subscriptionState } from '../android/android-notifications.js';
 import { AndroidPublisherClient, AndroidPublisherUnavailable } from '../android/android-publisher.client.js';
 import { AndroidWebhookService } from '../android/android-webhook.service.js';
+import type { CardSubscriptionObject } from '../lifecycle/card-lifecycle.js';
 import { CardEventFormatError, type CardSubscription, cardSubscriptionActive, parseCardSubscription } from '../card/card-events.js';
 import { CardWebhookService } from '../card/card-webhook.service.js';
 import { type StoreTransaction, checkTransactionBounds } from '../ios/ios-store-rules.js';
@@ -93,7 +94,14 @@ export class StoreObservations {
         alias: { type: RAIL_ALIAS_TYPES.cardCustomerId, value: sub.customer },
         live,
         apply: (context: RailEventContext, holders: KnownHolders) =>
-          this.cardRail.applySubscription(scope, sub as CardSubscription, Math.floor(readAtMs / 1000), context, { holders }),
+          this.cardRail.applySubscription(
+            scope,
+            sub as CardSubscription,
+            Math.floor(readAtMs / 1000),
+            context,
+            { holders },
+            { object: object as CardSubscriptionObject, eventId: null, eventType: 'customer.subscription.updated', livemode: scope.env === 'production' },
+          ),
       };
     });
     return { kind: 'states', states };

@@ -13,10 +13,18 @@ export class RailsAdminController {
   constructor(private readonly rails: StoreRailSettings) {}
 
   @Put('card_payments')
-  @ApiOperation({ operationId: 'adminPutCardPaymentsRail', summary: 'Enable the card-payment rail (webhook secrets go into RAIL_SECRETS_FILE, never here)' })
+  @ApiOperation({
+    operationId: 'adminPutCardPaymentsRail',
+    summary: 'Enable the card-payment rail (webhook secrets go into RAIL_SECRETS_FILE, never here)',
+    description: 'gracePeriodDays: an integer 0 to 30 (absent: 0), else 400 invalid_param_value.',
+  })
   @ApiOkResponse({ type: RailView })
+  @ApiErrors({ 400: ['invalid_param_value'] })
   putCardPayments(@Param('projectId') projectId: string, @Body() body: PutCardPaymentsRailDto): Promise<RailView> {
-    return this.rails.put(projectId, 'card_payments', body.accountId !== undefined ? { accountId: body.accountId } : {});
+    return this.rails.put(projectId, 'card_payments', {
+      ...(body.accountId !== undefined ? { accountId: body.accountId } : {}),
+      ...(body.gracePeriodDays !== undefined ? { gracePeriodDays: body.gracePeriodDays } : {}),
+    });
   }
 
   @Put('android_store')

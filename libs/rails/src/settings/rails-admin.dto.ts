@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 
 export class PutCardPaymentsRailDto {
   @ApiPropertyOptional({ description: "The processor's account id (informational)", example: 'acct_1Nv0FGQ9RKHgCVdK' })
@@ -7,6 +7,20 @@ export class PutCardPaymentsRailDto {
   @IsString()
   @Length(1, 255)
   accountId?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "Days of access after a failed renewal while the processor retries (in_grace_period), from the unpaid period's start; 0 (default) ends access there",
+    minimum: 0,
+    maximum: 30,
+    default: 0,
+    example: 3,
+  })
+  @IsOptional()
+  @Max(30, { message: 'gracePeriodDays must be an integer between 0 and 30' })
+  @Min(0, { message: 'gracePeriodDays must be an integer between 0 and 30' })
+  @IsInt({ message: 'gracePeriodDays must be an integer between 0 and 30' })
+  gracePeriodDays?: number;
 }
 
 export const ANDROID_PACKAGE_PATTERN = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$/;

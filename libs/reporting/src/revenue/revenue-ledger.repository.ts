@@ -242,7 +242,67 @@ export class RevenueLedgerRepository {
     return true;
   }
 
+  /**
+   * Records a refund, chargeback or reversal once (by its fact id) and moves the month's
+   * `refunds_minor` (reversals subtract). Whether this call recorded it.
+   */
+  async recordReturn(
+    scope: TenantScope,
+    money: {
+      rail: string;
+      factId: string;
+      kind: 'refund' | 'chargeback' | 'reversal';
+      transactionId: string | null;
+      subscriptionId: string | null;
+      customerId: string;
+      currency: string;
+      amountMinor: number;
+      occurredAt: Date;
+      month: string;
+    },
+  ): Promise<boolean> {
+    const inserted = await this.sql.rows(
+      `INSERT INTO revenue_refunds (project_id, env, rail, fact_id, kind, transaction_id, subscription_id, customer_id, currency, amount_minor, occurred_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+       ON CONFLICT ON CONSTRAINT revenue_refunds_pk DO NOTHING RETURNING 1 AS recorded`,
+      [
+        scope.projectId,
+        scope.env,
+        money.rail,
+        money.factId,
+        money.kind,
+        money.transactionId,
+        money.subscriptionId,
+        money.customerId,
+        money.currency,
+        money.amountMinor,
+        money.occurredAt,
+      ],
+    );
+    if (inserted.length === 0) return false;
+    const signed = money.kind === 'reversal' ? -money.amountMinor : money.amountMinor;
+    await this.sql.rows(
+      `INSERT INTO revenue_cash_monthly (project_id, env, currency, month, recurring, amount_minor, refunds_minor) VALUES ($1, $2, $3, $4::date, $5, 0, $6)
+       ON CONFLICT ON CONSTRAINT revenue_cash_monthly_pk DO UPDATE SET refunds_minor = revenue_cash_monthly.refunds_minor + EXCLUDED.refunds_minor`,
+      [scope.projectId, scope.env, money.currency, money.month, money.subscriptionId !== null, signed],
+    );
+    return true;
+  }
+
   // Reads
+
+  /** Refunds and chargebacks less reversals per day (UTC) of one currency from `fromDay` on. */
+  async refundsByDay(scope: TenantScope, currency: string, fromDay: string): Promise<Map<string, number>> {
+    const rows = await this.sql.rows<{ day: string; amount: Num }>(
+      `SELECT to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+              sum(CASE WHEN kind = 'reversal' THEN -amount_minor ELSE amount_minor END) AS amount
+         FROM revenue_refunds
+        WHERE project_id = $1 AND env = $2 AND currency = $3 AND occurred_at >= $4::date
+        GROUP BY 1`,
+      [scope.projectId, scope.env, currency, fromDay],
+    );
+    return new Map(rows.map((r) => [r.day, Number(r.amount)]));
+  }
 
   async totals(scope: TenantScope): Promise<TotalsRow[]> {
     const rows = await this.sql.rows<{ rail: LedgerRail; currency: string; mrr_minor: Num; paying_customers: Num }>(
@@ -301,14 +361,17 @@ export class RevenueLedgerRepository {
   }
 
   /** Recognised cash per month, currency and shape; `fromMonth` null: to date. */
-  async cash(scope: TenantScope, fromMonth: string | null): Promise<Array<{ currency: string; recurring: boolean; amountMinor: number }>> {
-    const rows = await this.sql.rows<{ currency: string; recurring: boolean; amount: Num }>(
-      `SELECT currency, recurring, sum(amount_minor) AS amount FROM revenue_cash_monthly
+  async cash(
+    scope: TenantScope,
+    fromMonth: string | null,
+  ): Promise<Array<{ currency: string; recurring: boolean; amountMinor: number; refundsMinor: number }>> {
+    const rows = await this.sql.rows<{ currency: string; recurring: boolean; amount: Num; refunds: Num }>(
+      `SELECT currency, recurring, sum(amount_minor) AS amount, sum(refunds_minor) AS refunds FROM revenue_cash_monthly
         WHERE project_id = $1 AND env = $2 AND ($3::date IS NULL OR month >= $3::date)
         GROUP BY currency, recurring`,
       [scope.projectId, scope.env, fromMonth],
     );
-    return rows.map((r) => ({ currency: r.currency, recurring: r.recurring, amountMinor: Number(r.amount) }));
+    return rows.map((r) => ({ currency: r.currency, recurring: r.recurring, amountMinor: Number(r.amount), refundsMinor: Number(r.refunds) }));
   }
 
   async reportingCurrency(scope: Pick<TenantScope, 'projectId'>): Promise<string | null> {

@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock, type CrossTenant, type TenantScope } from '#platform';
 import type { PurchaseRail } from '#entitlements';
-import { type RailPayment, type RailRevenueChange, RailRevenueFeed, type RailRevenueSink } from '#rails';
+import { type RailMoneyReturn, type RailPayment, type RailRevenueChange, RailRevenueFeed, type RailRevenueSink } from '#rails';
 import { dayOf, monthOf, monthlyPrice, toMinorUnits } from './price-normalisation.js';
 import { type MrrKeyAmount, mrrMovements } from './mrr-movements.js';
 import { totalsDeltas } from './revenue-deltas.js';
@@ -119,6 +119,24 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
       }
     }
     await this.facts.addCohortCash(scope, cash);
+  }
+
+  async returned(scope: TenantScope, rail: PurchaseRail, customerId: string, money: RailMoneyReturn): Promise<void> {
+    const amountMinor = Math.round(toMinorUnits(money.amount, money.currency));
+    if (!(amountMinor > 0)) return;
+    const occurredAtMs = money.occurredAtMs > 0 ? money.occurredAtMs : this.clock.nowMs();
+    await this.repository.recordReturn(scope, {
+      rail,
+      factId: money.factId,
+      kind: money.kind,
+      transactionId: money.transactionId,
+      subscriptionId: money.subscriptionId,
+      customerId,
+      currency: money.currency,
+      amountMinor,
+      occurredAt: new Date(occurredAtMs),
+      month: monthOf(occurredAtMs),
+    });
   }
 
   async reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope } from '#platform';
 import type { AuthContext } from '#keys';
+import { SubscriptionCounts } from '#rails';
 import { CoverageRepository } from '../coverage.repository.js';
 import type { ReadEnvelope } from '../read-envelope.js';
 import { ReportingReads } from '../reporting-reads.service.js';
@@ -30,6 +31,7 @@ export class RevenueReadsService {
     private readonly ledger: RevenueLedgerRepository,
     private readonly coverage: CoverageRepository,
     private readonly clock: Clock,
+    private readonly counts: SubscriptionCounts,
   ) {}
 
   revenue(auth: AuthContext, query: RevenueQueryDto): Promise<ReadEnvelope<RevenueData>> {
@@ -83,10 +85,15 @@ export class RevenueReadsService {
   }
 
   async figures(scope: TenantScope, currency: string, nowMs: number): Promise<RevenueFiguresView> {
-    const [totals, cash] = await Promise.all([this.ledger.totals(scope), this.ledger.cash(scope, monthOf(nowMs))]);
+    const [totals, cash, activeTrials] = await Promise.all([
+      this.ledger.totals(scope),
+      this.ledger.cash(scope, monthOf(nowMs)),
+      this.counts.activeTrials(scope),
+    ]);
     const thisMonth = cash.filter((c) => c.currency === currency);
     const recurring = thisMonth.filter((c) => c.recurring).reduce((sum, c) => sum + c.amountMinor, 0);
     const oneOff = thisMonth.filter((c) => !c.recurring).reduce((sum, c) => sum + c.amountMinor, 0);
+    const refunds = thisMonth.reduce((sum, c) => sum + c.refundsMinor, 0);
     const byRailDetail = railsOf((rail) => ({
       mrrCents: cents(find(totals, rail, currency)?.mrrMinor ?? 0),
       payingCustomers: find(totals, rail, ANY_CURRENCY)?.payingCustomers ?? 0,
@@ -100,6 +107,9 @@ export class RevenueReadsService {
       byRailDetail,
       recognisedCashThisMonthCents: cents(recurring + oneOff),
       recognisedCashThisMonthByShape: { recurring: cents(recurring), oneOff: cents(oneOff) },
+      refundsCents: cents(refunds),
+      netCashCents: cents(recurring + oneOff - refunds),
+      activeTrials,
       otherCurrencies: totals
         .filter((t) => t.rail === 'all' && t.currency !== ANY_CURRENCY && t.currency !== currency && t.mrrMinor > 0)
         .sort((a, b) => a.currency.localeCompare(b.currency))
@@ -110,16 +120,18 @@ export class RevenueReadsService {
   /** One point per day (oldest first): each day's last value, carried forward over days without a change. */
   async series(scope: TenantScope, currency: string, days: number, nowMs: number, measured: boolean): Promise<RevenuePointView[]> {
     const dates = Array.from({ length: days }, (_, i) => dayOf(nowMs - (days - 1 - i) * DAY_MS));
-    if (!measured) return dates.map((date) => ({ date, mrrCents: null, payingCustomers: null }));
+    if (!measured) return dates.map((date) => ({ date, mrrCents: null, payingCustomers: null, refundsCents: null }));
     const today = dates[dates.length - 1];
-    const [mrr, paying] = await Promise.all([
+    const [mrr, paying, refunds] = await Promise.all([
       this.ledger.daily(scope, 'all', currency, today, days + 1),
       this.ledger.daily(scope, 'all', ANY_CURRENCY, today, days + 1),
+      this.ledger.refundsByDay(scope, currency, dates[0]),
     ]);
     return dates.map((date) => ({
       date,
       mrrCents: cents(valueOn(mrr, date)?.mrrMinor ?? 0),
       payingCustomers: valueOn(paying, date)?.payingCustomers ?? 0,
+      refundsCents: cents(refunds.get(date) ?? 0),
     }));
   }
 }
@@ -147,6 +159,9 @@ function nullFigures(currency: string): RevenueFiguresView {
     byRailDetail: railsOf(() => ({ mrrCents: null, payingCustomers: null, activeTrials: null })),
     recognisedCashThisMonthCents: null,
     recognisedCashThisMonthByShape: { recurring: null, oneOff: null },
+    refundsCents: null,
+    netCashCents: null,
+    activeTrials: null,
     otherCurrencies: [],
   };
 }

@@ -65,12 +65,17 @@ export class RevenueFiguresView {
   byRailDetail: RevenueByRailDetailView;
   @ApiProperty({ type: Number, nullable: true }) recognisedCashThisMonthCents: number | null;
   @ApiProperty({ type: CashByShapeView }) recognisedCashThisMonthByShape: CashByShapeView;
+  @ApiProperty({ type: Number, nullable: true, description: 'Refunds and chargebacks less reversed chargebacks, this calendar month, reporting currency' })
+  refundsCents: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'recognisedCashThisMonthCents less refundsCents' }) netCashCents: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'Subscriptions in a free trial (never in MRR nor paying)' }) activeTrials: number | null;
   @ApiProperty({ type: [OtherCurrencyView], description: 'MRR in other currencies (no exchange rates are applied)' }) otherCurrencies: OtherCurrencyView[];
 }
 export class RevenuePointView {
   @ApiProperty({ example: '2026-11-29' }) date: string;
   @ApiProperty({ type: Number, nullable: true }) mrrCents: number | null;
   @ApiProperty({ type: Number, nullable: true }) payingCustomers: number | null;
+  @ApiPropertyOptional({ type: Number, nullable: true, description: 'Refunds and chargebacks less reversals of that day' }) refundsCents?: number | null;
 }
 export class RevenueData extends RevenueFiguresView {
   @ApiProperty({ type: RevenueFiguresView, description: 'The same figures again (the CLI reads them here)' }) current: RevenueFiguresView;
