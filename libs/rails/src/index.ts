@@ -4,6 +4,7 @@ import { CustomerScopeForeignKey1790000000923 } from './migrations/1790000000923
 import { RailExpiryReads1790000002300 } from './migrations/1790000002300-rail-expiry-reads.migration.js';
 import { AndroidVoidedPurchases1790000003617 } from './migrations/1790000003617-android-voided-purchases.migration.js';
 import { AndroidVoidedReads1790000003618 } from './migrations/1790000003618-android-voided-reads.migration.js';
+import { RailConnectionChecks1790000003671 } from './migrations/1790000003671-rail-connection-checks.migration.js';
 
 export { RailsModule } from './rails.module.js';
 export {
@@ -66,6 +67,7 @@ export const RAILS_MIGRATIONS = [
   RailNotificationsRecentIndex1790000002640,
   AndroidVoidedPurchases1790000003617,
   AndroidVoidedReads1790000003618,
+  RailConnectionChecks1790000003671,
 ];
 
 // Store notifications
