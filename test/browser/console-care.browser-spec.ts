@@ -226,7 +226,7 @@ describe('operator console: confirmations, environment switch, titles, icon, dar
       [`${p}/rails`, `Rails · ${projectName} · Console`],
       [`${p}/reviews`, `Review queues · ${projectName} · Console`],
       [`${p}/errors`, `Errors · ${projectName} · Console`],
-      [`${p}/errors/${fingerprints.sandbox}`, `Issue ${fingerprints.sandbox} · Errors · ${projectName} · Console`],
+      [`${p}/errors/${fingerprints.sandbox}`, `TypeError: broken in sandbox · Errors · ${projectName} · Console`],
       [`${p}/webhooks`, `Webhooks · ${projectName} · Console`],
       [`${p}/webhooks/${endpoints.sandbox}`, `Webhook endpoint · Webhooks · ${projectName} · Console`],
       ['/nowhere', 'No such page · Console'],

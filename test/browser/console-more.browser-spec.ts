@@ -162,10 +162,10 @@ describe('operator console: archive, catalogue, rails, queues, jobs, endpoint, a
     await open(`/p/${fx.projectId}/rails`);
     const panel = page()
       .locator('section.card')
-      .filter({ has: page().getByRole('heading', { name: /^card_payments/ }) });
+      .filter({ has: page().getByRole('heading', { name: /^Card payments/ }) });
     await panel.getByText(`/v1/webhooks/card_payments/${fx.projectId}`).waitFor();
-    await panel.getByText('webhook signing: configured').waitFor();
-    await panel.getByText('acct_more').waitFor();
+    await panel.getByText(/webhook verification present/).waitFor();
+    expect(await panel.getByLabel('Account id').inputValue()).toBe('acct_more');
     const row = panel.getByRole('row').filter({ hasText: eventId });
     await row.getByRole('link', { name: notified.body.serviceCustomerId }).waitFor();
     expect(await page().content()).not.toContain(CARD_SECRET);

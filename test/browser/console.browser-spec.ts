@@ -300,7 +300,7 @@ describe('operator console', () => {
     expect(sent.status).toBe(202);
 
     await open(`/p/${projectId}/errors`);
-    await page().getByRole('link', { name: 'error.unhandled' }).click();
+    await page().getByRole('link', { name: 'Error: hello world' }).click();
     await page().getByText('src/greet.ts:3:9').waitFor();
     await page().getByText('throw new Error(message);').waitFor();
     await check('error-issue');

@@ -55,10 +55,15 @@ describe('operator reads: error issues and one issue with its symbolicated lates
     expect(res.body).toEqual({
       object: 'list',
       env: 'sandbox',
+      sort: 'last_seen',
+      nextCursor: null,
       data: [
         {
           object: 'error_issue',
           fingerprint,
+          title: 'boom',
+          errorType: null,
+          message: 'boom',
           count: 3,
           firstSeenAt: expect.any(Number),
           lastSeenAt: expect.any(Number),
@@ -68,7 +73,7 @@ describe('operator reads: error issues and one issue with its symbolicated lates
         },
       ],
     });
-    expect((await list('')).body).toEqual({ object: 'list', env: 'production', data: [] });
+    expect((await list('')).body).toEqual({ object: 'list', env: 'production', sort: 'last_seen', nextCursor: null, data: [] });
     expect((await list('env=sandbox', other)).body.data).toEqual([]);
   });
 

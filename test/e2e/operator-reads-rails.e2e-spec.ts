@@ -32,7 +32,7 @@ describe('operator reads: the rails page (settings, secrets as booleans, webhook
     expect(byRail.card_payments).toMatchObject({
       configured: true,
       settings: { accountId: 'acct_test_1' },
-      secrets: { webhook: true, read: null },
+      secrets: { webhook: true, read: false },
       // PUBLIC_BASE_URL, never the request's Host.
       webhookUrl: `${h.t.config.publicBaseUrl}/v1/webhooks/card_payments/${fx.projectId}`,
       notificationsHasMore: false,

@@ -5,6 +5,7 @@ import { RailExpiryReads1790000002300 } from './migrations/1790000002300-rail-ex
 import { AndroidVoidedPurchases1790000003617 } from './migrations/1790000003617-android-voided-purchases.migration.js';
 import { AndroidVoidedReads1790000003618 } from './migrations/1790000003618-android-voided-reads.migration.js';
 import { RailSubscriptionObjects1790000003640 } from './migrations/1790000003640-rail-subscription-objects.migration.js';
+import { RailConnectionChecks1790000003671 } from './migrations/1790000003671-rail-connection-checks.migration.js';
 
 export { RailsModule } from './rails.module.js';
 export {
@@ -70,6 +71,7 @@ export const RAILS_MIGRATIONS = [
   AndroidVoidedPurchases1790000003617,
   AndroidVoidedReads1790000003618,
   RailSubscriptionObjects1790000003640,
+  RailConnectionChecks1790000003671,
 ];
 
 // Store notifications

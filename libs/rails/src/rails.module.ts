@@ -21,6 +21,8 @@ import { RailReader } from './reading/rail-reader.service.js';
 import { StoreObservations } from './reading/store-observations.service.js';
 import { IosStoreVerifier } from './ios/ios-store-verifier.service.js';
 import { RailSecretsStatus } from './operator/rail-secrets-status.js';
+import { RailConnectionChecksRepository } from './operator/rail-connection-checks.repository.js';
+import { RailConnectionTest } from './operator/rail-connection-test.service.js';
 import { RailSecrets } from './secrets/rail-secrets.service.js';
 import { RailsOperatorController } from './operator/rails-operator.controller.js';
 import { RailsOperatorService } from './operator/rails-operator.service.js';
@@ -61,6 +63,8 @@ import { OperatorSubscriptionsController, ServerSubscriptionsController, Subscri
     RailsOperatorService,
     RailsConsole,
     RailNotificationsReadRepository,
+    RailConnectionChecksRepository,
+    RailConnectionTest,
     PurchaseSyncService,
     RailCustomerResolver,
     WebhookGate,

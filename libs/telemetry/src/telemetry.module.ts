@@ -15,6 +15,7 @@ import { ErrorIssueDetailService } from './issues/error-issue-detail.service.js'
 import { ErrorIssuesController } from './issues/error-issues.controller.js';
 import { ErrorIssuesAdminController } from './console/error-issues-admin.controller.js';
 import { IssueUsersRepository } from './console/issue-users.repository.js';
+import { ErrorIssuesConsoleRepository } from './console/error-issues-console.repository.js';
 import { ERROR_FRAME_SYMBOLICATOR } from './issues/frame-symbolicator.js';
 import { ErrorIssuesRepository } from './issues/error-issues.repository.js';
 import { IngestEventsService } from './ingest/ingest-events.service.js';
@@ -38,6 +39,7 @@ const ACQUISITION_SIGNUP_HOOK_NAME = 'acquisition-signup';
     ErrorIssuesRepository,
     ErrorIssueDetailService,
     IssueUsersRepository,
+    ErrorIssuesConsoleRepository,
     ErrorAllowanceService,
     EventIdentityResolver,
     EventIdentityHintsRepository,

@@ -1,62 +1,266 @@
-// Each rail: settings, whether its secrets are configured (never the secrets), the webhook URL to
-// paste into the store's console, and the latest notifications with their decision.
+// Each rail: its settings (saved with the rail's PUT route), whether its secrets are present
+// and when they last worked (test connection), the webhook URL to copy, and its notifications
+// (time, type, decision), paged.
+import { useState } from 'react';
 import type { components } from '../api/operator';
 import { api, call } from '../api/client';
 import { DataTable } from '../components/DataTable';
-import { Loaded, Status } from '../components/ui';
+import { Alert, Field, Loaded, MutationStatus, Status, errorFor } from '../components/ui';
 import { useLoad } from '../components/useLoad';
+import { useMutation } from '../components/useMutation';
+import { Pager, useCursorPages } from '../components/useCursorPages';
 import { useEnv } from '../env';
+import { date } from '../format';
 import { href } from '../router';
 import { usePageTitle } from '../components/page';
 
 type RailPanel = components['schemas']['RailPanelView'];
+type Notification = components['schemas']['RailNotificationEntryView'];
+type Rail = 'ios_store' | 'card_payments' | 'android_store';
 
-const yesNo = (value: boolean | null) => (value === null ? 'not needed' : value ? 'configured' : 'not configured');
+const NAMES: Record<Rail, string> = { ios_store: 'iOS App Store', card_payments: 'Card payments', android_store: 'Google Play' };
+const NOTIFICATIONS_PER_PAGE = 20;
 
-function Panel({ projectId, rail }: { projectId: string; rail: RailPanel }) {
-  const settings = Object.entries(rail.settings ?? {});
+const present = (value: boolean | null) => (value === null ? 'not needed' : value ? 'present' : 'missing');
+
+function CopyUrl({ url, rail }: { url: string; rail: string }) {
+  const [copied, setCopied] = useState<'copied' | 'failed' | undefined>();
+  return (
+    <div className="copy-url">
+      <code id={`webhook-${rail}`}>{url}</code>{' '}
+      <button
+        type="button"
+        aria-describedby={`webhook-${rail}`}
+        onClick={() =>
+          navigator.clipboard.writeText(url).then(
+            () => setCopied('copied'),
+            () => setCopied('failed'),
+          )
+        }
+      >
+        Copy webhook URL
+      </button>
+      <span role="status" className="muted">
+        {copied === 'copied' ? ' Copied.' : copied === 'failed' ? ' Could not copy: select the URL and copy it.' : ''}
+      </span>
+    </div>
+  );
+}
+
+function SettingsForm({ projectId, rail, onSaved }: { projectId: string; rail: RailPanel; onSaved: () => void }) {
+  const saved = (rail.settings ?? {}) as Record<string, unknown>;
+  const text = (name: string) => (saved[name] === undefined || saved[name] === null ? '' : String(saved[name]));
+  const [values, setValues] = useState<Record<string, string>>({
+    bundleId: text('bundleId'),
+    appAppleId: text('appAppleId'),
+    packageName: text('packageName'),
+    accountId: text('accountId'),
+    gracePeriodDays: text('gracePeriodDays'),
+  });
+  const set = (name: string) => (value: string) => setValues({ ...values, [name]: value });
+  const name = rail.rail as Rail;
+  const save = useMutation(
+    async () => {
+      const path = { projectId };
+      if (name === 'ios_store') {
+        const appAppleId = values.appAppleId.trim();
+        const roots = saved.trustedRootCertificates as string[] | undefined;
+        await call(
+          api.PUT('/admin/v1/projects/{projectId}/rails/ios_store', {
+            params: { path },
+            body: {
+              bundleId: values.bundleId.trim(),
+              ...(appAppleId ? { appAppleId: Number(appAppleId) } : {}),
+              ...(roots?.length ? { trustedRootCertificates: roots } : {}),
+            },
+          }),
+        );
+      } else if (name === 'android_store') {
+        await call(api.PUT('/admin/v1/projects/{projectId}/rails/android_store', { params: { path }, body: { packageName: values.packageName.trim() } }));
+      } else {
+        const accountId = values.accountId.trim();
+        const graceDays = values.gracePeriodDays.trim();
+        // The PUT replaces the card settings: the grace days are sent with the account id, or a save would reset them.
+        await call(
+          api.PUT('/admin/v1/projects/{projectId}/rails/card_payments', {
+            params: { path },
+            body: { ...(accountId ? { accountId } : {}), ...(graceDays ? { gracePeriodDays: Number(graceDays) } : {}) },
+          }),
+        );
+      }
+      return `${NAMES[name]} settings saved; the rail is enabled.`;
+    },
+    { reload: onSaved },
+  );
+  const fields = name === 'ios_store' ? ['bundleId', 'appAppleId'] : name === 'android_store' ? ['packageName'] : ['accountId', 'gracePeriodDays'];
+  return (
+    <form
+      aria-label={`${NAMES[name]} settings`}
+      noValidate
+      onSubmit={(event) => {
+        event.preventDefault();
+        void save.run();
+      }}
+    >
+      {name === 'ios_store' && (
+        <>
+          <Field label="Bundle id" name="bundleId" required value={values.bundleId} onChange={set('bundleId')} error={errorFor(save.error, 'bundleId')} />
+          <Field
+            label="App Apple id"
+            name="appAppleId"
+            hint="Optional; production notifications must carry it when set"
+            value={values.appAppleId}
+            onChange={set('appAppleId')}
+            error={errorFor(save.error, 'appAppleId')}
+          />
+          {Array.isArray(saved.trustedRootCertificates) && (
+            <p className="muted">{saved.trustedRootCertificates.length} trusted root certificate(s) configured through the API are kept.</p>
+          )}
+        </>
+      )}
+      {name === 'android_store' && (
+        <Field
+          label="Package name"
+          name="packageName"
+          required
+          value={values.packageName}
+          onChange={set('packageName')}
+          error={errorFor(save.error, 'packageName')}
+        />
+      )}
+      {name === 'card_payments' && (
+        <Field
+          label="Account id"
+          name="accountId"
+          hint="Optional, informational (acct_…)"
+          value={values.accountId}
+          onChange={set('accountId')}
+          error={errorFor(save.error, 'accountId')}
+        />
+      )}
+      {name === 'card_payments' && (
+        <Field
+          label="Grace days"
+          name="gracePeriodDays"
+          type="number"
+          hint="Days of access after a failed renewal while the processor retries (0 to 30; empty: 0)"
+          value={values.gracePeriodDays}
+          onChange={set('gracePeriodDays')}
+          error={errorFor(save.error, 'gracePeriodDays')}
+        />
+      )}
+      <MutationStatus mutation={save} fields={fields} />
+      <div className="actions">
+        <button type="submit" className="primary" disabled={save.pending}>
+          {rail.configured ? `Save ${NAMES[name]} settings` : `Enable ${NAMES[name]}`}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function Connection({ projectId, rail, onTested }: { projectId: string; rail: RailPanel; onTested: () => void }) {
+  const env = useEnv();
+  const [result, setResult] = useState<RailPanel['connection']>(rail.connection);
+  const test = useMutation(
+    async () => {
+      const answer = await call(
+        api.POST('/admin/v1/projects/{projectId}/rails/{rail}/test', { params: { path: { projectId, rail: rail.rail as Rail }, query: { env } } }),
+      );
+      setResult(answer);
+    },
+    { reload: onTested },
+  );
+  const shown = result ?? rail.connection;
+  return (
+    <div className="connection">
+      <p>
+        Secrets in the rail secrets file: webhook verification {present(rail.secrets.webhook)} · store API credentials {present(rail.secrets.read)}
+      </p>
+      <div role="status" aria-live="polite">
+        {shown ? (
+          <p>
+            <Status value={shown.ok ? 'connected' : 'failed'} /> {shown.ok ? 'Connection works' : 'Connection failed'}: {shown.message}. Tested{' '}
+            {date(shown.checkedAt)}; last worked {shown.lastWorkedAt ? date(shown.lastWorkedAt) : 'never'}.
+          </p>
+        ) : (
+          <p className="muted">Connection not tested yet.</p>
+        )}
+      </div>
+      <MutationStatus mutation={test} failed="Could not run the test" />
+      <button type="button" onClick={() => void test.run()} disabled={test.pending}>
+        {test.pending ? 'Testing…' : `Test ${NAMES[rail.rail as Rail]} connection`}
+      </button>
+    </div>
+  );
+}
+
+function Notifications({ projectId, rail }: { projectId: string; rail: RailPanel }) {
+  const env = useEnv();
+  const first = { data: rail.notifications, nextCursor: rail.notificationsHasMore ? (rail.notifications[rail.notifications.length - 1]?.id ?? null) : null };
+  const pages = useCursorPages(
+    async (before) => {
+      if (before === undefined) return first;
+      const page = await call(
+        api.GET('/admin/v1/projects/{projectId}/rails/{rail}/notifications', {
+          params: { path: { projectId, rail: rail.rail as Rail }, query: { env, before, limit: String(NOTIFICATIONS_PER_PAGE) } },
+        }),
+      );
+      return { data: page.data, nextCursor: page.hasMore ? (page.data[page.data.length - 1]?.id ?? null) : null };
+    },
+    [projectId, rail.rail, env, rail.notifications],
+  );
+  return (
+    <Loaded load={pages.page} label="notifications">
+      {(page) => (
+        <>
+          <DataTable<Notification>
+            rows={page.data}
+            rowKey={(n) => n.id}
+            caption={`Notifications of ${NAMES[rail.rail as Rail]} in ${env}, newest first`}
+            captionHidden
+            stackNarrow
+            empty="No notifications received in this environment yet."
+            columns={[
+              { header: 'Received', cell: (n) => date(n.receivedAt) },
+              { header: 'Type', cell: (n) => <code>{n.type}</code> },
+              { header: 'Decision', cell: (n) => <Status value={n.decision} /> },
+              { header: 'Notification', cell: (n) => <code className="break">{n.id}</code> },
+              {
+                header: 'Customer',
+                cell: (n) => (n.customerId ? <a href={href(`/p/${projectId}/customers/${encodeURIComponent(n.customerId)}`)}>{n.customerId}</a> : '—'),
+              },
+            ]}
+          />
+          <Pager
+            label={`${NAMES[rail.rail as Rail]} notifications`}
+            index={pages.index}
+            nextCursor={page.nextCursor}
+            onNext={pages.next}
+            onPrevious={pages.previous}
+          />
+        </>
+      )}
+    </Loaded>
+  );
+}
+
+function Panel({ projectId, rail, reload }: { projectId: string; rail: RailPanel; reload: () => void }) {
+  const name = NAMES[rail.rail as Rail] ?? rail.rail;
   return (
     <section aria-labelledby={`rail-${rail.rail}`} className="card">
       <h2 id={`rail-${rail.rail}`}>
-        {rail.rail} <Status value={rail.configured ? 'enabled' : 'disabled'} />
+        {name} <Status value={rail.configured ? 'enabled' : 'disabled'} />
       </h2>
-      <dl>
-        <dt>Webhook URL (paste it into the store's console)</dt>
-        <dd>
-          <code>{rail.webhookUrl}</code>
-        </dd>
-        <dt>Secrets</dt>
-        <dd>
-          webhook signing: {yesNo(rail.secrets.webhook)} · read access: {yesNo(rail.secrets.read)}
-        </dd>
-        <dt>Settings</dt>
-        <dd>
-          {settings.length === 0
-            ? 'none saved'
-            : settings.map(([name, value]) => (
-                <div key={name}>
-                  {name}: <code>{Array.isArray(value) ? `${value.length} item(s)` : String(value)}</code>
-                </div>
-              ))}
-        </dd>
-      </dl>
-      <h3>Latest notifications</h3>
-      <DataTable
-        rows={rail.notifications}
-        rowKey={(n) => n.id}
-        caption={`Latest notifications of ${rail.rail}`}
-        captionHidden
-        empty="No notifications received in this environment yet."
-        columns={[
-          { header: 'Notification', cell: (n) => <code>{n.id}</code> },
-          { header: 'Decision', cell: (n) => <Status value={n.decision} /> },
-          {
-            header: 'Customer',
-            cell: (n) => (n.customerId ? <a href={href(`/p/${projectId}/customers/${encodeURIComponent(n.customerId)}`)}>{n.customerId}</a> : '—'),
-          },
-        ]}
-      />
-      {rail.notificationsHasMore && <p className="muted">Older notifications are not shown.</p>}
+      <h3>Settings</h3>
+      <SettingsForm key={JSON.stringify(rail.settings)} projectId={projectId} rail={rail} onSaved={reload} />
+      <h3>Webhook URL</h3>
+      <p className="muted">Paste it into the store's console.</p>
+      <CopyUrl url={rail.webhookUrl} rail={rail.rail} />
+      <h3>Credentials</h3>
+      <Connection projectId={projectId} rail={rail} onTested={() => undefined} />
+      <h3>Notifications</h3>
+      <Notifications projectId={projectId} rail={rail} />
     </section>
   );
 }
@@ -69,7 +273,13 @@ export function Rails({ projectId }: { projectId: string }) {
     <>
       <h1>Rails</h1>
       <Loaded load={rails} label="rails">
-        {(list) => list.rails.map((rail) => <Panel key={rail.rail} projectId={projectId} rail={rail} />)}
+        {(list) =>
+          list.rails.length === 0 ? (
+            <Alert kind="info">No rails.</Alert>
+          ) : (
+            list.rails.map((rail) => <Panel key={rail.rail} projectId={projectId} rail={rail} reload={rails.reload} />)
+          )
+        }
       </Loaded>
     </>
   );

@@ -4,7 +4,7 @@ import type { PurchaseRail } from '../model/rail-model.js';
 /**
  * The webhook secret verifies the store's notifications (card: signing secrets; Android: the
  * push token; iOS notifications are signed by the store, so none); the read secret calls the
- * store's API (iOS: the API key; Android: the service account; card: none).
+ * store's API (iOS: the API key; Android: the service account; card: the API key).
  */
 export interface RailSecretKinds {
   webhook: boolean | null;

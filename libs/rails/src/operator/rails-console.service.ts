@@ -6,7 +6,22 @@ import { PURCHASE_RAILS, type PurchaseRail } from '#entitlements';
 import { RailSettingsRepository } from '../model/rail-settings.repository.js';
 import { RailNotificationsReadRepository } from './rail-notifications-read.repository.js';
 import { RailSecretsStatus } from './rail-secrets-status.js';
-import type { RailNotificationList, RailNotificationEntryView, RailPanelView } from './rails-console.views.js';
+import type { RailConnectionView, RailNotificationList, RailNotificationEntryView, RailPanelView } from './rails-console.views.js';
+import { type RailConnectionCheck, RailConnectionChecksRepository } from './rail-connection-checks.repository.js';
+
+const seconds = (ms: number) => Math.floor(ms / 1000);
+
+export function connectionView(check: RailConnectionCheck): RailConnectionView {
+  return {
+    object: 'rail_connection_test',
+    rail: check.rail,
+    env: check.env,
+    ok: check.ok,
+    message: check.message,
+    checkedAt: seconds(check.checkedAtMs),
+    lastWorkedAt: check.lastWorkedAtMs === null ? null : seconds(check.lastWorkedAtMs),
+  };
+}
 
 export const PANEL_NOTIFICATIONS = 20;
 
@@ -19,12 +34,13 @@ export class RailsConsole {
     private readonly notificationsRead: RailNotificationsReadRepository,
     private readonly secrets: RailSecretsStatus,
     private readonly journal: AuditJournal,
+    private readonly checks: RailConnectionChecksRepository,
   ) {}
 
   /** `baseUrl`: scheme and host the webhook URLs start with (no trailing slash). */
   async panels(projectId: string, env: Env, baseUrl: string): Promise<RailPanelView[]> {
     const scope = TenantScopes.operator(projectId, env);
-    const stored = await this.settings.list({ projectId });
+    const [stored, checks] = await Promise.all([this.settings.list({ projectId }), this.checks.list({ projectId })]);
     return Promise.all(
       PURCHASE_RAILS.map(async (rail) => {
         const saved = stored.find((s) => s.rail === rail && s.enabled);
@@ -34,6 +50,7 @@ export class RailsConsole {
           configured: saved !== undefined,
           settings: saved ? { ...saved.settings } : {},
           secrets: this.secrets.secretKinds(projectId, rail),
+          connection: ((check) => (check ? connectionView(check) : null))(checks.find((c) => c.rail === rail)),
           webhookUrl: `${baseUrl}/v1/webhooks/${rail}/${encodeURIComponent(projectId)}`,
           notifications: page.data,
           notificationsHasMore: page.hasMore,

@@ -26,6 +26,16 @@ export class RailSecretsView {
   @ApiProperty({ type: Boolean, nullable: true, description: 'Store API credentials configured (null: this rail needs none)' }) read: boolean | null;
 }
 
+export class RailConnectionView {
+  @ApiProperty({ example: 'rail_connection_test' }) object: 'rail_connection_test';
+  @ApiProperty({ enum: PURCHASE_RAILS }) rail: string;
+  @ApiProperty({ enum: ['sandbox', 'production'], description: 'The environment the test was asked from' }) env: string;
+  @ApiProperty({ description: 'Whether the store accepted the credentials at the last test' }) ok: boolean;
+  @ApiProperty({ description: 'What the test read, or why it failed (never a credential)' }) message: string;
+  @ApiProperty({ description: 'Unix seconds of the last test' }) checkedAt: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'Unix seconds of the last test the store accepted; null: never' }) lastWorkedAt: number | null;
+}
+
 export class RailPanelView {
   @ApiProperty({ enum: PURCHASE_RAILS }) rail: string;
   @ApiProperty({ description: 'Settings saved with the PUT route of this rail' }) configured: boolean;
@@ -34,6 +44,8 @@ export class RailPanelView {
     unknown
   >;
   @ApiProperty({ type: RailSecretsView }) secrets: RailSecretsView;
+  @ApiProperty({ type: RailConnectionView, nullable: true, description: 'The last test connection of the rail; null: never tested' })
+  connection: RailConnectionView | null;
   @ApiProperty({ description: "The URL to paste into the store's console (built from the request's scheme and host)" }) webhookUrl: string;
   @ApiProperty({ type: [RailNotificationEntryView], description: 'The latest 20 notifications of the environment, newest first' })
   notifications: RailNotificationEntryView[];

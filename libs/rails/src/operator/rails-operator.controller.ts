@@ -1,11 +1,12 @@
-import { Body, Controller, Get, Header, Inject, Param, Put, Query } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, type AppConfig, ApiErrors, Operator, operatorEnv, queryInt, queryString } from '#platform';
 import { PURCHASE_RAILS } from '#entitlements';
 import { PutIosStoreRailDto, RailList, RailView } from './rails-operator.dto.js';
 import { RailsOperatorService } from './rails-operator.service.js';
-import { RailsConsole } from './rails-console.service.js';
-import { RailNotificationList } from './rails-console.views.js';
+import { RailsConsole, connectionView } from './rails-console.service.js';
+import { RailConnectionView, RailNotificationList } from './rails-console.views.js';
+import { RailConnectionTest } from './rail-connection-test.service.js';
 
 @ApiTags('operator')
 @Operator()
@@ -14,6 +15,7 @@ export class RailsOperatorController {
   constructor(
     private readonly rails: RailsOperatorService,
     private readonly console: RailsConsole,
+    private readonly connection: RailConnectionTest,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -61,5 +63,25 @@ export class RailsOperatorController {
     @Query('before') before?: string,
   ): Promise<RailNotificationList> {
     return this.console.notifications(projectId, operatorEnv(env), rail, queryInt(limit, 'limit', 1, 100, 20), queryString(before, 'before', 512));
+  }
+
+  @Post(':rail/test')
+  @HttpCode(200)
+  @Header('Cache-Control', 'private, no-store')
+  @ApiOperation({
+    operationId: 'adminTestRailConnection',
+    summary: "Test connection: one harmless authenticated read with the rail's credentials; records when they last worked",
+    description:
+      'card_payments: customers.retrieve of an id no account holds (not found: the key works); ios_store: Get All Subscription Statuses of ' +
+      'a transaction id no app holds (not found: the API key works); android_store: an access token from the service account and ' +
+      'purchases.subscriptionsv2.get of a token no app holds (not found: the account works). 200 whether the store accepted the ' +
+      'credentials or not (ok, message); missing credentials or settings are ok: false with the reason.',
+  })
+  @ApiParam({ name: 'rail', enum: PURCHASE_RAILS })
+  @ApiQuery({ name: 'env', required: false, enum: ['sandbox', 'production'], description: 'Default production (recorded with the outcome)' })
+  @ApiOkResponse({ type: RailConnectionView })
+  @ApiErrors({ 400: ['invalid_param_value'], 404: ['resource_missing'] })
+  async test(@Param('projectId') projectId: string, @Param('rail') rail: string, @Query('env') env?: string): Promise<RailConnectionView> {
+    return connectionView(await this.connection.test(projectId, operatorEnv(env), rail));
   }
 }

@@ -65,7 +65,7 @@ export class RailSecrets implements OnModuleInit, OnModuleDestroy {
   /** Which of the rail's secrets the file holds for the project, as booleans (RailSecretsStatus). */
   secretKinds(projectId: string, rail: 'ios_store' | 'card_payments' | 'android_store'): { webhook: boolean | null; read: boolean | null } {
     const project = this.project(projectId);
-    if (rail === 'card_payments') return { webhook: (project?.card_payments?.webhookSecrets.length ?? 0) > 0, read: null };
+    if (rail === 'card_payments') return { webhook: (project?.card_payments?.webhookSecrets.length ?? 0) > 0, read: Boolean(project?.card_payments?.apiKey) };
     if (rail === 'android_store') return { webhook: Boolean(project?.android_store?.pushToken), read: Boolean(project?.android_store?.serviceAccount) };
     return { webhook: null, read: project?.ios_store !== undefined };
   }

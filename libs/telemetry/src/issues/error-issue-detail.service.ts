@@ -60,7 +60,8 @@ export class ErrorIssueDetailService {
     };
   }
 
-  private async eventView(scope: TenantScope, event: LatestErrorEventRow): Promise<ErrorEventView> {
+  /** One stored error event with its frames symbolicated now. */
+  async eventView(scope: TenantScope, event: LatestErrorEventRow): Promise<ErrorEventView> {
     const properties = isObject(event.properties) ? event.properties : {};
     const context = isObject(event.context) ? event.context : null;
     const release = releaseOf(properties, context);
@@ -80,7 +81,7 @@ export class ErrorIssueDetailService {
       timestamp: event.timestampMs,
       level: event.level,
       message: stringOrNull(properties.message),
-      errorType: stringOrNull(properties.errorType),
+      errorType: stringOrNull(properties.errorType) ?? stringOrNull(properties.type),
       release,
       stack: stringOrNull(properties.stack),
       frames,

@@ -59,7 +59,7 @@ export class ErrorEventView {
   @ApiProperty({ description: 'Unix milliseconds (the event time)' }) timestamp: number;
   @ApiProperty({ nullable: true, type: String, enum: ['error', 'warning', 'info'] }) level: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'properties.message' }) message: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'properties.errorType' }) errorType: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'properties.errorType, else properties.type' }) errorType: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'properties.release, else context.appVersion' }) release: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'properties.stack, the raw string as sent' }) stack: string | null;
   @ApiProperty({ type: [ErrorFrameView], description: 'properties.frames as sent, each with `original` when a source map resolves it' })
