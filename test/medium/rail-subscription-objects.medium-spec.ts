@@ -91,7 +91,7 @@ describe('medium: rail_subscriptions.subscription', () => {
     expect(await column(id)).toEqual({ lifecycle_state: null, subscription: null });
   });
 
-  it('the schema refuses a state outside the lifecycle's states and an object whose state differs from the column', async () => {
+  it('the schema refuses a state outside the lifecycle states and an object whose state differs from the column', async () => {
     const id = unique('sub');
     await write(id, object(id));
     await expect(
