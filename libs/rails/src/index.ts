@@ -1,3 +1,4 @@
+import { RailSubscriptionIdPrefix1790000003711 } from './migrations/1790000003711-rail-subscription-id-prefix.migration.js';
 import { RailNotificationsRecentIndex1790000002640 } from './migrations/1790000002640-rail-notifications-recent-index.migration.js';
 import { RailsSchema1790000000600 } from './migrations/1790000000600-rails-schema.migration.js';
 import { CustomerScopeForeignKey1790000000923 } from './migrations/1790000000923-customer-scope-foreign-key.migration.js';
@@ -23,6 +24,7 @@ export {
   type BillingPeriodUnit,
 } from './model/rail-revenue-feed.service.js';
 export { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
+export { BILLING_ISSUE_STATUSES } from './model/subscription-events.js';
 export { type RailSubscriptionWrite, type RailTransactionRecord, type RailNotificationRecord } from './model/rail-subscriptions.repository.js';
 export type { RailSettingsRecord } from './model/rail-settings.repository.js';
 export {
@@ -66,6 +68,7 @@ export const RAILS_MIGRATIONS = [
   RailNotificationsRecentIndex1790000002640,
   AndroidVoidedPurchases1790000003617,
   AndroidVoidedReads1790000003618,
+  RailSubscriptionIdPrefix1790000003711,
 ];
 
 // Store notifications

@@ -6,9 +6,16 @@ import { EntitlementHistory } from '#entitlements';
 import { CustomerRailStatuses, RAIL_ALIAS_TYPES } from '#rails';
 import { AuditJournal } from '#audit';
 import { CustomerEventsRepository } from './customer-events.repository.js';
-import type { CustomerDetailView, CustomerSearchList, CustomerTimelineView } from './customer-console.views.js';
+import { type CustomerListRow, CustomerListRepository } from './customer-list.repository.js';
+import { type CustomerListCursor, type CustomerListFilter, csvLine, encodeCursor } from './customer-list-rules.js';
+import type { CustomerDetailView, CustomerListItemView, CustomerListPage, CustomerSearchList, CustomerTimelineView } from './customer-console.views.js';
 
 const RECENT_EVENTS = 20;
+const EXPORT_BATCH = 500;
+const CSV_HEADER = ['customer_id', 'user_id', 'email', 'states', 'rails', 'products', 'mrr_minor', 'currency', 'paying', 'last_seen_day', 'created_at'];
+
+/** Where the CSV export writes: false once the reader has gone. */
+export type CsvSink = (chunk: string) => Promise<boolean>;
 const RAIL_ID_TYPES = Object.values(RAIL_ALIAS_TYPES);
 const seconds = (date: Date | string) => Math.floor(new Date(date).getTime() / 1000);
 
@@ -26,7 +33,47 @@ export class CustomerConsoleReads {
     private readonly rails: CustomerRailStatuses,
     private readonly journal: AuditJournal,
     private readonly events: CustomerEventsRepository,
+    private readonly list: CustomerListRepository,
   ) {}
+
+  /** One page of the customer list, filtered, searched (partial, case-insensitive) and sorted; `limit` + 1 rows tell whether more follow. */
+  async page(projectId: string, env: Env, filter: CustomerListFilter, cursor: CustomerListCursor | null, limit: number): Promise<CustomerListPage> {
+    const scope = await this.scope(projectId, env);
+    const rows = await this.list.page(scope, filter, cursor, limit + 1);
+    const hasMore = rows.length > limit;
+    const data = rows.slice(0, limit);
+    const last = data[data.length - 1];
+    return { object: 'list', data: data.map(listItem), hasMore, nextCursor: hasMore && last ? encodeCursor({ key: last.sortKey, id: last.id }) : null, env };
+  }
+
+  /** Checks the project, then writes the whole filtered list as CSV to `sink`, batch by batch from a database cursor. */
+  async exportCsv(projectId: string, env: Env, filter: CustomerListFilter): Promise<(sink: CsvSink) => Promise<void>> {
+    const scope = await this.scope(projectId, env);
+    return async (sink) => {
+      if (!(await sink(csvLine(CSV_HEADER)))) return;
+      await this.list.each(scope, filter, EXPORT_BATCH, (rows) =>
+        sink(
+          rows
+            .map((r) =>
+              csvLine([
+                r.id,
+                r.userId,
+                r.email,
+                r.states.join(' '),
+                r.rails.join(' '),
+                r.products.join(' '),
+                r.mrrMinor,
+                r.currency,
+                r.paying,
+                r.lastSeenDay,
+                new Date(r.createdAt).toISOString(),
+              ]),
+            )
+            .join(''),
+        ),
+      );
+    };
+  }
 
   async search(projectId: string, env: Env, q: string, limit: number): Promise<CustomerSearchList> {
     const scope = await this.scope(projectId, env);
@@ -51,10 +98,11 @@ export class CustomerConsoleReads {
     const scope = await this.scope(projectId, env);
     const identities = await this.customers.identities(scope, customerId);
     if (!identities) throw ApiError.resourceMissing(`No customer ${customerId} in this project and environment`);
-    const [entitlements, subscriptions, events] = await Promise.all([
+    const [entitlements, subscriptions, events, [summary]] = await Promise.all([
       this.entitlements.of(scope, customerId),
       this.rails.subscriptionsOf(scope, customerId),
       this.events.latest(scope, customerId, RECENT_EVENTS),
+      this.list.rowsOf(scope, [customerId]),
     ]);
     return {
       object: 'customer_detail',
@@ -75,7 +123,8 @@ export class CustomerConsoleReads {
         })),
         merges: identities.merges.map((m) => ({ ...m, createdAt: seconds(m.createdAt) })),
       },
-      traits: { email: identities.email, firstName: identities.firstName },
+      traits: { email: identities.email, firstName: identities.firstName, other: identities.traits },
+      summary: listItem(summary!),
       entitlements,
       subscriptions: subscriptions.map((s) => ({
         rail: s.rail,
@@ -109,4 +158,21 @@ export class CustomerConsoleReads {
     await this.projects.assertExists(projectId);
     return TenantScopes.operator(projectId, env);
   }
+}
+
+function listItem(r: CustomerListRow): CustomerListItemView {
+  return {
+    object: 'customer',
+    serviceCustomerId: r.id,
+    crossdeckCustomerId: r.id,
+    userId: r.userId,
+    email: r.email,
+    createdAt: seconds(r.createdAt),
+    mrr: { amountMinor: Number(r.mrrMinor), currency: r.currency },
+    paying: r.paying,
+    lastSeenDay: r.lastSeenDay,
+    rails: r.rails,
+    products: r.products,
+    states: r.states,
+  };
 }
