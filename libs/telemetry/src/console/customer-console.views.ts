@@ -84,7 +84,7 @@ export class CustomerTraitsView {
   @ApiProperty({ type: String, nullable: true }) firstName: string | null;
   @ApiProperty({
     type: 'object',
-    additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }], nullable: true },
+    additionalProperties: { oneOf: [{ type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }] },
     description: 'Every other trait identify stored, by key',
   })
   other: Record<string, string | number | boolean | null>;
