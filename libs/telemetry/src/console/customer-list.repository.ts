@@ -31,7 +31,7 @@ const SORTS = {
     key: '(extract(epoch FROM c.created_at) * 1000000)::bigint::text',
     from: (p: string) => `timestamptz 'epoch' + ${p}::bigint * interval '1 microsecond'`,
   },
-  mrr: { expr: 'coalesce(m.monthly_minor, 0)', key: 'coalesce(m.monthly_minor, 0)::text', from: (p: string) => `${p}::numeric` },
+  mrr: { expr: 'pay.mrr', key: 'pay.mrr::text', from: (p: string) => `${p}::numeric` },
   last_seen: { expr: `coalesce(ls.day - date '1970-01-01', -1)`, key: `coalesce(ls.day - date '1970-01-01', -1)::text`, from: (p: string) => `${p}::integer` },
 } as const;
 
@@ -114,7 +114,7 @@ export class CustomerListRepository {
     if (cursor) where.push(`(${sort.expr}, c.id) ${filter.order === 'asc' ? '>' : '<'} (${sort.from(p(cursor.key))}, ${p(cursor.id)})`);
     const text = `
       SELECT c.id, u.user_id AS "userId", c.email, c.created_at AS "createdAt",
-             coalesce(m.monthly_minor, 0)::text AS "mrrMinor", cur.currency, pay.paying,
+             pay.mrr::text AS "mrrMinor", cur.currency, pay.paying,
              to_char(ls.day, 'YYYY-MM-DD') AS "lastSeenDay",
              coalesce(r.rails, '{}') AS rails, coalesce(r.products, '{}') AS products, coalesce(r.states, '{}') AS states,
              ${sort.key} AS "sortKey"
@@ -124,9 +124,12 @@ export class CustomerListRepository {
           SELECT a.value AS user_id FROM customer_aliases a
            WHERE a.project_id = c.project_id AND a.env = c.env AND a.customer_id = c.id AND a.type = '${ALIAS_TYPES.developer}'
            ORDER BY a.created_at DESC, a.value DESC LIMIT 1) u ON true
-        LEFT JOIN revenue_customer_totals m ON m.project_id = c.project_id AND m.env = c.env AND m.customer_id = c.id AND m.currency = cur.currency
+        -- Scalar subqueries, each a probe for this customer; OFFSET 0 keeps them evaluated once per row, not once per mention.
         CROSS JOIN LATERAL (
-          SELECT EXISTS (SELECT 1 FROM revenue_customer_totals t WHERE t.project_id = c.project_id AND t.env = c.env AND t.customer_id = c.id) AS paying) pay
+          SELECT coalesce((SELECT t.monthly_minor FROM revenue_customer_totals t
+                            WHERE t.project_id = c.project_id AND t.env = c.env AND t.customer_id = c.id AND t.currency = cur.currency), 0) AS mrr,
+                 EXISTS (SELECT 1 FROM revenue_customer_totals t WHERE t.project_id = c.project_id AND t.env = c.env AND t.customer_id = c.id) AS paying
+          OFFSET 0) pay
         LEFT JOIN LATERAL (
           SELECT d.day FROM reporting_active_days d WHERE d.project_id = c.project_id AND d.env = c.env AND d.customer_id = c.id
            ORDER BY d.day DESC LIMIT 1) ls ON true
