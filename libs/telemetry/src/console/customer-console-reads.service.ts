@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { PassThrough, type Readable } from 'node:stream';
+import { Injectable, Logger } from '@nestjs/common';
 import { ApiError, type TenantScope, TenantScopes, type Env } from '#platform';
 import { ProjectDirectory } from '#keys';
 import { CustomerConsole } from '#identity';
@@ -14,8 +15,6 @@ const RECENT_EVENTS = 20;
 const EXPORT_BATCH = 500;
 const CSV_HEADER = ['customer_id', 'user_id', 'email', 'states', 'rails', 'products', 'mrr_minor', 'currency', 'paying', 'last_seen_day', 'created_at'];
 
-/** Where the CSV export writes: false once the reader has gone. */
-export type CsvSink = (chunk: string) => Promise<boolean>;
 const RAIL_ID_TYPES = Object.values(RAIL_ALIAS_TYPES);
 const seconds = (date: Date | string) => Math.floor(new Date(date).getTime() / 1000);
 
@@ -26,6 +25,8 @@ const seconds = (date: Date | string) => Math.floor(new Date(date).getTime() / 1
  */
 @Injectable()
 export class CustomerConsoleReads {
+  private readonly log = new Logger('CustomerExport');
+
   constructor(
     private readonly projects: ProjectDirectory,
     private readonly customers: CustomerConsole,
@@ -46,33 +47,41 @@ export class CustomerConsoleReads {
     return { object: 'list', data: data.map(listItem), hasMore, nextCursor: hasMore && last ? encodeCursor({ key: last.sortKey, id: last.id }) : null, env };
   }
 
-  /** Checks the project, then writes the whole filtered list as CSV to `sink`, batch by batch from a database cursor. */
-  async exportCsv(projectId: string, env: Env, filter: CustomerListFilter): Promise<(sink: CsvSink) => Promise<void>> {
+  /**
+   * Checks the project, then answers the whole filtered list as a CSV stream, written batch by
+   * batch from a database cursor as the reader takes it (a slow reader holds the cursor, never
+   * more than a batch in memory); a reader that goes away ends the cursor at the next batch.
+   */
+  async exportCsv(projectId: string, env: Env, filter: CustomerListFilter): Promise<Readable> {
     const scope = await this.scope(projectId, env);
-    return async (sink) => {
-      if (!(await sink(csvLine(CSV_HEADER)))) return;
-      await this.list.each(scope, filter, EXPORT_BATCH, (rows) =>
-        sink(
-          rows
-            .map((r) =>
-              csvLine([
-                r.id,
-                r.userId,
-                r.email,
-                r.states.join(' '),
-                r.rails.join(' '),
-                r.products.join(' '),
-                r.mrrMinor,
-                r.currency,
-                r.paying,
-                r.lastSeenDay,
-                new Date(r.createdAt).toISOString(),
-              ]),
-            )
-            .join(''),
-        ),
-      );
+    const out = new PassThrough();
+    const write = async (chunk: string): Promise<boolean> => {
+      if (out.destroyed) return false;
+      if (!out.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            out.off('drain', done);
+            out.off('close', done);
+            resolve();
+          };
+          out.on('drain', done);
+          out.on('close', done);
+        });
+      }
+      return !out.destroyed;
     };
+    const run = async () => {
+      if (!(await write(csvLine(CSV_HEADER)))) return;
+      await this.list.each(scope, filter, EXPORT_BATCH, (rows) => write(rows.map(csvRow).join('')));
+    };
+    run().then(
+      () => out.end(),
+      (err: unknown) => {
+        this.log.error(`customer export failed: ${err instanceof Error ? err.message : String(err)}`);
+        out.destroy(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+    return out;
   }
 
   async search(projectId: string, env: Env, q: string, limit: number): Promise<CustomerSearchList> {
@@ -175,4 +184,20 @@ function listItem(r: CustomerListRow): CustomerListItemView {
     products: r.products,
     states: r.states,
   };
+}
+
+function csvRow(r: CustomerListRow): string {
+  return csvLine([
+    r.id,
+    r.userId,
+    r.email,
+    r.states.join(' '),
+    r.rails.join(' '),
+    r.products.join(' '),
+    r.mrrMinor,
+    r.currency,
+    r.paying,
+    r.lastSeenDay,
+    new Date(r.createdAt).toISOString(),
+  ]);
 }

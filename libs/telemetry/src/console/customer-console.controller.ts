@@ -1,5 +1,4 @@
-import { PassThrough } from 'node:stream';
-import { Controller, Get, Header, Logger, Param, Query, StreamableFile } from '@nestjs/common';
+import { Controller, Get, Header, Param, Query, StreamableFile } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { ApiError, ApiErrors, Operator, operatorEnv, queryInt, queryString } from '#platform';
 import { CustomerConsoleReads } from './customer-console-reads.service.js';
@@ -111,8 +110,6 @@ export class CustomerConsoleController {
 @Operator()
 @Controller('admin/v1/projects/:projectId')
 export class CustomerExportController {
-  private readonly log = new Logger('CustomerExport');
-
   constructor(private readonly reads: CustomerConsoleReads) {}
 
   @Get('customers.csv')
@@ -132,30 +129,7 @@ export class CustomerExportController {
   @ApiErrors({ 400: ['invalid_param_value'], 404: ['resource_missing'] })
   async export(@Param('projectId') projectId: string, @Query() query: Record<string, unknown>, @Query('env') env?: string): Promise<StreamableFile> {
     const resolved = operatorEnv(env);
-    const write = await this.reads.exportCsv(projectId, resolved, parseListFilter(query));
-    const out = new PassThrough();
-    const sink = async (chunk: string): Promise<boolean> => {
-      if (out.destroyed) return false;
-      if (!out.write(chunk)) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            out.off('drain', done);
-            out.off('close', done);
-            resolve();
-          };
-          out.on('drain', done);
-          out.on('close', done);
-        });
-      }
-      return !out.destroyed;
-    };
-    write(sink).then(
-      () => out.end(),
-      (err: unknown) => {
-        this.log.error(`customer export failed: ${err instanceof Error ? err.message : String(err)}`);
-        out.destroy(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-    return new StreamableFile(out, { type: 'text/csv; charset=utf-8', disposition: `attachment; filename="customers-${resolved}.csv"` });
+    const csv = await this.reads.exportCsv(projectId, resolved, parseListFilter(query));
+    return new StreamableFile(csv, { type: 'text/csv; charset=utf-8', disposition: `attachment; filename="customers-${resolved}.csv"` });
   }
 }
