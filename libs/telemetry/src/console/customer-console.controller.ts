@@ -53,7 +53,7 @@ export class CustomerConsoleController {
   @ListQueries()
   @ApiQuery({ name: 'cursor', required: false, description: 'The nextCursor of the previous page' })
   @ApiQuery({ name: 'limit', required: false, description: '1..100, default 25' })
-  @ApiOkResponse({ schema: { oneOf: [{ $ref: getSchemaPath(CustomerSearchList) }, { $ref: getSchemaPath(CustomerListPage) }] } })
+  @ApiOkResponse({ schema: { anyOf: [{ $ref: getSchemaPath(CustomerSearchList) }, { $ref: getSchemaPath(CustomerListPage) }] } })
   @ApiErrors({ 400: ['invalid_param_value', 'missing_required_param'], 404: ['resource_missing'] })
   search(
     @Param('projectId') projectId: string,
