@@ -4,7 +4,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * The console's customer list searches partially and case-insensitively: a prefix of the
  * lower-cased `cdcust_` id, email or alias value (developer user id, rail ids) is a btree range
  * (`text_pattern_ops`, so LIKE 'x%' uses it whatever the database collation); a substring of
- * the email is a `pg_trgm` GIN probe. The list's default order (newest first) walks
+ * the email is a `pg_trgm` GIN probe, whose rows the statement then bounds to the scope (a
+ * trigram index cannot lead with (project_id, env) without `btree_gin`: the one index here that
+ * does not start with them). The list's default order (newest first) walks
  * `customers_scope_created_idx`.
  */
 export class CustomerListSearch1790000003710 implements MigrationInterface {
