@@ -1,3 +1,4 @@
+import { CustomerListSearch1790000003710 } from './migrations/1790000003710-customer-list-search.migration.js';
 import { MergeReviewDecisions1790000002650 } from './migrations/1790000002650-merge-review-decisions.migration.js';
 import { ConsoleCustomerIndexes1790000002610 } from './migrations/1790000002610-console-customer-indexes.migration.js';
 import { CreateIdentity1790000000300 } from './migrations/1790000000300-create-identity.migration.js';
@@ -30,5 +31,6 @@ export const IDENTITY_MIGRATIONS = [
   CustomerScopeForeignKeys1790000000920,
   ConsoleCustomerIndexes1790000002610,
   MergeReviewDecisions1790000002650,
+  CustomerListSearch1790000003710,
 ];
 export { addCustomerScopeForeignKey } from './migrations/customer-scope-foreign-key.js';

@@ -1,3 +1,4 @@
+import { RailSubscriptionIdPrefix1790000003711 } from './migrations/1790000003711-rail-subscription-id-prefix.migration.js';
 import { RailNotificationsRecentIndex1790000002640 } from './migrations/1790000002640-rail-notifications-recent-index.migration.js';
 import { RailsSchema1790000000600 } from './migrations/1790000000600-rails-schema.migration.js';
 import { CustomerScopeForeignKey1790000000923 } from './migrations/1790000000923-customer-scope-foreign-key.migration.js';
@@ -27,6 +28,7 @@ export {
 } from './model/rail-revenue-feed.service.js';
 export { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
 export { SubscriptionCounts } from './subscriptions/subscription-counts.service.js';
+export { BILLING_ISSUE_STATUSES } from './model/subscription-events.js';
 export { type RailSubscriptionWrite, type RailTransactionRecord, type RailNotificationRecord } from './model/rail-subscriptions.repository.js';
 export type { RailSettingsRecord } from './model/rail-settings.repository.js';
 export {
@@ -72,6 +74,7 @@ export const RAILS_MIGRATIONS = [
   AndroidVoidedReads1790000003618,
   RailSubscriptionObjects1790000003640,
   RailConnectionChecks1790000003671,
+  RailSubscriptionIdPrefix1790000003711,
 ];
 
 // Store notifications

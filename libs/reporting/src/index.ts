@@ -1,3 +1,4 @@
+import { ActiveDaysByCustomer1790000003712 } from './migrations/1790000003712-active-days-by-customer.migration.js';
 import { BucketReports1790000002400 } from './migrations/1790000002400-bucket-reports.migration.js';
 import { RevenueLedger1790000002410 } from './migrations/1790000002410-revenue-ledger.migration.js';
 import { ActivePeopleAndLapses1790000002420 } from './migrations/1790000002420-active-people.migration.js';
@@ -36,4 +37,5 @@ export const REPORTING_MIGRATIONS = [
   ErrorRevenueErasures1790000003500,
   ChartFacts1790000003600,
   RevenueRefunds1790000003650,
+  ActiveDaysByCustomer1790000003712,
 ];

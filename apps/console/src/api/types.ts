@@ -20,6 +20,8 @@ export interface List<T> {
 export type Workspace = Schemas['WorkspaceSummaryView'];
 
 export type CustomerMatch = Schemas['CustomerSearchHitView'];
+export type CustomerListItem = Schemas['CustomerListItemView'];
+export type CustomerListPage = Schemas['CustomerListPage'];
 export type CustomerDetail = Schemas['CustomerDetailView'];
 export type CustomerEntitlement = Schemas['CustomerEntitlementView'];
 export type TimelineEntry = Schemas['AuditEntryData'];

@@ -8,8 +8,9 @@ import { Empty, Loaded, MutationStatus } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useMutation } from '../components/useMutation';
 import { useEnv } from '../env';
-import { date } from '../format';
-import { Entitlements, Events, Identities, Subscriptions } from './CustomerPanels';
+import { date, money } from '../format';
+import { Entitlements, Events, Identities, Subscriptions, Traits } from './CustomerPanels';
+import { StateBadges } from './customerStates';
 import { GrantRevoke } from './GrantRevoke';
 
 export function Customer({ projectId, customerId }: { projectId: string; customerId: string }) {
@@ -20,6 +21,7 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
     () => call(api.GET('/admin/v1/projects/{projectId}/customers/{customerId}/timeline', { params: { path, query: { env, limit: '50' } } })),
     [customerId, env],
   );
+  const person = detail.state === 'ready' ? (detail.data.identities.userId ?? detail.data.traits.email ?? null) : null;
   usePageTitle(`Customer ${customerId}`);
   const missing = isMissing(detail) || isMissing(timeline);
   useFollowEnv(missing, `Customer ${customerId}`, `/p/${projectId}/customers`);
@@ -36,9 +38,16 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
   );
   return (
     <>
-      <h1>
-        Customer <code>{customerId}</code>
-      </h1>
+      <h1>{detail.state === 'ready' ? (person ?? 'Anonymous customer') : 'Customer'}</h1>
+      {detail.state === 'ready' && (
+        <p className="person">
+          {detail.data.identities.userId && detail.data.traits.email && <span>{detail.data.traits.email}</span>}
+          <span className="badge badge-mrr">MRR {money(detail.data.summary.mrr.amountMinor, detail.data.summary.mrr.currency)}</span>
+          {detail.data.summary.paying && <span className="badge badge-active">Paying</span>}
+          <StateBadges states={detail.data.summary.states} />
+          <code>{customerId}</code>
+        </p>
+      )}
       <button type="button" onClick={() => void refresh.run()} disabled={refresh.pending || detail.state !== 'ready'}>
         Refresh from the rails
       </button>
@@ -55,11 +64,11 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
         {(data) => (
           <>
             <p className="muted">
-              {data.traits.email ?? 'no email'}
-              {data.traits.firstName ? ` · ${data.traits.firstName}` : ''} · since {date(data.createdAt)}
+              Since {date(data.createdAt)} · last seen {data.summary.lastSeenDay ?? 'never'}
               {data.forgotten ? ' · forgotten' : ''}
               {data.erasure ? ` · erasure ${data.erasure.status}` : ' · no erasure requested'}
             </p>
+            <Traits traits={data.traits} />
             <Entitlements rows={data.entitlements} />
             <Subscriptions rows={data.subscriptions} />
             <Identities identities={data.identities} />

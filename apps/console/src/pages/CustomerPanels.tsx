@@ -1,4 +1,4 @@
-// The customer page's panels: entitlements, subscriptions, identities, recent events.
+// The customer page's panels: traits, entitlements, subscriptions, identities, recent events.
 import type { CustomerDetail, CustomerEntitlement } from '../api/types';
 import { DataTable } from '../components/DataTable';
 import { Status } from '../components/ui';
@@ -19,6 +19,28 @@ function EntitlementTable({ caption, rows }: { caption: string; rows: CustomerEn
         { header: 'Valid until', cell: (row) => (row.validUntil === null ? 'lifetime' : date(row.validUntil)) },
       ]}
     />
+  );
+}
+
+/** Every trait identify stored, email and first name first. */
+export function Traits({ traits }: { traits: CustomerDetail['traits'] }) {
+  const entries: [string, string][] = [
+    ['email', traits.email ?? '—'],
+    ['firstName', traits.firstName ?? '—'],
+    ...Object.entries(traits.other).map(([key, value]): [string, string] => [key, value === null ? 'null' : String(value)]),
+  ];
+  return (
+    <section aria-labelledby="traits">
+      <h2 id="traits">Traits</h2>
+      <dl className="traits">
+        {entries.map(([key, value]) => (
+          <div key={key}>
+            <dt>{key}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+    </section>
   );
 }
 
@@ -50,7 +72,8 @@ export function Subscriptions({ rows }: { rows: CustomerDetail['subscriptions'] 
             header: 'State',
             cell: (row) => (
               <>
-                <Status value={row.state} /> {row.railStatus}
+                <Status value={row.state} />
+                {row.railStatus && row.railStatus.toLowerCase() !== row.state && <small className="muted"> rail status {row.railStatus}</small>}
               </>
             ),
           },

@@ -21,6 +21,8 @@ export interface CustomerIdentities {
   forgottenAt: Date | null;
   email: string | null;
   firstName: string | null;
+  /** Every stored trait but email and firstName (kept in their own columns). */
+  traits: Record<string, string | number | boolean | null>;
   userId: string | null;
   anonymousIds: string[];
   aliases: AliasRow[];
@@ -100,6 +102,7 @@ export class CustomerConsole {
       forgottenAt: customer.forgottenAt,
       email: customer.email,
       firstName: customer.firstName,
+      traits: customer.traits ?? {},
       userId: lastOfType(aliases, ALIAS_TYPES.developer),
       anonymousIds: aliases.filter((a) => a.type === ALIAS_TYPES.anonymous).map((a) => a.value),
       aliases,

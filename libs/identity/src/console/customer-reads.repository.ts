@@ -5,6 +5,7 @@ export interface CustomerSummaryRow {
   id: string;
   email: string | null;
   firstName: string | null;
+  traits: Record<string, string | number | boolean | null>;
   forgottenAt: Date | null;
   createdAt: Date;
 }
@@ -28,7 +29,7 @@ export interface CustomerMergeRow {
   createdAt: Date;
 }
 
-const SUMMARY = `id, email, first_name AS "firstName", forgotten_at AS "forgottenAt", created_at AS "createdAt"`;
+const SUMMARY = `id, email, first_name AS "firstName", traits, forgotten_at AS "forgottenAt", created_at AS "createdAt"`;
 
 /** The operator console's customer lookups: each one an index probe with a limit, inside the scope. */
 @Injectable()

@@ -5,7 +5,7 @@
 import type { RailState, RailSubscriptionRecord } from './rail-model.js';
 
 /** Rail status words that mean a payment problem (card dunning, iOS billing retry, Android grace or hold). */
-const BILLING_ISSUE_STATUSES = new Set([
+export const BILLING_ISSUE_STATUSES: ReadonlySet<string> = new Set([
   'past_due',
   'unpaid',
   'DID_FAIL_TO_RENEW',

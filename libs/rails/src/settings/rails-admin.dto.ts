@@ -10,10 +10,9 @@ export class PutCardPaymentsRailDto {
 
   @ApiPropertyOptional({
     description:
-      "Days of access after a failed renewal while the processor retries (in_grace_period), from the unpaid period's start; 0 (default) ends access there",
+      "Days of access after a failed renewal while the processor retries (in_grace_period), from the unpaid period's start; absent or 0 ends access there",
     minimum: 0,
     maximum: 30,
-    default: 0,
     example: 3,
   })
   @IsOptional()

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { PassThrough, type Readable } from 'node:stream';
+import { Injectable, Logger } from '@nestjs/common';
 import { ApiError, type TenantScope, TenantScopes, type Env } from '#platform';
 import { ProjectDirectory } from '#keys';
 import { CustomerConsole } from '#identity';
@@ -6,9 +7,14 @@ import { EntitlementHistory } from '#entitlements';
 import { CustomerRailStatuses, RAIL_ALIAS_TYPES } from '#rails';
 import { AuditJournal } from '#audit';
 import { CustomerEventsRepository } from './customer-events.repository.js';
-import type { CustomerDetailView, CustomerSearchList, CustomerTimelineView } from './customer-console.views.js';
+import { type CustomerListRow, CustomerListRepository } from './customer-list.repository.js';
+import { type CustomerListCursor, type CustomerListFilter, csvLine, encodeCursor } from './customer-list-rules.js';
+import type { CustomerDetailView, CustomerListItemView, CustomerListPage, CustomerSearchList, CustomerTimelineView } from './customer-console.views.js';
 
 const RECENT_EVENTS = 20;
+const EXPORT_BATCH = 500;
+const CSV_HEADER = ['customer_id', 'user_id', 'email', 'states', 'rails', 'products', 'mrr_minor', 'currency', 'paying', 'last_seen_day', 'created_at'];
+
 const RAIL_ID_TYPES = Object.values(RAIL_ALIAS_TYPES);
 const seconds = (date: Date | string) => Math.floor(new Date(date).getTime() / 1000);
 
@@ -19,6 +25,8 @@ const seconds = (date: Date | string) => Math.floor(new Date(date).getTime() / 1
  */
 @Injectable()
 export class CustomerConsoleReads {
+  private readonly log = new Logger('CustomerExport');
+
   constructor(
     private readonly projects: ProjectDirectory,
     private readonly customers: CustomerConsole,
@@ -26,7 +34,55 @@ export class CustomerConsoleReads {
     private readonly rails: CustomerRailStatuses,
     private readonly journal: AuditJournal,
     private readonly events: CustomerEventsRepository,
+    private readonly list: CustomerListRepository,
   ) {}
+
+  /** One page of the customer list, filtered, searched (partial, case-insensitive) and sorted; `limit` + 1 rows tell whether more follow. */
+  async page(projectId: string, env: Env, filter: CustomerListFilter, cursor: CustomerListCursor | null, limit: number): Promise<CustomerListPage> {
+    const scope = await this.scope(projectId, env);
+    const rows = await this.list.page(scope, filter, cursor, limit + 1);
+    const hasMore = rows.length > limit;
+    const data = rows.slice(0, limit);
+    const last = data[data.length - 1];
+    return { object: 'list', data: data.map(listItem), hasMore, nextCursor: hasMore && last ? encodeCursor({ key: last.sortKey, id: last.id }) : null, env };
+  }
+
+  /**
+   * Checks the project, then answers the whole filtered list as a CSV stream, written batch by
+   * batch from a database cursor as the reader takes it (a slow reader holds the cursor, never
+   * more than a batch in memory); a reader that goes away ends the cursor at the next batch.
+   */
+  async exportCsv(projectId: string, env: Env, filter: CustomerListFilter): Promise<Readable> {
+    const scope = await this.scope(projectId, env);
+    const out = new PassThrough();
+    const write = async (chunk: string): Promise<boolean> => {
+      if (out.destroyed) return false;
+      if (!out.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            out.off('drain', done);
+            out.off('close', done);
+            resolve();
+          };
+          out.on('drain', done);
+          out.on('close', done);
+        });
+      }
+      return !out.destroyed;
+    };
+    const run = async () => {
+      if (!(await write(csvLine(CSV_HEADER)))) return;
+      await this.list.each(scope, filter, EXPORT_BATCH, (rows) => write(rows.map(csvRow).join('')));
+    };
+    run().then(
+      () => out.end(),
+      (err: unknown) => {
+        this.log.error(`customer export failed: ${err instanceof Error ? err.message : String(err)}`);
+        out.destroy(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+    return out;
+  }
 
   async search(projectId: string, env: Env, q: string, limit: number): Promise<CustomerSearchList> {
     const scope = await this.scope(projectId, env);
@@ -51,10 +107,11 @@ export class CustomerConsoleReads {
     const scope = await this.scope(projectId, env);
     const identities = await this.customers.identities(scope, customerId);
     if (!identities) throw ApiError.resourceMissing(`No customer ${customerId} in this project and environment`);
-    const [entitlements, subscriptions, events] = await Promise.all([
+    const [entitlements, subscriptions, events, [summary]] = await Promise.all([
       this.entitlements.of(scope, customerId),
       this.rails.subscriptionsOf(scope, customerId),
       this.events.latest(scope, customerId, RECENT_EVENTS),
+      this.list.rowsOf(scope, [customerId]),
     ]);
     return {
       object: 'customer_detail',
@@ -75,7 +132,8 @@ export class CustomerConsoleReads {
         })),
         merges: identities.merges.map((m) => ({ ...m, createdAt: seconds(m.createdAt) })),
       },
-      traits: { email: identities.email, firstName: identities.firstName },
+      traits: { email: identities.email, firstName: identities.firstName, other: identities.traits },
+      summary: listItem(summary!),
       entitlements,
       subscriptions: subscriptions.map((s) => ({
         rail: s.rail,
@@ -109,4 +167,37 @@ export class CustomerConsoleReads {
     await this.projects.assertExists(projectId);
     return TenantScopes.operator(projectId, env);
   }
+}
+
+function listItem(r: CustomerListRow): CustomerListItemView {
+  return {
+    object: 'customer',
+    serviceCustomerId: r.id,
+    crossdeckCustomerId: r.id,
+    userId: r.userId,
+    email: r.email,
+    createdAt: seconds(r.createdAt),
+    mrr: { amountMinor: Number(r.mrrMinor), currency: r.currency },
+    paying: r.paying,
+    lastSeenDay: r.lastSeenDay,
+    rails: r.rails,
+    products: r.products,
+    states: r.states,
+  };
+}
+
+function csvRow(r: CustomerListRow): string {
+  return csvLine([
+    r.id,
+    r.userId,
+    r.email,
+    r.states.join(' '),
+    r.rails.join(' '),
+    r.products.join(' '),
+    r.mrrMinor,
+    r.currency,
+    r.paying,
+    r.lastSeenDay,
+    new Date(r.createdAt).toISOString(),
+  ]);
 }

@@ -4,7 +4,8 @@ import { IdentityModule } from '#identity';
 import { EntitlementsModule } from '#entitlements';
 import { RailsModule } from '#rails';
 import { AuditModule } from '#audit';
-import { CustomerConsoleController } from './customer-console.controller.js';
+import { CustomerConsoleController, CustomerExportController } from './customer-console.controller.js';
+import { CustomerListRepository } from './customer-list.repository.js';
 import { CustomerConsoleReads } from './customer-console-reads.service.js';
 import { CustomerEventsRepository } from './customer-events.repository.js';
 
@@ -14,7 +15,7 @@ import { CustomerEventsRepository } from './customer-events.repository.js';
  */
 @Module({
   imports: [KeysModule, IdentityModule, EntitlementsModule, RailsModule, AuditModule],
-  controllers: [CustomerConsoleController],
-  providers: [CustomerConsoleReads, CustomerEventsRepository],
+  controllers: [CustomerConsoleController, CustomerExportController],
+  providers: [CustomerConsoleReads, CustomerEventsRepository, CustomerListRepository],
 })
 export class CustomerConsoleModule {}

@@ -19,6 +19,40 @@ export class CustomerSearchList {
   @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
 }
 
+export class CustomerMrrView {
+  @ApiProperty({ description: "Monthly recurring revenue in the project's reporting currency, minor units" }) amountMinor: number;
+  @ApiProperty({ example: 'USD' }) currency: string;
+}
+
+export class CustomerListItemView {
+  @ApiProperty({ example: 'customer' }) object: 'customer';
+  @ApiProperty({ example: 'cdcust_3f9a0c1d2e4b' }) serviceCustomerId: string;
+  @ApiProperty({ description: 'The same value as serviceCustomerId' }) crossdeckCustomerId: string;
+  @ApiProperty({ type: String, nullable: true, description: 'The latest developer user id linked' }) userId: string | null;
+  @ApiProperty({ type: String, nullable: true }) email: string | null;
+  @ApiProperty({ description: 'Unix seconds' }) createdAt: number;
+  @ApiProperty({ type: CustomerMrrView }) mrr: CustomerMrrView;
+  @ApiProperty({ description: "In the revenue ledger's paying set (an active priced subscription in any currency)" }) paying: boolean;
+  @ApiProperty({ type: String, nullable: true, example: '2026-12-07', description: 'The last UTC day with events; null when never seen' }) lastSeenDay:
+    string | null;
+  @ApiProperty({ type: [String], description: 'Rails of its subscriptions' }) rails: string[];
+  @ApiProperty({ type: [String], description: 'Products of its subscriptions' }) products: string[];
+  @ApiProperty({
+    type: [String],
+    enum: ['trialing', 'active', 'billing_issue', 'paused', 'churned', 'refunded'],
+    description: 'Each distinct state of its subscriptions; churned only when none is anything else; empty without subscriptions',
+  })
+  states: string[];
+}
+
+export class CustomerListPage {
+  @ApiProperty({ example: 'list' }) object: 'list';
+  @ApiProperty({ type: [CustomerListItemView] }) data: CustomerListItemView[];
+  @ApiProperty({ description: 'More rows follow (pass nextCursor as cursor)' }) hasMore: boolean;
+  @ApiProperty({ type: String, nullable: true }) nextCursor: string | null;
+  @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
+}
+
 export class CustomerAliasView {
   @ApiProperty({ example: 'developer', description: 'developer, anonymous, or a rail id type (ios_original_transaction_id, card_customer_id, …)' })
   type: string;
@@ -48,6 +82,12 @@ export class CustomerIdentitiesView {
 export class CustomerTraitsView {
   @ApiProperty({ type: String, nullable: true }) email: string | null;
   @ApiProperty({ type: String, nullable: true }) firstName: string | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { oneOf: [{ type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }] },
+    description: 'Every other trait identify stored, by key',
+  })
+  other: Record<string, string | number | boolean | null>;
 }
 
 export class CustomerEntitlementView {
@@ -102,6 +142,8 @@ export class CustomerDetailView {
   @ApiProperty({ description: 'Marked forgotten (its personal data is erased or queued for erasure)' }) forgotten: boolean;
   @ApiProperty({ type: CustomerIdentitiesView }) identities: CustomerIdentitiesView;
   @ApiProperty({ type: CustomerTraitsView }) traits: CustomerTraitsView;
+  @ApiProperty({ type: CustomerListItemView, description: "The customer's row of the customer list: MRR, paying, states, last seen" })
+  summary: CustomerListItemView;
   @ApiProperty({ type: [CustomerEntitlementView], description: 'Active and past, by key' }) entitlements: CustomerEntitlementView[];
   @ApiProperty({ type: [CustomerSubscriptionView], description: 'Rail subscription records, newest change first' }) subscriptions: CustomerSubscriptionView[];
   @ApiProperty({ type: CustomerErasureView, nullable: true }) erasure: CustomerErasureView | null;

@@ -1,0 +1,105 @@
+/**
+ * Pure rules of the console's customer list: its query parameters, its opaque cursor and the
+ * CSV cells of its export. No I/O.
+ */
+import { ApiError } from '#platform';
+
+export const CUSTOMER_STATES = ['trialing', 'active', 'billing_issue', 'paused', 'churned', 'refunded'] as const;
+export type CustomerState = (typeof CUSTOMER_STATES)[number];
+export const CUSTOMER_SORTS = ['created', 'mrr', 'last_seen'] as const;
+export type CustomerSort = (typeof CUSTOMER_SORTS)[number];
+export const LIST_RAILS = ['ios_store', 'card_payments', 'android_store'] as const;
+
+export interface CustomerListFilter {
+  /** Lower-cased search text; null lists every customer. */
+  q: string | null;
+  state: CustomerState | null;
+  rail: string | null;
+  product: string | null;
+  paying: boolean | null;
+  sort: CustomerSort;
+  order: 'asc' | 'desc';
+}
+
+export interface CustomerListCursor {
+  /** The sort key of the last row (a decimal string: microseconds, minor units or a day number). */
+  key: string;
+  id: string;
+}
+
+/** The list parameters (any of them selects the list over the exact search). */
+export const LIST_PARAMS = ['match', 'state', 'rail', 'product', 'paying', 'sort', 'order', 'cursor'] as const;
+
+const Q_MAX = 512;
+
+function oneOf<T extends string>(raw: unknown, name: string, values: readonly T[]): T | null {
+  if (raw === undefined || raw === '') return null;
+  if (typeof raw !== 'string' || !values.includes(raw as T)) throw ApiError.invalidParam(`${name} must be one of ${values.join(', ')}`);
+  return raw as T;
+}
+
+/** Validates the list's query parameters, naming the one at fault. */
+export function parseListFilter(query: Record<string, unknown>): CustomerListFilter {
+  oneOf(query.match, 'match', ['partial']);
+  const q = query.q;
+  if (q !== undefined && (typeof q !== 'string' || q.length > Q_MAX)) throw ApiError.invalidParam(`q must be at most ${Q_MAX} characters`);
+  const product = query.product;
+  if (product !== undefined && (typeof product !== 'string' || product.length > 200)) throw ApiError.invalidParam('product must be at most 200 characters');
+  const paying = oneOf(query.paying, 'paying', ['true', 'false']);
+  const trimmed = typeof q === 'string' ? q.trim().toLowerCase() : '';
+  return {
+    q: trimmed === '' ? null : trimmed,
+    state: oneOf(query.state, 'state', CUSTOMER_STATES),
+    rail: oneOf(query.rail, 'rail', LIST_RAILS),
+    product: typeof product === 'string' && product !== '' ? product : null,
+    paying: paying === null ? null : paying === 'true',
+    sort: oneOf(query.sort, 'sort', CUSTOMER_SORTS) ?? 'created',
+    order: oneOf(query.order, 'order', ['asc', 'desc'] as const) ?? 'desc',
+  };
+}
+
+export function encodeCursor(cursor: CustomerListCursor): string {
+  return Buffer.from(JSON.stringify([cursor.key, cursor.id])).toString('base64url');
+}
+
+export function decodeCursor(raw: unknown): CustomerListCursor | null {
+  if (raw === undefined || raw === '') return null;
+  const invalid = () => ApiError.invalidParam('cursor must be the nextCursor of a previous page');
+  if (typeof raw !== 'string' || raw.length > 1024) throw invalid();
+  try {
+    const value: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+    if (
+      Array.isArray(value) &&
+      value.length === 2 &&
+      typeof value[0] === 'string' &&
+      /^-?\d{1,40}(\.\d{1,20})?$/.test(value[0]) &&
+      typeof value[1] === 'string' &&
+      value[1].length <= 128
+    ) {
+      return { key: value[0], id: value[1] };
+    }
+  } catch {
+    // falls through to the error below
+  }
+  throw invalid();
+}
+
+/** `value` as a LIKE pattern's literal text (`%`, `_` and the escape character itself escaped). */
+export function likeLiteral(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * One CSV cell (RFC 4180 quoting). A text starting with `=`, `+`, `-`, `@`, a tab or a carriage
+ * return is prefixed with `'` so that a spreadsheet shows it instead of running it as a formula.
+ */
+export function csvCell(value: string | number | boolean | null): string {
+  if (value === null) return '';
+  let text = String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function csvLine(values: readonly (string | number | boolean | null)[]): string {
+  return `${values.map(csvCell).join(',')}\r\n`;
+}

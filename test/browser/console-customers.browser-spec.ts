@@ -1,0 +1,228 @@
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { createProject, createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
+import { TEST_OPERATOR_TOKEN, createTestApp, type TestApp } from '../support/test-app.js';
+import { launchBrowser, type BrowserSession } from './support/browser.js';
+import { buildConsole, checkPage, settled } from './support/console.js';
+
+const tag = () => randomUUID().replace(/-/g, '').slice(0, 10);
+const BULK = 30;
+
+/**
+ * The customer list and the customer page in Chromium against the real service and database:
+ * partial search, filters, the server's sort, cursor pages, the CSV export with the filters,
+ * the person in the heading with MRR and state badges, every trait; axe finds nothing in either
+ * environment, at 1280 and 390 px.
+ */
+describe('operator console: the customer list and the customer page', () => {
+  let t: TestApp;
+  let baseUrl = '';
+  let browser: BrowserSession;
+  let fx: ProjectFixture;
+  const k = tag();
+  const star = { userId: `Star_${k}`, email: `Star.${k}@Example.com`, id: '' };
+  const prod = { userId: `prod_${k}`, id: '' };
+
+  const page = () => browser.page;
+  /** Opens a page afresh (a reload: the same hash would keep the list's search and filters). */
+  const open = async (path: string) => {
+    await page().goto(`${baseUrl}/console/#${path}`);
+    await page().reload();
+  };
+  const rows = () => page().locator('main table tbody tr');
+  const switchTo = async (env: 'sandbox' | 'production') => {
+    await page().getByRole('radio', { name: env }).check();
+    await page().getByRole('radio', { name: env, checked: true }).waitFor();
+  };
+
+  async function subscription(customerId: string, o: { rail?: string; product?: string; state?: string; raw: string }) {
+    await t.dataSource.query(
+      `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
+       VALUES ($1, 'sandbox', $2, $3, $4, $5, $6, now() + interval '30 days', 1, $7, now(), now())`,
+      [fx.projectId, o.rail ?? 'card_payments', `sub_${tag()}`, customerId, o.product ?? 'price_pro', o.state ?? 'active', o.raw],
+    );
+  }
+
+  beforeAll(async () => {
+    buildConsole();
+    t = await createTestApp({ LOG_LEVEL: 'warn' });
+    await t.app.listen(0, '127.0.0.1');
+    const address = t.app.getHttpServer().address();
+    if (!address || typeof address === 'string') throw new Error('the test app is not listening on a TCP port');
+    baseUrl = `http://127.0.0.1:${address.port}`;
+    fx = await createProjectWithApp(t, { projectId: await createProject(t, `Customers ${k}`) });
+    // Thirty customers, oldest first, so that the newest-first list has two pages of 25.
+    await t.dataSource.query(
+      `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at)
+       SELECT 'cdcust_list' || lpad(i::text, 3, '0') || $3, $1, 'sandbox', 'member' || i || '@example.com', '{}', timestamptz '2026-01-01' + i * interval '1 hour', now()
+         FROM generate_series(1, $2::int) i`,
+      [fx.projectId, BULK, k],
+    );
+    const identified = await t.http
+      .post('/v1/identify')
+      .set(keyHeaders(fx, fx.keys.pubTest))
+      .send({ userId: star.userId, anonymousId: `anon_${k}`, email: star.email, traits: { plan: 'pro', seats: 5, beta: true } });
+    expect(identified.status).toBe(200);
+    star.id = identified.body.serviceCustomerId;
+    await subscription(star.id, { raw: 'active', product: 'price_star' });
+    await subscription(star.id, { raw: 'active', rail: 'ios_store', product: 'com.app.star' });
+    await t.dataSource.query(
+      `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, 'USD', 4999)`,
+      [fx.projectId, star.id],
+    );
+    await subscription(`cdcust_list001${k}`, { raw: 'past_due' });
+    await subscription(`cdcust_list002${k}`, { raw: 'canceled', state: 'inactive' });
+    const live = await t.http
+      .post('/v1/identify')
+      .set(keyHeaders(fx, fx.keys.skLive))
+      .send({ userId: prod.userId, anonymousId: `anon_p_${k}` });
+    expect(live.status).toBe(200);
+    prod.id = live.body.serviceCustomerId;
+
+    browser = await launchBrowser();
+    await page().goto(`${baseUrl}/console/`);
+    await page().getByLabel('Operator token').fill(TEST_OPERATOR_TOKEN);
+    await page().getByRole('button', { name: 'Sign in' }).click();
+    await page().getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+    await switchTo('sandbox');
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('lists every customer a page at a time, newest first', async () => {
+    await open(`/p/${fx.projectId}/customers`);
+    await settled(page());
+    await rows().first().waitFor();
+    expect(await rows().count()).toBe(25);
+    // The identified customer is the newest.
+    await rows().first().getByRole('link', { name: star.id }).waitFor();
+    const shot = await checkPage(page(), 'customers-list');
+    // The docs' picture of the list: written when missing or with UPDATE_CONSOLE_PNG=1, so runs leave the tree clean.
+    const picture = join(__dirname, '..', '..', 'docs', 'console-customers.png');
+    if (!existsSync(picture) || process.env.UPDATE_CONSOLE_PNG === '1') copyFileSync(shot, picture);
+    await page().getByRole('button', { name: 'Next' }).click();
+    await page().getByText('Page 2').waitFor();
+    await rows()
+      .getByRole('link', { name: `cdcust_list001${k}` })
+      .waitFor();
+    expect(await rows().count()).toBe(BULK + 1 - 25);
+    expect(await page().getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+    await page().getByRole('button', { name: 'Previous' }).click();
+    await page().getByText('Page 1').waitFor();
+    await rows().first().getByRole('link', { name: star.id }).waitFor();
+  });
+
+  it('finds a customer by part of its email in another case, and by the start of its user id', async () => {
+    await open(`/p/${fx.projectId}/customers`);
+    await settled(page());
+    for (const q of [`STAR.${k.toUpperCase()}@EXAMPLE`, `star_${k.slice(0, 4)}`, `${k}@example.com`.toUpperCase()]) {
+      await page().getByLabel('Find a customer').fill(q);
+      await page().getByRole('button', { name: 'Search' }).click();
+      await page().getByRole('link', { name: star.id }).waitFor();
+      await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 1);
+    }
+    await page().getByLabel('Find a customer').fill(`nobody_${k}`);
+    await page().getByRole('button', { name: 'Search' }).click();
+    await page().getByText(`No customer matches “nobody_${k}” in sandbox.`).waitFor();
+  });
+
+  it('filters by state, rail and paying, sorts by MRR, and exports the filtered list as CSV', async () => {
+    await open(`/p/${fx.projectId}/customers`);
+    await settled(page());
+    await page().getByLabel('State', { exact: true }).selectOption('billing_issue');
+    await page()
+      .getByRole('link', { name: `cdcust_list001${k}` })
+      .waitFor();
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 1);
+    await rows().first().getByText('Billing issue').waitFor();
+
+    await page().getByLabel('State', { exact: true }).selectOption('churned');
+    await page()
+      .getByRole('link', { name: `cdcust_list002${k}` })
+      .waitFor();
+
+    await page().getByLabel('State', { exact: true }).selectOption('');
+    await page().getByLabel('Rail', { exact: true }).selectOption('ios_store');
+    await page().getByRole('link', { name: star.id }).waitFor();
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 1);
+    await page().getByLabel('Rail', { exact: true }).selectOption('');
+
+    // Sorted by MRR: lowest first, the one paying customer is not on top; highest first, it is.
+    await page().getByLabel('Sort by', { exact: true }).selectOption('mrr');
+    await page().getByLabel('Order', { exact: true }).selectOption('asc');
+    await page().waitForFunction((id) => (globalThis as any).document.querySelector('main table tbody tr a')?.textContent !== id, star.id);
+    await page().getByLabel('Order', { exact: true }).selectOption('desc');
+    await rows().first().getByRole('link', { name: star.id }).waitFor();
+    await rows().first().getByText('$49.99').waitFor();
+
+    await page().getByLabel('Paying', { exact: true }).selectOption('true');
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 1);
+    const link = page().getByRole('link', { name: 'Export CSV' });
+    const exported = new URL((await link.getAttribute('href'))!, baseUrl);
+    expect(Object.fromEntries(exported.searchParams)).toEqual({ env: 'sandbox', paying: 'true', sort: 'mrr', order: 'desc' });
+    const [download] = await Promise.all([page().waitForEvent('download'), link.click()]);
+    expect(download.suggestedFilename()).toBe('customers-sandbox.csv');
+    const csv = readFileSync((await download.path())!, 'utf8');
+    const lines = csv.split('\r\n').filter((line) => line !== '');
+    expect(lines[0]).toBe('customer_id,user_id,email,states,rails,products,mrr_minor,currency,paying,last_seen_day,created_at');
+    expect(lines.slice(1).map((line) => line.split(',')[0])).toEqual([star.id]);
+    expect(lines[1]).toContain(`${star.id},${star.userId},${star.email},active,card_payments ios_store,com.app.star price_star,4999,USD,true,`);
+  });
+
+  it('names the person in the heading with MRR and one badge per state, and shows every trait', async () => {
+    await open(`/p/${fx.projectId}/customers/${star.id}`);
+    await page().getByRole('heading', { name: star.userId, level: 1 }).waitFor();
+    const person = page().locator('main .person');
+    await person.getByText(star.email).waitFor();
+    await person.getByText('MRR $49.99').waitFor();
+    // Two active subscriptions: one "Active" badge, never "active active".
+    expect(await person.locator('.badge').allTextContents()).toEqual(['MRR $49.99', 'Paying', 'Active']);
+    const traits = page().locator('main dl.traits');
+    for (const [key, value] of [
+      ['email', star.email],
+      ['plan', 'pro'],
+      ['seats', '5'],
+      ['beta', 'true'],
+    ]) {
+      await traits
+        .locator('div', { has: page().locator('dt', { hasText: new RegExp(`^${key}$`) }) })
+        .locator('dd', { hasText: value })
+        .waitFor();
+    }
+    expect(
+      await page()
+        .getByRole('cell', { name: /active active/i })
+        .count(),
+    ).toBe(0);
+  });
+
+  it('passes axe with nothing of any impact in both environments, and fits 390 px', async () => {
+    const pages: [string, string, string][] = [
+      ['sandbox', `/p/${fx.projectId}/customers`, 'list'],
+      ['sandbox', `/p/${fx.projectId}/customers/${star.id}`, 'customer'],
+      ['production', `/p/${fx.projectId}/customers`, 'list'],
+      ['production', `/p/${fx.projectId}/customers/${prod.id}`, 'customer'],
+    ];
+    try {
+      for (const width of [1280, 390]) {
+        await page().setViewportSize({ width, height: width === 390 ? 844 : 800 });
+        for (const [env, path, name] of pages) {
+          await open('/');
+          await switchTo(env as 'sandbox' | 'production');
+          await open(path);
+          await settled(page());
+          if (name === 'list') await rows().first().waitFor();
+          else await page().getByRole('heading', { name: 'Traits' }).waitFor();
+          await checkPage(page(), `customers-${width}-${env}-${name}`);
+        }
+      }
+      await page().getByRole('heading', { name: prod.userId, level: 1 }).waitFor();
+    } finally {
+      await page().setViewportSize({ width: 1280, height: 800 });
+      await switchTo('sandbox');
+    }
+  }, 180_000);
+});

@@ -1,0 +1,343 @@
+import { randomUUID } from 'node:crypto';
+import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
+import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+import { expectError } from '../support/expect-error.js';
+
+interface Item {
+  serviceCustomerId: string;
+  userId: string | null;
+  email: string | null;
+  mrr: { amountMinor: number; currency: string };
+  paying: boolean;
+  lastSeenDay: string | null;
+  rails: string[];
+  products: string[];
+  states: string[];
+  createdAt: number;
+}
+
+describe('operator customer list: partial search, filters, sorting, cursor pages and the CSV export', () => {
+  let t: TestApp;
+  let p: ProjectFixture;
+  let other: ProjectFixture;
+  beforeAll(async () => {
+    t = await createTestApp();
+    p = await createProjectWithApp(t);
+    other = await createProjectWithApp(t);
+  });
+  afterAll(async () => t.close());
+
+  const tag = () => randomUUID().replace(/-/g, '').slice(0, 10);
+  const list = (query: Record<string, string>, fx = p) =>
+    t.http
+      .get(`/admin/v1/projects/${fx.projectId}/customers`)
+      .query({ env: 'sandbox', match: 'partial', ...query })
+      .set(operatorAuth());
+  const ids = (body: { data: Item[] }) => body.data.map((d) => d.serviceCustomerId);
+
+  async function identify(fx: ProjectFixture, userId: string, email?: string): Promise<string> {
+    const res = await t.http
+      .post('/v1/identify')
+      .set(keyHeaders(fx, fx.keys.pubTest))
+      .send({ userId, anonymousId: `anon_${tag()}`, ...(email ? { email } : {}) });
+    expect(res.status).toBe(200);
+    return res.body.serviceCustomerId;
+  }
+
+  async function subscription(
+    fx: ProjectFixture,
+    customerId: string,
+    o: { rail?: string; id?: string; product?: string; state?: string; raw?: string | null },
+  ) {
+    await t.dataSource.query(
+      `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
+       VALUES ($1, 'sandbox', $2, $3, $4, $5, $6, now() + interval '30 days', 1, $7, now(), now())`,
+      [
+        fx.projectId,
+        o.rail ?? 'card_payments',
+        o.id ?? `sub_${tag()}`,
+        customerId,
+        o.product ?? 'price_pro',
+        o.state ?? 'active',
+        o.raw === undefined ? 'active' : o.raw,
+      ],
+    );
+  }
+
+  async function mrr(fx: ProjectFixture, customerId: string, minor: number, currency = 'USD') {
+    await t.dataSource.query(`INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, $3, $4)`, [
+      fx.projectId,
+      customerId,
+      currency,
+      minor,
+    ]);
+  }
+
+  describe('search', () => {
+    it('matches a prefix of the user id, the cdcust_ id and rail ids, and any part of the email, case-insensitively', async () => {
+      const fx = await createProjectWithApp(t);
+      const k = tag();
+      const c = await identify(fx, `User_${k}_alpha`, `Jane.${k}@Example.com`);
+      const noise = await identify(fx, `other_${tag()}`, `someone_${tag()}@example.org`);
+      const txn = `2000000${k}`;
+      const purchaseToken = `PurchaseTok${k}xyz`;
+      await subscription(fx, c, { rail: 'card_payments', id: `sub_${k}Card` });
+      await subscription(fx, c, { rail: 'ios_store', id: txn });
+      await subscription(fx, c, { rail: 'android_store', id: purchaseToken });
+      const cardCustomer = `cus_${k}Z`;
+      await t.dataSource.query(
+        `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, created_at) VALUES ($1, 'sandbox', 'card_customer_id', $2, $3, now())`,
+        [fx.projectId, cardCustomer, c],
+      );
+      for (const q of [
+        `user_${k}`, // prefix of the user id, other case
+        `USER_${k}_AL`,
+        `JANE.${k}@EXAMPLE.COM`, // the email upper-cased
+        `${k}@example`, // any part of it
+        c.slice(0, 12).toUpperCase(), // prefix of the cdcust_ id
+        `SUB_${k.toUpperCase()}`, // card subscription id
+        txn.slice(0, 10), // original transaction id
+        purchaseToken.slice(0, 14).toLowerCase(),
+        cardCustomer.slice(0, 8).toUpperCase(),
+      ]) {
+        const res = await list({ q }, fx);
+        expect(res.status).toBe(200);
+        expect(ids(res.body)).toContain(c);
+        if (q !== c.slice(0, 12).toUpperCase()) expect(ids(res.body)).not.toContain(noise);
+      }
+      const hit = (await list({ q: `user_${k}` }, fx)).body;
+      expect(hit).toMatchObject({ object: 'list', env: 'sandbox', hasMore: false, nextCursor: null });
+      expect(hit.data[0]).toMatchObject({
+        serviceCustomerId: c,
+        userId: `User_${k}_alpha`,
+        email: `Jane.${k}@Example.com`,
+        rails: ['android_store', 'card_payments', 'ios_store'],
+      });
+      // Prefix, not substring, for ids; LIKE wildcards are literal.
+      expect((await list({ q: `${k}_alpha` }, fx)).body.data).toEqual([]);
+      expect((await list({ q: '%' }, fx)).body.data).toEqual([]);
+      expect((await list({ q: '_' }, fx)).body.data).toEqual([]);
+      // Tenant-scoped: the other project and the other environment find nothing.
+      expect((await list({ q: `user_${k}` }, other)).body.data).toEqual([]);
+      expect((await list({ q: `user_${k}`, env: 'production' }, fx)).body.data).toEqual([]);
+    });
+
+    it('keeps the exact search as it was when no list parameter is given', async () => {
+      const k = tag();
+      const c = await identify(p, `exact_${k}`);
+      const exact = await t.http
+        .get(`/admin/v1/projects/${p.projectId}/customers`)
+        .query({ env: 'sandbox', q: `exact_${k}` })
+        .set(operatorAuth());
+      expect(exact.body.data).toEqual([expect.objectContaining({ serviceCustomerId: c, matchedBy: 'user_id' })]);
+      const prefix = await t.http
+        .get(`/admin/v1/projects/${p.projectId}/customers`)
+        .query({ env: 'sandbox', q: `exact_${k.slice(0, 4)}` })
+        .set(operatorAuth());
+      expect(prefix.body.data).toEqual([]);
+      expectError(await t.http.get(`/admin/v1/projects/${p.projectId}/customers`).set(operatorAuth()), 400, 'missing_required_param');
+    });
+  });
+
+  describe('filters and sorting', () => {
+    let fx: ProjectFixture;
+    const c: Record<string, string> = {};
+    beforeAll(async () => {
+      fx = await createProjectWithApp(t);
+      for (const name of ['trialing', 'active', 'billing', 'paused', 'churned', 'refunded', 'none', 'mixed']) c[name] = await identify(fx, `${name}_${tag()}`);
+      await subscription(fx, c.trialing!, { raw: 'trialing', product: 'price_trial' });
+      await subscription(fx, c.active!, { rail: 'ios_store', id: `1000${tag()}`, raw: 'DID_RENEW', product: 'com.app.pro' });
+      await subscription(fx, c.billing!, { rail: 'android_store', raw: 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD' });
+      await subscription(fx, c.paused!, { raw: 'paused' });
+      await subscription(fx, c.churned!, { state: 'inactive', raw: 'canceled' });
+      await subscription(fx, c.refunded!, { rail: 'ios_store', id: `1000${tag()}`, state: 'inactive', raw: 'REFUND' });
+      await subscription(fx, c.mixed!, { state: 'inactive', raw: 'canceled' });
+      await subscription(fx, c.mixed!, { raw: 'active' });
+      await mrr(fx, c.active!, 999);
+      await mrr(fx, c.trialing!, 100, 'EUR');
+      await mrr(fx, c.mixed!, 4999);
+      await mrr(fx, c.billing!, 1999);
+      await t.dataSource.query(
+        `INSERT INTO reporting_active_days (project_id, env, day, customer_id) VALUES ($1, 'sandbox', '2026-01-05', $2), ($1, 'sandbox', '2026-03-01', $2), ($1, 'sandbox', '2026-02-01', $3)`,
+        [fx.projectId, c.paused, c.none],
+      );
+    });
+
+    it('filters by state, one word per distinct state, churned only without anything else', async () => {
+      const expected: Record<string, string[]> = {
+        trialing: [c.trialing!],
+        active: [c.active!, c.mixed!],
+        billing_issue: [c.billing!],
+        paused: [c.paused!],
+        churned: [c.churned!],
+        refunded: [c.refunded!],
+      };
+      for (const [state, want] of Object.entries(expected)) {
+        const res = await list({ state }, fx);
+        expect(res.status).toBe(200);
+        expect(ids(res.body).sort()).toEqual([...want].sort());
+      }
+      const all = (await list({}, fx)).body.data as Item[];
+      const states = Object.fromEntries(all.map((d) => [d.serviceCustomerId, d.states]));
+      expect(states[c.mixed!]).toEqual(['active']);
+      expect(states[c.churned!]).toEqual(['churned']);
+      expect(states[c.none!]).toEqual([]);
+    });
+
+    it('filters by rail, product and paying', async () => {
+      expect(ids((await list({ rail: 'ios_store' }, fx)).body).sort()).toEqual([c.active!, c.refunded!].sort());
+      expect(ids((await list({ rail: 'android_store' }, fx)).body)).toEqual([c.billing!]);
+      expect(ids((await list({ product: 'com.app.pro' }, fx)).body)).toEqual([c.active!]);
+      expect(ids((await list({ paying: 'true' }, fx)).body).sort()).toEqual([c.active!, c.trialing!, c.mixed!, c.billing!].sort());
+      expect(ids((await list({ paying: 'false' }, fx)).body)).not.toContain(c.active!);
+      expect(ids((await list({ paying: 'true', rail: 'card_payments', state: 'active' }, fx)).body)).toEqual([c.mixed!]);
+    });
+
+    it('sorts by MRR, last seen and created, either way, ties by id', async () => {
+      const byMrr = (await list({ sort: 'mrr' }, fx)).body.data as Item[];
+      expect(byMrr.slice(0, 3).map((d) => d.serviceCustomerId)).toEqual([c.mixed, c.billing, c.active]);
+      expect(byMrr[0]!.mrr).toEqual({ amountMinor: 4999, currency: 'USD' });
+      const zero = byMrr.slice(3).map((d) => d.serviceCustomerId);
+      expect(zero).toEqual([...zero].sort().reverse());
+      const trialing = byMrr.find((d) => d.serviceCustomerId === c.trialing)!;
+      expect(trialing).toMatchObject({ paying: true, mrr: { amountMinor: 0, currency: 'USD' } });
+      const asc = (await list({ sort: 'mrr', order: 'asc' }, fx)).body.data as Item[];
+      expect(asc.map((d) => d.serviceCustomerId)).toEqual(byMrr.map((d) => d.serviceCustomerId).reverse());
+      const seen = (await list({ sort: 'last_seen' }, fx)).body.data as Item[];
+      expect(seen.slice(0, 2).map((d) => [d.serviceCustomerId, d.lastSeenDay])).toEqual([
+        [c.paused, '2026-03-01'],
+        [c.none, '2026-02-01'],
+      ]);
+      const created = (await list({ sort: 'created', order: 'asc' }, fx)).body.data as Item[];
+      expect(created.map((d) => d.serviceCustomerId)).toEqual(Object.values(c));
+      expect(ids((await list({}, fx)).body)).toEqual(Object.values(c).reverse());
+    });
+
+    it('names the parameter at fault', async () => {
+      for (const [query, name] of [
+        [{ state: 'canceled' }, 'state'],
+        [{ rail: 'paypal' }, 'rail'],
+        [{ paying: 'yes' }, 'paying'],
+        [{ sort: 'name' }, 'sort'],
+        [{ order: 'up' }, 'order'],
+        [{ cursor: 'not-a-cursor' }, 'cursor'],
+        [{ match: 'fuzzy' }, 'match'],
+        [{ limit: '101' }, 'limit'],
+      ] as [Record<string, string>, string][]) {
+        const res = await list(query, fx);
+        expectError(res, 400, 'invalid_param_value');
+        expect(res.body.error.message).toContain(name);
+      }
+      expectError(await list({}, { ...fx, projectId: 'proj_nope' }), 404, 'resource_missing');
+      expect((await t.http.get(`/admin/v1/projects/${fx.projectId}/customers?match=partial`)).status).toBe(401);
+    });
+  });
+
+  describe('many customers', () => {
+    const N = 2500;
+    let fx: ProjectFixture;
+    beforeAll(async () => {
+      fx = await createProjectWithApp(t);
+      // Groups of 50 share one created_at and every 7th pays: ties everywhere, broken by id.
+      await t.dataSource.query(
+        `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at)
+         SELECT 'cdcust_bulk' || lpad(i::text, 5, '0'), $1, 'sandbox', 'bulk' || i || '@example.com', '{}', timestamptz '2026-01-01' + (i / 50) * interval '1 minute', now()
+           FROM generate_series(1, $2::int) i`,
+        [fx.projectId, N],
+      );
+      await t.dataSource.query(
+        `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor)
+         SELECT $1, 'sandbox', 'cdcust_bulk' || lpad(i::text, 5, '0'), 'USD', 100 * (i % 3 + 1) FROM generate_series(7, $2::int, 7) i`,
+        [fx.projectId, N],
+      );
+      const tricky: [string, string][] = [
+        ['cdcust_bulk00001', '=HYPERLINK("http://evil")@x.com'],
+        ['cdcust_bulk00002', '+1@x.com'],
+        ['cdcust_bulk00003', '-2@x.com'],
+        ['cdcust_bulk00004', '@3@x.com'],
+        ['cdcust_bulk00005', 'a,"b"\nc@x.com'],
+      ];
+      for (const [id, email] of tricky)
+        await t.dataSource.query(`UPDATE customers SET email = $2 WHERE project_id = $1 AND id = $3`, [fx.projectId, email, id]);
+    });
+
+    async function walk(query: Record<string, string>): Promise<string[]> {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (let pages = 0; pages < 100; pages++) {
+        const res = await list({ limit: '100', ...query, ...(cursor ? { cursor } : {}) }, fx);
+        expect(res.status).toBe(200);
+        seen.push(...ids(res.body));
+        cursor = res.body.nextCursor;
+        expect(res.body.hasMore).toBe(cursor !== null);
+        if (!cursor) break;
+      }
+      return seen;
+    }
+
+    it.each([{}, { sort: 'created', order: 'asc' }, { sort: 'mrr' }, { sort: 'mrr', order: 'asc' }, { sort: 'last_seen' }])(
+      'pages through every customer without duplicates or gaps (%p)',
+      async (query) => {
+        const seen = await walk(query as Record<string, string>);
+        expect(seen).toHaveLength(N);
+        expect(new Set(seen).size).toBe(N);
+      },
+    );
+
+    it('pages a filtered list too', async () => {
+      const paying = await walk({ paying: 'true', sort: 'mrr' });
+      expect(paying).toHaveLength(Math.floor(N / 7));
+      expect(new Set(paying).size).toBe(paying.length);
+    });
+
+    it('exports the whole filtered list as CSV, quoted and safe for spreadsheets', async () => {
+      const res = await t.http
+        .get(`/admin/v1/projects/${fx.projectId}/customers.csv`)
+        .query({ env: 'sandbox' })
+        .set(operatorAuth())
+        .buffer(true)
+        .parse((r, done) => {
+          let text = '';
+          r.setEncoding('utf8');
+          r.on('data', (chunk: string) => (text += chunk));
+          r.on('end', () => done(null, text));
+        });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/csv/);
+      expect(res.headers['content-disposition']).toMatch(/^attachment; filename="customers-sandbox\.csv"/);
+      expect(res.headers['cache-control']).toBe('private, no-store');
+      const text = res.body as string;
+      expect(text.startsWith('customer_id,user_id,email,states,rails,products,mrr_minor,currency,paying,last_seen_day,created_at\r\n')).toBe(true);
+      const lines = text.split('\r\n').filter((l) => l !== '');
+      // The header, N rows, one email with a line feed inside its quotes.
+      expect(lines.length).toBe(N + 1);
+      expect(text).toContain(`cdcust_bulk00001,,"'=HYPERLINK(""http://evil"")@x.com",,,,0,USD,false,,`);
+      expect(text).toContain(`cdcust_bulk00002,,'+1@x.com,`);
+      expect(text).toContain(`cdcust_bulk00003,,'-2@x.com,`);
+      expect(text).toContain(`cdcust_bulk00004,,'@3@x.com,`);
+      expect(text).toContain(`cdcust_bulk00005,,"a,""b""\nc@x.com",`);
+      expect(text).toContain(`cdcust_bulk00007,,bulk7@example.com,,,,200,USD,true,,2026-01-01T00:00:00.000Z`);
+
+      const filtered = await t.http
+        .get(`/admin/v1/projects/${fx.projectId}/customers.csv`)
+        .query({ env: 'sandbox', paying: 'true', q: 'BULK7' })
+        .set(operatorAuth())
+        .buffer(true)
+        .parse((r, done) => {
+          let body = '';
+          r.setEncoding('utf8');
+          r.on('data', (chunk: string) => (body += chunk));
+          r.on('end', () => done(null, body));
+        });
+      const rows = (filtered.body as string)
+        .split('\r\n')
+        .filter((l) => l !== '')
+        .slice(1);
+      // Paying customers whose id or email starts or contains "bulk7": bulk7, bulk70.., bulk700.. divisible by 7.
+      expect(rows.length).toBeGreaterThan(0);
+      for (const row of rows) expect(Number(row.split(',')[0]!.slice('cdcust_bulk'.length)) % 7).toBe(0);
+      expectError(await t.http.get(`/admin/v1/projects/${fx.projectId}/customers.csv?state=nope`).set(operatorAuth()), 400, 'invalid_param_value');
+      expect((await t.http.get(`/admin/v1/projects/${fx.projectId}/customers.csv`)).status).toBe(401);
+    });
+  });
+});
