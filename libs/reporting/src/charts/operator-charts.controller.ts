@@ -1,5 +1,5 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param, Query, type Type } from '@nestjs/common';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { ApiError, ApiErrors, Operator, TenantScopes } from '#platform';
 import { ProjectDirectory } from '#keys';
 import { OverviewQueryDto } from '../overview/overview.dto.js';
@@ -26,7 +26,7 @@ import { CHARTS, type ChartName, ChartsService } from './charts.service.js';
 const DESCRIPTION =
   'The operator’s read of the project and environment (env, default production): exactly what `GET /v1/charts/{chart}` answers for them. from/to (YYYY-MM-DD, UTC, both included; default the 30 days ending today; at most 731 days), granularity day|week|month (weeks start on Monday); a period not measured yet is null, never 0.';
 const ERRORS = { 400: ['invalid_param_value'], 404: ['resource_missing'] } as const;
-const ENVELOPES: Record<ChartName, unknown> = {
+const ENVELOPES: Record<ChartName, Type> = {
   mrr: MrrChartEnvelope,
   revenue: RevenueChartEnvelope,
   active_subscriptions: ActiveSubscriptionsChartEnvelope,
@@ -47,6 +47,8 @@ const isChart = (name: string): name is ChartName => (CHARTS as readonly string[
  */
 @ApiTags('operator')
 @Operator()
+// Every chart's envelope in the document the one-chart answer names (oneOf).
+@ApiExtraModels(...Object.values(ENVELOPES))
 @Controller('admin/v1/projects/:projectId')
 export class OperatorChartsController {
   constructor(
@@ -78,7 +80,7 @@ export class OperatorChartsController {
     description: DESCRIPTION,
   })
   @ApiOkResponse({
-    schema: { oneOf: Object.values(ENVELOPES).map((type) => ({ $ref: `#/components/schemas/${(type as { name: string }).name}` })) },
+    schema: { oneOf: Object.values(ENVELOPES).map((type) => ({ $ref: getSchemaPath(type) })) },
     description: 'The chart’s envelope (one of the chart shapes, by name)',
   })
   @ApiErrors(ERRORS)
