@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator } from 'playwright-core';
+import { keyHeaders } from '../support/fixtures.js';
 import { TEST_OPERATOR_TOKEN } from '../support/test-app.js';
 import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
 import { launchBrowser, type BrowserSession } from './support/browser.js';
@@ -109,6 +111,20 @@ describe('operator console: the overview as charts', () => {
         ).status,
       ).toBe(200);
 
+    const at = h.t.clock.nowMs();
+    const events = [
+      ...['app.opened', 'app.opened', 'paywall.viewed'].map((name) => ({ name, eventId: `ev_${randomUUID()}`, timestamp: at, anonymousId: 'anon_overview' })),
+      {
+        name: 'error.unhandled',
+        eventId: `err_${randomUUID()}`,
+        timestamp: at,
+        level: 'error',
+        anonymousId: 'anon_overview',
+        properties: { fingerprint: 'feedc0de', message: 'boom', errorType: 'TypeError' },
+      },
+    ];
+    expect((await h.t.http.post('/v1/events').set(keyHeaders(h.fx, h.fx.keys.skTest)).send({ events })).status).toBe(202);
+
     browser = await launchBrowser();
     await page().goto(`${baseUrl}/console/`);
     await page().getByLabel('Operator token').fill(TEST_OPERATOR_TOKEN);
@@ -185,6 +201,7 @@ describe('operator console: the overview as charts', () => {
     }
     expect(await (await tableOf('mrr')).locator('caption').innerText()).toMatch(/^MRR and its movement per day, .* \(USD\)$/);
     expect(await rowOf('mrr', day())).toEqual([day(), '$20.00', '$0.00', '$0.00', '$0.00', '$0.00', '$20.00']);
+    expect(await rowOf('events', day())).toEqual([day(), '4', '1', '0']);
   });
 
   it('zero is not "not measured": null periods are gaps and "—" in the table, measured zeros $0.00', async () => {
