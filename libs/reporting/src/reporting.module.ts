@@ -9,6 +9,7 @@ import { AcquisitionService } from './acquisition/acquisition.service.js';
 import { AnalyticsController } from './analytics/analytics.controller.js';
 import { AnalyticsReadsService } from './analytics/analytics-reads.service.js';
 import { ChartsController } from './charts/charts.controller.js';
+import { OperatorChartsController } from './charts/operator-charts.controller.js';
 import { ChartsRepository } from './charts/charts.repository.js';
 import { ChartsService } from './charts/charts.service.js';
 import { ErrorsController } from './errors/errors.controller.js';
@@ -53,6 +54,7 @@ import { WorkspaceReadsService } from './workspace/workspace-reads.service.js';
     CustomersController,
     OverviewController,
     ChartsController,
+    OperatorChartsController,
   ],
   providers: [
     ReportingReads,

@@ -4,6 +4,7 @@ import { IsIn, IsOptional, IsString } from 'class-validator';
 import { ReadMetaView } from '../read-envelope.js';
 import { CHART_GRANULARITIES, type ChartGranularity, MAX_RANGE_DAYS } from './chart-periods.js';
 import type { ChartSegment } from './charts.repository.js';
+import { CHARTS } from './charts.service.js';
 
 const SEGMENTS = ['rail', 'product', 'none'] as const;
 
@@ -116,7 +117,7 @@ export class LtvCohortValuesView {
 export class EmptySummaryView {}
 
 /** The point, data and envelope classes of one chart (named for the OpenAPI document). */
-function chartViews(name: string, values: ClassType, summary: ClassType, money: boolean, segmented: boolean): ClassType {
+function chartViews(name: string, values: ClassType, summary: ClassType, money: boolean, segmented: boolean): { envelope: ClassType; data: ClassType } {
   class Point {
     @ApiProperty({ example: '2026-11-30', description: 'The period’s first day (a Monday for weeks, the 1st for months)' }) period: string;
     @ApiProperty({ type: values }) values: unknown;
@@ -144,15 +145,91 @@ function chartViews(name: string, values: ClassType, summary: ClassType, money: 
   Object.defineProperty(Point, 'name', { value: `${pascal}ChartPoint` });
   Object.defineProperty(Data, 'name', { value: `${pascal}ChartData` });
   Object.defineProperty(Envelope, 'name', { value: `${pascal}ChartEnvelope` });
-  return Envelope;
+  return { envelope: Envelope, data: Data };
 }
 
-export const MrrChartEnvelope = chartViews('mrr', MrrValuesView, MrrSummaryView, true, true);
-export const RevenueChartEnvelope = chartViews('revenue', RevenueValuesView, RevenueValuesView, true, true);
-export const ActiveSubscriptionsChartEnvelope = chartViews('active_subscriptions', ActiveSubscriptionsValuesView, ActiveSubscriptionsValuesView, false, true);
-export const TrialsChartEnvelope = chartViews('trials', TrialsValuesView, TrialsValuesView, false, false);
-export const ChurnChartEnvelope = chartViews('churn', ChurnValuesView, ChurnValuesView, false, false);
-export const RefundsChartEnvelope = chartViews('refunds', RefundsValuesView, RefundsValuesView, true, true);
-export const NewCustomersChartEnvelope = chartViews('new_customers', NewCustomersValuesView, NewCustomersValuesView, false, false);
-export const LtvCohortsChartEnvelope = chartViews('ltv_cohorts', LtvCohortValuesView, EmptySummaryView, true, false);
-export const EventsChartEnvelope = chartViews('events', EventsValuesView, EventsValuesView, false, false);
+const mrr = chartViews('mrr', MrrValuesView, MrrSummaryView, true, true);
+const revenue = chartViews('revenue', RevenueValuesView, RevenueValuesView, true, true);
+const activeSubscriptions = chartViews('active_subscriptions', ActiveSubscriptionsValuesView, ActiveSubscriptionsValuesView, false, true);
+const trials = chartViews('trials', TrialsValuesView, TrialsValuesView, false, false);
+const churn = chartViews('churn', ChurnValuesView, ChurnValuesView, false, false);
+const refunds = chartViews('refunds', RefundsValuesView, RefundsValuesView, true, true);
+const newCustomers = chartViews('new_customers', NewCustomersValuesView, NewCustomersValuesView, false, false);
+const ltvCohorts = chartViews('ltv_cohorts', LtvCohortValuesView, EmptySummaryView, true, false);
+const events = chartViews('events', EventsValuesView, EventsValuesView, false, false);
+
+export const MrrChartEnvelope = mrr.envelope;
+export const RevenueChartEnvelope = revenue.envelope;
+export const ActiveSubscriptionsChartEnvelope = activeSubscriptions.envelope;
+export const TrialsChartEnvelope = trials.envelope;
+export const ChurnChartEnvelope = churn.envelope;
+export const RefundsChartEnvelope = refunds.envelope;
+export const NewCustomersChartEnvelope = newCustomers.envelope;
+export const LtvCohortsChartEnvelope = ltvCohorts.envelope;
+export const EventsChartEnvelope = events.envelope;
+
+/** The operator API's chart reads: the public query and the environment the operator chose. */
+export class OperatorChartQueryDto extends ChartQueryDto {
+  @ApiPropertyOptional({ enum: ['production', 'sandbox'], default: 'production' })
+  @IsOptional()
+  @IsIn(['production', 'sandbox'], { message: 'env must be production or sandbox' })
+  env?: 'production' | 'sandbox';
+}
+
+export class OperatorChartsQueryDto extends OperatorChartQueryDto {
+  @ApiPropertyOptional({
+    example: 'mrr,revenue,active_subscriptions',
+    description: `Comma-separated charts to answer (default all: ${CHARTS.join(', ')}); segment splits the ones that split and leaves the others whole`,
+  })
+  @IsOptional()
+  @IsString({ message: 'charts must be a comma-separated list of charts' })
+  charts?: string;
+}
+
+export class ChartsBatchData {
+  @ApiPropertyOptional({ type: mrr.data }) mrr?: unknown;
+  @ApiPropertyOptional({ type: revenue.data }) revenue?: unknown;
+  @ApiPropertyOptional({ type: activeSubscriptions.data }) active_subscriptions?: unknown;
+  @ApiPropertyOptional({ type: trials.data }) trials?: unknown;
+  @ApiPropertyOptional({ type: churn.data }) churn?: unknown;
+  @ApiPropertyOptional({ type: refunds.data }) refunds?: unknown;
+  @ApiPropertyOptional({ type: newCustomers.data }) new_customers?: unknown;
+  @ApiPropertyOptional({ type: ltvCohorts.data }) ltv_cohorts?: unknown;
+  @ApiPropertyOptional({ type: events.data }) events?: unknown;
+}
+export class ChartsBatchEnvelope {
+  @ApiProperty({ example: 'charts' }) object: string;
+  @ApiProperty({ type: ChartsBatchData, description: 'Each chart asked for, as its own route answers it' }) data: ChartsBatchData;
+  @ApiProperty({ type: ReadMetaView }) meta: ReadMetaView;
+}
+
+/** Gross, refunds and net of one period; null: not measured. */
+export interface RevenueFigures {
+  period: string;
+  grossCents: number | null;
+  refundsCents: number | null;
+  netCents: number | null;
+}
+export interface RevenueSummaryData {
+  currency: string;
+  today: RevenueFigures;
+  thisMonth: RevenueFigures;
+  lastMonth: RevenueFigures;
+}
+export class RevenuePeriodFiguresView {
+  @ApiProperty({ example: '2026-12-01', description: 'The period’s first day' }) period: string;
+  @n('Payments, cents; null: not measured') grossCents: number | null;
+  @n('null while refunds are not measured') refundsCents: number | null;
+  @n('gross − refunds; null while refunds are not measured') netCents: number | null;
+}
+export class RevenueSummaryDataView {
+  @ApiProperty({ example: 'USD', description: 'The reporting currency of every amount' }) currency: string;
+  @ApiProperty({ type: RevenuePeriodFiguresView, description: 'Today (UTC) so far' }) today: RevenuePeriodFiguresView;
+  @ApiProperty({ type: RevenuePeriodFiguresView, description: 'This calendar month (UTC) so far' }) thisMonth: RevenuePeriodFiguresView;
+  @ApiProperty({ type: RevenuePeriodFiguresView, description: 'The previous calendar month' }) lastMonth: RevenuePeriodFiguresView;
+}
+export class RevenueSummaryEnvelope {
+  @ApiProperty({ example: 'revenue_summary' }) object: string;
+  @ApiProperty({ type: RevenueSummaryDataView }) data: RevenueSummaryDataView;
+  @ApiProperty({ type: ReadMetaView }) meta: ReadMetaView;
+}

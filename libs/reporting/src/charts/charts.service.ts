@@ -5,10 +5,10 @@ import type { Coverage, CoverageSurface, ReadEnvelope } from '../read-envelope.j
 import { ReportingReads } from '../reporting-reads.service.js';
 import { dayOf } from '../revenue/price-normalisation.js';
 import { DEFAULT_REPORTING_CURRENCY } from '../revenue/revenue-ledger.service.js';
-import { type ChartGranularity, type ChartPeriod, isRangeError, periodStart, periodsOf, resolveRange } from './chart-periods.js';
+import { type ChartGranularity, type ChartPeriod, addDays, isRangeError, periodStart, periodsOf, resolveRange } from './chart-periods.js';
 import { type SegmentSums, type Sums, type Values, last, limitSegments, mean, ratio, seriesOf, sumOf, sumSegments, tabulate, total } from './chart-series.js';
 import { type ChartContext, type ChartSegment, ChartsRepository, type FactRow, STATE_SUMS } from './charts.repository.js';
-import type { ChartData, ChartPointView, ChartQueryDto } from './charts.dto.js';
+import type { ChartData, ChartPointView, ChartQueryDto, RevenueFigures, RevenueSummaryData } from './charts.dto.js';
 
 export const CHARTS = ['mrr', 'revenue', 'active_subscriptions', 'trials', 'churn', 'refunds', 'new_customers', 'ltv_cohorts', 'events'] as const;
 export type ChartName = (typeof CHARTS)[number];
@@ -63,6 +63,70 @@ export class ChartsService {
   ) {}
 
   async chart(auth: AuthContext, chart: ChartName, query: ChartQueryDto): Promise<ReadEnvelope<ChartData>> {
+    const plan = this.plan(chart, query);
+    return this.reads.read(auth, 'chart', () => this.answer(auth, plan));
+  }
+
+  /**
+   * The operator API's read of one project and environment: the same answer as the public
+   * route's, without a key (no `reads` bucket; the operator routes have their own limits).
+   */
+  async operatorChart(scope: TenantScope, chart: ChartName, query: ChartQueryDto): Promise<ReadEnvelope<ChartData>> {
+    const plan = this.plan(chart, query);
+    return this.envelope(scope, 'chart', await this.answer(scope, plan));
+  }
+
+  /**
+   * Several charts of one range and granularity in one answer (the console's overview): each as
+   * its own route answers it; `segment` splits the charts that split and leaves the others whole.
+   */
+  async operatorCharts(scope: TenantScope, charts: readonly ChartName[], query: ChartQueryDto): Promise<ReadEnvelope<Partial<Record<ChartName, ChartData>>>> {
+    const plans = charts.map((chart) => this.plan(chart, SEGMENTED_CHARTS.has(chart) ? query : { ...query, segment: 'none' }));
+    const answers = await Promise.all(plans.map((plan) => this.answer(scope, plan)));
+    const data: Partial<Record<ChartName, ChartData>> = {};
+    const coverage: Coverage = {};
+    for (const [i, answer] of answers.entries()) {
+      data[charts[i]] = answer.data;
+      Object.assign(coverage, answer.coverage);
+    }
+    return this.envelope(scope, 'charts', { data, coverage });
+  }
+
+  /**
+   * Revenue today, this month and last month (gross, refunds, net in cents of the reporting
+   * currency): the revenue chart's day of today and its months, so the figures always agree
+   * with the chart; refunds and net stay null while refunds are not measured.
+   */
+  async operatorRevenueSummary(scope: TenantScope): Promise<ReadEnvelope<RevenueSummaryData>> {
+    const today = dayOf(this.clock.nowMs());
+    const thisMonth = periodStart(today, 'month');
+    const lastMonth = periodStart(addDays(thisMonth, -1), 'month');
+    const [days, months] = await Promise.all([
+      this.answer(scope, this.plan('revenue', { from: today, to: today, granularity: 'day' })),
+      this.answer(scope, this.plan('revenue', { from: lastMonth, to: today, granularity: 'month' })),
+    ]);
+    const figures = (point: ChartPointView | undefined, period: string): RevenueFigures => ({
+      period,
+      grossCents: point?.values.grossCents ?? null,
+      refundsCents: point?.values.refundsCents ?? null,
+      netCents: point?.values.netCents ?? null,
+    });
+    const byPeriod = new Map(months.data.series.map((p) => [p.period, p]));
+    const data: RevenueSummaryData = {
+      currency: days.data.currency ?? DEFAULT_REPORTING_CURRENCY,
+      today: figures(days.data.series[0], today),
+      thisMonth: figures(byPeriod.get(thisMonth), thisMonth),
+      lastMonth: figures(byPeriod.get(lastMonth), lastMonth),
+    };
+    return this.envelope(scope, 'revenue_summary', { data, coverage: months.coverage });
+  }
+
+  private envelope<T>(scope: TenantScope, object: string, answer: { data: T; coverage: Coverage }): ReadEnvelope<T> {
+    return { object, data: answer.data, meta: { project: scope.projectId, env: scope.env, generatedAt: this.clock.nowMs(), coverage: answer.coverage } };
+  }
+
+  /** The request's checks (400 before any read): range, segment and granularity of the chart. */
+  private plan(chart: ChartName, query: ChartQueryDto) {
     const today = dayOf(this.clock.nowMs());
     const range = resolveRange({ from: query.from, to: query.to }, today);
     if (isRangeError(range)) throw ApiError.invalidParam(range.message);
@@ -70,30 +134,28 @@ export class ChartsService {
     if (segment !== 'none' && !SEGMENTED_CHARTS.has(chart))
       throw ApiError.invalidParam(`segment must be none for the ${chart} chart (rail and product split ${[...SEGMENTED_CHARTS].join(', ')})`);
     const granularity: ChartGranularity = chart === 'ltv_cohorts' ? 'month' : (query.granularity ?? 'day');
-    return this.reads.read(auth, 'chart', async () => {
-      const scope: TenantScope = auth;
-      const context = await this.repository.context(scope);
-      const request: Request = {
-        scope,
-        chart,
-        ...range,
-        today,
-        granularity,
-        segment,
-        periods: periodsOf(range.from, range.to, granularity),
-        context,
-        currency: context.currency ?? DEFAULT_REPORTING_CURRENCY,
-      };
-      const built = await this.build(request);
-      const series: ChartPointView[] = request.periods.map((p, i) => {
-        const point: ChartPointView = { period: p.period, values: built.total[i] };
-        if (built.segments) point.segments = Object.fromEntries([...built.segments].map(([seg, values]) => [seg, values[i]]));
-        return point;
-      });
-      const data: ChartData = { chart, granularity, segment, series, summary: built.summary };
-      if (MONEY_CHARTS.has(chart)) data.currency = request.currency;
-      return { data: orderKeys(data), coverage: coverageOf(chart, context) };
+    return { chart, from: range.from, to: range.to, today, segment, granularity };
+  }
+
+  private async answer(scope: TenantScope, plan: ReturnType<ChartsService['plan']>): Promise<{ data: ChartData; coverage: Coverage }> {
+    const { chart, granularity, segment } = plan;
+    const context = await this.repository.context(scope);
+    const request: Request = {
+      scope,
+      ...plan,
+      periods: periodsOf(plan.from, plan.to, granularity),
+      context,
+      currency: context.currency ?? DEFAULT_REPORTING_CURRENCY,
+    };
+    const built = await this.build(request);
+    const series: ChartPointView[] = request.periods.map((p, i) => {
+      const point: ChartPointView = { period: p.period, values: built.total[i] };
+      if (built.segments) point.segments = Object.fromEntries([...built.segments].map(([seg, values]) => [seg, values[i]]));
+      return point;
     });
+    const data: ChartData = { chart, granularity, segment, series, summary: built.summary };
+    if (MONEY_CHARTS.has(chart)) data.currency = request.currency;
+    return { data: orderKeys(data), coverage: coverageOf(chart, context) };
   }
 
   private build(r: Request): Promise<Built> {

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
+import { RevenueSummaryDataView } from '../charts/charts.dto.js';
 
 export class OverviewQueryDto {
   @ApiPropertyOptional({ enum: ['production', 'sandbox'], default: 'production' })
@@ -29,4 +30,9 @@ export class OverviewView {
   openErrorIssues: number | null;
   @ApiProperty({ description: 'Dead-lettered durable jobs of the project and environment' }) deadJobs: number;
   @ApiProperty({ type: [MrrPointView], description: '30 days, oldest first' }) mrrSeries: MrrPointView[];
+  @ApiProperty({
+    type: RevenueSummaryDataView,
+    description: 'Revenue today, this month and last month, as `GET /admin/v1/projects/{projectId}/revenue-summary` answers it',
+  })
+  revenue: RevenueSummaryDataView;
 }

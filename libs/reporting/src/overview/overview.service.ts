@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, TenantScopes } from '#platform';
 import { ProjectDirectory } from '#keys';
+import { ChartsService } from '../charts/charts.service.js';
 import { CoverageRepository } from '../coverage.repository.js';
 import { RevenueReadsService } from '../revenue/revenue-reads.service.js';
 import type { OverviewView } from './overview.dto.js';
@@ -16,6 +17,7 @@ export class OverviewService {
     private readonly revenue: RevenueReadsService,
     private readonly coverage: CoverageRepository,
     private readonly counts: OverviewRepository,
+    private readonly charts: ChartsService,
     private readonly clock: Clock,
   ) {}
 
@@ -30,10 +32,11 @@ export class OverviewService {
     const series = await this.revenue.series(scope, currency, SERIES_DAYS, nowMs, measured);
     const active = measured ? await this.counts.activeSubscriptionsByRail(scope) : null;
     const today = new Date(nowMs).toISOString().slice(0, 10);
-    const [openErrorIssues, deadJobs, eventsToday] = await Promise.all([
+    const [openErrorIssues, deadJobs, eventsToday, summary] = await Promise.all([
       this.counts.errorIssues(scope),
       this.counts.deadJobs(scope),
       this.counts.eventsOfDay(scope, today),
+      this.charts.operatorRevenueSummary(scope),
     ]);
     return {
       object: 'overview',
@@ -49,6 +52,7 @@ export class OverviewService {
       openErrorIssues,
       deadJobs,
       mrrSeries: series.map((point) => ({ date: point.date, mrrCents: point.mrrCents })),
+      revenue: summary.data,
     };
   }
 }
