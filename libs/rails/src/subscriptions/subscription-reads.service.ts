@@ -66,11 +66,7 @@ export function subscriptionOfRecord(
 /** Live ones first, then the latest change first (then by rail and id, for a stable order). */
 export function orderSubscriptions(subscriptions: Subscription[]): Subscription[] {
   return [...subscriptions].sort(
-    (a, b) =>
-      Number(b.isActive) - Number(a.isActive) ||
-      b.updatedAt - a.updatedAt ||
-      a.rail.localeCompare(b.rail) ||
-      a.id.localeCompare(b.id),
+    (a, b) => Number(b.isActive) - Number(a.isActive) || b.updatedAt - a.updatedAt || a.rail.localeCompare(b.rail) || a.id.localeCompare(b.id),
   );
 }
 
