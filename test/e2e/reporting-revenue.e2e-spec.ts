@@ -255,6 +255,13 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
       openErrorIssues: null,
       deadJobs: 0,
       mrrSeries: expect.any(Array),
+      // Revenue today, this month and last month; refunds and net stay null while the charts do not measure refunds.
+      revenue: {
+        currency: 'USD',
+        today: expect.objectContaining({ grossCents: 0, refundsCents: null, netCents: null }),
+        thisMonth: expect.objectContaining({ grossCents: 3500, refundsCents: null, netCents: null }),
+        lastMonth: expect.objectContaining({ grossCents: null }),
+      },
     });
     expect(res.body.mrrSeries).toHaveLength(30);
     expect(res.body.mrrSeries[28]).toEqual({ date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), mrrCents: 3000 });
