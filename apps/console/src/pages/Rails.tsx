@@ -47,7 +47,7 @@ function CopyUrl({ url, rail }: { url: string; rail: string }) {
   );
 }
 
-function SettingsForm({ projectId, rail, onSaved }: { projectId: string; rail: RailPanel; onSaved: () => void }) {
+function SettingsForm({ projectId, rail, onSaved }: { projectId: string; rail: RailPanel; onSaved: (note: string) => void }) {
   const saved = (rail.settings ?? {}) as Record<string, unknown>;
   const text = (name: string) => (saved[name] === undefined || saved[name] === null ? '' : String(saved[name]));
   const [values, setValues] = useState<Record<string, string>>({
@@ -59,39 +59,37 @@ function SettingsForm({ projectId, rail, onSaved }: { projectId: string; rail: R
   });
   const set = (name: string) => (value: string) => setValues({ ...values, [name]: value });
   const name = rail.rail as Rail;
-  const save = useMutation(
-    async () => {
-      const path = { projectId };
-      if (name === 'ios_store') {
-        const appAppleId = values.appAppleId.trim();
-        const roots = saved.trustedRootCertificates as string[] | undefined;
-        await call(
-          api.PUT('/admin/v1/projects/{projectId}/rails/ios_store', {
-            params: { path },
-            body: {
-              bundleId: values.bundleId.trim(),
-              ...(appAppleId ? { appAppleId: Number(appAppleId) } : {}),
-              ...(roots?.length ? { trustedRootCertificates: roots } : {}),
-            },
-          }),
-        );
-      } else if (name === 'android_store') {
-        await call(api.PUT('/admin/v1/projects/{projectId}/rails/android_store', { params: { path }, body: { packageName: values.packageName.trim() } }));
-      } else {
-        const accountId = values.accountId.trim();
-        const graceDays = values.gracePeriodDays.trim();
-        // The PUT replaces the card settings: the grace days are sent with the account id, or a save would reset them.
-        await call(
-          api.PUT('/admin/v1/projects/{projectId}/rails/card_payments', {
-            params: { path },
-            body: { ...(accountId ? { accountId } : {}), ...(graceDays ? { gracePeriodDays: Number(graceDays) } : {}) },
-          }),
-        );
-      }
-      return `${NAMES[name]} settings saved; the rail is enabled.`;
-    },
-    { reload: onSaved },
-  );
+  const save = useMutation(async () => {
+    const path = { projectId };
+    if (name === 'ios_store') {
+      const appAppleId = values.appAppleId.trim();
+      const roots = saved.trustedRootCertificates as string[] | undefined;
+      await call(
+        api.PUT('/admin/v1/projects/{projectId}/rails/ios_store', {
+          params: { path },
+          body: {
+            bundleId: values.bundleId.trim(),
+            ...(appAppleId ? { appAppleId: Number(appAppleId) } : {}),
+            ...(roots?.length ? { trustedRootCertificates: roots } : {}),
+          },
+        }),
+      );
+    } else if (name === 'android_store') {
+      await call(api.PUT('/admin/v1/projects/{projectId}/rails/android_store', { params: { path }, body: { packageName: values.packageName.trim() } }));
+    } else {
+      const accountId = values.accountId.trim();
+      const graceDays = values.gracePeriodDays.trim();
+      // The PUT replaces the card settings: the grace days are sent with the account id, or a save would reset them.
+      await call(
+        api.PUT('/admin/v1/projects/{projectId}/rails/card_payments', {
+          params: { path },
+          body: { ...(accountId ? { accountId } : {}), ...(graceDays ? { gracePeriodDays: Number(graceDays) } : {}) },
+        }),
+      );
+    }
+    // The note lives in the panel: the reload re-creates this form with the saved values.
+    onSaved(`${NAMES[name]} settings saved; the rail is enabled.`);
+  });
   const fields = name === 'ios_store' ? ['bundleId', 'appAppleId'] : name === 'android_store' ? ['packageName'] : ['accountId', 'gracePeriodDays'];
   return (
     <form
@@ -247,13 +245,23 @@ function Notifications({ projectId, rail }: { projectId: string; rail: RailPanel
 
 function Panel({ projectId, rail, reload }: { projectId: string; rail: RailPanel; reload: () => void }) {
   const name = NAMES[rail.rail as Rail] ?? rail.rail;
+  const [savedNote, setSavedNote] = useState<string | undefined>(undefined);
   return (
     <section aria-labelledby={`rail-${rail.rail}`} className="card">
       <h2 id={`rail-${rail.rail}`}>
         {name} <Status value={rail.configured ? 'enabled' : 'disabled'} />
       </h2>
       <h3>Settings</h3>
-      <SettingsForm key={JSON.stringify(rail.settings)} projectId={projectId} rail={rail} onSaved={reload} />
+      <SettingsForm
+        key={JSON.stringify(rail.settings)}
+        projectId={projectId}
+        rail={rail}
+        onSaved={(note) => {
+          setSavedNote(note);
+          reload();
+        }}
+      />
+      {savedNote && <Alert kind="info">{savedNote}</Alert>}
       <h3>Webhook URL</h3>
       <p className="muted">Paste it into the store's console.</p>
       <CopyUrl url={rail.webhookUrl} rail={rail.rail} />
