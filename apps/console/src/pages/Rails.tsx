@@ -127,25 +127,25 @@ function SettingsForm({ projectId, rail, onSaved }: { projectId: string; rail: R
         />
       )}
       {name === 'card_payments' && (
-        <Field
-          label="Account id"
-          name="accountId"
-          hint="Optional, informational (acct_…)"
-          value={values.accountId}
-          onChange={set('accountId')}
-          error={errorFor(save.error, 'accountId')}
-        />
-      )}
-      {name === 'card_payments' && (
-        <Field
-          label="Grace days"
-          name="gracePeriodDays"
-          type="number"
-          hint="Days of access after a failed renewal while the processor retries (0 to 30; empty: 0)"
-          value={values.gracePeriodDays}
-          onChange={set('gracePeriodDays')}
-          error={errorFor(save.error, 'gracePeriodDays')}
-        />
+        <>
+          <Field
+            label="Account id"
+            name="accountId"
+            hint="Optional, informational (acct_…)"
+            value={values.accountId}
+            onChange={set('accountId')}
+            error={errorFor(save.error, 'accountId')}
+          />
+          <Field
+            label="Grace days"
+            name="gracePeriodDays"
+            type="number"
+            hint="Days of access after a failed renewal while the processor retries (0 to 30; empty: 0)"
+            value={values.gracePeriodDays}
+            onChange={set('gracePeriodDays')}
+            error={errorFor(save.error, 'gracePeriodDays')}
+          />
+        </>
       )}
       <MutationStatus mutation={save} fields={fields} />
       <div className="actions">
