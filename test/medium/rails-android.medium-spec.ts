@@ -141,17 +141,20 @@ describe('medium: Android store notifications', () => {
     });
 
     it.each([
-      ['SUBSCRIPTION_STATE_ACTIVE', true],
-      ['SUBSCRIPTION_STATE_IN_GRACE_PERIOD', true],
-      ['SUBSCRIPTION_STATE_CANCELED', true],
-      ['SUBSCRIPTION_STATE_EXPIRED', false],
-      ['SUBSCRIPTION_STATE_ON_HOLD', false],
-      ['SUBSCRIPTION_STATE_PAUSED', false],
-      ['SUBSCRIPTION_STATE_PENDING', false],
-      ['SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED', false],
-    ])('read state %s: active %s', async (state, active) => {
+      ['SUBSCRIPTION_STATE_ACTIVE', true, null],
+      ['SUBSCRIPTION_STATE_IN_GRACE_PERIOD', true, null],
+      ['SUBSCRIPTION_STATE_CANCELED', true, null],
+      ['SUBSCRIPTION_STATE_EXPIRED', false, null],
+      ['SUBSCRIPTION_STATE_ON_HOLD', false, null],
+      // A pause begins when the paid period ends: the line item's expiry is behind it.
+      ['SUBSCRIPTION_STATE_PAUSED', false, -60],
+      // Paused with paid time left: access until the paid period's end.
+      ['SUBSCRIPTION_STATE_PAUSED', true, null],
+      ['SUBSCRIPTION_STATE_PENDING', false, null],
+      ['SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED', false, null],
+    ])('read state %s: active %s', async (state: string, active: boolean, expiresIn: number | null) => {
       const token = uid('tok');
-      subscription(token, { state, ack: true });
+      subscription(token, { state, ack: true, ...(expiresIn === null ? {} : { expiry: now() + expiresIn }) });
       const result = await push(subNotification(2, token));
       expect(result.decision).toBe('applied');
       expect(await activeKeys(result.serviceCustomerId!)).toEqual(active ? ['pro'] : []);

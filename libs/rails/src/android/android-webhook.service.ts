@@ -4,20 +4,31 @@ import { ApiError, Clock, type Env, Sql, type TenantScope, TenantScopes } from '
 import { ProductCatalog } from '#entitlements';
 import { type KnownHolders, RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
-import { RAIL_ALIAS_TYPES } from '../model/rail-model.js';
-import type { RailPayment } from '../model/rail-revenue-feed.service.js';
-import { type RailEventContext, RailStateApplier } from '../model/rail-state-applier.service.js';
+import type { androidpublisher_v3 } from '@googleapis/androidpublisher';
+import { stateGivesAccess } from '../lifecycle/access.js';
+import { type AndroidLifecycleInput, deriveAndroidLifecycle } from '../lifecycle/android-lifecycle.js';
+import { type LedgerFact, type LifecycleResult, differs } from '../lifecycle/lifecycle-outcome.js';
+import type { Subscription } from '../lifecycle/subscription.js';
+import { RAIL_ALIAS_TYPES, type RailSubscriptionRecord } from '../model/rail-model.js';
+import { moneyReturnOf, recordAccessOf } from '../model/rail-record-access.js';
+import { type RailPayment, RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
+import { type RailEventContext, type RailLifecycleChange, type RailStateChange, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import { NotificationProcessor, type NotificationOutcome } from '../notifications/notification-processor.service.js';
 import type { RailNotificationView } from '../notifications/rail-notification.view.js';
 import type { AndroidStoreSecrets } from '../secrets/rail-secrets.js';
 import { RailSecrets } from '../secrets/rail-secrets.service.js';
+import { subscriptionOfRecord } from '../subscriptions/subscription-reads.service.js';
 import { WebhookGate } from '../webhooks/webhook-gate.service.js';
 import {
   AndroidFormatError,
+  ONE_TIME_NOTIFICATION_TYPES,
+  SUBSCRIPTION_NOTIFICATION_TYPES,
   type AndroidNotification,
   checkEnvelopeBounds,
+  type AndroidProductRead,
   type AndroidPurchaseState,
+  type AndroidSubscriptionRead,
   parseDeveloperNotification,
   productState,
   readPushEnvelope,
@@ -45,9 +56,27 @@ export interface Voiding {
   voidedReason: number | null;
 }
 
+/**
+ * The Publisher API answer a state was read from, as the subscription lifecycle reads it, with
+ * the notification's own type number (null for a read without a notification).
+ */
+export type AndroidPurchaseRead =
+  | { kind: 'subscription'; read: AndroidSubscriptionRead; notificationType: number | null }
+  | { kind: 'product'; read: AndroidProductRead; productId: string; notificationType: number | null };
+
 /** What was read for one notification: the state to apply, or a decision without a state. */
 type Reading =
-  | { kind: 'state'; env: Env; purchaseToken: string; state: AndroidPurchaseState; revoked: boolean; reconciled: boolean; voiding?: Voiding }
+  | {
+      kind: 'state';
+      env: Env;
+      purchaseToken: string;
+      state: AndroidPurchaseState;
+      revoked: boolean;
+      reconciled: boolean;
+      voiding?: Voiding;
+      /** The answer read (absent: a voiding applied from the stored record alone). */
+      purchase?: AndroidPurchaseRead;
+    }
   | {
       kind: 'decision';
       env: Env;
@@ -81,6 +110,7 @@ export class AndroidWebhookService {
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly catalog: ProductCatalog,
     private readonly voided: AndroidVoidedPurchasesRepository,
+    private readonly revenue: RailRevenueFeed,
     private readonly sql: Sql,
     private readonly clock: Clock,
   ) {}
@@ -176,6 +206,7 @@ export class AndroidWebhookService {
           revoked: notification.revoked,
           reconciled: true,
           ...(notification.revoked ? { voiding: this.notified(state.orderId ?? null) } : {}),
+          purchase: { kind: 'subscription', read, notificationType: typeNumber(notification.eventType) },
         };
       }
       case 'one_time': {
@@ -190,6 +221,7 @@ export class AndroidWebhookService {
           state,
           revoked: false,
           reconciled: true,
+          purchase: { kind: 'product', read, productId: notification.sku, notificationType: typeNumber(notification.eventType, ONE_TIME_NOTIFICATION_TYPES) },
         };
       }
       case 'voided': {
@@ -205,6 +237,7 @@ export class AndroidWebhookService {
             revoked: true,
             reconciled: true,
             voiding,
+            purchase: { kind: 'subscription', read, notificationType: null },
           };
         }
         // A voided one-time purchase names no product: the stored record of the token says which.
@@ -243,9 +276,12 @@ export class AndroidWebhookService {
 
   /**
    * Applies a purchase state read from the Publisher API (for a notification, or by a read of
-   * the rail): `event` gives the rail time and the type named with a revocation. Writes one
-   * audit entry. A voided purchase token (recorded here when `reading.voiding` reports it, or
-   * earlier) is refunded whatever the read says: inactive since its voiding, no payment.
+   * the rail): `event` gives the rail time and the type named with a revocation. The read moves
+   * the subscription object (the Android lifecycle) and access follows its state; a payment of a
+   * new period and a voiding's refund go into the revenue ledger. Writes one audit entry (two
+   * when the purchase replaces another token: the old one ends, `replaced`). A voided purchase
+   * token (recorded here when `reading.voiding` reports it, or earlier) is refunded whatever the
+   * read says: no access since its voiding.
    */
   async apply(
     scope: TenantScope,
@@ -265,32 +301,201 @@ export class AndroidWebhookService {
       const reason = state.productId ? `Product ${state.productId} is not in the project's catalogue for ${RAIL}` : 'The purchase names no product';
       return this.applier.record(scope, { rail: RAIL, customerId: holder, decision: 'rejected', reason }, context);
     }
+    const productId = state.productId as string;
+    // Before the customer is resolved: resolving can fold a rail-only customer (see serializeSubscription).
+    await this.applier.serializeSubscription(scope, RAIL, purchaseToken);
+    const record = await this.applier.lockRecord(scope, RAIL, purchaseToken);
     // Whose purchase it is (RailCustomerResolver.androidPurchaseCustomer).
     const customerId = await this.customers.androidPurchaseCustomer(scope, purchaseToken, state, holders);
     // Revocation and voiding end entitlements at once, and for good, whatever the read state says.
     const revoked = reading.revoked || voided !== null;
     const active = state.active && !revoked;
     const voidedAt = voided ? Math.floor(voided.voidedAtMs / 1000) : Math.floor(this.clock.nowMs() / 1000);
-    const result = await this.applier.apply(
+    const railTimeMs = notification.eventTimeMillis;
+    const linkedToken = reading.purchase?.kind === 'subscription' ? (reading.purchase.read.linkedPurchaseToken ?? null) : null;
+    const linked = linkedToken && linkedToken !== purchaseToken ? await this.storedSubscription(scope, linkedToken) : null;
+    const result = this.derive(this.previousOf(scope, record, keys), reading, voided, notification.eventType, railTimeMs, productId, keys, linked);
+    const subscription = result?.subscription ?? null;
+
+    // Access follows the subscription's state; a read the lifecycle cannot place keeps the record's state table.
+    let access: Pick<RailStateChange, 'productId' | 'state' | 'endedBy' | 'items' | 'validUntil' | 'revenueState' | 'lifecycle'> = {
+      productId,
+      state: active ? 'active' : 'inactive',
+      endedBy: revoked ? 'revoked' : 'expired',
+      validUntil: active ? state.validUntil : revoked ? voidedAt : state.validUntil,
+    };
+    let payment = androidPayment(state, active, railTimeMs);
+    if (subscription && result) {
+      const follows = recordAccessOf(subscription, [{ productId: subscription.productId, validUntil: subscription.currentPeriodEndsAt }]);
+      access = { productId: subscription.productId, ...follows, lifecycle: this.lifecycleChange(result, record, context.notificationId ?? null) };
+      payment = paymentOf(result.ledger, purchaseToken, subscription);
+    }
+    const applied = await this.applier.apply(
       scope,
       {
         rail: RAIL,
         subscriptionId: purchaseToken,
         customerId,
-        productId: state.productId as string,
-        state: active ? 'active' : 'inactive',
-        endedBy: revoked ? 'revoked' : 'expired',
-        validUntil: active ? state.validUntil : revoked ? voidedAt : state.validUntil,
-        railTimeMs: notification.eventTimeMillis,
+        ...access,
+        railTimeMs,
         rawStatus: reading.revoked ? `${state.rawStatus} (${notification.eventType})` : voided ? `${state.rawStatus} (VOIDED)` : state.rawStatus,
         ignoreRailTime: true,
         price: state.price ?? null,
-        payment: androidPayment(state, active, notification.eventTimeMillis),
+        payment,
       },
       context,
-      { catalogueKeys: new Map([[state.productId as string, keys]]), onlyChanges: read !== undefined },
+      {
+        catalogueKeys: new Map([[productId, keys]]),
+        // A read keeps what changes the record or the object (a price filled, auto-renew turned off) and drops the rest.
+        onlyChanges: read !== undefined && access.lifecycle?.decision !== 'applied',
+        subscriptionSerialized: true,
+        lockedRecord: record,
+      },
     );
-    return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
+    const owner = applied.subscription?.customerId ?? customerId;
+    if (result && applied.decision !== 'rejected') await this.recordReturns(scope, owner, purchaseToken, result.ledger, context.notificationId ?? null);
+    // The replaced token ends once the purchase replacing it gives access (not while its payment is pending).
+    if (linkedToken && linked && subscription && stateGivesAccess(subscription.state) && applied.decision !== 'rejected')
+      await this.replace(scope, linkedToken, purchaseToken, railTimeMs, context, read);
+    return { decision: applied.decision, customerId: owner, auditEventId: applied.auditEventId };
+  }
+
+  /** The stored subscription object of a token (or the one its record knows), or null when the service holds none. */
+  private async storedSubscription(scope: TenantScope, purchaseToken: string): Promise<Subscription | null> {
+    const record = await this.subscriptions.find(scope, RAIL, purchaseToken);
+    if (!record) return null;
+    return this.previousOf(scope, record, await this.catalog.entitlementKeysFor(scope.projectId, RAIL, record.productId));
+  }
+
+  /** The stored subscription object, or (a record applied before objects were stored) the one its record knows. */
+  private previousOf(scope: TenantScope, record: RailSubscriptionRecord | null, keys: readonly string[]): Subscription | null {
+    if (!record) return null;
+    return record.subscription ?? subscriptionOfRecord(record, keys, scope.env, Math.floor(this.clock.nowMs() / 1000));
+  }
+
+  /**
+   * The lifecycle of one reading: a voiding reported now (a `VOIDED_PURCHASE` notification, a
+   * list entry) or earlier (a token voided before the service knew it) refunds the subscription,
+   * else the read moves it. A voiding of a token the service holds no object of starts from the
+   * read (its price is the refund's amount), announcing only the refund. Null when there is
+   * nothing to derive from (a voiding of a record without a read, applied from the state table).
+   */
+  private derive(
+    previous: Subscription | null,
+    reading: AndroidStateReading,
+    voided: VoidedPurchase | null,
+    eventType: string,
+    railTimeMs: number,
+    productId: string,
+    keys: string[],
+    linked: Subscription | null,
+  ): LifecycleResult | null {
+    const ctx = { nowMs: this.clock.nowMs(), railTimeMs, entitlementKeysOf: (product: string) => (product === productId ? keys : []) };
+    const fromRead = (before: Subscription | null): LifecycleResult | null => {
+      const purchase = reading.purchase;
+      if (!purchase) return null;
+      // The client's answers are the Publisher API's JSON whole; the lifecycle reads more of it than the state does.
+      const input: AndroidLifecycleInput =
+        purchase.kind === 'subscription'
+          ? {
+              kind: 'subscription',
+              purchaseToken: reading.purchaseToken,
+              notificationType: purchase.notificationType,
+              read: purchase.read as androidpublisher_v3.Schema$SubscriptionPurchaseV2,
+              linked,
+            }
+          : {
+              kind: 'product',
+              purchaseToken: reading.purchaseToken,
+              productId: purchase.productId,
+              notificationType: purchase.notificationType,
+              read: purchase.read as androidpublisher_v3.Schema$ProductPurchase,
+            };
+      return deriveAndroidLifecycle(before, input, ctx);
+    };
+    try {
+      const voidingNow = reading.voiding !== undefined && eventType === 'VOIDED_PURCHASE';
+      const voidedEarlier = voided !== null && !reading.voiding && previous?.state !== 'refunded';
+      // Otherwise the read moves it (a token already refunded stays so: the lifecycle changes nothing).
+      if (!voided || !(voidingNow || voidedEarlier)) return fromRead(previous);
+      const started = previous ? null : fromRead(null);
+      const seed = previous ?? started?.subscription ?? null;
+      if (!seed) return null;
+      const entry = { orderId: voided.orderId, voidedReason: voided.voidedReason, voidedTimeMillis: String(voided.voidedAtMs) };
+      const result = deriveAndroidLifecycle(seed, { kind: 'voided', purchaseToken: reading.purchaseToken, entry }, ctx);
+      if (!started) return result;
+      // A token first seen voided: its purchase is a payment, its voiding the refund; only the refund is announced.
+      return { ...result, ledger: [...started.ledger.filter((fact) => fact.kind === 'payment'), ...result.ledger] };
+    } catch (err) {
+      if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
+      throw err;
+    }
+  }
+
+  /**
+   * The lifecycle's part of the change. The applier counts it as a change (an answer `applied`,
+   * events sent) only when the object or the events moved: a voiding seen again adds no more
+   * than its ledger fact, already recorded.
+   */
+  private lifecycleChange(result: LifecycleResult, record: RailSubscriptionRecord | null, railEventId: string | null): RailLifecycleChange {
+    const moved = result.events.length > 0 || (result.subscription !== null && differs(record?.subscription ?? null, result.subscription));
+    return { subscription: result.subscription, events: result.events, decision: moved ? result.decision : 'no_op', railEventId };
+  }
+
+  /**
+   * Refunds and chargebacks of a voiding into the revenue ledger, once per voided order (or token):
+   * a notification and the list entry of the same voiding count once, whichever reason each names.
+   */
+  private async recordReturns(scope: TenantScope, customerId: string, purchaseToken: string, facts: readonly LedgerFact[], eventId: string | null) {
+    for (const fact of facts) {
+      const money = moneyReturnOf(fact, eventId ?? purchaseToken, purchaseToken);
+      if (!money) continue;
+      await this.revenue.returned(scope, RAIL, customerId, { ...money, factId: `voided:${fact.transactionId ?? purchaseToken}` });
+    }
+  }
+
+  /**
+   * The token a purchase replaces (`linkedPurchaseToken`) ends: at once (`replaced`), or at its
+   * expiry when its line item deferred the replacement. It leaves access and revenue without an
+   * event of its own: the new purchase announces the change (`subscription.product_changed`).
+   */
+  private async replace(
+    scope: TenantScope,
+    oldToken: string,
+    newToken: string,
+    railTimeMs: number,
+    context: RailEventContext,
+    read?: { holders: KnownHolders },
+  ): Promise<void> {
+    await this.applier.serializeSubscription(scope, RAIL, oldToken);
+    const record = await this.applier.lockRecord(scope, RAIL, oldToken);
+    if (!record) return;
+    const keys = await this.catalog.entitlementKeysFor(scope.projectId, RAIL, record.productId);
+    const previous = this.previousOf(scope, record, keys);
+    const result = deriveAndroidLifecycle(
+      previous,
+      { kind: 'replaced', byPurchaseToken: newToken },
+      { nowMs: this.clock.nowMs(), railTimeMs, entitlementKeysOf: (product) => (product === record.productId ? keys : []) },
+    );
+    if (result.decision === 'no_op' || !result.subscription) return;
+    const subscription = result.subscription;
+    const follows = recordAccessOf(subscription, [{ productId: record.productId, validUntil: subscription.currentPeriodEndsAt }]);
+    await this.applier.apply(
+      scope,
+      {
+        rail: RAIL,
+        subscriptionId: oldToken,
+        customerId: record.customerId,
+        productId: record.productId,
+        ...follows,
+        railTimeMs,
+        rawStatus: `${result.recordedType} (${newToken})`,
+        ignoreRailTime: true,
+        lifecycle: { subscription, events: [], decision: 'applied', railEventId: context.notificationId ?? null },
+      },
+      { ...context, details: { ...context.details, replacedBy: newToken } },
+      { catalogueKeys: new Map([[record.productId, keys]]), onlyChanges: read !== undefined, subscriptionSerialized: true, lockedRecord: record },
+    );
   }
 
   /**
@@ -371,6 +576,28 @@ export function refundReasonOf(voidedReason: number | null): 'refund' | 'chargeb
 
 function voidedFields(voiding: Voiding): Omit<VoidedPurchase, 'purchaseToken' | 'env'> {
   return { voidedAtMs: voiding.voidedAtMs, orderId: voiding.orderId, voidedReason: voiding.voidedReason, voidedSource: voiding.source };
+}
+
+/** The notification type number of a known type name (the lifecycle reads numbers). */
+function typeNumber(eventType: string, types: Record<number, string> = SUBSCRIPTION_NOTIFICATION_TYPES): number | null {
+  const found = Object.entries(types).find(([, name]) => name === eventType);
+  return found ? Number(found[0]) : null;
+}
+
+/**
+ * The lifecycle's payment of a new paid period (none in a free trial) as the revenue ledger
+ * counts it: its order id counts it once (without one, the token and the period's start).
+ */
+function paymentOf(facts: readonly LedgerFact[], purchaseToken: string, subscription: Subscription): RailPayment | null {
+  const fact = facts.find((f) => f.kind === 'payment');
+  if (!fact || fact.amountMicros === null || fact.currency === null || fact.amountMicros <= 0) return null;
+  return {
+    transactionId: fact.transactionId ?? `${purchaseToken}@${subscription.currentPeriodStartsAt ?? subscription.purchasedAt}`,
+    currency: fact.currency,
+    amount: { micros: fact.amountMicros },
+    recurring: fact.recurring ?? true,
+    paidAtMs: fact.railTimeMs,
+  };
 }
 
 /** The latest order of an active subscription read is a recurring payment at its recurring price (its order id counts it once). */

@@ -169,7 +169,9 @@ function fromRead(
     storeEnvironment: read.testPurchase ? 'sandbox' : 'production',
     updatedAt: previous?.updatedAt ?? 0,
   };
-  return { draft, newPeriod, orderId: item.latestSuccessfulOrderId ?? null };
+  // Older answers name the order only at the top (`latestOrderId`, no longer in the typed schema).
+  const orderId = item.latestSuccessfulOrderId ?? (read as { latestOrderId?: string | null }).latestOrderId ?? null;
+  return { draft, newPeriod, orderId };
 }
 
 type Shaper = (
@@ -195,7 +197,8 @@ const BY_STATE: Record<string, Shaper> = {
     state: 'on_hold',
     willRenew: false,
     billingIssueDetectedAt: previous?.billingIssueDetectedAt ?? rail,
-    accessEndsAt: accessStoppedAt(draft.currentPeriodEndsAt, rail),
+    // Access stopped when the hold was first seen; a later read of the same hold does not move it.
+    accessEndsAt: previous?.state === 'on_hold' ? previous.accessEndsAt : accessStoppedAt(draft.currentPeriodEndsAt, rail),
   }),
   SUBSCRIPTION_STATE_PAUSED: (draft, previous, input, rail) => ({
     ...draft,
@@ -211,7 +214,8 @@ const BY_STATE: Record<string, Shaper> = {
     expirationReason: androidCancelReason(input.read) ?? 'unknown',
   }),
   SUBSCRIPTION_STATE_EXPIRED: (draft, previous, input, rail) => {
-    const expiredAt = accessStoppedAt(draft.currentPeriodEndsAt, rail);
+    // Ended once: a later read of the same end does not move it.
+    const expiredAt = previous?.state === 'expired' && previous.expiredAt !== null ? previous.expiredAt : accessStoppedAt(draft.currentPeriodEndsAt, rail);
     const fallback: ExpirationReason = previous?.billingIssueDetectedAt != null ? 'billing_error' : (previous?.expirationReason ?? 'unknown');
     return {
       ...draft,
@@ -242,6 +246,8 @@ function deriveSubscription(
   const state = input.read.subscriptionState ?? 'SUBSCRIPTION_STATE_UNSPECIFIED';
   const type = recordedType(input.notificationType, state);
   if (previous?.state === 'refunded') return noOp(previous, type, 'A voided or revoked purchase token never gives access again');
+  // The store cancels and expires a replaced token after the purchase that replaced it: it stays ended.
+  if (previous?.state === 'expired' && previous.expirationReason === 'replaced') return noOp(previous, type, 'A replaced purchase token stays ended');
   const rail = toSeconds(ctx.railTimeMs);
   const revoked = input.notificationType === ANDROID_NOTIFICATION.revoked;
   const primary = primaryItem(input.read);

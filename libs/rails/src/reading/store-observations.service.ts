@@ -4,7 +4,7 @@ import type { AliasNode } from '#identity';
 import type { KnownHolders } from '../customers/rail-customer-resolver.service.js';
 import { type AndroidPurchaseState, productState, subscriptionState } from '../android/android-notifications.js';
 import { AndroidPublisherClient, AndroidPublisherUnavailable } from '../android/android-publisher.client.js';
-import { AndroidWebhookService } from '../android/android-webhook.service.js';
+import { type AndroidPurchaseRead, AndroidWebhookService } from '../android/android-webhook.service.js';
 import type { CardSubscriptionObject } from '../lifecycle/card-lifecycle.js';
 import { CardEventFormatError, type CardSubscription, cardSubscriptionActive, parseCardSubscription } from '../card/card-events.js';
 import { CardWebhookService } from '../card/card-webhook.service.js';
@@ -160,15 +160,24 @@ export class StoreObservations {
     const packageName = settings?.enabled ? settings.settings.packageName : undefined;
     if (!packageName) throw new RailReadUnavailable('the project has no Android rail settings (package name)');
     const stored = await this.subscriptions.find(scope, 'android_store', purchaseToken);
-    let state: AndroidPurchaseState | null = await publisherRead(async () =>
-      subscriptionState(await this.publisher.getSubscription(account, packageName, purchaseToken), stored?.productId ?? null),
-    );
+    // The answer itself too: the subscription lifecycle derives the object from it.
+    let purchase: AndroidPurchaseRead | null = null;
+    let state: AndroidPurchaseState | null = await publisherRead(async () => {
+      const answer = await this.publisher.getSubscription(account, packageName, purchaseToken);
+      const read = subscriptionState(answer, stored?.productId ?? null);
+      purchase = { kind: 'subscription', read: answer, notificationType: null };
+      return read;
+    });
     if (!state && stored) {
-      state = await publisherRead(async () =>
-        productState(await this.publisher.getProduct(account, packageName, stored.productId, purchaseToken), stored.productId),
-      );
+      state = await publisherRead(async () => {
+        const answer = await this.publisher.getProduct(account, packageName, stored.productId, purchaseToken);
+        const read = productState(answer, stored.productId);
+        purchase = { kind: 'product', read: answer, productId: stored.productId, notificationType: null };
+        return read;
+      });
     }
-    if (!state) return { kind: 'none' };
+    if (!state || !purchase) return { kind: 'none' };
+    const answered: AndroidPurchaseRead = purchase;
     // A voided token is refunded whatever subscriptionsv2 says: ended, and nothing to acknowledge.
     const voided = await this.androidRail.isVoided(scope, purchaseToken);
     const read = voided ? { ...state, active: false } : state;
@@ -184,7 +193,7 @@ export class StoreObservations {
             this.androidRail.apply(
               scope,
               { eventTimeMillis: readAtMs, eventType: context.eventType },
-              { kind: 'state', env: scope.env, purchaseToken, state: read, revoked: false, reconciled: true },
+              { kind: 'state', env: scope.env, purchaseToken, state: read, revoked: false, reconciled: true, purchase: answered },
               context,
               { holders },
             ),
