@@ -102,6 +102,18 @@ describe('Android lifecycle: SUBSCRIPTION_STATE_ACTIVE', () => {
     const before = active();
     expect(derive(before, null, read(ACTIVE), T0 + 120)).toMatchObject({ decision: 'no_op', subscription: before, recordedType: ACTIVE });
   });
+
+  it('a read that changes nothing is `no_op` against the object as stored too (its keys in another order)', () => {
+    const before = active();
+    const reordered = JSON.parse(JSON.stringify(before, Object.keys(before).sort().reverse())) as Subscription;
+    reordered.price = { currency: 'EUR', amountMicros: 4_990_000 };
+    expect(derive(reordered, 2, read(ACTIVE), T0 + 120)).toMatchObject({ decision: 'no_op', events: [], ledger: [] });
+  });
+
+  it('the payment’s order id falls back to the purchase’s `latestOrderId` (older answers)', () => {
+    const result = derive(null, 4, read(ACTIVE, { latestOrderId: 'GPA.top-0' } as Partial<Read>, { latestSuccessfulOrderId: undefined }));
+    expect(result.ledger).toMatchObject([{ kind: 'payment', transactionId: 'GPA.top-0' }]);
+  });
 });
 
 describe('Android lifecycle: per read state or notification', () => {
@@ -132,6 +144,8 @@ describe('Android lifecycle: per read state or notification', () => {
     const result = derive(grace, 5, read('SUBSCRIPTION_STATE_ON_HOLD', {}, { expiryTime: iso(T1 + 7 * DAY) }), T1 + 7 * DAY);
     expect(result.subscription).toMatchObject({ state: 'on_hold', billingIssueDetectedAt: T1, willRenew: false, isActive: false });
     expect(result.events).toEqual([]);
+    // The same hold read later moves nothing.
+    expect(derive(result.subscription, 5, read('SUBSCRIPTION_STATE_ON_HOLD', {}, { expiryTime: iso(T1 + 7 * DAY) }), T1 + 9 * DAY).decision).toBe('no_op');
   });
 
   it('`_PAUSED`: `paused`, `autoResumeAt` from `pausedStateContext.autoResumeTime`', () => {
@@ -180,6 +194,8 @@ describe('Android lifecycle: per read state or notification', () => {
     const result = derive(canceled, 13, read('SUBSCRIPTION_STATE_EXPIRED', { canceledStateContext }), T1 + 60);
     expect(result.subscription).toMatchObject({ state: 'expired', expirationReason: 'unsubscribe', expiredAt: T1, accessEndsAt: T1, isActive: false });
     expect(result.events).toEqual([{ type: 'subscription.expired', expirationReason: 'unsubscribe' }]);
+    // Read again later (another notification): still ended when it ended.
+    expect(derive(result.subscription, 13, read('SUBSCRIPTION_STATE_EXPIRED', { canceledStateContext }), T2).decision).toBe('no_op');
   });
 
   it.each([
@@ -241,6 +257,13 @@ describe('Android lifecycle: per read state or notification', () => {
       const result = deriveAndroidLifecycle(old, { kind: 'replaced', byPurchaseToken: 'tok_1' }, ctxAt(T0 + 5 * DAY));
       expect(result.subscription).toMatchObject({ state: 'expired', expirationReason: 'replaced', expiredAt: T0 + 5 * DAY, isActive: false });
       expect(result.events).toEqual([{ type: 'subscription.expired', expirationReason: 'replaced' }]);
+    });
+
+    it('the replaced token stays ended when the store then cancels and expires it', () => {
+      const replaced = deriveAndroidLifecycle(active(), { kind: 'replaced', byPurchaseToken: 'tok_1' }, ctxAt(T0 + 5 * DAY)).subscription!;
+      const canceled = read('SUBSCRIPTION_STATE_CANCELED', { canceledStateContext: { replacementCancellation: {} } });
+      expect(derive(replaced, 3, canceled, T0 + 5 * DAY + 10)).toMatchObject({ decision: 'no_op', subscription: replaced });
+      expect(derive(replaced, 13, read('SUBSCRIPTION_STATE_EXPIRED'), T0 + 6 * DAY)).toMatchObject({ decision: 'no_op', events: [] });
     });
 
     it('unless its line item carries a deferred replacement: then at its expiry', () => {

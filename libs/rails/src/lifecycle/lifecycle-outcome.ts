@@ -178,10 +178,19 @@ export function transitionEvents(previous: Subscription | null, next: Subscripti
 
 const IGNORED_IN_COMPARISON = new Set<keyof Subscription>(['updatedAt', 'isActive']);
 
+/** JSON with object keys sorted: a stored object (jsonb orders keys its own way) compares equal to the same object derived. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : v,
+  );
+}
+
 /** Whether two subscription objects differ in anything but `updatedAt` and `isActive` (which follow the clock). */
 export function differs(a: Subscription | null, b: Subscription): boolean {
   if (!a) return true;
-  return (Object.keys(b) as (keyof Subscription)[]).some((key) => !IGNORED_IN_COMPARISON.has(key) && JSON.stringify(a[key]) !== JSON.stringify(b[key]));
+  return (Object.keys(b) as (keyof Subscription)[]).some((key) => !IGNORED_IN_COMPARISON.has(key) && canonical(a[key]) !== canonical(b[key]));
 }
 
 /** Nothing to change: the previous subscription, recorded with the rail's type. */
