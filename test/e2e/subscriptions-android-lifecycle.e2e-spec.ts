@@ -286,11 +286,12 @@ describe('subscriptions: the Play Store rail lifecycle', () => {
   });
 
   it('canceled / uncanceled: auto-renew off and on again are applied with their events', async () => {
-    const { token, customerId } = await subscriber();
+    const expiry = now() + 30 * DAY;
+    const { token, customerId } = await subscriber(expiry);
     const cancelTime = now();
     googleReports(
       token,
-      { expiry: now() + 30 * DAY, autoRenew: false },
+      { expiry, autoRenew: false },
       { subscriptionState: 'SUBSCRIPTION_STATE_CANCELED', canceledStateContext: { userInitiatedCancellation: { cancelTime: iso(cancelTime) } } },
     );
     const canceled = await notify(token, 3);
@@ -298,7 +299,7 @@ describe('subscriptions: the Play Store rail lifecycle', () => {
     expect(await subscriptionOf(customerId, token)).toEqual(
       expect.objectContaining({ state: 'active', isActive: true, willRenew: false, unsubscribeDetectedAt: cancelTime, expirationReason: 'unsubscribe' }),
     );
-    googleReports(token, { expiry: now() + 30 * DAY });
+    googleReports(token, { expiry });
     const restarted = await notify(token, 7);
     expect(restarted.decision).toBe('applied');
     expect(await subscriptionOf(customerId, token)).toEqual(expect.objectContaining({ willRenew: true, unsubscribeDetectedAt: null }));
@@ -307,6 +308,26 @@ describe('subscriptions: the Play Store rail lifecycle', () => {
       ['subscription.canceled', 'unsubscribe'],
       ['subscription.uncanceled', 'unsubscribe'],
     ]);
+  });
+
+  it('a refresh reads the store and moves the object as a notification would: auto-renew off, then nothing new', async () => {
+    const expiry = now() + 30 * DAY;
+    const { token, customerId } = await subscriber(expiry);
+    const cancelTime = now();
+    googleReports(
+      token,
+      { expiry, autoRenew: false },
+      { subscriptionState: 'SUBSCRIPTION_STATE_CANCELED', canceledStateContext: { userInitiatedCancellation: { cancelTime: iso(cancelTime) } } },
+    );
+    const read = await h.refresh(customerId);
+    expect(read.status).toBe(200);
+    expect(read.body.refreshed).toEqual([expect.objectContaining({ rail: 'android_store', id: token, decision: 'applied' })]);
+    expect(await subscriptionOf(customerId, token)).toEqual(
+      expect.objectContaining({ state: 'active', willRenew: false, unsubscribeDetectedAt: cancelTime, expirationReason: 'unsubscribe' }),
+    );
+    const [canceled] = await eventsOf(customerId, 'subscription.canceled');
+    expect(canceled.data).toEqual(expect.objectContaining({ reason: 'unsubscribe', railEventId: null, auditEventId: read.body.refreshed[0].auditEventId }));
+    expect((await h.refresh(customerId)).body.refreshed).toEqual([expect.objectContaining({ decision: 'no_change' })]);
   });
 
   it('upgrade (linkedPurchaseToken): product_changed on the new token, not a start; the old token leaves access and MRR without events', async () => {
