@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RefundRequestsJob } from '#rails';
+import { Sql, TenantScopes } from '#platform';
+import { RailCustomerResolver } from '../../libs/rails/src/customers/rail-customer-resolver.service.js';
 import { keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { expectError } from '../support/expect-error.js';
 import { BUNDLE, railReadHarness } from '../support/harness/rails-read.js';
@@ -191,6 +193,14 @@ describe('rails: Apple refund requests (CONSUMPTION_REQUEST, /v1/server/refund-r
     expectError(await answer('cr_nope', body), 404, 'resource_missing');
     expect((await list('', other)).body.data).toEqual([]);
     expect((await requestOf(id))?.state).toBe('pending');
+  });
+
+  it("a merge moves the customer's refund requests with its subscriptions", async () => {
+    const { customerId, id } = await pendingRequest();
+    const { customerId: into } = await h.iosCustomer();
+    const scope = TenantScopes.operator(h.fx.projectId, 'sandbox');
+    await h.t.app.get(Sql).transaction(() => h.t.app.get(RailCustomerResolver).reassignRecords(scope, customerId, into));
+    expect((await requestOf(id))?.serviceCustomerId).toBe(into);
   });
 
   it('auto without the customer consent: nothing is sent', async () => {

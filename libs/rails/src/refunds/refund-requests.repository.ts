@@ -130,6 +130,15 @@ export class RefundRequestsRepository {
     );
   }
 
+  /** A merge or fold: the first customer's requests become the other's. */
+  async reassignCustomer(scope: TenantScope, fromCustomerId: string, toCustomerId: string, nowMs: number): Promise<number> {
+    return this.sql.affected(
+      `UPDATE refund_requests SET customer_id = $4, updated_at = to_timestamp($5::bigint / 1000.0)
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
+      [scope.projectId, scope.env, fromCustomerId, toCustomerId, nowMs],
+    );
+  }
+
   /** Pending requests whose deadline passed at `nowMs` become `expired`; answers how many. */
   async expireDue(_sweep: CrossTenant, nowMs: number): Promise<number> {
     return this.sql.affected(
