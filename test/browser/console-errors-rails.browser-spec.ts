@@ -128,6 +128,7 @@ describe('operator console: rails set-up and errors that read like errors', () =
     await ios.getByRole('alert').filter({ hasText: 'bundleId' }).waitFor();
     await ios.getByLabel('Bundle id').fill('com.example.console');
     await ios.getByLabel('App Apple id').fill('1234567890');
+    await ios.getByLabel('Refund requests').selectOption('manual');
     await ios.getByRole('button', { name: 'Enable iOS App Store' }).click();
     await ios.getByText('iOS App Store settings saved; the rail is enabled.').waitFor();
     const android = page()
@@ -145,7 +146,12 @@ describe('operator console: rails set-up and errors that read like errors', () =
     const rails = (await http().get(`/admin/v1/projects/${fx.projectId}/rails`).set(operatorAuth())).body;
     expect(rails.data).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ rail: 'ios_store', bundleId: 'com.example.console', appAppleId: 1234567890 }),
+        expect.objectContaining({
+          rail: 'ios_store',
+          bundleId: 'com.example.console',
+          appAppleId: 1234567890,
+          consumption: { mode: 'manual', customerConsented: false, refundPreference: 'no_preference', sampleContentProvided: false },
+        }),
         expect.objectContaining({ rail: 'android_store', packageName: 'com.example.console' }),
         // The account id set before is kept beside the grace days the form saved.
         expect.objectContaining({ rail: 'card_payments', accountId: 'acct_console', gracePeriodDays: 3 }),
@@ -156,6 +162,10 @@ describe('operator console: rails set-up and errors that read like errors', () =
     await expect(ios.getByLabel('Bundle id').inputValue()).resolves.toBe('com.example.console');
     await expect(cardPanel.getByLabel('Grace days').inputValue()).resolves.toBe('3');
     await expect(ios.getByRole('button', { name: 'Save iOS App Store settings' }).isVisible()).resolves.toBe(true);
+    await expect(ios.getByLabel('Refund requests').inputValue()).resolves.toBe('manual');
+    // The App Store panel has its refund requests (none in this environment yet).
+    await ios.getByRole('heading', { name: 'Refund requests' }).waitFor();
+    await ios.getByText('No refund requests in this environment.').waitFor();
     await expect(ios.locator('.copy-url code').textContent()).resolves.toMatch(new RegExp(`^https?://[^/]+/v1/webhooks/ios_store/${fx.projectId}$`));
   });
 

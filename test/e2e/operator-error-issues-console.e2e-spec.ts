@@ -84,6 +84,32 @@ describe('operator reads: error issues titled, sorted and paged; issue events an
     expectError(await get('?env=sandbox&after=not-a-cursor!'), 400, 'invalid_param_value');
   });
 
+  it('sorts by revenue at risk: the monthly revenue of the distinct customers the issue hit, shown on every row', async () => {
+    const hit = (await get(`/${busy}/users?env=sandbox`)).body.data as { userId: string; serviceCustomerId: string }[];
+    const customerOf = (userId: string) => hit.find((u) => u.userId === userId)!.serviceCustomerId;
+    const monthly = async (userId: string, minor: number) =>
+      t.dataSource.query(`INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, 'USD', $3)`, [
+        p.projectId,
+        customerOf(userId),
+        minor,
+      ]);
+    await monthly(users[0]!, 1000);
+    await monthly(users[1]!, 499);
+    const byRevenue = await get('?env=sandbox&sort=revenue_at_risk');
+    expect(byRevenue.status).toBe(200);
+    expect(byRevenue.body.sort).toBe('revenue_at_risk');
+    expect(byRevenue.body.data.map((i: { fingerprint: string; revenueAtRisk: unknown }) => [i.fingerprint, i.revenueAtRisk])).toEqual([
+      [busy, { amountMinor: 1499, currency: 'USD' }],
+      [quiet, { amountMinor: 0, currency: 'USD' }],
+    ]);
+    const first = await get('?env=sandbox&sort=revenue_at_risk&limit=1');
+    const second = await get(`?env=sandbox&sort=revenue_at_risk&limit=1&after=${first.body.nextCursor}`);
+    expect([...first.body.data, ...second.body.data].map((i: { fingerprint: string }) => i.fingerprint)).toEqual([busy, quiet]);
+    const byLastSeen = await get('?env=sandbox');
+    expect(byLastSeen.body.data.map((i: { revenueAtRisk: { amountMinor: number } }) => i.revenueAtRisk.amountMinor)).toEqual([0, 1499]);
+    await t.dataSource.query(`DELETE FROM revenue_customer_totals WHERE project_id = $1`, [p.projectId]);
+  });
+
   it("pages through an issue's events, newest first, each with its own stack", async () => {
     const first = await get(`/${busy}/events?env=sandbox&limit=2`);
     expect(first.status).toBe(200);

@@ -21,8 +21,10 @@ export type AppStoreFault = { status: number; headers?: Record<string, string> }
  * /inApps/v1/subscriptions/{transactionId}` ("Get All Subscription Statuses") answers the
  * programmed subscriptions of the original transaction id, their transaction and renewal info
  * signed with the test chain of store-signing.ts; `404` (errorCode 4040010) for an unknown id;
- * programmable faults (429 with Retry-After, 5xx, a hang). Requests must carry the ES256
- * bearer token signed with this stand-in's key (`secrets()`).
+ * programmable faults (429 with Retry-After, 5xx, a hang). `PUT
+ * /inApps/v2/transactions/consumption/{transactionId}` ("Send Consumption Information") records
+ * the body in `consumption` and answers `202`. Requests must carry the ES256 bearer token
+ * signed with this stand-in's key (`secrets()`).
  */
 export class AppStoreServerStandIn {
   readonly subscriptions: Record<AppStoreEnv, Map<string, StandInSubscription>> = { production: new Map(), sandbox: new Map() };
@@ -30,6 +32,8 @@ export class AppStoreServerStandIn {
   /** Every request, as `<env> <path>`. */
   readonly calls: string[] = [];
   readonly refusedTokens: string[] = [];
+  /** Every consumption information received: its environment, transaction id and JSON body. */
+  readonly consumption: { env: AppStoreEnv; transactionId: string; body: Record<string, unknown> }[] = [];
   readonly keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   readonly keyId = 'STANDINKEY1';
   readonly issuerId = '57246542-96fe-1a63-e053-0824d011072a';
@@ -79,7 +83,8 @@ export class AppStoreServerStandIn {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    for await (const _chunk of req) void _chunk;
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
     const url = new URL(req.url ?? '/', 'http://x');
     const m = url.pathname.match(/^\/(production|sandbox)(\/.*)$/);
     const json = (status: number, value: unknown, headers: Record<string, string> = {}) => {
@@ -99,6 +104,12 @@ export class AppStoreServerStandIn {
     if (!this.authorized(req.headers.authorization)) {
       this.refusedTokens.push(req.headers.authorization ?? '');
       res.writeHead(401);
+      return void res.end();
+    }
+    const consumption = path.match(/^\/inApps\/v2\/transactions\/consumption\/([^/]+)$/);
+    if (req.method === 'PUT' && consumption) {
+      this.consumption.push({ env, transactionId: decodeURIComponent(consumption[1]), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+      res.writeHead(202);
       return void res.end();
     }
     const status = path.match(/^\/inApps\/v1\/subscriptions\/([^/]+)$/);

@@ -1,28 +1,19 @@
-import { resolve } from 'node:path';
-import { Linter } from 'eslint';
-import tseslint from 'typescript-eslint';
+import type { Linter } from 'eslint';
 import contextBoundaries from '../../eslint-rules/context-boundaries.mjs';
+import { lintWith } from '../support/lint-rule.js';
 
 /**
  * The lint rule that keeps contexts apart (eslint.config.mjs, `contexts/import-by-index`): a
  * context imports another only through its index, by name.
  */
-const ROOT = resolve(__dirname, '../..');
 /** Relative specifiers are built from parts so that no tool rewriting imports mistakes these samples for imports. */
 const UP2 = '../'.repeat(2);
 const UP3 = '../'.repeat(3);
 
 function lint(file: string, code: string, options: Record<string, unknown>[] = []): string[] {
-  const linter = new Linter({ cwd: ROOT });
-  const config = [
-    {
-      files: ['**/*.ts'],
-      languageOptions: { parser: tseslint.parser as Linter.Parser },
-      plugins: { contexts: { rules: { 'import-by-index': contextBoundaries } } },
-      rules: { 'contexts/import-by-index': ['error', ...options] as Linter.RuleEntry },
-    },
-  ];
-  return linter.verify(code, config, { filename: resolve(ROOT, file) }).map((m) => `${m.line}: ${m.message}`);
+  const plugins = { contexts: { rules: { 'import-by-index': contextBoundaries } } };
+  const rules = { 'contexts/import-by-index': ['error', ...options] as Linter.RuleEntry };
+  return lintWith(plugins, rules, code, file).map((m) => `${m.line}: ${m.message}`);
 }
 
 describe('lint: contexts import each other only through their index', () => {

@@ -1,22 +1,11 @@
-import { resolve } from 'node:path';
-import { Linter } from 'eslint';
-import tseslint from 'typescript-eslint';
+import type { Linter } from 'eslint';
 import entitlementWrites from '../../eslint-rules/entitlement-writes.mjs';
+import { REPO_ROOT, lintWith } from '../support/lint-rule.js';
 
 /** The lint rule of the one entitlement write path (eslint.config.mjs, `entitlement-writes/only-through-writer`). */
-const ROOT = resolve(__dirname, '../..');
-
 function lint(code: string, file = 'libs/rails/src/model/sample.service.ts'): string[] {
-  const linter = new Linter({ cwd: ROOT });
-  const config = [
-    {
-      files: ['**/*.ts'],
-      languageOptions: { parser: tseslint.parser as Linter.Parser },
-      plugins: { 'entitlement-writes': entitlementWrites },
-      rules: { 'entitlement-writes/only-through-writer': ['error', { root: ROOT }] } as Linter.RulesRecord,
-    },
-  ];
-  return linter.verify(code, config, { filename: resolve(ROOT, file) }).map((m) => `${m.line}: ${m.message.split(':')[0]}`);
+  const rules: Linter.RulesRecord = { 'entitlement-writes/only-through-writer': ['error', { root: REPO_ROOT }] };
+  return lintWith({ 'entitlement-writes': entitlementWrites }, rules, code, file).map((m) => `${m.line}: ${m.message.split(':')[0]}`);
 }
 
 describe('lint: one entitlement write path', () => {

@@ -1,27 +1,15 @@
-import { resolve } from 'node:path';
-import { Linter } from 'eslint';
-import tseslint from 'typescript-eslint';
 import writePath from '../../eslint-rules/write-path.mjs';
+import { lintWith } from '../support/lint-rule.js';
 
 /** The lint rules of the one write path (eslint.config.mjs, `write-path/*`). */
-const ROOT = resolve(__dirname, '../..');
-
 function lint(code: string, file = 'libs/rails/src/model/sample.service.ts'): string[] {
-  const linter = new Linter({ cwd: ROOT });
-  const config = [
-    {
-      files: ['**/*.ts'],
-      languageOptions: { parser: tseslint.parser as Linter.Parser },
-      plugins: { 'write-path': writePath },
-      rules: {
-        'write-path/scope-first': 'error',
-        'write-path/project-id-first': 'error',
-        'write-path/no-entity-manager': 'error',
-        'write-path/no-exported-repository': 'error',
-      } as Linter.RulesRecord,
-    },
-  ];
-  return linter.verify(code, config, { filename: resolve(ROOT, file) }).map((m) => `${m.line}: ${m.ruleId}`);
+  const rules = {
+    'write-path/scope-first': 'error',
+    'write-path/project-id-first': 'error',
+    'write-path/no-entity-manager': 'error',
+    'write-path/no-exported-repository': 'error',
+  } as const;
+  return lintWith({ 'write-path': writePath }, rules, code, file).map((m) => `${m.line}: ${m.ruleId}`);
 }
 
 describe('lint: one write path', () => {

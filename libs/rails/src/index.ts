@@ -6,6 +6,7 @@ import { RailExpiryReads1790000002300 } from './migrations/1790000002300-rail-ex
 import { AndroidVoidedPurchases1790000003617 } from './migrations/1790000003617-android-voided-purchases.migration.js';
 import { AndroidVoidedReads1790000003618 } from './migrations/1790000003618-android-voided-reads.migration.js';
 import { RailSubscriptionObjects1790000003640 } from './migrations/1790000003640-rail-subscription-objects.migration.js';
+import { RefundRequests1790000003730 } from './migrations/1790000003730-refund-requests.migration.js';
 import { RailConnectionChecks1790000003671 } from './migrations/1790000003671-rail-connection-checks.migration.js';
 
 export { RailsModule } from './rails.module.js';
@@ -75,6 +76,7 @@ export const RAILS_MIGRATIONS = [
   RailSubscriptionObjects1790000003640,
   RailConnectionChecks1790000003671,
   RailSubscriptionIdPrefix1790000003711,
+  RefundRequests1790000003730,
 ];
 
 // Store notifications
@@ -92,4 +94,5 @@ export {
   ANDROID_VOIDED_READ_INTERVAL_MS,
   ANDROID_VOIDED_READ_OVERLAP_MS,
 } from './android/android-voided-reads.job.js';
+export { RefundRequestsJob, REFUND_REQUESTS_EVERY_MS, type RefundRequestSweepSummary } from './refunds/refund-requests.job.js';
 export { EXPIRY_READ_BACKOFF_MS, expiryBackoffMs, settleExpiryRead, type ExpiryReadSettlement } from './reconcile/expiry-reads.js';

@@ -37,17 +37,30 @@ import { RailStateApplier } from './model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from './model/rail-subscriptions.repository.js';
 import { SubscriptionReads } from './subscriptions/subscription-reads.service.js';
 import { SubscriptionCounts } from './subscriptions/subscription-counts.service.js';
+import { RefundRequestsRepository } from './refunds/refund-requests.repository.js';
+import { RefundRequests } from './refunds/refund-requests.service.js';
+import { RefundRequestsJob } from './refunds/refund-requests.job.js';
+import { OperatorRefundRequestsController, ServerRefundRequestsController } from './refunds/refund-requests.controller.js';
 import { OperatorSubscriptionsController, ServerSubscriptionsController, SubscriptionsController } from './subscriptions/subscriptions.controller.js';
 
 /**
  * Store rails: the shared rail model and its records, purchase sync, the processing of store
  * notifications (card, iOS, Android), the reads of the rails' APIs (RailReader) and the hourly
- * read of voided Play purchases (AndroidVoidedReadsJob), rail settings and secrets.
+ * read of voided Play purchases (AndroidVoidedReadsJob), Apple refund requests and their
+ * answers (RefundRequestsJob), rail settings and secrets.
  * StoreNotificationsModule serves the notifications, settings and reads over HTTP.
  */
 @Module({
   imports: [KeysModule, AuditModule, IdentityModule, EntitlementsModule],
-  controllers: [PurchaseSyncController, RailsOperatorController, SubscriptionsController, ServerSubscriptionsController, OperatorSubscriptionsController],
+  controllers: [
+    PurchaseSyncController,
+    RailsOperatorController,
+    SubscriptionsController,
+    ServerSubscriptionsController,
+    OperatorSubscriptionsController,
+    ServerRefundRequestsController,
+    OperatorRefundRequestsController,
+  ],
   providers: [
     RailSettingsRepository,
     RailSubscriptionsRepository,
@@ -82,6 +95,9 @@ import { OperatorSubscriptionsController, ServerSubscriptionsController, Subscri
     RailReader,
     AndroidVoidedReadsRepository,
     AndroidVoidedReadsJob,
+    RefundRequestsRepository,
+    RefundRequests,
+    RefundRequestsJob,
   ],
   exports: [
     SubscriptionCounts,

@@ -9,7 +9,7 @@ import { Empty, Loaded, Status } from '../components/ui';
 import { Pager, useCursorPages } from '../components/useCursorPages';
 import { useLoad } from '../components/useLoad';
 import { useEnv } from '../env';
-import { date, dateMs } from '../format';
+import { date, dateMs, money } from '../format';
 import { href } from '../router';
 
 type Frame = components['schemas']['ErrorFrameView'];
@@ -18,6 +18,7 @@ const SORTS = [
   { value: 'last_seen', label: 'Last seen' },
   { value: 'count', label: 'Events' },
   { value: 'users', label: 'Affected users' },
+  { value: 'revenue_at_risk', label: 'Revenue at risk' },
   { value: 'first_seen', label: 'First seen' },
 ] as const;
 type IssueSort = (typeof SORTS)[number]['value'];
@@ -78,6 +79,11 @@ export function Errors({ projectId }: { projectId: string }) {
                 { header: 'Level', cell: (issue) => <Status value={issue.lastLevel ?? 'unknown'} /> },
                 { header: 'Events', cell: (issue) => issue.count },
                 { header: 'Affected users', cell: (issue) => issue.affectedUsers },
+                {
+                  header: 'Revenue at risk (monthly)',
+                  cell: (issue) => money(issue.revenueAtRisk.amountMinor, issue.revenueAtRisk.currency),
+                  className: 'num',
+                },
                 { header: 'First seen', cell: (issue) => date(issue.firstSeenAt) },
                 { header: 'Last seen', cell: (issue) => date(issue.lastSeenAt) },
               ]}

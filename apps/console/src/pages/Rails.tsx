@@ -1,11 +1,12 @@
 // Each rail: its settings (saved with the rail's PUT route), whether its secrets are present
 // and when they last worked (test connection), the webhook URL to copy, and its notifications
-// (time, type, decision), paged.
+// (time, type, decision), paged. The App Store panel also says how Apple refund requests are
+// answered and lists the latest ones (time, customer, deadline, state).
 import { useState } from 'react';
 import type { components } from '../api/operator';
 import { api, call } from '../api/client';
 import { DataTable } from '../components/DataTable';
-import { Alert, Field, Loaded, MutationStatus, Status, errorFor } from '../components/ui';
+import { Alert, Field, Loaded, MutationStatus, Select, Status, errorFor } from '../components/ui';
 import { useLoad } from '../components/useLoad';
 import { useMutation } from '../components/useMutation';
 import { Pager, useCursorPages } from '../components/useCursorPages';
@@ -16,10 +17,16 @@ import { usePageTitle } from '../components/page';
 
 type RailPanel = components['schemas']['RailPanelView'];
 type Notification = components['schemas']['RailNotificationEntryView'];
+type RefundRequest = components['schemas']['RefundRequestView'];
+type Consumption = components['schemas']['ConsumptionSettingsView'];
 type Rail = 'ios_store' | 'card_payments' | 'android_store';
 
 const NAMES: Record<Rail, string> = { ios_store: 'iOS App Store', card_payments: 'Card payments', android_store: 'Google Play' };
 const NOTIFICATIONS_PER_PAGE = 20;
+
+const CONSUMPTION_MODES = ['off', 'manual', 'auto'] as const;
+const REFUND_PREFERENCES = ['no_preference', 'decline', 'grant_full', 'grant_prorated'] as const;
+const NO_CONSUMPTION: Consumption = { mode: 'off', customerConsented: false, refundPreference: 'no_preference', sampleContentProvided: false };
 
 const present = (value: boolean | null) => (value === null ? 'not needed' : value ? 'present' : 'missing');
 
@@ -58,6 +65,8 @@ function SettingsForm({ projectId, rail, onSaved }: { projectId: string; rail: R
     gracePeriodDays: text('gracePeriodDays'),
   });
   const set = (name: string) => (value: string) => setValues({ ...values, [name]: value });
+  // The PUT replaces the iOS settings: the refund-request answers are sent with the bundle id, or a save would reset them.
+  const [consumption, setConsumption] = useState<Consumption>({ ...NO_CONSUMPTION, ...(saved.consumption as Partial<Consumption> | undefined) });
   const name = rail.rail as Rail;
   const save = useMutation(async () => {
     const path = { projectId };
@@ -71,6 +80,7 @@ function SettingsForm({ projectId, rail, onSaved }: { projectId: string; rail: R
             bundleId: values.bundleId.trim(),
             ...(appAppleId ? { appAppleId: Number(appAppleId) } : {}),
             ...(roots?.length ? { trustedRootCertificates: roots } : {}),
+            consumption,
           },
         }),
       );
@@ -90,7 +100,12 @@ function SettingsForm({ projectId, rail, onSaved }: { projectId: string; rail: R
     // The note lives in the panel: the reload re-creates this form with the saved values.
     onSaved(`${NAMES[name]} settings saved; the rail is enabled.`);
   });
-  const fields = name === 'ios_store' ? ['bundleId', 'appAppleId'] : name === 'android_store' ? ['packageName'] : ['accountId', 'gracePeriodDays'];
+  const fields =
+    name === 'ios_store'
+      ? ['bundleId', 'appAppleId', 'consumption.mode', 'consumption.refundPreference']
+      : name === 'android_store'
+        ? ['packageName']
+        : ['accountId', 'gracePeriodDays'];
   return (
     <form
       aria-label={`${NAMES[name]} settings`}
@@ -114,6 +129,38 @@ function SettingsForm({ projectId, rail, onSaved }: { projectId: string; rail: R
           {Array.isArray(saved.trustedRootCertificates) && (
             <p className="muted">{saved.trustedRootCertificates.length} trusted root certificate(s) configured through the API are kept.</p>
           )}
+          <Select
+            label="Refund requests"
+            name="consumption.mode"
+            value={consumption.mode}
+            options={CONSUMPTION_MODES}
+            onChange={(mode) => setConsumption({ ...consumption, mode: mode as Consumption['mode'] })}
+            error={errorFor(save.error, 'consumption.mode')}
+          />
+          <Select
+            label="Refund preference"
+            name="consumption.refundPreference"
+            value={consumption.refundPreference}
+            options={REFUND_PREFERENCES}
+            onChange={(preference) => setConsumption({ ...consumption, refundPreference: preference as Consumption['refundPreference'] })}
+            error={errorFor(save.error, 'consumption.refundPreference')}
+          />
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={consumption.customerConsented}
+              onChange={(event) => setConsumption({ ...consumption, customerConsented: event.target.checked })}
+            />{' '}
+            Customers consented to share consumption data (nothing is sent without it)
+          </label>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={consumption.sampleContentProvided}
+              onChange={(event) => setConsumption({ ...consumption, sampleContentProvided: event.target.checked })}
+            />{' '}
+            A free sample or trial was provided before purchase
+          </label>
         </>
       )}
       {name === 'android_store' && (
@@ -243,6 +290,37 @@ function Notifications({ projectId, rail }: { projectId: string; rail: RailPanel
   );
 }
 
+function RefundRequests({ projectId }: { projectId: string }) {
+  const env = useEnv();
+  const requests = useLoad(
+    () => call(api.GET('/admin/v1/projects/{projectId}/refund-requests', { params: { path: { projectId }, query: { env } } })),
+    [projectId, env],
+  );
+  return (
+    <Loaded load={requests} label="refund requests">
+      {(list) => (
+        <DataTable<RefundRequest>
+          rows={list.data}
+          rowKey={(r) => r.id}
+          caption={`Apple refund requests in ${env}, newest first`}
+          captionHidden
+          stackNarrow
+          empty="No refund requests in this environment."
+          columns={[
+            { header: 'Received', cell: (r) => date(r.receivedAt) },
+            {
+              header: 'Customer',
+              cell: (r) => <a href={href(`/p/${projectId}/customers/${encodeURIComponent(r.serviceCustomerId)}`)}>{r.serviceCustomerId}</a>,
+            },
+            { header: 'Deadline', cell: (r) => date(r.deadline) },
+            { header: 'State', cell: (r) => <Status value={r.state} /> },
+          ]}
+        />
+      )}
+    </Loaded>
+  );
+}
+
 function Panel({ projectId, rail, reload }: { projectId: string; rail: RailPanel; reload: () => void }) {
   const name = NAMES[rail.rail as Rail] ?? rail.rail;
   const [savedNote, setSavedNote] = useState<string | undefined>(undefined);
@@ -269,6 +347,12 @@ function Panel({ projectId, rail, reload }: { projectId: string; rail: RailPanel
       <Connection projectId={projectId} rail={rail} onTested={() => undefined} />
       <h3>Notifications</h3>
       <Notifications projectId={projectId} rail={rail} />
+      {rail.rail === 'ios_store' && (
+        <>
+          <h3>Refund requests</h3>
+          <RefundRequests projectId={projectId} />
+        </>
+      )}
     </section>
   );
 }

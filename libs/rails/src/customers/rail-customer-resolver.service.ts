@@ -7,6 +7,7 @@ import type { CardSubscription } from '../card/card-events.js';
 import { type StoreTransaction, isFamilyShared, normaliseAppAccountToken } from '../ios/ios-store-rules.js';
 import { type PurchaseRail, RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
+import { RefundRequestsRepository } from '../refunds/refund-requests.repository.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 
 /** The customer a rail event names besides its rail id (card metadata, Android's obfuscated account id). */
@@ -54,6 +55,7 @@ export class RailCustomerResolver {
     private readonly writer: EntitlementWriter,
     private readonly clock: Clock,
     private readonly revenue: RailRevenueFeed,
+    private readonly refundRequests: RefundRequestsRepository,
   ) {}
 
   /** The active customer of a rail node (`known.alias` when the caller read it already). */
@@ -235,7 +237,7 @@ export class RailCustomerResolver {
   }
 
   /**
-   * Moves a customer's subscription records and rail-derived entitlements (and, for a
+   * Moves a customer's subscription records, refund requests and rail-derived entitlements (and, for a
    * rail-only customer folded into another, its rail aliases). The entitlement rows move as one
    * change (a fold): the first customer's keys end (cause `revoke`: they left that customer),
    * the other's start or extend (cause `purchase`: the purchase is now theirs).
@@ -254,6 +256,7 @@ export class RailCustomerResolver {
     // customer meanwhile: it moves too (its revenue and entitlement rows move below).
     await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
     await this.revenue.reassigned(scope, fromCustomerId, intoCustomerId);
+    await this.refundRequests.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.nowMs());
     await this.writer.apply(scope, { kind: 'fold', fromCustomerId, intoCustomerId });
   }
 }

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import type { ConsumptionSettings } from '../refunds/consumption.js';
 
 /** The operator's settings of the iOS store rail (non-secret). */
 export interface IosStoreSettings {
@@ -7,6 +8,8 @@ export interface IosStoreSettings {
   appAppleId?: number;
   /** PEM certificates; the store's own roots when absent or empty. */
   trustedRootCertificates?: string[];
+  /** How Apple refund requests are answered (absent: `off`). */
+  consumption?: ConsumptionSettings;
 }
 
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----\s*([A-Za-z0-9+/=\s]+?)\s*-----END CERTIFICATE-----/g;

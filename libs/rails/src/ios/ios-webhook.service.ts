@@ -26,6 +26,7 @@ import { iosPayment, iosPriceLines } from '../model/rail-prices.js';
 import { type StoreTransaction, checkTransactionBounds, envOfStoreEnvironment, isFamilyShared } from './ios-store-rules.js';
 import type { IosStoreSettings } from './ios-store-settings.js';
 import { IosStoreVerifier, StoreVerificationError, describeVerificationFailure } from './ios-store-verifier.service.js';
+import { RefundRequests } from '../refunds/refund-requests.service.js';
 
 const RAIL = 'ios_store' as const;
 /** The verifier's reason when chain and signature held but the bundle id (or app Apple id) is another app's. */
@@ -90,6 +91,7 @@ export class IosWebhookService {
     private readonly catalog: ProductCatalog,
     private readonly clock: Clock,
     private readonly revenue: RailRevenueFeed,
+    private readonly refunds: RefundRequests,
   ) {}
 
   /** `settings`: the project's iOS rail, loaded by the webhook gate (404 already answered there). */
@@ -326,6 +328,8 @@ export class IosWebhookService {
       },
     );
     const owner = applied.subscription?.customerId ?? customerId;
+    // A refund request (CONSUMPTION_REQUEST) is recorded once, whatever the order of the rail's times.
+    if (result?.refundRequest && applied.decision !== 'rejected') await this.refunds.record(scope, result.refundRequest, owner);
     if (result && applied.decision === 'applied') {
       for (const fact of result.ledger) {
         const money = moneyReturnOf(fact, notification?.notificationUUID ?? fact.transactionId ?? '', originalTransactionId);

@@ -1,7 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsPositive, IsString, Length, Matches } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsInt, IsObject, IsOptional, IsPositive, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { PURCHASE_RAILS, type PurchaseRail } from '#entitlements';
 import { RailPanelView } from './rails-console.views.js';
+import { ConsumptionSettingsDto, ConsumptionSettingsView } from '../refunds/refund-request.view.js';
 
 export class PutIosStoreRailDto {
   @ApiProperty({ example: 'com.example.app', description: "The app's bundle identifier; signed data of another bundle is refused" })
@@ -26,6 +28,16 @@ export class PutIosStoreRailDto {
   @IsString({ each: true })
   @Length(1, 20_000, { each: true })
   trustedRootCertificates?: string[];
+
+  @ApiPropertyOptional({
+    type: ConsumptionSettingsDto,
+    description: 'How Apple refund requests (CONSUMPTION_REQUEST) are answered; default { mode: "off" }',
+  })
+  @IsOptional()
+  @IsObject({ message: 'consumption must be an object' })
+  @ValidateNested()
+  @Type(() => ConsumptionSettingsDto)
+  consumption?: ConsumptionSettingsDto;
 }
 
 /** One configured rail (docs/api.md, operator rails): `{ rail, enabled, ...settings, secretsConfigured }`. */
@@ -36,6 +48,8 @@ export class RailView {
   @ApiPropertyOptional({ example: 'com.example.app', description: 'ios_store' }) bundleId?: string;
   @ApiPropertyOptional({ example: 1234567890, description: 'ios_store' }) appAppleId?: number;
   @ApiPropertyOptional({ type: [String], description: 'ios_store: configured PEM roots (absent: the shipped store roots)' }) trustedRootCertificates?: string[];
+  @ApiPropertyOptional({ type: ConsumptionSettingsView, description: 'ios_store: how Apple refund requests are answered' })
+  consumption?: ConsumptionSettingsView;
   @ApiPropertyOptional({ description: 'card_payments' }) accountId?: string;
   @ApiPropertyOptional({ description: 'card_payments: days of access after a failed renewal while the processor retries (0 to 30)', example: 0 })
   gracePeriodDays?: number;

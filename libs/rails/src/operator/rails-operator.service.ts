@@ -7,6 +7,7 @@ import { type RailSettingsRecord, RailSettingsRepository } from '../model/rail-s
 import type { PutIosStoreRailDto, RailList, RailView } from './rails-operator.dto.js';
 import { RailSecretsStatus } from './rail-secrets-status.js';
 import { RailsConsole } from './rails-console.service.js';
+import { consumptionSettingsOf } from '../refunds/consumption.js';
 
 /** Operator: the non-secret rail settings of a project. */
 @Injectable()
@@ -33,6 +34,7 @@ export class RailsOperatorService {
       bundleId: dto.bundleId,
       ...(dto.appAppleId !== undefined ? { appAppleId: dto.appAppleId } : {}),
       ...(roots && roots.length > 0 ? { trustedRootCertificates: roots } : {}),
+      consumption: consumptionSettingsOf({ consumption: dto.consumption }),
     };
     const saved = await this.sql.transaction(async () => {
       await this.projects.assertExists(projectId, {});
@@ -49,6 +51,7 @@ export class RailsOperatorService {
   }
 
   private view(projectId: string, rail: RailSettingsRecord): RailView {
-    return { rail: rail.rail, enabled: rail.enabled, ...rail.settings, secretsConfigured: this.secrets.isConfigured(projectId, rail.rail) };
+    const consumption = rail.rail === 'ios_store' ? { consumption: consumptionSettingsOf(rail.settings) } : {};
+    return { rail: rail.rail, enabled: rail.enabled, ...rail.settings, ...consumption, secretsConfigured: this.secrets.isConfigured(projectId, rail.rail) };
   }
 }

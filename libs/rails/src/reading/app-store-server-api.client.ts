@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APIException, AppStoreServerAPIClient, Environment, type StatusResponse } from '@apple/app-store-server-library';
+import { APIException, AppStoreServerAPIClient, type ConsumptionRequest, Environment, type StatusResponse } from '@apple/app-store-server-library';
 import type { URLSearchParams } from 'node:url';
 import { APP_CONFIG, type AppConfig, Clock, type Env } from '#platform';
 import { retryAfterMsOf } from '../android/android-publisher.client.js';
@@ -90,6 +90,22 @@ export class AppStoreServerApiClient {
     return { env: 'production', status: null };
   }
 
+  /**
+   * "Send Consumption Information" (`PUT /inApps/v2/transactions/consumption/{transactionId}`)
+   * in the request's environment. RailReadUnavailable when the store could not take it now
+   * (timeout, `429`, `5xx`: try again); StoreRefusedRequest when it answered another `4xx`.
+   */
+  async sendConsumptionInformation(secrets: IosStoreSecrets, bundleId: string, env: Env, transactionId: string, body: ConsumptionRequest): Promise<void> {
+    try {
+      await this.client(secrets, bundleId, env).sendConsumptionInformation(transactionId, body);
+    } catch (err) {
+      if (err instanceof APIException && err.httpStatusCode >= 400 && err.httpStatusCode < 500 && err.httpStatusCode !== 429) {
+        throw new StoreRefusedRequest(`App Store Server API answered HTTP ${err.httpStatusCode}${err.apiError ? ` (errorCode ${err.apiError})` : ''}`);
+      }
+      throw unavailable(err);
+    }
+  }
+
   private client(secrets: IosStoreSecrets, bundleId: string, env: Env): RootedAppStoreServerAPIClient {
     const production = env === 'production';
     return new RootedAppStoreServerAPIClient(
@@ -100,6 +116,14 @@ export class AppStoreServerApiClient {
       this.config.railReadTimeoutMs,
       () => this.clock.nowMs(),
     );
+  }
+}
+
+/** The store refused a request (a `4xx` other than `429`): sending it again changes nothing. */
+export class StoreRefusedRequest extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreRefusedRequest';
   }
 }
 

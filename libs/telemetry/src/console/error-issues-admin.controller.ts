@@ -37,7 +37,7 @@ export class ErrorIssuesAdminController {
     operationId: 'adminListErrorIssues',
     summary: 'Error issues titled by exception type and message, with level, counts, affected users and first and last seen, in a chosen order',
     description:
-      'sort (descending, ties by fingerprint, stable across pages): last_seen (default), count, users, first_seen. ' +
+      'sort (descending, ties by fingerprint, stable across pages): last_seen (default), count, users, revenue_at_risk (the monthly recurring revenue of the customers the issue hit), first_seen. ' +
       'The title is the exception type and message of the latest event (properties.errorType, else properties.type; properties.message), else the event name.',
   })
   @ApiQuery(ENV_QUERY)
@@ -79,6 +79,7 @@ export class ErrorIssuesAdminController {
         lastEventName: r.lastEventName,
         lastLevel: r.lastLevel,
         affectedUsers: r.affectedUsers,
+        revenueAtRisk: { amountMinor: r.revenueAtRiskMinor, currency: r.currency },
       })),
       sort,
       nextCursor: rows.length > limit && last ? encodeKeyset({ value: last.sortKey, id: last.fingerprint }) : null,

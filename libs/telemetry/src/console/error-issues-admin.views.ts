@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { CustomerMrrView } from './customer-console.views.js';
 import { ErrorEventView, ErrorIssueDetailView, ErrorIssueView } from '../issues/error-issues.views.js';
 
 /** Response shapes of the console's error pages. */
@@ -32,12 +33,18 @@ export class ConsoleErrorIssueView extends AdminErrorIssueSummaryView {
   title: string;
   @ApiProperty({ type: String, nullable: true, description: 'properties.errorType (else properties.type) of the latest event' }) errorType: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'properties.message of the latest event' }) message: string | null;
+  @ApiProperty({
+    type: CustomerMrrView,
+    description:
+      "Revenue at risk: the monthly recurring revenue of the distinct customers the issue's users are now (each user id's customer), in the project's reporting currency",
+  })
+  revenueAtRisk: CustomerMrrView;
 }
 
 export class ConsoleErrorIssueList {
   @ApiProperty({ example: 'list' }) object: 'list';
   @ApiProperty({ type: [ConsoleErrorIssueView], description: 'In the order of sort, descending; ties by fingerprint' }) data: ConsoleErrorIssueView[];
-  @ApiProperty({ enum: ['last_seen', 'count', 'users', 'first_seen'] }) sort: string;
+  @ApiProperty({ enum: ['last_seen', 'count', 'users', 'revenue_at_risk', 'first_seen'] }) sort: string;
   @ApiProperty({ type: String, nullable: true, description: 'Pass as after for the next page; null on the last page' }) nextCursor: string | null;
   @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
 }

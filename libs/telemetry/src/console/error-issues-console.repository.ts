@@ -1,17 +1,34 @@
 import { Injectable } from '@nestjs/common';
+import { ALIAS_TYPES } from '#identity';
 import { Sql, type TenantScope } from '#platform';
 import type { LatestErrorEventRow } from '../issues/error-issues.repository.js';
 
 /** The orders of the console's issue list, each descending, ties by fingerprint. */
-export const ISSUE_SORTS = ['last_seen', 'count', 'users', 'first_seen'] as const;
+export const ISSUE_SORTS = ['last_seen', 'count', 'users', 'revenue_at_risk', 'first_seen'] as const;
 export type IssueSort = (typeof ISSUE_SORTS)[number];
 
 const SORT_KEY: Record<IssueSort, string> = {
   last_seen: 'i.last_seen_ms',
   count: 'i.event_count',
   users: 'COALESCE(u.users, 0)',
+  revenue_at_risk: 'rv.minor',
   first_seen: 'i.first_seen_ms',
 };
+
+/**
+ * An issue's revenue at risk: the monthly recurring revenue, in the project's reporting currency
+ * (minor units), of the distinct customers its users are now (a user id's developer alias), read
+ * from the revenue ledger's per-customer totals like the customer list. `$1`, `$2` are the scope;
+ * `cur.currency` the reporting currency.
+ */
+const revenueAtRisk = (issue: string) => `LEFT JOIN LATERAL (
+  SELECT COALESCE(sum(t.monthly_minor), 0)::bigint AS minor
+    FROM (SELECT DISTINCT a.customer_id
+            FROM error_affected_users au
+            JOIN customer_aliases a ON a.project_id = $1 AND a.env = $2 AND a.type = '${ALIAS_TYPES.developer}' AND a.value = au.user_id
+           WHERE au.project_id = $1 AND au.env = $2 AND au.fingerprint = ${issue}.fingerprint) hit
+    JOIN revenue_customer_totals t ON t.project_id = $1 AND t.env = $2 AND t.customer_id = hit.customer_id AND t.currency = cur.currency) rv ON true`;
+const REPORTING_CURRENCY = `CROSS JOIN (SELECT coalesce((SELECT currency FROM reporting_settings WHERE project_id = $1), 'USD') AS currency) cur`;
 
 export interface ConsoleIssueRow {
   fingerprint: string;
@@ -21,6 +38,9 @@ export interface ConsoleIssueRow {
   lastEventName: string;
   lastLevel: string | null;
   affectedUsers: number;
+  /** Monthly recurring revenue of the customers the issue hit, reporting currency, minor units. */
+  revenueAtRiskMinor: number;
+  currency: string;
   errorType: string | null;
   message: string | null;
   sortKey: number;
@@ -50,17 +70,23 @@ export class ErrorIssuesConsoleRepository {
 
   async list(scope: TenantScope, sort: IssueSort, after: Keyset | null, limit: number): Promise<ConsoleIssueRow[]> {
     const key = SORT_KEY[sort];
+    // Sorting by revenue at risk works it out for every issue of the environment; the other
+    // orders work it out for the page's issues only.
+    const byRevenue = sort === 'revenue_at_risk';
     const rows = await this.sql.rows<Record<string, unknown>>(
-      `SELECT s.*, t.error_type AS "errorType", t.message
+      `SELECT s.*, t.error_type AS "errorType", t.message, ${byRevenue ? 's."sortKey"' : 'rv.minor'} AS "revenueAtRiskMinor", cur.currency
          FROM (SELECT i.fingerprint, i.event_count AS "eventCount", i.first_seen_ms AS "firstSeenMs", i.last_seen_ms AS "lastSeenMs",
                       i.last_event_name AS "lastEventName", i.last_level AS "lastLevel", COALESCE(u.users, 0) AS "affectedUsers",
                       ${key} AS "sortKey"
                  FROM error_issues i
                  LEFT JOIN error_affected_user_counts u ON u.project_id = i.project_id AND u.env = i.env AND u.fingerprint = i.fingerprint
+                 ${byRevenue ? `${REPORTING_CURRENCY}\n                 ${revenueAtRisk('i')}` : ''}
                 WHERE i.project_id = $1 AND i.env = $2
                   AND ($3::bigint IS NULL OR ${key} < $3::bigint OR (${key} = $3::bigint AND i.fingerprint > $4::text))
                 ORDER BY ${key} DESC, i.fingerprint ASC
                 LIMIT $5) s
+         ${REPORTING_CURRENCY}
+         ${byRevenue ? '' : revenueAtRisk('s')}
          LEFT JOIN LATERAL (
            SELECT left(COALESCE(e.properties->>'errorType', e.properties->>'type'), 256) AS error_type, left(e.properties->>'message', 1000) AS message
              FROM events e
@@ -77,6 +103,8 @@ export class ErrorIssuesConsoleRepository {
       lastEventName: String(r.lastEventName),
       lastLevel: (r.lastLevel as string | null) ?? null,
       affectedUsers: Number(r.affectedUsers),
+      revenueAtRiskMinor: Number(r.revenueAtRiskMinor),
+      currency: String(r.currency),
       errorType: (r.errorType as string | null) ?? null,
       message: (r.message as string | null) ?? null,
       sortKey: Number(r.sortKey),
