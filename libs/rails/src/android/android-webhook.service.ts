@@ -378,7 +378,7 @@ export class AndroidWebhookService {
    * list entry) or earlier (a token voided before the service knew it) refunds the subscription,
    * else the read moves it. A voiding of a token the service holds no object of starts from the
    * read (its price is the refund's amount), announcing only the refund. Null when there is
-   * nothing to derive from (a voiding of a record without a read, applied from the state table).
+   * nothing to derive from (neither a stored object nor a read): the record's state table applies.
    */
   private derive(
     previous: Subscription | null,
