@@ -137,11 +137,13 @@ async function main() {
     await setUpCardRail(api.base, operatorToken, secretsPath, project.id);
     const target = { base: api.base, projectId: project.id };
     const started = Date.now();
+    const retried = new Map();
     const pools = {
-      renewal: await startSubscriptions(target, SUBSCRIPTIONS, 'r'),
-      mixed: await startSubscriptions(target, SUBSCRIPTIONS, 'm'),
+      renewal: await startSubscriptions(target, SUBSCRIPTIONS, 'r', retried),
+      mixed: await startSubscriptions(target, SUBSCRIPTIONS, 'm', retried),
     };
-    log(`started ${SUBSCRIPTIONS} subscriptions per stream in ${Math.round((Date.now() - started) / 1000)} s`);
+    const again = [...retried].map(([status, n]) => `${n} answered ${status}`).join(', ');
+    log(`started ${SUBSCRIPTIONS} subscriptions per stream in ${Math.round((Date.now() - started) / 1000)} s${again ? ` (sent again: ${again})` : ''}`);
 
     // Warm-up (unmeasured): both streams' code paths compiled, their plans cached.
     for (const stream of ['renewal', 'mixed']) {

@@ -64,9 +64,17 @@ export async function send(target, type, object, created, extra = {}) {
   const headers = { 'Content-Type': 'application/json', 'Stripe-Signature': `t=${t},v1=${signature}` };
   const capture = target.capture ? uid('cap') : undefined;
   if (capture) headers['x-bench-capture'] = capture;
-  const res = await fetch(`${target.base}/v1/webhooks/card_payments/${target.projectId}`, { method: 'POST', headers, body: payload });
-  const body = await res.json().catch(() => null);
-  return { status: res.status, decision: body?.decision ?? null, type, capture };
+  // A connection the server closed as it was reused fails before any answer: sent again (the
+  // same event id, so a notification that did arrive is answered as before, never applied twice).
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const res = await fetch(`${target.base}/v1/webhooks/card_payments/${target.projectId}`, { method: 'POST', headers, body: payload });
+      const body = await res.json().catch(() => null);
+      return { status: res.status, decision: body?.decision ?? null, type, capture };
+    } catch (err) {
+      if (attempt === 2) throw err;
+    }
+  }
 }
 
 /** The subscription object as the processor sends it (the period on the items). */
@@ -176,8 +184,12 @@ export const STREAMS = {
   mixed: mixedStep,
 };
 
-/** `count` subscriptions started through the rail (created + first invoice paid), 8 at a time. */
-export async function startSubscriptions(target, count, label) {
+/**
+ * `count` subscriptions started through the rail (created + first invoice paid), 8 at a time.
+ * A notification answered otherwise than applied is sent again (at most twice, as the
+ * processor retries); `retried` counts those answers by status.
+ */
+export async function startSubscriptions(target, count, label, retried = new Map()) {
   const subs = [];
   for (let i = 0; i < count; i++) {
     const start = nowS();
@@ -198,17 +210,21 @@ export async function startSubscriptions(target, count, label) {
       turn: 0,
     });
   }
+  const applied = async (type, object, at) => {
+    for (let attempt = 0; ; attempt++) {
+      const res = await send(target, type, object, at);
+      if (res.decision === 'applied') return;
+      retried.set(res.status, (retried.get(res.status) ?? 0) + 1);
+      if (attempt === 2) throw new Error(`${type}: ${res.status} ${res.decision}`);
+    }
+  };
   let next = 0;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       while (next < subs.length) {
         const sub = subs[next++];
-        const created = await send(target, 'customer.subscription.created', subscriptionObject(sub), tick(sub));
-        if (created.decision !== 'applied') throw new Error(`customer.subscription.created: ${created.status} ${created.decision}`);
-        await pay(sub, async (type, object, at) => {
-          const paid = await send(target, type, object, at);
-          if (paid.decision !== 'applied') throw new Error(`invoice.paid: ${paid.status} ${paid.decision}`);
-        });
+        await applied('customer.subscription.created', subscriptionObject(sub), tick(sub));
+        await pay(sub, applied);
       }
     }),
   );
