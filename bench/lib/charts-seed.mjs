@@ -34,6 +34,9 @@ export async function seedCharts(url, { projectId, appId, customers, events, day
            FROM generate_series($2::int, $3::int) g`,
         [from, to, days],
       );
+      // Before the rows that reference them: the foreign-key checks plan their customer lookup
+      // from these statistics (an unanalysed table reads as empty, and each check scans it).
+      await client.query('ANALYZE customers');
       await q(
         `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, created_at)
          SELECT $1, 'sandbox', t.type, t.prefix || g, 'cdcust_pre' || g, now()
@@ -74,8 +77,8 @@ export async function seedCharts(url, { projectId, appId, customers, events, day
         [appId, Math.max(1, customers), nowMs, from, to],
       );
     }
-    await client.query('ANALYZE customers');
     await client.query('ANALYZE customer_aliases');
+    await client.query('ANALYZE rail_subscriptions');
     await seedReadScale(url, projectId, customers);
     await q(
       `INSERT INTO revenue_customer_products (project_id, env, customer_id, rail, product_id, currency, monthly_minor)
