@@ -48,8 +48,8 @@
 // Environment: DATABASE_URL (required), BENCH_DURATION (s per ingestion run, 15), BENCH_ROUNDS
 // (2), BENCH_CONNECTIONS (32), BENCH_READ_DURATION (10), BENCH_READ_CONNECTIONS (16),
 // BENCH_READ_USERS (2000), BENCH_SCALE_EVENTS, BENCH_SCALE_CUSTOMERS, BENCH_PHASES (subset of
-// ingest,latency,reads,scale,webhooks,tracing,sourcemaps-bounds; the last three run their own
-// scripts, bench/<phase>.mjs, after the others), BENCH_READ_ROUTES (indexes 0-3), LOG_LEVEL (warn), DB_POOL_SIZE,
+// ingest,latency,reads,scale,webhooks,tracing,sourcemaps-bounds,card-lifecycle,charts-console; the
+// last five run their own scripts, bench/<phase>.mjs, after the others), BENCH_READ_ROUTES (indexes 0-3), LOG_LEVEL (warn), DB_POOL_SIZE,
 // BENCH_KEEP_DB=1, BENCH_API_PLAIN_NODE=1 (the api without start:prod's node flags),
 // BENCH_API_NODE_ARGS / BENCH_REF_NODE_ARGS / BENCH_BASELINE_NODE_ARGS (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_DEBUG=1 (slowest requests of the paced runs,
@@ -82,7 +82,7 @@ import { scalePhase } from './phases/scale.mjs';
 import { printGoals } from './phases/goals.mjs';
 
 /** Phases that are scripts of their own (bench/<phase>.mjs), run after the others. */
-const STANDALONE_PHASES = ['webhooks', 'tracing', 'sourcemaps-bounds'];
+const STANDALONE_PHASES = ['webhooks', 'tracing', 'sourcemaps-bounds', 'card-lifecycle', 'charts-console'];
 
 async function main() {
   const procs = [];

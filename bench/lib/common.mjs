@@ -3,6 +3,7 @@
 // server, starting, waiting for, calling and stopping a child process the script started,
 // and the CPU time of a process and of the local PostgreSQL processes (/proc).
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -12,6 +13,8 @@ import pg from 'pg';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const API_ENTRY = path.join(ROOT, 'dist/apps/api/src/main.js');
 
+const WEBHOOK_SIGNING_KEY = randomBytes(32).toString('hex');
+
 /** The environment a bench starts this build's API with, on `dbUrl`, listening on 127.0.0.1:`port`. */
 export function apiEnv(dbUrl, port, operatorToken) {
   return {
@@ -20,11 +23,14 @@ export function apiEnv(dbUrl, port, operatorToken) {
     PORT: String(port),
     HOST: '127.0.0.1',
     OPERATOR_TOKEN: operatorToken,
+    // Production refuses to start without it beside an operator token (OAuth issuer, rails' webhook URLs).
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     TEST_CLOCK: 'off',
     MIGRATIONS_RUN: 'true',
-    // Production refuses to start without the key outbound webhook secrets derive from.
-    WEBHOOK_SIGNING_KEY: 'bench-webhook-signing-key-0123456789abcdef',
+    // Production refuses to start without the key outbound webhook secrets derive from, and
+    // refuses a weak one: one generated value per bench process (its servers share it).
+    WEBHOOK_SIGNING_KEY: WEBHOOK_SIGNING_KEY,
   };
 }
 

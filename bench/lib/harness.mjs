@@ -13,7 +13,9 @@ export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 export const WARMUP_SECONDS = 3;
 export const REF_COMMIT = process.env.BENCH_REF_COMMIT ?? '84a29e2';
 /** BENCH_PHASES: a subset of ingest,latency,reads,scale for development runs (default: all; the goals of skipped phases are not printed). */
-export const PHASES = new Set((process.env.BENCH_PHASES ?? 'ingest,latency,reads,scale,webhooks,tracing,sourcemaps-bounds').split(','));
+export const PHASES = new Set(
+  (process.env.BENCH_PHASES ?? 'ingest,latency,reads,scale,webhooks,tracing,sourcemaps-bounds,card-lifecycle,charts-console').split(','),
+);
 
 export const log = (line = '') => process.stdout.write(`${line}\n`);
 
