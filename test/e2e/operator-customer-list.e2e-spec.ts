@@ -402,7 +402,7 @@ describe('operator customer list: states of the subscription lifecycle', () => {
     };
     const start = async (name: string, o: Parameters<typeof cardSub>[1]) => {
       const s = { id: uid('sub'), customer: uid('cus') };
-      customers[name] = await applied(event('customer.subscription.created', cardSub(s, o)));
+      customers[name] = await applied(event('customer.subscription.created', cardSub(s, o), { created: t0 }));
       return s;
     };
     await start('trialing', { status: 'trialing', start: t0, end: t0 + 7 * DAY, trialEnd: t0 + 7 * DAY });
@@ -436,18 +436,22 @@ describe('operator customer list: states of the subscription lifecycle', () => {
     const refunded = await start('refunded', { start: t0, end: t0 + 30 * DAY });
     const charge = uid('ch');
     await applied(
-      event('invoice.paid', {
-        id: uid('in'),
-        object: 'invoice',
-        customer: refunded.customer,
-        subscription: refunded.id,
-        amount_paid: 999,
-        currency: 'usd',
-        charge,
-        payment_intent: null,
-        status_transitions: { paid_at: t0 },
-        lines: { data: [{ period: { start: t0 } }] },
-      }),
+      event(
+        'invoice.paid',
+        {
+          id: uid('in'),
+          object: 'invoice',
+          customer: refunded.customer,
+          subscription: refunded.id,
+          amount_paid: 999,
+          currency: 'usd',
+          charge,
+          payment_intent: null,
+          status_transitions: { paid_at: t0 },
+          lines: { data: [{ period: { start: t0 } }] },
+        },
+        { created: t0 },
+      ),
     );
     const dispute = { id: uid('dp'), object: 'dispute', amount: 999, currency: 'usd', charge, payment_intent: null, status: 'needs_response' };
     await applied(event('charge.dispute.created', dispute, { created: t0 + 2 }));

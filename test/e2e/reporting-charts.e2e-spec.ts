@@ -341,7 +341,9 @@ describe('reporting: charts of the subscription lifecycle', () => {
     const b = newSub();
     const c = newSub();
     for (const s of [a, b, c])
-      await applied(event('customer.subscription.created', cardSub(s, { status: 'trialing', start: t0, end: t0 + 7 * DAY, trialEnd: t0 + 7 * DAY })));
+      await applied(
+        event('customer.subscription.created', cardSub(s, { status: 'trialing', start: t0, end: t0 + 7 * DAY, trialEnd: t0 + 7 * DAY }), { created: t0 }),
+      );
     let today = point(await data('trials', { from: day(-1) }), day());
     expect(today.values).toEqual({ started: 3, converted: 0, conversionRate: null });
     expect(point(await data('active_subscriptions', { from: day(-1) }), day()).values).toEqual({
@@ -385,16 +387,18 @@ describe('reporting: charts of the subscription lifecycle', () => {
     const retry = newSub();
     const paused = newSub();
     expect((await setGrace(3)).status).toBe(200);
-    await applied(event('customer.subscription.created', cardSub(grace, { start: t0 - 30 * DAY, end: t0, product: 'prod_basic', amount: 500 })));
+    await applied(
+      event('customer.subscription.created', cardSub(grace, { start: t0 - 30 * DAY, end: t0, product: 'prod_basic', amount: 500 }), { created: t0 }),
+    );
     await applied(
       event('customer.subscription.updated', cardSub(grace, { status: 'past_due', start: t0, end: t0 + 30 * DAY, product: 'prod_basic', amount: 500 }), {
         created: t0 + 1,
       }),
     );
     expect((await setGrace(0)).status).toBe(200);
-    await applied(event('customer.subscription.created', cardSub(retry, { start: t0 - 30 * DAY, end: t0 })));
+    await applied(event('customer.subscription.created', cardSub(retry, { start: t0 - 30 * DAY, end: t0 }), { created: t0 }));
     await applied(event('customer.subscription.updated', cardSub(retry, { status: 'past_due', start: t0, end: t0 + 30 * DAY }), { created: t0 + 2 }));
-    await applied(event('customer.subscription.created', cardSub(paused, { start: t0, end: t0 + 30 * DAY })));
+    await applied(event('customer.subscription.created', cardSub(paused, { start: t0, end: t0 + 30 * DAY }), { created: t0 }));
     await applied(
       event('customer.subscription.updated', cardSub(paused, { start: t0, end: t0 + 30 * DAY, pauseResumesAt: t0 + 60 * DAY }), { created: t0 + 3 }),
     );
@@ -426,9 +430,9 @@ describe('reporting: charts of the subscription lifecycle', () => {
     const yesterday = t0 - DAY;
     const refunded = newSub();
     const disputed = newSub();
-    await applied(event('customer.subscription.created', cardSub(refunded, { start: t0, end: t0 + 30 * DAY, amount: 1250 })));
+    await applied(event('customer.subscription.created', cardSub(refunded, { start: t0, end: t0 + 30 * DAY, amount: 1250 }), { created: t0 }));
     const charge = uid('ch');
-    await applied(event('invoice.paid', paid(refunded, 1250, charge, t0)));
+    await applied(event('invoice.paid', paid(refunded, 1250, charge, t0), { created: t0 }));
     const refund = (amount: number, previous: number) => {
       const body = event(
         'charge.refunded',
