@@ -475,6 +475,9 @@ describe('reporting: charts of the subscription lifecycle', () => {
     const month = await data('refunds', { granularity: 'month', from: day(-1) });
     const months = new Set([day(-1).slice(0, 7), day().slice(0, 7)]);
     if (months.size === 1) expect(month.series.at(-1).values).toEqual({ refunds: 1, refundRate: 1 / 3, refundsCents: 333 });
+    // The first-payment cohort's cash is net: 9.99, 12.50 less 3.33, and 29.99 charged back and given back, over three customers.
+    if (months.size === 1)
+      expect(point(await data('ltv_cohorts', { from: day(-1) }), `${day().slice(0, 7)}-01`).values.m0).toBe(Math.round((999 + 1250 - 333 + 2999) / 3));
     const cash = await revenue();
     expect(cash.refundsCents).toBe(months.size === 1 ? 333 : 333 - 2999);
 

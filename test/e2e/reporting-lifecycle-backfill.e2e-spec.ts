@@ -6,8 +6,8 @@ import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
 /**
  * The lifecycle chart facts' migration fills them from the data already there: dropped and
  * built again over a project whose card subscriptions went through a trial, a conversion, a
- * grace period, a billing retry, a pause, a refund and a won dispute, the state, refund and
- * revenue charts answer the same. Trial starts and conversions of the time before are not
+ * grace period, a billing retry, a pause, a refund and a won dispute, the state, refund,
+ * revenue and cohort charts answer the same. Trial starts and conversions of the time before are not
  * rebuilt: those days answer 0 from the migration's day on.
  */
 describe('reporting: the lifecycle chart facts are filled from existing data', () => {
@@ -71,6 +71,7 @@ describe('reporting: the lifecycle chart facts are filled from existing data', (
     ['refunds', { segment: 'product', granularity: 'month' }],
     ['revenue', { segment: 'rail' }],
     ['churn', {}],
+    ['ltv_cohorts', {}],
   ];
 
   it('drop and build again: the state, refund and revenue charts answer as before', async () => {
@@ -115,6 +116,8 @@ describe('reporting: the lifecycle chart facts are filled from existing data', (
     for (const [chart, query] of reads) before.push(await read(chart, query));
     expect(before[0].summary).toEqual({ active: 3, trialing: 1, inGracePeriod: 1, inBillingRetry: 1, paused: 1 });
     expect(before[3].summary).toEqual({ refunds: 1, refundRate: 0.5, refundsCents: 700 });
+    // Net cash per paying customer: 14.99 less 7.00, and 14.99 charged back and given back.
+    expect(before[7].series.at(-1).values.m0).toBe(Math.round((1499 - 700 + 1499) / 2));
     const trialsBefore = await read('trials', { from: new Date(t0 * 1000).toISOString().slice(0, 10) });
     expect(trialsBefore.summary).toEqual({ started: 2, converted: 1, conversionRate: 1 });
 

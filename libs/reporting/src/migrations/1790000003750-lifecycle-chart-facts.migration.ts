@@ -10,6 +10,16 @@ const AMOUNT = (column: string) => `${column} numeric NOT NULL DEFAULT 0 CHECK (
 const CHART_STATES = ['active', 'trialing', 'in_grace_period', 'in_billing_retry', 'paused'] as const;
 const STATE_LIST = CHART_STATES.map((s) => `'${s}'`).join(', ');
 
+/** The first-payment cohorts' cash of every refund, chargeback (less) and reversal (more), signed by `sign`. */
+const COHORT_REFUNDS = (sign: 1 | -1) => `
+  INSERT INTO revenue_cohort_months AS c (project_id, env, cohort_month, month, currency, net_minor)
+  SELECT f.project_id, f.env, date_trunc('month', fi.first_paid_at AT TIME ZONE 'UTC')::date, date_trunc('month', f.occurred_at AT TIME ZONE 'UTC')::date,
+         f.currency, ${sign} * sum(CASE WHEN f.kind = 'reversal' THEN f.amount_minor ELSE -f.amount_minor END)
+    FROM revenue_refunds f
+    JOIN revenue_customer_firsts fi ON fi.project_id = f.project_id AND fi.env = f.env AND fi.customer_id = f.customer_id AND fi.first_paid_at IS NOT NULL
+   GROUP BY 1, 2, 3, 4, 5
+  ON CONFLICT ON CONSTRAINT revenue_cohort_months_pk DO UPDATE SET net_minor = c.net_minor + EXCLUDED.net_minor`;
+
 /** The rail time's day of a rail record, never a day to come (as the ledger keys a change). */
 const RAIL_DAY = `(least(to_timestamp(r.rail_time_ms / 1000.0), now()) AT TIME ZONE 'UTC')::date`;
 
@@ -28,6 +38,8 @@ const RAIL_DAY = `(least(to_timestamp(r.rail_time_ms / 1000.0), now()) AT TIME Z
  *   rail time), rail, product and currency, in minor units.
  * - `chart_measures`: the first day the lifecycle facts were recorded (`lifecycle`); the
  *   charts answer null for those figures before it.
+ * - `revenue_cohort_months` becomes net: refunds and chargebacks are taken from (reversals
+ *   given back to) the cash of the refunded customer's cohort in the refund's month.
  *
  * Filled from the existing data: refunds from `revenue_refunds`; the `active` history from the
  * ledger's paying counts (`subscription_state_days`), and each subscription's current state,
@@ -103,6 +115,7 @@ export class LifecycleChartFacts1790000003750 implements MigrationInterface {
         FROM revenue_refunds f
         LEFT JOIN rail_subscriptions r ON r.project_id = f.project_id AND r.env = f.env AND r.rail = f.rail AND r.subscription_id = f.subscription_id
        GROUP BY 1, 2, 3, 4, 5, 6`);
+    await q.query(COHORT_REFUNDS(1));
     // The state each subscription counts in now: its lifecycle state, `active` and
     // `in_grace_period` while the ledger counts it paying; a record without a lifecycle state
     // is `active` while paying.
@@ -138,6 +151,7 @@ export class LifecycleChartFacts1790000003750 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(COHORT_REFUNDS(-1));
     for (const table of ['chart_measures', 'revenue_refund_days', 'subscription_trial_days', 'subscription_lifecycle_days', 'subscription_chart_states']) {
       await q.query(`DROP TABLE IF EXISTS ${table}`);
     }

@@ -131,7 +131,7 @@ export class RevenueFactsRepository {
     );
   }
 
-  /** The customer's recorded payments per month and currency, but one transaction. */
+  /** The customer's net cash per month and currency (payments, but one, less refunds and chargebacks, plus reversals). */
   async paymentsByMonth(
     scope: TenantScope,
     customerId: string,
@@ -139,9 +139,13 @@ export class RevenueFactsRepository {
     exceptTransactionId: string,
   ): Promise<Array<{ month: string; currency: string; amountMinor: number }>> {
     const rows = await this.sql.rows<{ month: string; currency: string; amount: Num }>(
-      `SELECT to_char(date_trunc('month', paid_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS month, currency, sum(amount_minor) AS amount FROM revenue_payments
-        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND NOT (rail = $4 AND transaction_id = $5)
-        GROUP BY 1, 2`,
+      `SELECT to_char(date_trunc('month', at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS month, currency, sum(amount) AS amount FROM (
+         SELECT paid_at AS at, currency, amount_minor AS amount FROM revenue_payments
+          WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND NOT (rail = $4 AND transaction_id = $5)
+         UNION ALL
+         SELECT occurred_at, currency, CASE WHEN kind = 'reversal' THEN amount_minor ELSE -amount_minor END FROM revenue_refunds
+          WHERE project_id = $1 AND env = $2 AND customer_id = $3
+       ) c GROUP BY 1, 2`,
       [scope.projectId, scope.env, customerId, exceptRail, exceptTransactionId],
     );
     return rows.map((r) => ({ month: r.month, currency: r.currency, amountMinor: Number(r.amount) }));

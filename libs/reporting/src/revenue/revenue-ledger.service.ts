@@ -25,7 +25,7 @@ export interface CustomerRevenue {
  * reads are point reads of those rows. With them it writes the charts' per-day facts, keyed
  * by the rail time's day: payments, refunds and reversals per rail and product, MRR movements,
  * subscriptions entering and leaving the paying set and each lifecycle state the state chart
- * counts, trials started, ended and converted, first payments and the first-payment cohorts' cash.
+ * counts, trials started, ended and converted, first payments and the first-payment cohorts' net cash.
  */
 @Injectable()
 export class RevenueLedger implements RailRevenueSink, OnModuleInit {
@@ -142,6 +142,8 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     const amountMinor = Math.round(toMinorUnits(money.amount, money.currency));
     if (!(amountMinor > 0)) return;
     const occurredAtMs = money.occurredAtMs > 0 ? money.occurredAtMs : this.clock.nowMs();
+    // The customer first, then the shared rows, as a payment does.
+    await this.repository.lockCustomer(scope, customerId);
     const recorded = await this.repository.recordReturn(scope, {
       rail,
       factId: money.factId,
@@ -157,14 +159,19 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     if (!recorded) return;
     // On the day of its own rail time, under the product of the subscription it concerns.
     const { productId } = await this.facts.subscriptionFacts(scope, rail, money.subscriptionId);
-    await this.facts.addRefund(scope, {
-      day: dayOf(occurredAtMs),
-      rail,
-      productId,
-      currency: money.currency,
-      reversal: money.kind === 'reversal',
-      amountMinor,
-    });
+    const reversal = money.kind === 'reversal';
+    await this.facts.addRefund(scope, { day: dayOf(occurredAtMs), rail, productId, currency: money.currency, reversal, amountMinor });
+    // The cohort's net cash in the refund's month (a customer that never paid has no cohort).
+    const firstPaidAt = (await this.facts.firsts(scope, customerId)).firstPaidAt;
+    if (firstPaidAt)
+      await this.facts.addCohortCash(scope, [
+        {
+          cohortMonth: monthOf(firstPaidAt.getTime()),
+          month: monthOf(occurredAtMs),
+          currency: money.currency,
+          netMinor: reversal ? amountMinor : -amountMinor,
+        },
+      ]);
   }
 
   async reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
