@@ -139,7 +139,7 @@ describe('operator console: the customer list and the customer page', () => {
     await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 1);
     await rows().first().getByText('Billing issue').waitFor();
 
-    await page().getByLabel('State', { exact: true }).selectOption('churned');
+    await page().getByLabel('State', { exact: true }).selectOption('expired');
     await page()
       .getByRole('link', { name: `cdcust_list002${k}` })
       .waitFor();

@@ -255,7 +255,7 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
         ['card_payments', 2900],
         ['android_store', 0],
       ]);
-      expect(current.byRailDetail.card_payments).toEqual({ mrrCents: 2900, payingCustomers: 1, activeTrials: null });
+      expect(current.byRailDetail.card_payments).toEqual({ mrrCents: 2900, payingCustomers: 1, activeTrials: 0 });
       expect(res.body.data.byRail).toEqual(current.byRail);
     });
 
@@ -350,7 +350,7 @@ describe('clients: the public CLI, connector, Node client and bucket reporter re
       const data = await ok('/v1/revenue', { project: fx.projectId, granularity: 'day', days: 56 });
       expect(data).toEqual(expect.objectContaining({ mrrCents: 2900, payingCustomers: 1 }));
       expect(data.byRail).toEqual(expect.objectContaining({ card_payments: 2900 }));
-      expect(data.byRailDetail).toEqual(expect.objectContaining({ card_payments: { mrrCents: 2900, payingCustomers: 1, activeTrials: null } }));
+      expect(data.byRailDetail).toEqual(expect.objectContaining({ card_payments: { mrrCents: 2900, payingCustomers: 1, activeTrials: 0 } }));
       expect(data.series).toHaveLength(56);
       expect(data.series[55]).toEqual({ date: today, mrrCents: 2900, payingCustomers: 1, refundsCents: 0 });
       expect(data.series[0].date < data.series[55].date).toBe(true);

@@ -81,7 +81,7 @@ describe('operator API: charts and revenue summary of a project', () => {
     const production = await admin('/charts/revenue');
     expect(production.status).toBe(200);
     expect(production.body.meta).toEqual(expect.objectContaining({ project: h.fx.projectId, env: 'production' }));
-    expect(production.body.data.series.at(-1).values).toEqual({ grossCents: 0, refundsCents: null, netCents: null, transactions: 0 });
+    expect(production.body.data.series.at(-1).values).toEqual({ grossCents: 0, refundsCents: 0, netCents: 0, transactions: 0 });
     expect(production.body.data.series[0].values).toEqual({ grossCents: null, refundsCents: null, netCents: null, transactions: null });
   });
 
@@ -99,7 +99,7 @@ describe('operator API: charts and revenue summary of a project', () => {
     expect(Object.keys(all.body.data).sort()).toEqual([...CHARTS].sort());
   });
 
-  it('revenue today, this month and last month: gross measured, refunds and net not measured (null), in the reporting currency', async () => {
+  it('revenue today, this month and last month: gross, refunds and net where measured (refunds not before the lifecycle), in the reporting currency', async () => {
     const res = await admin('/revenue-summary', { env: 'sandbox' });
     expect(res.status).toBe(200);
     const thisMonth = `${day().slice(0, 7)}-01`;
@@ -108,8 +108,8 @@ describe('operator API: charts and revenue summary of a project', () => {
       object: 'revenue_summary',
       data: {
         currency: 'USD',
-        today: { period: day(), grossCents: 2000, refundsCents: null, netCents: null },
-        thisMonth: { period: thisMonth, grossCents: 2000, refundsCents: null, netCents: null },
+        today: { period: day(), grossCents: 2000, refundsCents: 0, netCents: 2000 },
+        thisMonth: { period: thisMonth, grossCents: 2000, refundsCents: 0, netCents: 2000 },
         lastMonth: { period: lastMonth, grossCents: 3000, refundsCents: null, netCents: null },
       },
       meta: {
@@ -126,7 +126,7 @@ describe('operator API: charts and revenue summary of a project', () => {
     expect((await admin('/overview', { env: 'sandbox' })).body.revenue).toEqual(res.body.data);
 
     const production = await admin('/revenue-summary');
-    expect(production.body.data.today).toEqual({ period: day(), grossCents: 0, refundsCents: null, netCents: null });
+    expect(production.body.data.today).toEqual({ period: day(), grossCents: 0, refundsCents: 0, netCents: 0 });
     expect(production.body.data.lastMonth.grossCents).toBeNull();
   });
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
+import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
 
 interface Item {
   serviceCustomerId: string;
@@ -144,7 +145,8 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
     const c: Record<string, string> = {};
     beforeAll(async () => {
       fx = await createProjectWithApp(t);
-      for (const name of ['trialing', 'active', 'billing', 'paused', 'churned', 'refunded', 'none', 'mixed']) c[name] = await identify(fx, `${name}_${tag()}`);
+      for (const name of ['trialing', 'active', 'billing', 'paused', 'churned', 'refunded', 'none', 'mixed', 'hold'])
+        c[name] = await identify(fx, `${name}_${tag()}`);
       await subscription(fx, c.trialing!, { raw: 'trialing', product: 'price_trial' });
       await subscription(fx, c.active!, { rail: 'ios_store', id: `1000${tag()}`, raw: 'DID_RENEW', product: 'com.app.pro' });
       await subscription(fx, c.billing!, { rail: 'android_store', raw: 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD' });
@@ -153,6 +155,7 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
       await subscription(fx, c.refunded!, { rail: 'ios_store', id: `1000${tag()}`, state: 'inactive', raw: 'REFUND' });
       await subscription(fx, c.mixed!, { state: 'inactive', raw: 'canceled' });
       await subscription(fx, c.mixed!, { raw: 'active' });
+      await subscription(fx, c.hold!, { state: 'inactive', raw: 'SUBSCRIPTION_STATE_ON_HOLD' });
       await mrr(fx, c.active!, 999);
       await mrr(fx, c.trialing!, 100, 'EUR');
       await mrr(fx, c.mixed!, 4999);
@@ -163,13 +166,17 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
       );
     });
 
-    it('filters by state, one word per distinct state, churned only without anything else', async () => {
+    it('records without a lifecycle state: the state their status word names; expired only without anything else; the earlier words still filter', async () => {
       const expected: Record<string, string[]> = {
         trialing: [c.trialing!],
         active: [c.active!, c.mixed!],
-        billing_issue: [c.billing!],
+        billing_issue: [c.billing!, c.hold!],
+        in_grace_period: [c.billing!],
+        on_hold: [c.hold!],
+        in_billing_retry: [],
         paused: [c.paused!],
         churned: [c.churned!],
+        expired: [c.churned!],
         refunded: [c.refunded!],
       };
       for (const [state, want] of Object.entries(expected)) {
@@ -180,7 +187,9 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
       const all = (await list({}, fx)).body.data as Item[];
       const states = Object.fromEntries(all.map((d) => [d.serviceCustomerId, d.states]));
       expect(states[c.mixed!]).toEqual(['active']);
-      expect(states[c.churned!]).toEqual(['churned']);
+      expect(states[c.churned!]).toEqual(['expired']);
+      expect(states[c.billing!]).toEqual(['in_grace_period']);
+      expect(states[c.hold!]).toEqual(['on_hold']);
       expect(states[c.none!]).toEqual([]);
     });
 
@@ -339,5 +348,137 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
       expectError(await t.http.get(`/admin/v1/projects/${fx.projectId}/customers.csv?state=nope`).set(operatorAuth()), 400, 'invalid_param_value');
       expect((await t.http.get(`/admin/v1/projects/${fx.projectId}/customers.csv`)).status).toBe(401);
     });
+  });
+});
+
+/**
+ * The list's states from the subscription lifecycle: signed card events move each record's
+ * lifecycle state, which the state filter and each row's states read.
+ */
+describe('operator customer list: states of the subscription lifecycle', () => {
+  const h = cardWebhookHarness();
+  const { now, event, send } = h;
+  const DAY = 86_400;
+  const list = (query: Record<string, string>) =>
+    h.t.http
+      .get(`/admin/v1/projects/${h.fx.projectId}/customers`)
+      .query({ env: 'sandbox', match: 'partial', ...query })
+      .set(operatorAuth());
+  const cardSub = (s: { id: string; customer: string }, o: { status?: string; start: number; end: number; trialEnd?: number; pauseResumesAt?: number }) => ({
+    id: s.id,
+    object: 'subscription',
+    customer: s.customer,
+    status: o.status ?? 'active',
+    livemode: false,
+    start_date: o.start,
+    created: o.start,
+    trial_end: o.trialEnd ?? null,
+    cancel_at_period_end: false,
+    pause_collection: o.pauseResumesAt === undefined ? null : { behavior: 'void', resumes_at: o.pauseResumesAt },
+    metadata: {},
+    items: {
+      object: 'list',
+      data: [
+        {
+          id: uid('si'),
+          object: 'subscription_item',
+          current_period_start: o.start,
+          current_period_end: o.end,
+          quantity: 1,
+          price: { id: uid('price'), product: 'prod_pro', unit_amount: 999, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } },
+        },
+      ],
+    },
+  });
+  const ids = (body: { data: Item[] }) => body.data.map((d) => d.serviceCustomerId);
+  const customers: Record<string, string> = {};
+
+  beforeAll(async () => {
+    const t0 = now();
+    const applied = async (body: unknown) => {
+      const res = await send(body);
+      expect(res.body.decision).toBe('applied');
+      return res.body.serviceCustomerId as string;
+    };
+    const start = async (name: string, o: Parameters<typeof cardSub>[1]) => {
+      const s = { id: uid('sub'), customer: uid('cus') };
+      customers[name] = await applied(event('customer.subscription.created', cardSub(s, o), { created: t0 }));
+      return s;
+    };
+    await start('trialing', { status: 'trialing', start: t0, end: t0 + 7 * DAY, trialEnd: t0 + 7 * DAY });
+    await start('active', { start: t0, end: t0 + 30 * DAY });
+    const paused = await start('paused', { start: t0, end: t0 + 30 * DAY });
+    await applied(
+      event('customer.subscription.updated', cardSub(paused, { start: t0, end: t0 + 30 * DAY, pauseResumesAt: t0 + 60 * DAY }), { created: t0 + 1 }),
+    );
+    const expired = await start('expired', { start: t0, end: t0 + 30 * DAY });
+    await applied(event('customer.subscription.deleted', cardSub(expired, { status: 'canceled', start: t0, end: t0 + 30 * DAY }), { created: t0 + 1 }));
+    expect(
+      (
+        await h.t.http
+          .put(`/admin/v1/projects/${h.fx.projectId}/rails/card_payments`)
+          .set(operatorAuth())
+          .send({ accountId: 'acct_test_1', gracePeriodDays: 3 })
+      ).status,
+    ).toBe(200);
+    const grace = await start('in_grace_period', { start: t0 - 30 * DAY, end: t0 });
+    await applied(event('customer.subscription.updated', cardSub(grace, { status: 'past_due', start: t0, end: t0 + 30 * DAY }), { created: t0 + 1 }));
+    expect(
+      (
+        await h.t.http
+          .put(`/admin/v1/projects/${h.fx.projectId}/rails/card_payments`)
+          .set(operatorAuth())
+          .send({ accountId: 'acct_test_1', gracePeriodDays: 0 })
+      ).status,
+    ).toBe(200);
+    const retry = await start('in_billing_retry', { start: t0 - 30 * DAY, end: t0 });
+    await applied(event('customer.subscription.updated', cardSub(retry, { status: 'past_due', start: t0, end: t0 + 30 * DAY }), { created: t0 + 1 }));
+    const refunded = await start('refunded', { start: t0, end: t0 + 30 * DAY });
+    const charge = uid('ch');
+    await applied(
+      event(
+        'invoice.paid',
+        {
+          id: uid('in'),
+          object: 'invoice',
+          customer: refunded.customer,
+          subscription: refunded.id,
+          amount_paid: 999,
+          currency: 'usd',
+          charge,
+          payment_intent: null,
+          status_transitions: { paid_at: t0 },
+          lines: { data: [{ period: { start: t0 } }] },
+        },
+        { created: t0 },
+      ),
+    );
+    const dispute = { id: uid('dp'), object: 'dispute', amount: 999, currency: 'usd', charge, payment_intent: null, status: 'needs_response' };
+    await applied(event('charge.dispute.created', dispute, { created: t0 + 2 }));
+  });
+
+  it('each row carries the lifecycle state of its subscription; the filter finds it, and the earlier words still do', async () => {
+    const rows = (await list({ limit: '100' })).body.data as Item[];
+    expect(Object.fromEntries(rows.map((r) => [r.serviceCustomerId, r.states]))).toEqual(
+      Object.fromEntries(Object.entries(customers).map(([state, id]) => [id, [state]])),
+    );
+    for (const [state, id] of Object.entries(customers)) {
+      const res = await list({ state });
+      expect(res.status).toBe(200);
+      expect([state, ids(res.body)]).toEqual([state, [id]]);
+    }
+    expect(ids((await list({ state: 'billing_issue' })).body).sort()).toEqual([customers.in_grace_period!, customers.in_billing_retry!].sort());
+    expect(ids((await list({ state: 'churned' })).body)).toEqual([customers.expired!]);
+    expect(ids((await list({ state: 'on_hold' })).body)).toEqual([]);
+    // The export reads the same filter.
+    const csv = await h.t.http
+      .get(`/admin/v1/projects/${h.fx.projectId}/customers.csv`)
+      .query({ env: 'sandbox', state: 'in_billing_retry' })
+      .set(operatorAuth());
+    expect(csv.status).toBe(200);
+    expect(csv.text.split('\r\n').filter((l) => l !== '')).toEqual([
+      expect.stringMatching(/^customer_id,/),
+      expect.stringContaining(`${customers.in_billing_retry},`),
+    ]);
   });
 });

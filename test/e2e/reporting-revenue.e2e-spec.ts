@@ -100,9 +100,9 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
     });
     expect(res.body.data.byRail).toEqual({ ios_store: 0, card_payments: 0, android_store: 0 });
     expect(res.body.data.byRailDetail).toEqual({
-      ios_store: { mrrCents: 0, payingCustomers: 0, activeTrials: null },
-      card_payments: { mrrCents: 0, payingCustomers: 0, activeTrials: null },
-      android_store: { mrrCents: 0, payingCustomers: 0, activeTrials: null },
+      ios_store: { mrrCents: 0, payingCustomers: 0, activeTrials: 0 },
+      card_payments: { mrrCents: 0, payingCustomers: 0, activeTrials: 0 },
+      android_store: { mrrCents: 0, payingCustomers: 0, activeTrials: 0 },
     });
     expect(res.body.data.current).toEqual({ ...res.body.data, current: undefined, series: undefined });
   });
@@ -133,7 +133,7 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
     const d = await data();
     expect(d).toEqual(expect.objectContaining({ currency: 'USD', mrrCents: 3000, payingCustomers: 1, otherCurrencies: [] }));
     expect(d.byRail.card_payments).toBe(3000);
-    expect(d.byRailDetail.card_payments).toEqual({ mrrCents: 3000, payingCustomers: 1, activeTrials: null });
+    expect(d.byRailDetail.card_payments).toEqual({ mrrCents: 3000, payingCustomers: 1, activeTrials: 0 });
     expect(d.current.byRail).toEqual({ ios_store: 0, card_payments: 3000, android_store: 0 });
     expect(d.current).toEqual(expect.objectContaining({ mrrCents: 3000, payingCustomers: 1 }));
     // The same state again changes nothing; a price change moves MRR.
@@ -147,7 +147,7 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
     const d = await data();
     expect(d).toEqual(expect.objectContaining({ mrrCents: 3000, payingCustomers: 2, otherCurrencies: [{ currency: 'EUR', mrrCents: 900 }] }));
     expect(d.byRail.card_payments).toBe(3000);
-    expect(d.byRailDetail.card_payments).toEqual({ mrrCents: 3000, payingCustomers: 2, activeTrials: null });
+    expect(d.byRailDetail.card_payments).toEqual({ mrrCents: 3000, payingCustomers: 2, activeTrials: 0 });
 
     const put = await t.http.put(`/admin/v1/projects/${fx.projectId}/reporting`).set(operatorAuth()).send({ currency: 'EUR' });
     expect(put.status).toBe(200);
@@ -255,11 +255,11 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
       openErrorIssues: null,
       deadJobs: 0,
       mrrSeries: expect.any(Array),
-      // Revenue today, this month and last month; refunds and net stay null while the charts do not measure refunds.
+      // Revenue today, this month and last month: no refund, so net is gross.
       revenue: {
         currency: 'USD',
-        today: expect.objectContaining({ grossCents: 0, refundsCents: null, netCents: null }),
-        thisMonth: expect.objectContaining({ grossCents: 3500, refundsCents: null, netCents: null }),
+        today: expect.objectContaining({ grossCents: 0, refundsCents: 0, netCents: 0 }),
+        thisMonth: expect.objectContaining({ grossCents: 3500, refundsCents: 0, netCents: 3500 }),
         lastMonth: expect.objectContaining({ grossCents: null }),
       },
     });
@@ -317,7 +317,7 @@ describe('reporting: GET /v1/revenue and /v1/revenue/averages', () => {
       const read = async () => (await t.http.get('/v1/revenue').set(keyHeaders(ios, ios.keys.skTest))).body.data;
       expect(await read()).toEqual(expect.objectContaining({ mrrCents: 999, payingCustomers: 1, recognisedCashThisMonthCents: 999 }));
       expect((await read()).byRail.ios_store).toBe(999);
-      expect((await read()).byRailDetail.ios_store).toEqual({ mrrCents: 999, payingCustomers: 1, activeTrials: null });
+      expect((await read()).byRailDetail.ios_store).toEqual({ mrrCents: 999, payingCustomers: 1, activeTrials: 0 });
       // A yearly plan at 99.99 (JPY-free: two decimals) adds 833 a month.
       const yearly = transactionPayload({
         bundleId: BUNDLE,

@@ -1,4 +1,14 @@
-import { csvCell, csvLine, decodeCursor, encodeCursor, likeLiteral, parseListFilter } from '../../libs/telemetry/src/console/customer-list-rules.js';
+import { BILLING_ISSUE_STATUSES } from '#rails';
+import {
+  billingIssueWords,
+  csvCell,
+  csvLine,
+  decodeCursor,
+  encodeCursor,
+  likeLiteral,
+  parseListFilter,
+  statesOfFilter,
+} from '../../libs/telemetry/src/console/customer-list-rules.js';
 
 describe('customer list rules', () => {
   it('quotes CSV cells per RFC 4180 and defuses formula starts', () => {
@@ -48,5 +58,22 @@ describe('customer list rules', () => {
     });
     expect(() => parseListFilter({ state: 'canceled' })).toThrow(/state/);
     expect(() => parseListFilter({ q: ['a', 'b'] })).toThrow(/q/);
+  });
+
+  it('filters by the lifecycle states, and by the earlier words billing_issue and churned', () => {
+    for (const state of ['trialing', 'active', 'in_grace_period', 'in_billing_retry', 'on_hold', 'paused', 'expired', 'refunded'] as const) {
+      expect(parseListFilter({ state }).state).toBe(state);
+      expect(statesOfFilter(state)).toEqual([state]);
+    }
+    expect(statesOfFilter('billing_issue')).toEqual(['in_grace_period', 'in_billing_retry', 'on_hold']);
+    expect(statesOfFilter('churned')).toEqual(['expired']);
+  });
+
+  it('splits the rails billing-issue words of records without a lifecycle state into grace, hold and retry', () => {
+    expect(billingIssueWords(BILLING_ISSUE_STATUSES)).toEqual({
+      grace: ['SUBSCRIPTION_IN_GRACE_PERIOD', 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD'],
+      hold: ['SUBSCRIPTION_ON_HOLD', 'SUBSCRIPTION_STATE_ON_HOLD'],
+      retry: ['past_due', 'unpaid', 'DID_FAIL_TO_RENEW', 'GRACE_PERIOD_EXPIRED'],
+    });
   });
 });

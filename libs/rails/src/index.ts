@@ -8,6 +8,7 @@ import { AndroidVoidedReads1790000003618 } from './migrations/1790000003618-andr
 import { RailSubscriptionObjects1790000003640 } from './migrations/1790000003640-rail-subscription-objects.migration.js';
 import { RefundRequests1790000003730 } from './migrations/1790000003730-refund-requests.migration.js';
 import { RailConnectionChecks1790000003671 } from './migrations/1790000003671-rail-connection-checks.migration.js';
+import { RailSubscriptionsLifecycleState1790000003751 } from './migrations/1790000003751-rail-subscriptions-lifecycle-state.migration.js';
 
 export { RailsModule } from './rails.module.js';
 export {
@@ -77,6 +78,7 @@ export const RAILS_MIGRATIONS = [
   RailConnectionChecks1790000003671,
   RailSubscriptionIdPrefix1790000003711,
   RefundRequests1790000003730,
+  RailSubscriptionsLifecycleState1790000003751,
 ];
 
 // Store notifications

@@ -7,6 +7,7 @@ import { ErrorRevenueSnapshots1790000003240 } from './migrations/1790000003240-e
 import { ErrorRevenueErasures1790000003500 } from './migrations/1790000003500-error-revenue-erasures.migration.js';
 import { ChartFacts1790000003600 } from './migrations/1790000003600-chart-facts.migration.js';
 import { RevenueRefunds1790000003650 } from './migrations/1790000003650-revenue-refunds.migration.js';
+import { LifecycleChartFacts1790000003750 } from './migrations/1790000003750-lifecycle-chart-facts.migration.js';
 
 export { ReportingModule } from './reporting.module.js';
 export { ReportingRead, type ReportingReadOptions } from './reporting-read.decorator.js';
@@ -38,4 +39,5 @@ export const REPORTING_MIGRATIONS = [
   ChartFacts1790000003600,
   RevenueRefunds1790000003650,
   ActiveDaysByCustomer1790000003712,
+  LifecycleChartFacts1790000003750,
 ];

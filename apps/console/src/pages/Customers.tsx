@@ -11,7 +11,7 @@ import { useLoad } from '../components/useLoad';
 import { useEnv } from '../env';
 import { date, money } from '../format';
 import { href } from '../router';
-import { STATE_WORDS, StateBadges } from './customerStates';
+import { STATE_FILTERS, StateBadges } from './customerStates';
 
 const PAGE_SIZE = 25;
 
@@ -109,7 +109,7 @@ export function Customers({ projectId }: { projectId: string }) {
         </button>
       </form>
       <div className="filters inline-form" role="group" aria-label="Filters and order">
-        <Choice label="State" name="state" value={filters.state} onChange={change('state')} options={[['', 'Any state'], ...Object.entries(STATE_WORDS)]} />
+        <Choice label="State" name="state" value={filters.state} onChange={change('state')} options={[['', 'Any state'], ...STATE_FILTERS]} />
         <Choice
           label="Rail"
           name="rail"

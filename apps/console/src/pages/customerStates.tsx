@@ -1,12 +1,28 @@
-// A customer's states in human words, one badge per distinct state.
+// A customer's states in human words, one badge per distinct state: the lifecycle states of its
+// subscriptions (expired only when every subscription ended: a churned customer).
 export const STATE_WORDS: Record<string, string> = {
   trialing: 'Trialing',
   active: 'Active',
-  billing_issue: 'Billing issue',
+  in_grace_period: 'Billing issue: grace period',
+  in_billing_retry: 'Billing issue: retrying',
+  on_hold: 'Billing issue: on hold',
   paused: 'Paused',
-  churned: 'Churned',
+  expired: 'Churned',
   refunded: 'Refunded',
 };
+
+// The list's state filter: each state, and any billing issue at once.
+export const STATE_FILTERS: [string, string][] = [
+  ['trialing', STATE_WORDS.trialing],
+  ['active', STATE_WORDS.active],
+  ['billing_issue', 'Billing issue (any)'],
+  ['in_grace_period', STATE_WORDS.in_grace_period],
+  ['in_billing_retry', STATE_WORDS.in_billing_retry],
+  ['on_hold', STATE_WORDS.on_hold],
+  ['paused', STATE_WORDS.paused],
+  ['expired', STATE_WORDS.expired],
+  ['refunded', STATE_WORDS.refunded],
+];
 
 export function StateBadges({ states }: { states: readonly string[] }) {
   const distinct = [...new Set(states)];

@@ -264,15 +264,16 @@ export class RailSubscriptionsRepository {
     return rows.map(toRecord);
   }
 
-  /** Subscriptions in a free trial that still gives access at `nowMs` (their stored object says so). */
-  async countActiveTrials(scope: TenantScope, nowMs: number): Promise<number> {
-    const rows: { n: string | number }[] = await this.sql.rows(
-      `SELECT count(*) AS n FROM rail_subscriptions
+  /** Subscriptions in a free trial that still gives access at `nowMs` (their stored object says so), per rail (absent: none). */
+  async countActiveTrials(scope: TenantScope, nowMs: number): Promise<Map<PurchaseRail, number>> {
+    const rows: { rail: PurchaseRail; n: string | number }[] = await this.sql.rows(
+      `SELECT rail, count(*) AS n FROM rail_subscriptions
         WHERE project_id = $1 AND env = $2 AND lifecycle_state = 'trialing'
-          AND (subscription->>'accessEndsAt' IS NULL OR (subscription->>'accessEndsAt')::bigint > $3)`,
+          AND (subscription->>'accessEndsAt' IS NULL OR (subscription->>'accessEndsAt')::bigint > $3)
+        GROUP BY rail`,
       [scope.projectId, scope.env, Math.floor(nowMs / 1000)],
     );
-    return Number(rows[0]?.n ?? 0);
+    return new Map(rows.map((r) => [r.rail, Number(r.n)]));
   }
 
   /** Moves every subscription record of `fromCustomerId` to `toCustomerId` (a rail-only customer folded into another). */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope } from '#platform';
+import type { PurchaseRail } from '../model/rail-model.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 
 /** Counts over the subscription objects that other contexts read (reporting's revenue figures). */
@@ -10,8 +11,11 @@ export class SubscriptionCounts {
     private readonly subscriptions: RailSubscriptionsRepository,
   ) {}
 
-  /** Subscriptions in a free trial that gives access now. */
-  activeTrials(scope: TenantScope): Promise<number> {
-    return this.subscriptions.countActiveTrials(scope, this.clock.nowMs());
+  /** Subscriptions in a free trial that gives access now, on every rail and per rail. */
+  async activeTrials(scope: TenantScope): Promise<{ total: number; byRail: Record<PurchaseRail, number> }> {
+    const counts = await this.subscriptions.countActiveTrials(scope, this.clock.nowMs());
+    const byRail = { ios_store: 0, card_payments: 0, android_store: 0 } satisfies Record<PurchaseRail, number>;
+    for (const rail of Object.keys(byRail) as PurchaseRail[]) byRail[rail] = counts.get(rail) ?? 0;
+    return { total: byRail.ios_store + byRail.card_payments + byRail.android_store, byRail };
   }
 }

@@ -64,31 +64,31 @@ export class MrrSummaryView {
 }
 export class RevenueValuesView {
   @n() grossCents: number | null;
-  @n('null until refunds are recorded') refundsCents: number | null;
-  @n('null until refunds are recorded') netCents: number | null;
+  @n('Refunds and chargebacks less reversals, each on its own day; null before the lifecycle’s first day') refundsCents: number | null;
+  @n('grossCents − refundsCents; null before the lifecycle’s first day') netCents: number | null;
   @n('Payments') transactions: number | null;
 }
 export class ActiveSubscriptionsValuesView {
-  @n() active: number | null;
-  @n('null: not recorded yet') trialing: number | null;
-  @n('null: not recorded yet') inGracePeriod: number | null;
-  @n('null: not recorded yet') inBillingRetry: number | null;
-  @n('null: not recorded yet') paused: number | null;
+  @n('Paying subscriptions in the active state at the period’s end (a record without a lifecycle state: while paying)') active: number | null;
+  @n('In a free trial; null before the lifecycle’s first day') trialing: number | null;
+  @n('In a grace period while paying; null before the lifecycle’s first day') inGracePeriod: number | null;
+  @n('In billing retry; null before the lifecycle’s first day') inBillingRetry: number | null;
+  @n('Paused; null before the lifecycle’s first day') paused: number | null;
 }
 export class TrialsValuesView {
-  @n('null: not recorded yet') started: number | null;
-  @n('null: not recorded yet') converted: number | null;
-  @n('null: not recorded yet') conversionRate: number | null;
+  @n('Trials started in the period') started: number | null;
+  @n('Trials that ended in the period by becoming active') converted: number | null;
+  @n('converted / trials that ended in the period (0–1); null when none ended') conversionRate: number | null;
 }
 export class ChurnValuesView {
-  @n('Subscriptions that stopped counting as active') churnedSubscriptions: number | null;
-  @n('churned / active at the period’s start (0–1)') subscriberChurnRate: number | null;
+  @n('Subscriptions that stopped counting as paying') churnedSubscriptions: number | null;
+  @n('churned / paying at the period’s start (0–1)') subscriberChurnRate: number | null;
   @n('churned MRR / MRR at the period’s start (0–1)') mrrChurnRate: number | null;
 }
 export class RefundsValuesView {
-  @n('null until refunds are recorded') refunds: number | null;
-  @n('null until refunds are recorded') refundRate: number | null;
-  @n('null until refunds are recorded') refundsCents: number | null;
+  @n('Refunds and chargebacks less reversals (a period holding the reversal of an earlier chargeback can be negative)') refunds: number | null;
+  @n('refunds / payments of the period') refundRate: number | null;
+  @n('Refunds and chargebacks less reversals, cents') refundsCents: number | null;
 }
 export class NewCustomersValuesView {
   @n() newCustomers: number | null;

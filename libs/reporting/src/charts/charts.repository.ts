@@ -18,6 +18,8 @@ export interface ChartContext {
   /** The first day with a revenue fact, or the day the first rail was connected (the earlier). */
   revenueSince: string | null;
   subscriptionsSince: string | null;
+  /** The first day the lifecycle's facts (states beyond `active`, trials, refunds) were recorded, or null. */
+  lifecycleSince: string | null;
   customersSince: string | null;
   eventsSince: string | null;
 }
@@ -56,7 +58,8 @@ export class ChartsRepository {
               ${day('revenue_mrr_movements')} AS mrr_since, ${day('revenue_day_facts')} AS payments_since,
               ${day('subscription_state_days')} AS states_since, ${day('customer_day_facts')} AS customers_since,
               ${day('event_day_facts')} AS events_since,
-              (SELECT to_char(min(paying_day), 'YYYY-MM-DD') FROM revenue_first_paying WHERE project_id = $1 AND env = $2) AS paying_since`,
+              (SELECT to_char(min(paying_day), 'YYYY-MM-DD') FROM revenue_first_paying WHERE project_id = $1 AND env = $2) AS paying_since,
+              (SELECT to_char(since, 'YYYY-MM-DD') FROM chart_measures WHERE measure = 'lifecycle') AS lifecycle_since`,
       [scope.projectId, scope.env],
     );
     const earliest = (...days: Array<string | null | undefined>) => days.filter((d): d is string => !!d).sort()[0] ?? null;
@@ -65,6 +68,7 @@ export class ChartsRepository {
       currency: row?.currency ?? null,
       revenueSince,
       subscriptionsSince: earliest(revenueSince, row?.states_since),
+      lifecycleSince: row?.lifecycle_since ?? null,
       customersSince: earliest(row?.customers_since, row?.paying_since),
       eventsSince: row?.events_since ?? null,
     };
@@ -91,29 +95,58 @@ export class ChartsRepository {
     );
   }
 
-  /** Payments and refunds per period and segment in one currency (the total is their sum). */
+  /**
+   * Payments, and refunds and chargebacks less their reversals (each on its own day), per period
+   * and segment in one currency (the total is their sum).
+   */
   payments(scope: TenantScope, currency: string, from: string, to: string, granularity: ChartGranularity, segment: ChartSegment): Promise<FactRow[]> {
     return this.factRows(
-      `SELECT to_char(date_trunc($6, day), 'YYYY-MM-DD') AS period, ${segmentKey(segment)} AS seg,
-              sum(payments) AS payments, sum(gross_minor) AS "grossMinor", sum(refunds) AS refunds, sum(refunds_minor) AS "refundsMinor"
-         FROM revenue_day_facts
-        WHERE project_id = $1 AND env = $2 AND currency = $3 AND day BETWEEN $4::date AND $5::date
-        GROUP BY 1, 2`,
+      `SELECT period, seg, sum(p) AS payments, sum(g) AS "grossMinor", sum(n) AS refunds, sum(m) AS "refundsMinor" FROM (
+         SELECT to_char(date_trunc($6, day), 'YYYY-MM-DD') AS period, ${segmentKey(segment)} AS seg, payments AS p, gross_minor AS g, 0 AS n, 0 AS m
+           FROM revenue_day_facts WHERE project_id = $1 AND env = $2 AND currency = $3 AND day BETWEEN $4::date AND $5::date
+         UNION ALL
+         SELECT to_char(date_trunc($6, day), 'YYYY-MM-DD'), ${segmentKey(segment)}, 0, 0, refunds - reversals, refunds_minor - reversals_minor
+           FROM revenue_refund_days WHERE project_id = $1 AND env = $2 AND currency = $3 AND day BETWEEN $4::date AND $5::date
+       ) f GROUP BY 1, 2`,
       [scope.projectId, scope.env, currency, from, to, granularity],
       ['payments', 'grossMinor', 'refunds', 'refundsMinor'],
     );
   }
 
-  /** Subscriptions entering and leaving each state per period and segment, and before `from` their sums (period null). */
-  states(scope: TenantScope, from: string, to: string, granularity: ChartGranularity, segment: ChartSegment): Promise<FactRow[]> {
+  /**
+   * Subscriptions entering and leaving each state per period and segment, and before `from`
+   * their sums (period null): `paying` the ledger's paying set (`subscription_state_days`), the
+   * others the lifecycle states the state chart counts (`subscription_lifecycle_days`).
+   */
+  states(
+    scope: TenantScope,
+    from: string,
+    to: string,
+    granularity: ChartGranularity,
+    segment: ChartSegment,
+    family: 'paying' | 'lifecycle',
+  ): Promise<FactRow[]> {
+    const [table, sums] = family === 'paying' ? ['subscription_state_days', [['active', 'active']] as const] : ['subscription_lifecycle_days', STATE_SUMS];
     return this.factRows(
       `SELECT CASE WHEN day < $3::date THEN NULL ELSE to_char(date_trunc($5, day), 'YYYY-MM-DD') END AS period, ${segmentKey(segment)} AS seg,
-              ${STATE_SUMS.map(([column, state]) => `sum(entered) FILTER (WHERE state = '${state}') AS "${column}In", sum("left") FILTER (WHERE state = '${state}') AS "${column}Out"`).join(', ')}
-         FROM subscription_state_days
+              ${sums.map(([column, state]) => `sum(entered) FILTER (WHERE state = '${state}') AS "${column}In", sum("left") FILTER (WHERE state = '${state}') AS "${column}Out"`).join(', ')}
+         FROM ${table}
         WHERE project_id = $1 AND env = $2 AND day <= $4::date
         GROUP BY 1, 2`,
       [scope.projectId, scope.env, from, to, granularity],
-      STATE_SUMS.flatMap(([column]) => [`${column}In`, `${column}Out`]),
+      sums.flatMap(([column]) => [`${column}In`, `${column}Out`]),
+    );
+  }
+
+  /** Trials started, ended and converted per period. */
+  trials(scope: TenantScope, from: string, to: string, granularity: ChartGranularity): Promise<FactRow[]> {
+    return this.factRows(
+      `SELECT to_char(date_trunc($5, day), 'YYYY-MM-DD') AS period, '' AS seg, sum(started) AS started, sum(ended) AS ended, sum(converted) AS converted
+         FROM subscription_trial_days
+        WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
+        GROUP BY 1`,
+      [scope.projectId, scope.env, from, to, granularity],
+      ['started', 'ended', 'converted'],
     );
   }
 
@@ -184,7 +217,7 @@ export class ChartsRepository {
   }
 }
 
-/** The state columns of `subscription_state_days` and their names in the chart's sums. */
+/** The states of `subscription_lifecycle_days` and their names in the chart's sums. */
 export const STATE_SUMS = [
   ['active', 'active'],
   ['trialing', 'trialing'],

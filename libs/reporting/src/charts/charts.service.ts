@@ -17,13 +17,8 @@ export type ChartName = (typeof CHARTS)[number];
 const MONEY_CHARTS: ReadonlySet<ChartName> = new Set(['mrr', 'revenue', 'refunds', 'ltv_cohorts']);
 /** Charts that split by `segment=rail|product`; the others take `segment=none` alone. */
 const SEGMENTED_CHARTS: ReadonlySet<ChartName> = new Set(['mrr', 'revenue', 'refunds', 'active_subscriptions']);
-/**
- * What the service does not record yet: refunds (no refund fact reaches the ledger), trials and
- * the subscription states beyond `active`. Their figures are null (not measured) until the
- * subscription lifecycle writes `revenue_day_facts.refunds*` and `subscription_state_days` for them.
- */
-const REFUNDS_MEASURED = false;
-const MEASURED_STATES: ReadonlySet<string> = new Set(['active']);
+/** Refund figures of the revenue chart (measured from the lifecycle's first day, the others from the ledger's). */
+const REFUND_VALUES = ['refundsCents', 'netCents'];
 /** How many months after its first a cohort's lifetime value runs (m0 … m11). */
 const COHORT_MONTHS = 12;
 
@@ -95,7 +90,7 @@ export class ChartsService {
   /**
    * Revenue today, this month and last month (gross, refunds, net in cents of the reporting
    * currency): the revenue chart's day of today and its months, so the figures always agree
-   * with the chart; refunds and net stay null while refunds are not measured.
+   * with the chart; refunds and net are null for periods before the lifecycle's first day.
    */
   async operatorRevenueSummary(scope: TenantScope): Promise<ReadEnvelope<RevenueSummaryData>> {
     const today = dayOf(this.clock.nowMs());
@@ -168,7 +163,7 @@ export class ChartsService {
       case 'active_subscriptions':
         return this.activeSubscriptions(r);
       case 'trials':
-        return Promise.resolve(this.trials(r));
+        return this.trials(r);
       case 'churn':
         return this.churn(r);
       case 'new_customers':
@@ -182,6 +177,15 @@ export class ChartsService {
 
   private measured(r: Request, since: string | null) {
     return (p: ChartPeriod) => since !== null && p.last >= since && p.first <= r.today;
+  }
+
+  /**
+   * Periods where the lifecycle's figures (states beyond `active`, trials, refunds) are measured:
+   * those of `since` (the ledger's or the subscriptions' first day) from the lifecycle's first day on.
+   */
+  private lifecycleMeasured(r: Request, since: string | null) {
+    const lifecycle = r.context.lifecycleSince;
+    return this.measured(r, since === null || lifecycle === null ? null : since > lifecycle ? since : lifecycle);
   }
 
   /** The total's and each segment's series (rails always all three; products the largest and `other`). */
@@ -232,36 +236,45 @@ export class ChartsService {
 
   private async payments(r: Request): Promise<Built> {
     const rows = await this.repository.payments(r.scope, r.currency, r.from, r.to, r.granularity, r.segment);
-    const measured = this.measured(r, r.context.revenueSince);
     const refunds = r.chart === 'refunds';
-    const names = refunds ? ['refunds', 'refundRate', 'refundsCents'] : ['grossCents', 'refundsCents', 'netCents', 'transactions'];
+    const measured = refunds ? this.lifecycleMeasured(r, r.context.revenueSince) : this.measured(r, r.context.revenueSince);
+    const refundsMeasured = this.lifecycleMeasured(r, r.context.revenueSince);
+    // `payments` rides along in the refunds chart for the summary's rate, then goes.
+    const names = refunds ? ['refunds', 'refundRate', 'refundsCents', 'payments'] : ['grossCents', 'refundsCents', 'netCents', 'transactions'];
     const compute = (_: Sums, s: Sums): Values =>
       refunds
         ? {
-            refunds: REFUNDS_MEASURED ? sumOf(s, 'refunds') : null,
-            refundRate: REFUNDS_MEASURED ? ratio(sumOf(s, 'refunds'), sumOf(s, 'payments')) : null,
-            refundsCents: REFUNDS_MEASURED ? cents(sumOf(s, 'refundsMinor')) : null,
+            refunds: sumOf(s, 'refunds'),
+            refundRate: ratio(sumOf(s, 'refunds'), sumOf(s, 'payments')),
+            refundsCents: cents(sumOf(s, 'refundsMinor')),
+            payments: sumOf(s, 'payments'),
           }
         : {
             grossCents: cents(sumOf(s, 'grossMinor')),
-            refundsCents: REFUNDS_MEASURED ? cents(sumOf(s, 'refundsMinor')) : null,
-            netCents: REFUNDS_MEASURED ? cents(sumOf(s, 'grossMinor') - sumOf(s, 'refundsMinor')) : null,
+            refundsCents: cents(sumOf(s, 'refundsMinor')),
+            netCents: cents(sumOf(s, 'grossMinor') - sumOf(s, 'refundsMinor')),
             transactions: sumOf(s, 'payments'),
           };
-    const built = this.segmented(
-      r,
-      rows,
-      (s) => sumOf(s, 'grossMinor'),
-      (entry) => seriesOf(entry, r.periods, measured, names, compute),
-      false,
-    );
+    const series = (entry: SegmentSums | undefined) => {
+      const values = seriesOf(entry, r.periods, measured, names, compute);
+      if (!refunds) r.periods.forEach((p, i) => !refundsMeasured(p) && REFUND_VALUES.forEach((n) => (values[i][n] = null)));
+      return values;
+    };
+    const built = this.segmented(r, rows, (s) => sumOf(s, 'grossMinor'), series, false);
     const summary: Values = Object.fromEntries(names.map((n) => [n, total(built.total, n)]));
-    if (refunds) summary.refundRate = REFUNDS_MEASURED ? ratio(summary.refunds, total(built.total, 'transactions')) : null;
+    if (refunds) {
+      summary.refundRate = ratio(summary.refunds, summary.payments);
+      const drop = (values: Values) => delete values.payments;
+      built.total.forEach(drop);
+      for (const values of built.segments?.values() ?? []) values.forEach(drop);
+      drop(summary);
+    }
     return { ...built, summary };
   }
 
   private stateSeries(r: Request, names: readonly string[]) {
     const measured = this.measured(r, r.context.subscriptionsSince);
+    const lifecycleMeasured = this.lifecycleMeasured(r, r.context.subscriptionsSince);
     return (entry: SegmentSums | undefined) =>
       seriesOf(
         entry,
@@ -270,34 +283,54 @@ export class ChartsService {
         names,
         (balance, s) =>
           Object.fromEntries(
-            STATE_SUMS.map(([name, state]) => [
-              name,
-              MEASURED_STATES.has(state) ? sumOf(balance, `${name}In`) - sumOf(balance, `${name}Out`) + sumOf(s, `${name}In`) - sumOf(s, `${name}Out`) : null,
-            ]),
+            STATE_SUMS.map(([name]) => [name, sumOf(balance, `${name}In`) - sumOf(balance, `${name}Out`) + sumOf(s, `${name}In`) - sumOf(s, `${name}Out`)]),
           ),
         (balance, s) => {
           for (const [name] of STATE_SUMS)
             for (const dir of ['In', 'Out']) balance[`${name}${dir}`] = sumOf(balance, `${name}${dir}`) + sumOf(s, `${name}${dir}`);
         },
-      );
+      ).map((values, i) => {
+        // `active` is measured with the subscriptions; the other states from the lifecycle's first day.
+        if (!lifecycleMeasured(r.periods[i])) for (const [name, state] of STATE_SUMS) if (state !== 'active') values[name] = null;
+        return values;
+      });
   }
 
   private async activeSubscriptions(r: Request): Promise<Built> {
     const names = STATE_SUMS.map(([name]) => name);
-    const rows = await this.repository.states(r.scope, r.from, r.to, r.granularity, r.segment);
+    const rows = await this.repository.states(r.scope, r.from, r.to, r.granularity, r.segment, 'lifecycle');
     const built = this.segmented(r, rows, (s) => sumOf(s, 'activeIn') - sumOf(s, 'activeOut'), this.stateSeries(r, names), false);
     return { ...built, summary: Object.fromEntries(names.map((n) => [n, last(built.total, n)])) };
   }
 
-  private trials(r: Request): Built {
-    const names = ['started', 'converted', 'conversionRate'];
-    return { total: r.periods.map(() => nulls(names)), summary: nulls(names) };
+  /** Trials started and converted per period; the rate: of the trials that ended in it, the share that converted. */
+  private async trials(r: Request): Promise<Built> {
+    const rows = await this.repository.trials(r.scope, r.from, r.to, r.granularity);
+    const series = seriesOf(
+      tabulate(rows).get(''),
+      r.periods,
+      this.lifecycleMeasured(r, r.context.subscriptionsSince),
+      ['started', 'converted', 'conversionRate', 'ended'],
+      (_, s) => ({
+        started: sumOf(s, 'started'),
+        converted: sumOf(s, 'converted'),
+        conversionRate: ratio(sumOf(s, 'converted'), sumOf(s, 'ended')),
+        ended: sumOf(s, 'ended'),
+      }),
+    );
+    const summary: Values = {
+      started: total(series, 'started'),
+      converted: total(series, 'converted'),
+      conversionRate: ratio(total(series, 'converted'), total(series, 'ended')),
+    };
+    for (const values of series) delete values.ended;
+    return { total: series, summary };
   }
 
   private async churn(r: Request): Promise<Built> {
     const names = ['churnedSubscriptions', 'subscriberChurnRate', 'mrrChurnRate'];
     const [states, movements] = await Promise.all([
-      this.repository.states(r.scope, r.from, r.to, r.granularity, 'none'),
+      this.repository.states(r.scope, r.from, r.to, r.granularity, 'none', 'paying'),
       this.repository.movements(r.scope, r.currency, r.from, r.to, r.granularity, 'none'),
     ]);
     const stateTable = tabulate(states).get('');

@@ -10,10 +10,17 @@ export interface CustomerFirsts {
   firstMrrDay: string | null;
 }
 
-/** The product of a rail subscription (`''` when unknown) and its rail time. */
+/** The product of a rail subscription (`''` when unknown), its rail time and its lifecycle state (null: the record has none). */
 export interface SubscriptionFacts {
   productId: string;
   railTimeMs: number | null;
+  lifecycleState: string | null;
+}
+
+/** The state (and product) a subscription is counted in by the state chart. */
+export interface ChartStateRow {
+  state: string;
+  productId: string;
 }
 
 /**
@@ -24,14 +31,16 @@ export interface SubscriptionFacts {
 export class RevenueFactsRepository {
   constructor(private readonly sql: Sql) {}
 
-  /** The rail subscription's product and rail time, as the rails wrote them in this transaction. */
+  /** The rail subscription's product, rail time and lifecycle state, as the rails wrote them in this transaction. */
   async subscriptionFacts(scope: TenantScope, rail: string, subscriptionId: string | null): Promise<SubscriptionFacts> {
-    if (!subscriptionId) return { productId: '', railTimeMs: null };
-    const row = await this.sql.one<{ product_id: string; rail_time_ms: Num }>(
-      `SELECT product_id, rail_time_ms FROM rail_subscriptions WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`,
+    if (!subscriptionId) return { productId: '', railTimeMs: null, lifecycleState: null };
+    const row = await this.sql.one<{ product_id: string; rail_time_ms: Num; lifecycle_state: string | null }>(
+      `SELECT product_id, rail_time_ms, lifecycle_state FROM rail_subscriptions WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`,
       [scope.projectId, scope.env, rail, subscriptionId],
     );
-    return row ? { productId: row.product_id, railTimeMs: Number(row.rail_time_ms) } : { productId: '', railTimeMs: null };
+    return row
+      ? { productId: row.product_id, railTimeMs: Number(row.rail_time_ms), lifecycleState: row.lifecycle_state }
+      : { productId: '', railTimeMs: null, lifecycleState: null };
   }
 
   async addPayment(scope: TenantScope, fact: { day: string; rail: string; productId: string; currency: string; amountMinor: number }): Promise<void> {
@@ -122,7 +131,7 @@ export class RevenueFactsRepository {
     );
   }
 
-  /** The customer's recorded payments per month and currency, but one transaction. */
+  /** The customer's net cash per month and currency (payments, but one, less refunds and chargebacks, plus reversals). */
   async paymentsByMonth(
     scope: TenantScope,
     customerId: string,
@@ -130,9 +139,13 @@ export class RevenueFactsRepository {
     exceptTransactionId: string,
   ): Promise<Array<{ month: string; currency: string; amountMinor: number }>> {
     const rows = await this.sql.rows<{ month: string; currency: string; amount: Num }>(
-      `SELECT to_char(date_trunc('month', paid_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS month, currency, sum(amount_minor) AS amount FROM revenue_payments
-        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND NOT (rail = $4 AND transaction_id = $5)
-        GROUP BY 1, 2`,
+      `SELECT to_char(date_trunc('month', at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS month, currency, sum(amount) AS amount FROM (
+         SELECT paid_at AS at, currency, amount_minor AS amount FROM revenue_payments
+          WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND NOT (rail = $4 AND transaction_id = $5)
+         UNION ALL
+         SELECT occurred_at, currency, CASE WHEN kind = 'reversal' THEN amount_minor ELSE -amount_minor END FROM revenue_refunds
+          WHERE project_id = $1 AND env = $2 AND customer_id = $3
+       ) c GROUP BY 1, 2`,
       [scope.projectId, scope.env, customerId, exceptRail, exceptTransactionId],
     );
     return rows.map((r) => ({ month: r.month, currency: r.currency, amountMinor: Number(r.amount) }));
@@ -204,6 +217,62 @@ export class RevenueFactsRepository {
       `INSERT INTO subscription_state_days AS s (project_id, env, day, rail, product_id, state, entered, "left") VALUES ($1, $2, $3::date, $4, $5, $6, $7, $8)
        ON CONFLICT ON CONSTRAINT subscription_state_days_pk DO UPDATE SET entered = s.entered + EXCLUDED.entered, "left" = s."left" + EXCLUDED."left"`,
       [scope.projectId, scope.env, fact.day, fact.rail, fact.productId, fact.state, fact.delta > 0 ? 1 : 0, fact.delta < 0 ? 1 : 0],
+    );
+  }
+
+  /** The state the subscription is counted in now (null: none). */
+  async chartState(scope: TenantScope, rail: string, subscriptionId: string): Promise<ChartStateRow | null> {
+    const row = await this.sql.one<{ state: string; product_id: string }>(
+      `SELECT state, product_id FROM subscription_chart_states WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`,
+      [scope.projectId, scope.env, rail, subscriptionId],
+    );
+    return row ? { state: row.state, productId: row.product_id } : null;
+  }
+
+  async setChartState(scope: TenantScope, rail: string, subscriptionId: string, next: ChartStateRow | null): Promise<void> {
+    const key = [scope.projectId, scope.env, rail, subscriptionId];
+    if (next === null) {
+      await this.sql.rows(`DELETE FROM subscription_chart_states WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`, key);
+      return;
+    }
+    await this.sql.rows(
+      `INSERT INTO subscription_chart_states (project_id, env, rail, subscription_id, state, product_id) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT ON CONSTRAINT subscription_chart_states_pk DO UPDATE SET state = EXCLUDED.state, product_id = EXCLUDED.product_id`,
+      [...key, next.state, next.productId],
+    );
+  }
+
+  /** A subscription entered (+1) or left (−1) a counted state of the lifecycle on `day`. */
+  async moveLifecycle(scope: TenantScope, fact: { day: string; rail: string; productId: string; state: string; delta: 1 | -1 }): Promise<void> {
+    await this.sql.rows(
+      `INSERT INTO subscription_lifecycle_days AS s (project_id, env, day, rail, product_id, state, entered, "left") VALUES ($1, $2, $3::date, $4, $5, $6, $7, $8)
+       ON CONFLICT ON CONSTRAINT subscription_lifecycle_days_pk DO UPDATE SET entered = s.entered + EXCLUDED.entered, "left" = s."left" + EXCLUDED."left"`,
+      [scope.projectId, scope.env, fact.day, fact.rail, fact.productId, fact.state, fact.delta > 0 ? 1 : 0, fact.delta < 0 ? 1 : 0],
+    );
+  }
+
+  /** A trial started, ended, or ended converted on `day`. */
+  async addTrial(scope: TenantScope, fact: { day: string; rail: string; productId: string; started: number; ended: number; converted: number }): Promise<void> {
+    await this.sql.rows(
+      `INSERT INTO subscription_trial_days AS t (project_id, env, day, rail, product_id, started, ended, converted) VALUES ($1, $2, $3::date, $4, $5, $6, $7, $8)
+       ON CONFLICT ON CONSTRAINT subscription_trial_days_pk DO UPDATE
+         SET started = t.started + EXCLUDED.started, ended = t.ended + EXCLUDED.ended, converted = t.converted + EXCLUDED.converted`,
+      [scope.projectId, scope.env, fact.day, fact.rail, fact.productId, fact.started, fact.ended, fact.converted],
+    );
+  }
+
+  /** A refund or chargeback (`reversal` false), or a reversal of one, on the day of its rail time. */
+  async addRefund(
+    scope: TenantScope,
+    fact: { day: string; rail: string; productId: string; currency: string; reversal: boolean; amountMinor: number },
+  ): Promise<void> {
+    const [n, m, rn, rm] = fact.reversal ? [0, 0, 1, fact.amountMinor] : [1, fact.amountMinor, 0, 0];
+    await this.sql.rows(
+      `INSERT INTO revenue_refund_days AS f (project_id, env, day, rail, product_id, currency, refunds, refunds_minor, reversals, reversals_minor)
+       VALUES ($1, $2, $3::date, $4, $5, $6, $7, $8, $9, $10)
+       ON CONFLICT ON CONSTRAINT revenue_refund_days_pk DO UPDATE SET refunds = f.refunds + EXCLUDED.refunds, refunds_minor = f.refunds_minor + EXCLUDED.refunds_minor,
+         reversals = f.reversals + EXCLUDED.reversals, reversals_minor = f.reversals_minor + EXCLUDED.reversals_minor`,
+      [scope.projectId, scope.env, fact.day, fact.rail, fact.productId, fact.currency, n, m, rn, rm],
     );
   }
 }

@@ -3,6 +3,7 @@ import { Clock, type CrossTenant, type TenantScope } from '#platform';
 import type { PurchaseRail } from '#entitlements';
 import { type RailMoneyReturn, type RailPayment, type RailRevenueChange, RailRevenueFeed, type RailRevenueSink } from '#rails';
 import { dayOf, monthOf, monthlyPrice, toMinorUnits } from './price-normalisation.js';
+import { type CountedState, chartStateMoves, chartStateOf } from './chart-states.js';
 import { type MrrKeyAmount, mrrMovements } from './mrr-movements.js';
 import { totalsDeltas } from './revenue-deltas.js';
 import { RevenueFactsRepository } from './revenue-facts.repository.js';
@@ -22,8 +23,9 @@ export interface CustomerRevenue {
  * rail change each subscription's monthly price, each customer's monthly revenue, the
  * project's totals (by rail and currency) with their daily values, and recognised cash. Its
  * reads are point reads of those rows. With them it writes the charts' per-day facts, keyed
- * by the rail time's day: payments per rail and product, MRR movements, subscriptions entering
- * and leaving `active`, first payments and the first-payment cohorts' cash.
+ * by the rail time's day: payments, refunds and reversals per rail and product, MRR movements,
+ * subscriptions entering and leaving the paying set and each lifecycle state the state chart
+ * counts, trials started, ended and converted, first payments and the first-payment cohorts' net cash.
  */
 @Injectable()
 export class RevenueLedger implements RailRevenueSink, OnModuleInit {
@@ -49,6 +51,11 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
       currency: price?.currency ?? stored?.currency ?? null,
       monthlyMinor: price?.monthlyMinor ?? stored?.monthlyMinor ?? null,
     };
+    const { productId, railTimeMs, lifecycleState } = await this.facts.subscriptionFacts(scope, change.rail, change.subscriptionId);
+    // The change belongs to its rail time's day (a late notification corrects its own day), never a day to come.
+    const day = dayOf(Math.min(railTimeMs ?? nowMs, nowMs));
+    const state = chartStateOf(lifecycleState, next.active);
+    await this.moveChartState(scope, change.rail, change.subscriptionId, state === null ? null : { state, productId }, day);
     // A renewal moves the period end alone: the customer's rows and the totals count what is
     // active and priced, so they stay, and the subscription's row is locked already.
     if (stored && countsAlike(stored, next)) {
@@ -59,12 +66,22 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     const customers = [...new Set([change.customerId, stored?.customerId ?? change.customerId])].sort();
     for (const customerId of customers) await this.repository.lockCustomer(scope, customerId);
     await this.repository.upsertSubscription(scope, change.rail, change.subscriptionId, next, new Date(nowMs));
-    const { productId, railTimeMs } = await this.facts.subscriptionFacts(scope, change.rail, change.subscriptionId);
-    // The change belongs to its rail time's day (a late notification corrects its own day), never a day to come.
-    const day = dayOf(Math.min(railTimeMs ?? nowMs, nowMs));
     if ((stored?.active ?? false) !== next.active)
       await this.facts.moveState(scope, { day, rail: change.rail, productId, state: 'active', delta: next.active ? 1 : -1 });
     for (const customerId of customers) await this.refreshCustomer(scope, customerId, day);
+  }
+
+  /**
+   * Moves the subscription from the state the state chart counts it in to `next` on `day`:
+   * leaves the one, enters the other, and records a trial's start, end and conversion.
+   */
+  private async moveChartState(scope: TenantScope, rail: string, subscriptionId: string, next: CountedState | null, day: string): Promise<void> {
+    const moves = chartStateMoves(await this.facts.chartState(scope, rail, subscriptionId), next);
+    if (!moves) return;
+    if (moves.left) await this.facts.moveLifecycle(scope, { day, rail, productId: moves.left.productId, state: moves.left.state, delta: -1 });
+    if (moves.entered) await this.facts.moveLifecycle(scope, { day, rail, productId: moves.entered.productId, state: moves.entered.state, delta: 1 });
+    if (moves.trial) await this.facts.addTrial(scope, { day, rail, ...moves.trial });
+    await this.facts.setChartState(scope, rail, subscriptionId, next);
   }
 
   async paid(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
@@ -125,7 +142,9 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     const amountMinor = Math.round(toMinorUnits(money.amount, money.currency));
     if (!(amountMinor > 0)) return;
     const occurredAtMs = money.occurredAtMs > 0 ? money.occurredAtMs : this.clock.nowMs();
-    await this.repository.recordReturn(scope, {
+    // The customer first, then the shared rows, as a payment does.
+    await this.repository.lockCustomer(scope, customerId);
+    const recorded = await this.repository.recordReturn(scope, {
       rail,
       factId: money.factId,
       kind: money.kind,
@@ -137,6 +156,22 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
       occurredAt: new Date(occurredAtMs),
       month: monthOf(occurredAtMs),
     });
+    if (!recorded) return;
+    // On the day of its own rail time, under the product of the subscription it concerns.
+    const { productId } = await this.facts.subscriptionFacts(scope, rail, money.subscriptionId);
+    const reversal = money.kind === 'reversal';
+    await this.facts.addRefund(scope, { day: dayOf(occurredAtMs), rail, productId, currency: money.currency, reversal, amountMinor });
+    // The cohort's net cash in the refund's month (a customer that never paid has no cohort).
+    const firstPaidAt = (await this.facts.firsts(scope, customerId)).firstPaidAt;
+    if (firstPaidAt)
+      await this.facts.addCohortCash(scope, [
+        {
+          cohortMonth: monthOf(firstPaidAt.getTime()),
+          month: monthOf(occurredAtMs),
+          currency: money.currency,
+          netMinor: reversal ? amountMinor : -amountMinor,
+        },
+      ]);
   }
 
   async reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
@@ -160,8 +195,11 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
       await this.repository.markLapsed(scope, row.rail, row.subscriptionId, now);
       // The subscription ended with its period: its day is the period end's.
       const day = dayOf(row.validUntil.getTime());
-      const { productId } = await this.facts.subscriptionFacts(scope, row.rail, row.subscriptionId);
+      const { productId, lifecycleState } = await this.facts.subscriptionFacts(scope, row.rail, row.subscriptionId);
       await this.facts.moveState(scope, { day, rail: row.rail, productId, state: 'active', delta: -1 });
+      // No longer paying: `active` and `in_grace_period` count in no state from the period's end.
+      const state = chartStateOf(lifecycleState, false);
+      await this.moveChartState(scope, row.rail, row.subscriptionId, state === null ? null : { state, productId }, day);
       await this.refreshCustomer(scope, row.customerId, day);
     }
     return due.length;

@@ -85,11 +85,7 @@ export class RevenueReadsService {
   }
 
   async figures(scope: TenantScope, currency: string, nowMs: number): Promise<RevenueFiguresView> {
-    const [totals, cash, activeTrials] = await Promise.all([
-      this.ledger.totals(scope),
-      this.ledger.cash(scope, monthOf(nowMs)),
-      this.counts.activeTrials(scope),
-    ]);
+    const [totals, cash, trials] = await Promise.all([this.ledger.totals(scope), this.ledger.cash(scope, monthOf(nowMs)), this.counts.activeTrials(scope)]);
     const thisMonth = cash.filter((c) => c.currency === currency);
     const recurring = thisMonth.filter((c) => c.recurring).reduce((sum, c) => sum + c.amountMinor, 0);
     const oneOff = thisMonth.filter((c) => !c.recurring).reduce((sum, c) => sum + c.amountMinor, 0);
@@ -97,7 +93,7 @@ export class RevenueReadsService {
     const byRailDetail = railsOf((rail) => ({
       mrrCents: cents(find(totals, rail, currency)?.mrrMinor ?? 0),
       payingCustomers: find(totals, rail, ANY_CURRENCY)?.payingCustomers ?? 0,
-      activeTrials: null,
+      activeTrials: trials.byRail[rail],
     }));
     return {
       currency,
@@ -109,7 +105,7 @@ export class RevenueReadsService {
       recognisedCashThisMonthByShape: { recurring: cents(recurring), oneOff: cents(oneOff) },
       refundsCents: cents(refunds),
       netCashCents: cents(recurring + oneOff - refunds),
-      activeTrials,
+      activeTrials: trials.total,
       otherCurrencies: totals
         .filter((t) => t.rail === 'all' && t.currency !== ANY_CURRENCY && t.currency !== currency && t.mrrMinor > 0)
         .sort((a, b) => a.currency.localeCompare(b.currency))

@@ -34,7 +34,11 @@ export class ReportingSettingsView {
 export class RailRevenueView {
   @ApiProperty({ type: Number, nullable: true }) mrrCents: number | null;
   @ApiProperty({ type: Number, nullable: true }) payingCustomers: number | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'Subscriptions in a free trial; null: not measured (the ledger does not record trials yet)' })
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'Subscriptions of this rail in a free trial that gives access now (never in MRR nor paying); null when not instrumented',
+  })
   activeTrials: number | null;
 }
 /** Each rail's MRR as a number (the public CLI prints the rails whose value is a number). */

@@ -16,7 +16,8 @@ function ListQueries(): MethodDecorator {
       name: 'state',
       required: false,
       enum: [...CUSTOMER_STATES],
-      description: 'Customers with a subscription in this state (churned: subscriptions, none giving access)',
+      description:
+        'Customers whose row carries this subscription state (expired: every subscription ended); billing_issue: any of in_grace_period, in_billing_retry, on_hold; churned: the same as expired',
     }),
     ApiQuery({ name: 'rail', required: false, enum: [...LIST_RAILS] }),
     ApiQuery({ name: 'product', required: false, description: 'Customers with a subscription of this product id' }),

@@ -39,8 +39,9 @@ export class CustomerListItemView {
   @ApiProperty({ type: [String], description: 'Products of its subscriptions' }) products: string[];
   @ApiProperty({
     type: [String],
-    enum: ['trialing', 'active', 'billing_issue', 'paused', 'churned', 'refunded'],
-    description: 'Each distinct state of its subscriptions; churned only when none is anything else; empty without subscriptions',
+    enum: ['trialing', 'active', 'in_grace_period', 'in_billing_retry', 'on_hold', 'paused', 'expired', 'refunded'],
+    description:
+      'Each distinct lifecycle state of its subscriptions; expired only when none is anything else (every subscription ended); empty without subscriptions',
   })
   states: string[];
 }

@@ -4,8 +4,30 @@
  */
 import { ApiError } from '#platform';
 
-export const CUSTOMER_STATES = ['trialing', 'active', 'billing_issue', 'paused', 'churned', 'refunded'] as const;
+/** A subscription's state in the list: the lifecycle's state of the rail record. */
+export const LIST_STATES = ['trialing', 'active', 'in_grace_period', 'in_billing_retry', 'on_hold', 'paused', 'expired', 'refunded'] as const;
+/** The state filter's values: each list state, and the earlier words `billing_issue` (any billing problem) and `churned` (`expired`). */
+export const CUSTOMER_STATES = [...LIST_STATES, 'billing_issue', 'churned'] as const;
 export type CustomerState = (typeof CUSTOMER_STATES)[number];
+
+/** The list states a filter value matches (a customer matches when its row carries one of them). */
+export function statesOfFilter(state: CustomerState): string[] {
+  if (state === 'billing_issue') return ['in_grace_period', 'in_billing_retry', 'on_hold'];
+  if (state === 'churned') return ['expired'];
+  return [state];
+}
+
+/**
+ * A record without a lifecycle state (applied before the lifecycle was stored, or by a rail that
+ * does not derive it) takes its list state from the rail's status word: the billing-issue words
+ * split into those of a grace period, of an account hold, and the others (billing retry).
+ */
+export function billingIssueWords(words: Iterable<string>): { grace: string[]; hold: string[]; retry: string[] } {
+  const all = [...words];
+  const grace = all.filter((w) => /GRACE_PERIOD$/.test(w));
+  const hold = all.filter((w) => /ON_HOLD$/.test(w));
+  return { grace, hold, retry: all.filter((w) => !grace.includes(w) && !hold.includes(w)) };
+}
 export const CUSTOMER_SORTS = ['created', 'mrr', 'last_seen'] as const;
 export type CustomerSort = (typeof CUSTOMER_SORTS)[number];
 export const LIST_RAILS = ['ios_store', 'card_payments', 'android_store'] as const;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type TenantScope, Sql } from '#platform';
 import { ALIAS_TYPES } from '#identity';
 import { BILLING_ISSUE_STATUSES, RAIL_ALIAS_TYPES } from '#rails';
-import { type CustomerListCursor, type CustomerListFilter, likeLiteral } from './customer-list-rules.js';
+import { type CustomerListCursor, type CustomerListFilter, billingIssueWords, likeLiteral, statesOfFilter } from './customer-list-rules.js';
 
 export interface CustomerListRow {
   id: string;
@@ -20,6 +20,21 @@ export interface CustomerListRow {
 }
 
 const SEARCH_ALIAS_TYPES = [ALIAS_TYPES.developer, ...Object.values(RAIL_ALIAS_TYPES)];
+const BILLING_WORDS = billingIssueWords(BILLING_ISSUE_STATUSES);
+
+/**
+ * A rail record's list state (`s` the record; $3, $4, $5 the grace, hold and retry words): its
+ * lifecycle state, or for a record without one the state its status word names.
+ */
+const LIST_STATE = `COALESCE(s.lifecycle_state, CASE
+    WHEN s.raw_status ~* 'refund|revoke|dispute' THEN 'refunded'
+    WHEN s.raw_status ~* 'paus' THEN 'paused'
+    WHEN s.raw_status = ANY($3::text[]) THEN 'in_grace_period'
+    WHEN s.raw_status = ANY($4::text[]) THEN 'on_hold'
+    WHEN s.raw_status = ANY($5::text[]) THEN 'in_billing_retry'
+    WHEN s.state = 'active' AND s.raw_status ~* 'trial' THEN 'trialing'
+    WHEN s.state = 'active' THEN 'active'
+    ELSE 'expired' END)`;
 
 /**
  * Each sort: the ORDER BY expression, the cursor's key as text, and the cursor's key as a value
@@ -40,11 +55,11 @@ const SORTS = {
  * aliases), rails (rail_subscriptions) and reporting (the revenue ledger's per-customer totals,
  * active days), like the read API's reports. Every statement is bounded to the scope.
  *
- * A subscription's list state comes from the rail record's state and status word (the rails keep
- * no finer lifecycle state): refunded (refund, revoke or dispute), paused, billing issue (the
- * rails' billing-issue words), trialing (an active record whose status names a trial), active,
- * else churned. A customer carries each distinct state of its subscriptions, and churned only
- * when none of them is anything else.
+ * A subscription's list state is the rail record's lifecycle state (`lifecycle_state`); a record
+ * without one takes the state its status word names. A customer carries each distinct state of
+ * its subscriptions, and `expired` only when none of them is anything else (a churned customer).
+ * The state filter first finds the customers with a record in a wanted state through
+ * `rail_subscriptions_lifecycle_state_idx`, then keeps those whose row carries it.
  */
 @Injectable()
 export class CustomerListRepository {
@@ -87,7 +102,7 @@ export class CustomerListRepository {
     cursor: CustomerListCursor | null,
     ids: readonly string[] | null,
   ): { text: string; params: unknown[] } {
-    const params: unknown[] = [scope.projectId, scope.env, [...BILLING_ISSUE_STATUSES]];
+    const params: unknown[] = [scope.projectId, scope.env, BILLING_WORDS.grace, BILLING_WORDS.hold, BILLING_WORDS.retry];
     const p = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
@@ -105,7 +120,13 @@ export class CustomerListRepository {
           UNION SELECT customer_id FROM customer_aliases WHERE project_id = $1 AND env = $2 AND type = ANY(${types}::text[]) AND lower(value) LIKE ${prefix}
           UNION SELECT customer_id FROM rail_subscriptions WHERE project_id = $1 AND env = $2 AND lower(subscription_id) LIKE ${prefix})`);
     }
-    if (filter.state) where.push(`${p(filter.state)} = ANY(r.states)`);
+    if (filter.state) {
+      const states = p(statesOfFilter(filter.state));
+      where.push(`c.id IN (
+          SELECT s.customer_id FROM rail_subscriptions s WHERE s.project_id = $1 AND s.env = $2 AND s.lifecycle_state = ANY(${states}::text[])
+          UNION ALL SELECT s.customer_id FROM rail_subscriptions s WHERE s.project_id = $1 AND s.env = $2 AND s.lifecycle_state IS NULL AND ${LIST_STATE} = ANY(${states}::text[]))`);
+      where.push(`r.states && ${states}::text[]`);
+    }
     if (filter.rail) where.push(`${p(filter.rail)} = ANY(r.rails)`);
     if (filter.product) where.push(`${p(filter.product)} = ANY(r.products)`);
     if (filter.paying !== null) where.push(`${filter.paying ? '' : 'NOT '}pay.paying`);
@@ -135,14 +156,8 @@ export class CustomerListRepository {
            ORDER BY d.day DESC LIMIT 1) ls ON true
         LEFT JOIN LATERAL (
           SELECT array_agg(DISTINCT w.rail) AS rails, array_agg(DISTINCT w.product_id) AS products,
-                 array_remove(array_agg(DISTINCT w.word), CASE WHEN bool_or(w.word <> 'churned') THEN 'churned' END) AS states
-            FROM (SELECT s.rail, s.product_id,
-                         CASE WHEN s.raw_status ~* 'refund|revoke|dispute' THEN 'refunded'
-                              WHEN s.raw_status ~* 'paus' THEN 'paused'
-                              WHEN s.raw_status = ANY($3::text[]) THEN 'billing_issue'
-                              WHEN s.state = 'active' AND s.raw_status ~* 'trial' THEN 'trialing'
-                              WHEN s.state = 'active' THEN 'active'
-                              ELSE 'churned' END AS word
+                 array_remove(array_agg(DISTINCT w.word), CASE WHEN bool_or(w.word <> 'expired') THEN 'expired' END) AS states
+            FROM (SELECT s.rail, s.product_id, ${LIST_STATE} AS word
                     FROM rail_subscriptions s WHERE s.project_id = c.project_id AND s.env = c.env AND s.customer_id = c.id) w) r ON true
        WHERE ${where.join(' AND ')}
        ORDER BY ${sort.expr} ${dir}, c.id ${dir}`;

@@ -1,0 +1,147 @@
+import { LifecycleChartFacts1790000003750 } from '../../libs/reporting/src/migrations/1790000003750-lifecycle-chart-facts.migration.js';
+import { keyHeaders } from '../support/fixtures.js';
+import { operatorAuth } from '../support/test-app.js';
+import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
+
+/**
+ * The lifecycle chart facts' migration fills them from the data already there: dropped and
+ * built again over a project whose card subscriptions went through a trial, a conversion, a
+ * grace period, a billing retry, a pause, a refund and a won dispute, the state, refund,
+ * revenue and cohort charts answer the same. Trial starts and conversions of the time before are not
+ * rebuilt: those days answer 0 from the migration's day on.
+ */
+describe('reporting: the lifecycle chart facts are filled from existing data', () => {
+  const h = cardWebhookHarness({}, { ownDatabase: true });
+  const { now, event, send } = h;
+  const DAY = 86_400;
+
+  const cardSub = (s: { id: string; customer: string }, o: { status?: string; start: number; end: number; trialEnd?: number; pauseResumesAt?: number }) => ({
+    id: s.id,
+    object: 'subscription',
+    customer: s.customer,
+    status: o.status ?? 'active',
+    livemode: false,
+    start_date: o.start,
+    created: o.start,
+    trial_end: o.trialEnd ?? null,
+    cancel_at_period_end: false,
+    pause_collection: o.pauseResumesAt === undefined ? null : { behavior: 'void', resumes_at: o.pauseResumesAt },
+    metadata: {},
+    items: {
+      object: 'list',
+      data: [
+        {
+          id: uid('si'),
+          object: 'subscription_item',
+          current_period_start: o.start,
+          current_period_end: o.end,
+          quantity: 1,
+          price: { id: uid('price'), product: 'prod_pro', unit_amount: 1499, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } },
+        },
+      ],
+    },
+  });
+  const applied = async (body: unknown) => {
+    const type = (body as { type: string }).type;
+    expect([type, (await send(body)).body.decision]).toEqual([type, 'applied']);
+  };
+
+  const invoice = (s: { id: string; customer: string }, charge: string, paidAt: number) => ({
+    id: uid('in'),
+    object: 'invoice',
+    customer: s.customer,
+    subscription: s.id,
+    amount_paid: 1499,
+    currency: 'usd',
+    charge,
+    payment_intent: null,
+    status_transitions: { paid_at: paidAt },
+    lines: { data: [{ period: { start: paidAt } }] },
+  });
+  const read = async (chart: string, query: Record<string, string>) => {
+    const res = await h.t.http.get(`/v1/charts/${chart}`).query(query).set(keyHeaders(h.fx, h.fx.keys.skTest));
+    expect(res.status).toBe(200);
+    return res.body.data;
+  };
+  const reads: Array<[string, Record<string, string>]> = [
+    ['active_subscriptions', {}],
+    ['active_subscriptions', { segment: 'rail', granularity: 'week' }],
+    ['active_subscriptions', { segment: 'product' }],
+    ['refunds', {}],
+    ['refunds', { segment: 'product', granularity: 'month' }],
+    ['revenue', { segment: 'rail' }],
+    ['churn', {}],
+    ['ltv_cohorts', {}],
+  ];
+
+  it('drop and build again: the state, refund and revenue charts answer as before', async () => {
+    const t0 = now();
+    const sub = () => ({ id: uid('sub'), customer: uid('cus') });
+    const [converted, trialing, grace, retry, paused, refunded, disputed] = [sub(), sub(), sub(), sub(), sub(), sub(), sub()];
+    for (const s of [converted, trialing])
+      await applied(
+        event('customer.subscription.created', cardSub(s, { status: 'trialing', start: t0, end: t0 + 7 * DAY, trialEnd: t0 + 7 * DAY }), { created: t0 }),
+      );
+    await applied(
+      event('customer.subscription.updated', cardSub(converted, { start: t0 + 7 * DAY, end: t0 + 37 * DAY, trialEnd: t0 + 7 * DAY }), { created: t0 + 1 }),
+    );
+    const setGrace = (gracePeriodDays: number) =>
+      h.t.http.put(`/admin/v1/projects/${h.fx.projectId}/rails/card_payments`).set(operatorAuth()).send({ accountId: 'acct_test_1', gracePeriodDays });
+    expect((await setGrace(3)).status).toBe(200);
+    await applied(event('customer.subscription.created', cardSub(grace, { start: t0 - 30 * DAY, end: t0 }), { created: t0 }));
+    await applied(event('customer.subscription.updated', cardSub(grace, { status: 'past_due', start: t0, end: t0 + 30 * DAY }), { created: t0 + 1 }));
+    expect((await setGrace(0)).status).toBe(200);
+    await applied(event('customer.subscription.created', cardSub(retry, { start: t0 - 30 * DAY, end: t0 }), { created: t0 }));
+    await applied(event('customer.subscription.updated', cardSub(retry, { status: 'past_due', start: t0, end: t0 + 30 * DAY }), { created: t0 + 1 }));
+    await applied(event('customer.subscription.created', cardSub(paused, { start: t0, end: t0 + 30 * DAY }), { created: t0 }));
+    await applied(
+      event('customer.subscription.updated', cardSub(paused, { start: t0, end: t0 + 30 * DAY, pauseResumesAt: t0 + 60 * DAY }), { created: t0 + 1 }),
+    );
+    for (const s of [refunded, disputed]) await applied(event('customer.subscription.created', cardSub(s, { start: t0, end: t0 + 30 * DAY }), { created: t0 }));
+    const refundedCharge = uid('ch');
+    const disputedCharge = uid('ch');
+    await applied(event('invoice.paid', invoice(refunded, refundedCharge, t0), { created: t0 }));
+    await applied(event('invoice.paid', invoice(disputed, disputedCharge, t0), { created: t0 }));
+    const refund = event(
+      'charge.refunded',
+      { id: refundedCharge, object: 'charge', customer: refunded.customer, amount_refunded: 700, currency: 'usd' },
+      { created: t0 + 2 },
+    );
+    await applied({ ...refund, data: { ...refund.data, previous_attributes: { amount_refunded: 0 } } });
+    const dispute = { id: uid('dp'), object: 'dispute', amount: 1499, currency: 'usd', charge: disputedCharge, payment_intent: null, status: 'needs_response' };
+    await applied(event('charge.dispute.created', dispute, { created: t0 + 3 }));
+    await applied(event('charge.dispute.closed', { ...dispute, status: 'won' }, { created: t0 + 4 }));
+
+    const before = [];
+    for (const [chart, query] of reads) before.push(await read(chart, query));
+    expect(before[0].summary).toEqual({ active: 3, trialing: 1, inGracePeriod: 1, inBillingRetry: 1, paused: 1 });
+    expect(before[3].summary).toEqual({ refunds: 1, refundRate: 0.5, refundsCents: 700 });
+    // Net cash per paying customer: 14.99 less 7.00, and 14.99 charged back and given back.
+    expect(before[7].series.at(-1).values.m0).toBe(Math.round((1499 - 700 + 1499) / 2));
+    const trialsBefore = await read('trials', { from: new Date(t0 * 1000).toISOString().slice(0, 10) });
+    expect(trialsBefore.summary).toEqual({ started: 2, converted: 1, conversionRate: 1 });
+
+    const migration = new LifecycleChartFacts1790000003750();
+    const runner = h.t.dataSource.createQueryRunner();
+    try {
+      await runner.startTransaction();
+      await migration.down(runner);
+      await migration.up(runner);
+      await runner.commitTransaction();
+    } finally {
+      await runner.release();
+    }
+
+    for (const [i, [chart, query]] of reads.entries()) expect([chart, query, await read(chart, query)]).toEqual([chart, query, before[i]]);
+    // Trials are measured from the migration's day, and those before it were not recorded.
+    const trialsAfter = await read('trials', { from: new Date(t0 * 1000).toISOString().slice(0, 10) });
+    expect(trialsAfter.summary).toEqual({ started: 0, converted: 0, conversionRate: null });
+
+    // The facts written after it carry on from the rebuilt counts: the trial converts.
+    await applied(
+      event('customer.subscription.updated', cardSub(trialing, { start: t0 + 7 * DAY, end: t0 + 37 * DAY, trialEnd: t0 + 7 * DAY }), { created: t0 + 5 }),
+    );
+    expect((await read('active_subscriptions', {})).summary).toEqual({ active: 4, trialing: 0, inGracePeriod: 1, inBillingRetry: 1, paused: 1 });
+    expect((await read('trials', { from: new Date(t0 * 1000).toISOString().slice(0, 10) })).summary).toEqual({ started: 0, converted: 1, conversionRate: 1 });
+  });
+});
