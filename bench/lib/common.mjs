@@ -3,6 +3,7 @@
 // server, starting, waiting for, calling and stopping a child process the script started,
 // and the CPU time of a process and of the local PostgreSQL processes (/proc).
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -12,6 +13,9 @@ import pg from 'pg';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const API_ENTRY = path.join(ROOT, 'dist/apps/api/src/main.js');
 
+/** One random signing key per bench process (every API it starts shares it). */
+const WEBHOOK_SIGNING_KEY = randomBytes(36).toString('base64');
+
 /** The environment a bench starts this build's API with, on `dbUrl`, listening on 127.0.0.1:`port`. */
 export function apiEnv(dbUrl, port, operatorToken) {
   return {
@@ -20,11 +24,13 @@ export function apiEnv(dbUrl, port, operatorToken) {
     PORT: String(port),
     HOST: '127.0.0.1',
     OPERATOR_TOKEN: operatorToken,
+    // Production refuses to start with the operator API on but no public address (its OAuth issuer).
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     TEST_CLOCK: 'off',
     MIGRATIONS_RUN: 'true',
-    // Production refuses to start without the key outbound webhook secrets derive from.
-    WEBHOOK_SIGNING_KEY: 'bench-webhook-signing-key-0123456789abcdef',
+    // Production refuses to start without the key outbound webhook secrets derive from, or with a weak one.
+    WEBHOOK_SIGNING_KEY,
   };
 }
 
