@@ -143,12 +143,27 @@ const pct = (n, total) => `${((100 * n) / Math.max(1, total)).toFixed(1)} %`;
 
 /** The Markdown summary of one route's profile. */
 export function summarise(name, read, extra) {
-  const lines = [`### ${name}`, '', extra, '', `${read.total} samples of the loaded window (idle left out).`, '', '| layer | share of the API CPU |', '| --- | --- |'];
+  const lines = [
+    `### ${name}`,
+    '',
+    extra,
+    '',
+    `${read.total} samples of the loaded window (idle left out).`,
+    '',
+    '| layer | share of the API CPU |',
+    '| --- | --- |',
+  ];
   for (const [layer, count] of [...read.layers].sort((a, b) => b[1] - a[1])) lines.push(`| ${layer} | ${pct(count, read.total)} |`);
   lines.push('', `Top ${TOP} frames by self time:`, '', '| self | frame | layer |', '| --- | --- | --- |');
   for (const [frame, { count, layer }] of [...read.self].sort((a, b) => b[1].count - a[1].count).slice(0, TOP))
     lines.push(`| ${pct(count, read.total)} | \`${frame.replace(/\|/g, '\\|')}\` | ${layer} |`);
-  lines.push('', `Top ${TOP} frames by inclusive time, outside pg, Node's core and the native frames:`, '', '| inclusive | frame | layer |', '| --- | --- | --- |');
+  lines.push(
+    '',
+    `Top ${TOP} frames by inclusive time, outside pg, Node's core and the native frames:`,
+    '',
+    '| inclusive | frame | layer |',
+    '| --- | --- | --- |',
+  );
   const outside = ([, { layer }]) => layer !== 'pg' && layer !== 'node core' && layer !== 'native' && !layer.startsWith('program') && layer !== 'gc';
   for (const [frame, { count, layer }] of [...read.inclusive]
     .filter(outside)
@@ -208,7 +223,10 @@ async function main() {
       log('');
       if (OUT && process.env.BENCH_PROFILE_KEEP === '1') {
         mkdirSync(OUT, { recursive: true });
-        const slug = route.name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase();
+        const slug = route.name
+          .replace(/[^a-z0-9]+/gi, '-')
+          .replace(/^-|-$/g, '')
+          .toLowerCase();
         writeFileSync(path.join(OUT, `${LABEL}-${slug}.cpuprofile`), JSON.stringify(read.trimmed));
       }
     }
