@@ -13,7 +13,8 @@ import pg from 'pg';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const API_ENTRY = path.join(ROOT, 'dist/apps/api/src/main.js');
 
-const WEBHOOK_SIGNING_KEY = randomBytes(32).toString('hex');
+/** One random signing key per bench process (every API it starts shares it). */
+const WEBHOOK_SIGNING_KEY = randomBytes(36).toString('base64');
 
 /** The environment a bench starts this build's API with, on `dbUrl`, listening on 127.0.0.1:`port`. */
 export function apiEnv(dbUrl, port, operatorToken) {
@@ -23,14 +24,13 @@ export function apiEnv(dbUrl, port, operatorToken) {
     PORT: String(port),
     HOST: '127.0.0.1',
     OPERATOR_TOKEN: operatorToken,
-    // Production refuses to start without it beside an operator token (OAuth issuer, rails' webhook URLs).
+    // Production refuses to start with the operator API on but no public address (its OAuth issuer).
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     TEST_CLOCK: 'off',
     MIGRATIONS_RUN: 'true',
-    // Production refuses to start without the key outbound webhook secrets derive from, and
-    // refuses a weak one: one generated value per bench process (its servers share it).
-    WEBHOOK_SIGNING_KEY: WEBHOOK_SIGNING_KEY,
+    // Production refuses to start without the key outbound webhook secrets derive from, or with a weak one.
+    WEBHOOK_SIGNING_KEY,
   };
 }
 

@@ -146,7 +146,7 @@ export async function readPhase(route, api, bare) {
     `  ${route.name.padEnd(34)} api ${apiSat.rps} req/s${each(apiSide.runs)} (p99 ${apiSat.p99} ms, ${cpu(apiSat)}) | bare ${bareSat.rps} req/s${each(bareSide.runs)} (p99 ${bareSat.p99} ms, ${cpu(bareSat)}) | ` +
       `ratio ${ratio.toFixed(2)} | bare, prepared ${preparedSat.rps} req/s${each(preparedSide.runs)} (p99 ${preparedSat.p99} ms, ${cpu(preparedSat)}), ratio ${preparedRatio.toFixed(2)} | at ${rate} req/s: api p50 ${paced50.p50} ms, p99 ${paced50.p99} ms (${pacedCpu(paced50)}; ${generatorLine(paced50)}), bare p50 ${barePaced.p50} ms, p99 ${barePaced.p99} ms (${pacedCpu(barePaced)}; ${generatorLine(barePaced)}) | non-2xx/errors ${apiSat.non2xx + apiSat.errors + paced50.non2xx + paced50.errors}`,
   );
-  return { name: route.name, api: apiSat, bare: bareSat, ratio, preparedRatio, rate, paced: paced50, barePaced };
+  return { name: route.name, api: apiSat, bare: bareSat, prepared: preparedSat, ratio, preparedRatio, rate, paced: paced50, barePaced };
 }
 
 /**

@@ -70,9 +70,10 @@ export class ApiKeyAuthenticator {
       return this.verifyWorkspaceKey(requirement, req, presented.key, requestId);
     }
 
-    const record = await this.lookup.find(presented.kind, presented.key);
+    const secretHash = presented.kind === 'secret' ? sha256Hex(presented.key) : undefined;
+    const record = await this.lookup.find(presented.kind, presented.key, secretHash);
     if (!record || record.env !== presented.env || record.kind !== presented.kind) return invalid('unknown_key');
-    if (record.kind === 'secret' && !this.hashMatches(presented.key, record)) return invalid('unknown_key');
+    if (record.kind === 'secret' && !this.hashMatches(secretHash ?? sha256Hex(presented.key), record)) return invalid('unknown_key');
     if (record.projectArchived) return invalid('project_archived', record.keyId);
     if (record.status === 'revoked') {
       return { reason: 'key_revoked', keyId: record.keyId, error: ApiError.authentication('key_revoked', 'This API key has been revoked') };
@@ -183,9 +184,9 @@ export class ApiKeyAuthenticator {
   }
 
   /** Defence in depth: the row was found by its hash; compare the hashes in constant time too. */
-  private hashMatches(presentedKey: string, record: KeyAuthRecord): boolean {
+  private hashMatches(presentedHash: string, record: KeyAuthRecord): boolean {
     if (!record.secretHash) return false;
-    return timingSafeEqual(Buffer.from(sha256Hex(presentedKey), 'hex'), Buffer.from(record.secretHash, 'hex'));
+    return timingSafeEqual(Buffer.from(presentedHash, 'hex'), Buffer.from(record.secretHash, 'hex'));
   }
 
   private async checkPlatformLock(record: KeyAuthRecord, req: HttpRequest, requirement: KeyRequirement): Promise<Rejection | undefined> {

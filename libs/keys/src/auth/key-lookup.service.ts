@@ -47,9 +47,10 @@ export class KeyLookupService {
     this.ttlMs = config.keyCacheTtlMs;
   }
 
-  async find(kind: KeyKind, presentedKey: string): Promise<KeyAuthRecord | null> {
+  /** `secretHash`: the secret key's sha256Hex when the caller has it already (one hash per request, not two). */
+  async find(kind: KeyKind, presentedKey: string, secretHash?: string): Promise<KeyAuthRecord | null> {
     // Secret keys are only ever handled as their hash, also as cache keys.
-    const cacheKey = kind === 'secret' ? `sk:${sha256Hex(presentedKey)}` : `pub:${presentedKey}`;
+    const cacheKey = kind === 'secret' ? `sk:${secretHash ?? sha256Hex(presentedKey)}` : `pub:${presentedKey}`;
     const now = performance.now();
     const cached = this.cache.get(cacheKey);
     if (cached && cached.expiresAt > now) return cached.record;

@@ -18,7 +18,7 @@ import { withV1Prefix } from './v1-prefix.js';
 
 const HTTP_TIMER = Symbol('httpTimer');
 
-type Timed = { [HTTP_TIMER]?: (labels: Record<string, string>) => void };
+type Timed = { [HTTP_TIMER]?: number };
 
 /** Route parameters are bounded by the 16 KB header limit, not by the router (Fastify's default is 100 characters). */
 const MAX_PARAM_LENGTH = 16 * 1024;
@@ -115,8 +115,8 @@ export class HttpEdge {
   }
 
   private afterResponse(req: HttpRequest, res: HttpResponse): void {
-    const end = (res as unknown as Timed)[HTTP_TIMER];
-    if (end) this.metrics!.observeHttp(end, req.routeOptions?.url, req.method, res.statusCode);
+    const startedAt = (res as unknown as Timed)[HTTP_TIMER];
+    if (startedAt !== undefined) this.metrics!.observeHttp(startedAt, req.routeOptions?.url, req.method, res.statusCode);
     if (this.logger!.isLevelEnabled('info')) logAccess(this.logger!, req, res);
   }
 

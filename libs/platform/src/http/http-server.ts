@@ -91,7 +91,7 @@ interface ConnectionState {
   active: Set<ServerResponse>;
   served: number;
   /** The latest request, whose body may still be on its way after an early answer. */
-  last?: { req: IncomingMessage; res: ServerResponse };
+  last?: TrackedRequest;
 }
 
 /**
@@ -116,6 +116,41 @@ interface Tracker {
   /** From SIGTERM: every response says `Connection: close`, and its connection closes after it. */
   closing: boolean;
   draining: boolean;
+}
+
+const TRACKED = Symbol('trackedRequest');
+
+type Tracked = { [TRACKED]?: TrackedRequest };
+
+/** One request of a tracked connection: answered (its response closed) and received (its body read to the end). */
+interface TrackedRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  state: ConnectionState;
+  tracker: Tracker;
+  responded: boolean;
+  received: boolean;
+}
+
+function responseClosed(this: ServerResponse): void {
+  const request = (this as Tracked)[TRACKED];
+  if (!request || request.responded) return;
+  request.responded = true;
+  settle(request);
+}
+
+function requestReceived(this: IncomingMessage): void {
+  const request = (this as Tracked)[TRACKED];
+  if (!request || request.received) return;
+  request.received = true;
+  settle(request);
+}
+
+function settle({ req, res, state, tracker, responded, received }: TrackedRequest): void {
+  if (!responded || !received || !state.active.delete(res)) return;
+  state.served++;
+  // A response that went out keep-alive before the drain: its connection is now idle.
+  if (tracker.draining && state.active.size === 0 && !req.socket.destroyed) req.socket.destroySoon();
 }
 
 const trackers = new WeakMap<Server, Tracker>();
@@ -157,30 +192,19 @@ function trackConnections(server: Server): void {
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     const state = tracker.connections.get(req.socket);
     if (!state) return;
-    state.last = { req, res };
+    // One record per request and listeners shared by all of them (no closures per request).
+    const request: TrackedRequest = { req, res, state, tracker, responded: false, received: req.complete };
+    state.last = request;
     state.active.add(res);
     if (tracker.closing) res.setHeader('Connection', 'close');
     // Done when answered and its body fully received (an early answer, e.g. to an unknown
     // route, leaves the rest of the body on its way: the connection is not idle yet).
-    let responded = false;
-    let received = req.complete;
-    const settle = () => {
-      if (!responded || !received || !state.active.delete(res)) return;
-      state.served++;
-      // A response that went out keep-alive before the drain: its connection is now idle.
-      if (tracker.draining && state.active.size === 0 && !req.socket.destroyed) req.socket.destroySoon();
-    };
-    res.once('close', () => {
-      responded = true;
-      settle();
-    });
-    if (!received) {
-      const end = () => {
-        received = true;
-        settle();
-      };
-      req.once('end', end);
-      req.once('close', end);
+    (res as Tracked)[TRACKED] = request;
+    res.on('close', responseClosed);
+    if (!request.received) {
+      (req as Tracked)[TRACKED] = request;
+      req.on('end', requestReceived);
+      req.on('close', requestReceived);
     }
   });
 }

@@ -1,4 +1,5 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
 import { ApiError } from '../errors/api-error.js';
 
 function firstFailure(errors: ValidationError[], parentPath: string): { path: string; error: ValidationError } | undefined {
@@ -105,7 +106,55 @@ class PlatformValidationPipe extends ValidationPipe {
   }
 }
 
+type MetadataStorage = ReturnType<typeof getMetadataStorage>;
+type TargetMetadatas = ReturnType<MetadataStorage['getTargetValidationMetadatas']>;
+type GroupedMetadatas = ReturnType<MetadataStorage['groupByPropertyName']>;
+
+const MEMOIZED = Symbol('memoizedValidationMetadata');
+
+/**
+ * class-validator works out a class's rules on every call: it filters the class's own
+ * metadata, walks every class that has any to find its ancestors, and groups the result by
+ * property, for each DTO it validates. The answer only changes when a decorator registers
+ * more, so it is kept per class and options until then (every `add…` of the storage clears
+ * it). The arrays and groups are the ones class-validator built; it only reads them.
+ */
+export function memoizeValidationMetadata(storage: MetadataStorage = getMetadataStorage()): void {
+  const memo = storage as MetadataStorage & { [MEMOIZED]?: true };
+  if (memo[MEMOIZED]) return;
+  memo[MEMOIZED] = true;
+  let targets = new Map<unknown, Map<string, TargetMetadatas>>();
+  let groupings = new WeakMap<TargetMetadatas, GroupedMetadatas>();
+  const clear = () => {
+    targets = new Map();
+    groupings = new WeakMap();
+  };
+  const targetsOf = storage.getTargetValidationMetadatas.bind(storage);
+  const groupBy = storage.groupByPropertyName.bind(storage);
+  storage.getTargetValidationMetadatas = (targetConstructor, targetSchema, always, strictGroups, groups) => {
+    const key = `${targetSchema}\u0000${always}\u0000${strictGroups}\u0000${groups === undefined ? '' : JSON.stringify(groups)}`;
+    let byOptions = targets.get(targetConstructor);
+    if (!byOptions) targets.set(targetConstructor, (byOptions = new Map()));
+    let found = byOptions.get(key);
+    if (!found) byOptions.set(key, (found = targetsOf(targetConstructor, targetSchema, always, strictGroups, groups)));
+    return found;
+  };
+  storage.groupByPropertyName = (metadata) => {
+    let grouped = groupings.get(metadata);
+    if (!grouped) groupings.set(metadata, (grouped = groupBy(metadata)));
+    return grouped;
+  };
+  for (const method of ['addValidationSchema', 'addValidationMetadata', 'addConstraintMetadata'] as const) {
+    const add = (storage[method] as (arg: unknown) => void).bind(storage);
+    (storage as unknown as Record<string, (arg: unknown) => void>)[method] = (arg) => {
+      clear();
+      add(arg);
+    };
+  }
+}
+
 export function createValidationPipe(): ValidationPipe {
+  memoizeValidationMetadata();
   return new PlatformValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: false,

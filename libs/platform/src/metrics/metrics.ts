@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DataSource } from 'typeorm';
@@ -174,13 +175,27 @@ export class Metrics {
    * matched (e.g. `/v1/server/customers/:customerId/entitlements`), never the raw path.
    * Called by the edge's response hook with the timer it started when the request arrived.
    */
-  observeHttp(end: (labels: Record<string, string>) => void, route: string | undefined, method: string, status: number): void {
-    const labels = { route: route ?? UNMATCHED_ROUTE, method, status: String(status) };
+  observeHttp(startedAtMs: number, route: string | undefined, method: string, status: number): void {
+    const labels = this.httpLabels(route ?? UNMATCHED_ROUTE, method, status);
     this.httpRequests.inc(labels);
-    end(labels);
+    this.httpDuration.observe(labels, (performance.now() - startedAtMs) / 1000);
   }
 
-  startHttpTimer(): (labels: Record<string, string>) => void {
-    return this.httpDuration.startTimer();
+  /** When a request arrived, for observeHttp (a number on the reply rather than a timer closure per request). */
+  startHttpTimer(): number {
+    return performance.now();
   }
+
+  /**
+   * One label object per route, method and status, built once: bounded, as the series are
+   * (route templates, the methods Node's parser accepts, status codes).
+   */
+  private httpLabels(route: string, method: string, status: number): Record<'route' | 'method' | 'status', string> {
+    const key = `${status} ${method} ${route}`;
+    let labels = this.httpLabelSets.get(key);
+    if (!labels) this.httpLabelSets.set(key, (labels = { route, method, status: String(status) }));
+    return labels;
+  }
+
+  private readonly httpLabelSets = new Map<string, Record<'route' | 'method' | 'status', string>>();
 }
