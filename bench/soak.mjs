@@ -9,6 +9,7 @@
 //     node bench/soak.mjs [--duration 10m] [--workers 6] [--sample 30s] [--warmup 30s]
 //
 // Figures of a 10-minute run are in docs/performance.md ("Soak").
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createScratchDatabase } from './lib/common.mjs';
 import { ORIGIN, cleanup, log, migrate, onCleanup, operator, preflight, request, sample, scrape, sleep, startApi } from './faults/lib.mjs';
@@ -61,7 +62,10 @@ async function main() {
     REDIS_URL: process.env.REDIS_URL,
     NODE_ENV: 'production',
     SHUTDOWN_DELAY_MS: '0',
-    WEBHOOK_SIGNING_KEY: 'bench-webhook-signing-key-0123456789abcdef',
+    // Production refuses a weak signing key (the operator token is generated per run too) and
+    // wants its public address beside the operator API (the OAuth issuer).
+    WEBHOOK_SIGNING_KEY: randomBytes(36).toString('base64'),
+    PUBLIC_BASE_URL: 'http://127.0.0.1',
   });
   onCleanup(() => api.child.kill('SIGTERM'));
 

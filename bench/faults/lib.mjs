@@ -1,6 +1,7 @@
 // Shared helpers of the fault scripts (bench/faults/*.mjs): they start their own PostgreSQL
 // (the embedded binaries, a development dependency) and Redis (redis-server from PATH) on
 // free ports, never the shared servers, and the compiled API (npm run build first).
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -11,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { freePort, withClient } from '../lib/common.mjs';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const OPERATOR_TOKEN = 'op_faults_0123456789abcdef';
+/** Generated per run: production refuses a weak or example operator token. */
+export const OPERATOR_TOKEN = `op_faults_${randomBytes(24).toString('hex')}`;
 export const ORIGIN = 'http://faults.localhost';
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export const log = (line = '') => process.stdout.write(`${line}\n`);
