@@ -178,10 +178,23 @@ export function transitionEvents(previous: Subscription | null, next: Subscripti
 
 const IGNORED_IN_COMPARISON = new Set<keyof Subscription>(['updatedAt', 'isActive']);
 
+/** A value's JSON with object keys sorted: a stored object (jsonb orders keys its own way) compares equal to a derived one. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
 /** Whether two subscription objects differ in anything but `updatedAt` and `isActive` (which follow the clock). */
 export function differs(a: Subscription | null, b: Subscription): boolean {
   if (!a) return true;
-  return (Object.keys(b) as (keyof Subscription)[]).some((key) => !IGNORED_IN_COMPARISON.has(key) && JSON.stringify(a[key]) !== JSON.stringify(b[key]));
+  return (Object.keys(b) as (keyof Subscription)[]).some((key) => !IGNORED_IN_COMPARISON.has(key) && canonical(a[key]) !== canonical(b[key]));
 }
 
 /** Nothing to change: the previous subscription, recorded with the rail's type. */
