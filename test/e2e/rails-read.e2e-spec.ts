@@ -157,7 +157,7 @@ describe('rails: refresh reads the rails (POST /v1/server/customers/{customerId}
           kind: 'auto_renewing',
           periodType: 'normal',
           willRenew: true,
-          currentPeriodStartsAt: Math.floor(tx.purchaseDate / 1000),
+          currentPeriodStartsAt: Math.floor(tx.purchaseDate! / 1000),
           currentPeriodEndsAt: Math.floor(expiresMs / 1000),
           price: { amountMicros: 9_990_000, currency: 'USD' },
           storeEnvironment: 'sandbox',
