@@ -2,8 +2,8 @@ import { RailReader } from '#rails';
 import { TenantScopes } from '#platform';
 import { operatorAuth } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
-import { railReadHarness, uid } from '../support/harness/rails-read.js';
-import { createStoreChain } from '../support/store-signing.js';
+import { BUNDLE, PRODUCTS, railReadHarness, uid } from '../support/harness/rails-read.js';
+import { type TransactionFields, createStoreChain, notificationPayload, signStoreJws } from '../support/store-signing.js';
 
 const DAY = 86_400;
 
@@ -226,6 +226,39 @@ describe('rails: refresh reads the rails (POST /v1/server/customers/{customerId}
         }),
       );
     });
+  });
+
+  it('iOS: an extension without payment is cause extension on customer.entitlements.updated; an upgrade to other keys is product_change', async () => {
+    const catalogue = [...PRODUCTS, { rail: 'ios_store', productId: 'pro.yearly', entitlementKeys: ['pro_plus'] }];
+    expect((await h.t.http.put(`/admin/v1/projects/${h.fx.projectId}/products`).set(operatorAuth()).send({ products: catalogue })).status).toBe(200);
+    const { customerId, tx } = await iosCustomer({ expiresMs: h.t.clock.nowMs() + DAY * 1000 });
+    const notify = async (notificationType: string, subtype: string | undefined, fields: Partial<TransactionFields>) => {
+      const payload = notificationPayload({
+        notificationType,
+        subtype,
+        signedDate: h.t.clock.nowMs(),
+        bundleId: BUNDLE,
+        environment: 'Sandbox',
+        signedTransactionInfo: signStoreJws(h.apple.chain, { ...tx, signedDate: h.t.clock.nowMs(), environment: 'Sandbox', ...fields }),
+      });
+      const res = await h.t.http.post(`/v1/webhooks/ios_store/${h.fx.projectId}`).send({ signedPayload: signStoreJws(h.apple.chain, payload) });
+      expect(res.body.decision).toBe('applied');
+    };
+    const causes = async () =>
+      (
+        (await h.t.dataSource.query(
+          `SELECT body::jsonb->'data'->'changes' AS changes FROM webhook_events WHERE customer_id = $1 AND type = 'customer.entitlements.updated' ORDER BY created_at_ms, id`,
+          [customerId],
+        )) as { changes: { key: string; change: string; cause: string }[] }[]
+      ).map((row) => row.changes.map((c) => `${c.key}:${c.change}/${c.cause}`));
+    await notify('RENEWAL_EXTENDED', undefined, { expiresDate: h.t.clock.nowMs() + 5 * DAY * 1000 });
+    expect((await causes()).at(-1)).toEqual(['pro:extended/extension']);
+    await notify('DID_CHANGE_RENEWAL_PREF', 'UPGRADE', {
+      productId: 'pro.yearly',
+      transactionId: uid('2000'),
+      expiresDate: h.t.clock.nowMs() + 365 * DAY * 1000,
+    });
+    expect((await causes()).at(-1)?.sort()).toEqual(['pro:deactivated/product_change', 'pro_plus:activated/product_change']);
   });
 
   it('Android: the purchase is read with subscriptionsv2.get and a missed renewal kept', async () => {
