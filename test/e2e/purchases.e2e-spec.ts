@@ -178,6 +178,84 @@ describe('rails: purchase sync on the iOS store rail', () => {
     });
   });
 
+  describe('the subscription object', () => {
+    const subscriptionsOf = async (customerId: string) => (await t.http.get(`/v1/server/customers/${customerId}/subscriptions`).set(sk())).body.data as any[];
+
+    it('a synced purchase stores the object it derives (period, price, offer, environment); a renewal moves it; the ledger has the price', async () => {
+      const purchaseMs = nowMs();
+      const { jws, payload } = signed({ price: 4990, currency: 'USD', offerType: 1, offerDiscountType: 'FREE_TRIAL', purchaseDate: purchaseMs });
+      const res = await sync({ rail: 'ios_store', signedTransactionInfo: jws });
+      expect(res.status).toBe(200);
+      const customerId = res.body.serviceCustomerId as string;
+      const [first] = await subscriptionsOf(customerId);
+      expect(first).toEqual(
+        expect.objectContaining({
+          id: payload.originalTransactionId,
+          rail: 'ios_store',
+          state: 'trialing',
+          periodType: 'trial',
+          isActive: true,
+          kind: 'auto_renewing',
+          currentPeriodStartsAt: Math.floor(purchaseMs / 1000),
+          currentPeriodEndsAt: Math.floor(payload.expiresDate! / 1000),
+          offer: { type: 'introductory', id: null, discount: 'free_trial' },
+          price: { amountMicros: 4_990_000, currency: 'USD' },
+          storeEnvironment: 'sandbox',
+        }),
+      );
+      // A trial pays nothing: the ledger keeps the price, the subscription is not paying.
+      const [ledger] = await t.dataSource.query(
+        `SELECT active, currency FROM revenue_subscriptions WHERE project_id = $1 AND rail = 'ios_store' AND subscription_id = $2`,
+        [fx.projectId, payload.originalTransactionId],
+      );
+      expect(ledger).toEqual({ active: false, currency: 'USD' });
+
+      // The renewal after the trial: a paid period.
+      const renewed = signed({
+        originalTransactionId: payload.originalTransactionId,
+        price: 9990,
+        currency: 'USD',
+        purchaseDate: payload.expiresDate!,
+        expiresDate: payload.expiresDate! + 30 * 24 * HOUR_MS,
+      });
+      expect((await sync({ rail: 'ios_store', signedTransactionInfo: renewed.jws })).status).toBe(200);
+      const [second] = await subscriptionsOf(customerId);
+      expect(second).toEqual(
+        expect.objectContaining({ state: 'active', periodType: 'normal', offer: null, price: { amountMicros: 9_990_000, currency: 'USD' }, willRenew: true }),
+      );
+      const [paying] = await t.dataSource.query(
+        `SELECT active, currency FROM revenue_subscriptions WHERE project_id = $1 AND rail = 'ios_store' AND subscription_id = $2`,
+        [fx.projectId, payload.originalTransactionId],
+      );
+      expect(paying).toEqual({ active: true, currency: 'USD' });
+    });
+
+    it('a synced transaction past its end is expired; a revoked one refunded; renewal info turning auto-renew off is read', async () => {
+      const past = signed({ purchaseDate: nowMs() - 2 * HOUR_MS, expiresDate: nowMs() - HOUR_MS });
+      const ended = await sync({ rail: 'ios_store', signedTransactionInfo: past.jws });
+      expect(ended.status).toBe(200);
+      expect((await subscriptionsOf(ended.body.serviceCustomerId))[0]).toEqual(
+        expect.objectContaining({ state: 'expired', isActive: false, expiredAt: Math.floor(past.payload.expiresDate! / 1000), expirationReason: 'unknown' }),
+      );
+
+      const live = signed({ price: 2990, currency: 'EUR' });
+      const bought = await sync({ rail: 'ios_store', signedTransactionInfo: live.jws });
+      const revokedAtMs = nowMs();
+      const revoked = signed({ ...live.payload, revocationDate: revokedAtMs, revocationReason: 0, signedDate: revokedAtMs + 1000 });
+      expect((await sync({ rail: 'ios_store', signedTransactionInfo: revoked.jws })).status).toBe(200);
+      expect((await subscriptionsOf(bought.body.serviceCustomerId))[0]).toEqual(
+        expect.objectContaining({ state: 'refunded', isActive: false, refundedAt: Math.floor(revokedAtMs / 1000), expirationReason: 'refund' }),
+      );
+
+      const other = signed();
+      const renewal = signStoreJws(chain, { ...renewalInfoPayload({ ...other.payload, environment: 'Sandbox' }), autoRenewStatus: 0 });
+      const off = await sync({ rail: 'ios_store', signedTransactionInfo: other.jws, signedRenewalInfo: renewal });
+      expect((await subscriptionsOf(off.body.serviceCustomerId))[0]).toEqual(
+        expect.objectContaining({ state: 'active', willRenew: false, unsubscribeDetectedAt: expect.any(Number), expirationReason: 'unsubscribe' }),
+      );
+    });
+  });
+
   describe('request rules', () => {
     it('unsupported rails answer 400 invalid_param_value pointing to the store-notification path', async () => {
       for (const rail of ['card_payments', 'android_store']) {

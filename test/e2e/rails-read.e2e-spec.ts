@@ -2,8 +2,8 @@ import { RailReader } from '#rails';
 import { TenantScopes } from '#platform';
 import { operatorAuth } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
-import { railReadHarness, uid } from '../support/harness/rails-read.js';
-import { createStoreChain } from '../support/store-signing.js';
+import { BUNDLE, PRODUCTS, railReadHarness, uid } from '../support/harness/rails-read.js';
+import { type TransactionFields, createStoreChain, notificationPayload, signStoreJws } from '../support/store-signing.js';
 
 const DAY = 86_400;
 
@@ -108,6 +108,157 @@ describe('rails: refresh reads the rails (POST /v1/server/customers/{customerId}
     } finally {
       h.apple.chain = trusted;
     }
+  });
+
+  describe('the subscription object', () => {
+    const subscriptionsOf = async (customerId: string) =>
+      (await h.t.http.get(`/v1/server/customers/${customerId}/subscriptions`).set({ Authorization: `Bearer ${h.fx.keys.skTest}`, ...h.fx.lockHeaders })).body
+        .data as any[];
+    const storedObject = async (rail: string, subscriptionId: string) =>
+      (
+        await h.t.dataSource.query(
+          `SELECT subscription FROM rail_subscriptions WHERE project_id = $1 AND env = 'sandbox' AND rail = $2 AND subscription_id = $3`,
+          [h.fx.projectId, rail, subscriptionId],
+        )
+      )[0]?.subscription ?? null;
+    const ledgerPrice = async (rail: string, subscriptionId: string) =>
+      (
+        await h.t.dataSource.query(
+          `SELECT currency, monthly_minor::float8 AS "monthlyMinor" FROM revenue_subscriptions WHERE project_id = $1 AND env = 'sandbox' AND rail = $2 AND subscription_id = $3`,
+          [h.fx.projectId, rail, subscriptionId],
+        )
+      )[0] ?? null;
+    /** A record as the service kept it before subscription objects and the revenue ledger's price existed. */
+    const forgetObjectAndPrice = async (rail: string, subscriptionId: string) => {
+      await h.t.dataSource.query(`UPDATE rail_subscriptions SET subscription = NULL WHERE project_id = $1 AND rail = $2 AND subscription_id = $3`, [
+        h.fx.projectId,
+        rail,
+        subscriptionId,
+      ]);
+      await h.t.dataSource.query(
+        `UPDATE revenue_subscriptions SET currency = NULL, monthly_minor = NULL WHERE project_id = $1 AND rail = $2 AND subscription_id = $3`,
+        [h.fx.projectId, rail, subscriptionId],
+      );
+    };
+
+    it('iOS: a refresh of a record kept before objects fills its object and its price at once (same period); a second refresh writes nothing', async () => {
+      const expiresMs = h.t.clock.nowMs() + 10 * DAY * 1000;
+      const { customerId, tx } = await iosCustomer({ expiresMs });
+      await forgetObjectAndPrice('ios_store', tx.originalTransactionId);
+      expect(await ledgerPrice('ios_store', tx.originalTransactionId)).toEqual({ currency: null, monthlyMinor: null });
+      expect((await subscriptionsOf(customerId))[0]).toEqual(expect.objectContaining({ price: null, currentPeriodStartsAt: null }));
+      // The store reports the same period, now with its price (milliunits).
+      appleReports(tx, 1, { price: 9990, currency: 'USD' });
+      const res = await refresh(customerId);
+      expect(res.body.refreshed).toEqual([{ rail: 'ios_store', id: tx.originalTransactionId, decision: 'applied', auditEventId: expect.any(String) }]);
+      expect(await storedObject('ios_store', tx.originalTransactionId)).toEqual(
+        expect.objectContaining({
+          state: 'active',
+          kind: 'auto_renewing',
+          periodType: 'normal',
+          willRenew: true,
+          currentPeriodStartsAt: Math.floor(tx.purchaseDate! / 1000),
+          currentPeriodEndsAt: Math.floor(expiresMs / 1000),
+          price: { amountMicros: 9_990_000, currency: 'USD' },
+          storeEnvironment: 'sandbox',
+        }),
+      );
+      expect((await subscriptionsOf(customerId))[0]).toEqual(expect.objectContaining({ isActive: true, price: { amountMicros: 9_990_000, currency: 'USD' } }));
+      expect(await ledgerPrice('ios_store', tx.originalTransactionId)).toEqual({ currency: 'USD', monthlyMinor: expect.any(Number) });
+      expect((await ledgerPrice('ios_store', tx.originalTransactionId)).monthlyMinor).toBeGreaterThan(0);
+      // Nothing happened to the subscription itself: no subscription.* event, no entitlement change.
+      expect(await events(customerId)).toEqual(['customer.entitlements.updated', 'subscription.started']);
+
+      const before = await auditCount();
+      const again = await refresh(customerId);
+      expect(again.body.refreshed).toEqual([{ rail: 'ios_store', id: tx.originalTransactionId, decision: 'no_change', auditEventId: null }]);
+      expect(await auditCount()).toBe(before);
+    });
+
+    it('card: a refresh of a record kept before objects fills its object and the ledger price at once', async () => {
+      const { customerId, cardCustomer: cus, sub } = await cardCustomer({ periodEnd: now() + 20 * DAY });
+      await forgetObjectAndPrice('card_payments', sub.id);
+      const [item] = (sub.items as { data: Record<string, unknown>[] }).data;
+      item.price = { ...(item.price as object), unit_amount: 1500, currency: 'eur', recurring: { interval: 'month', interval_count: 1 } };
+      item.quantity = 2;
+      const res = await refresh(customerId);
+      expect(res.body.refreshed).toEqual([{ rail: 'card_payments', id: cus, decision: 'applied', auditEventId: expect.any(String) }]);
+      expect(await storedObject('card_payments', sub.id)).toEqual(
+        expect.objectContaining({ id: sub.id, state: 'active', price: { amountMicros: 30_000_000, currency: 'EUR' }, storeEnvironment: 'sandbox' }),
+      );
+      expect(await ledgerPrice('card_payments', sub.id)).toEqual({ currency: 'EUR', monthlyMinor: 3000 });
+      const again = await refresh(customerId);
+      expect(again.body.refreshed).toEqual([{ rail: 'card_payments', id: cus, decision: 'no_change', auditEventId: null }]);
+    });
+
+    it('iOS: a billing problem the notification missed is read into the object (grace period; the event has no rail event id)', async () => {
+      const { customerId, tx } = await iosCustomer({ expiresMs: h.t.clock.nowMs() + 60_000 });
+      const graceEndMs = h.t.clock.nowMs() + 6 * DAY * 1000;
+      h.apple.subscriptions.sandbox.set(tx.originalTransactionId, {
+        status: 4,
+        transaction: { ...tx, signedDate: h.t.clock.nowMs() },
+        renewal: { autoRenewStatus: 1, gracePeriodExpiresDate: graceEndMs, isInBillingRetryPeriod: true },
+      });
+      const res = await refresh(customerId);
+      expect(res.body.refreshed).toEqual([expect.objectContaining({ rail: 'ios_store', decision: 'applied' })]);
+      const [object] = await subscriptionsOf(customerId);
+      expect(object).toEqual(
+        expect.objectContaining({
+          state: 'in_grace_period',
+          isActive: true,
+          willRenew: true,
+          billingIssueDetectedAt: expect.any(Number),
+          gracePeriodEndsAt: Math.floor(graceEndMs / 1000),
+          accessEndsAt: Math.floor(graceEndMs / 1000),
+        }),
+      );
+      expect(res.body.data).toEqual([expect.objectContaining({ key: 'pro', isActive: true, validUntil: Math.floor(graceEndMs / 1000) })]);
+      const [issue] = await h.t.dataSource.query(
+        `SELECT body::jsonb->'data' AS data FROM webhook_events WHERE customer_id = $1 AND type = 'subscription.billing_issue'`,
+        [customerId],
+      );
+      expect(issue.data).toEqual(
+        expect.objectContaining({
+          railEventId: null,
+          gracePeriodEndsAt: Math.floor(graceEndMs / 1000),
+          subscription: expect.objectContaining({ state: 'in_grace_period' }),
+          state: 'in_grace_period',
+        }),
+      );
+    });
+  });
+
+  it('iOS: an extension without payment is cause extension on customer.entitlements.updated; an upgrade to other keys is product_change', async () => {
+    const catalogue = [...PRODUCTS, { rail: 'ios_store', productId: 'pro.yearly', entitlementKeys: ['pro_plus'] }];
+    expect((await h.t.http.put(`/admin/v1/projects/${h.fx.projectId}/products`).set(operatorAuth()).send({ products: catalogue })).status).toBe(200);
+    const { customerId, tx } = await iosCustomer({ expiresMs: h.t.clock.nowMs() + DAY * 1000 });
+    const notify = async (notificationType: string, subtype: string | undefined, fields: Partial<TransactionFields>) => {
+      const payload = notificationPayload({
+        notificationType,
+        subtype,
+        signedDate: h.t.clock.nowMs(),
+        bundleId: BUNDLE,
+        environment: 'Sandbox',
+        signedTransactionInfo: signStoreJws(h.apple.chain, { ...tx, signedDate: h.t.clock.nowMs(), environment: 'Sandbox', ...fields }),
+      });
+      const res = await h.t.http.post(`/v1/webhooks/ios_store/${h.fx.projectId}`).send({ signedPayload: signStoreJws(h.apple.chain, payload) });
+      expect(res.body.decision).toBe('applied');
+    };
+    const causes = async () =>
+      (
+        (await h.t.dataSource.query(
+          `SELECT body::jsonb->'data'->'changes' AS changes FROM webhook_events WHERE customer_id = $1 AND type = 'customer.entitlements.updated' ORDER BY created_at_ms, id`,
+          [customerId],
+        )) as { changes: { key: string; change: string; cause: string }[] }[]
+      ).map((row) => row.changes.map((c) => `${c.key}:${c.change}/${c.cause}`));
+    await notify('RENEWAL_EXTENDED', undefined, { expiresDate: h.t.clock.nowMs() + 5 * DAY * 1000 });
+    expect((await causes()).at(-1)).toEqual(['pro:extended/extension']);
+    await notify('DID_CHANGE_RENEWAL_PREF', 'UPGRADE', {
+      productId: 'pro.yearly',
+      transactionId: uid('2000'),
+      expiresDate: h.t.clock.nowMs() + 365 * DAY * 1000,
+    });
+    expect((await causes()).at(-1)?.sort()).toEqual(['pro:deactivated/product_change', 'pro_plus:activated/product_change']);
   });
 
   it('Android: the purchase is read with subscriptionsv2.get and a missed renewal kept', async () => {

@@ -93,6 +93,45 @@ describe('rails: reads at expiry and the migration gate, against the stores’ s
       expect((await pro(customerId))?.isActive ?? false).toBe(false);
     });
 
+    it('iOS: the read at expiry stores the subscription object it derives (renewed period, price, state)', async () => {
+      const { customerId, tx } = await iosCustomer({ expiresMs: h.t.clock.nowMs() + 60_000 });
+      const renewedMs = h.t.clock.nowMs() + 30 * DAY * 1000;
+      appleReports(tx, 1, { transactionId: uid('2000'), purchaseDate: h.t.clock.nowMs() + 60_000, expiresDate: renewedMs, price: 4990, currency: 'EUR' });
+      await advance(120);
+      await sweep();
+      expect(await expiryRow('ios_store', tx.originalTransactionId)).toEqual(expect.objectContaining({ status: 'done', lastOutcome: 'applied' }));
+      const [stored] = await h.t.dataSource.query(
+        `SELECT subscription FROM rail_subscriptions WHERE project_id = $1 AND env = 'sandbox' AND rail = 'ios_store' AND subscription_id = $2`,
+        [h.fx.projectId, tx.originalTransactionId],
+      );
+      expect(stored.subscription).toEqual(
+        expect.objectContaining({
+          object: 'subscription',
+          id: tx.originalTransactionId,
+          state: 'active',
+          currentPeriodEndsAt: Math.floor(renewedMs / 1000),
+          accessEndsAt: Math.floor(renewedMs / 1000),
+          price: { amountMicros: 4_990_000, currency: 'EUR' },
+        }),
+      );
+      const subscriptions = await h.t.http.get(`/v1/server/customers/${customerId}/subscriptions`).set(keyHeaders(h.fx, h.fx.keys.skTest));
+      expect(subscriptions.body.data).toEqual([
+        expect.objectContaining({ id: tx.originalTransactionId, isActive: true, price: { amountMicros: 4_990_000, currency: 'EUR' } }),
+      ]);
+      // The renewal is announced from the read: no rail event id.
+      const [renewed] = await h.t.dataSource.query(
+        `SELECT body::jsonb->'data' AS data FROM webhook_events WHERE customer_id = $1 AND type = 'subscription.renewed' ORDER BY created_at_ms DESC LIMIT 1`,
+        [customerId],
+      );
+      expect(renewed.data).toEqual(
+        expect.objectContaining({
+          railEventId: null,
+          auditEventId: expect.stringMatching(/^rail_evt_/),
+          subscription: expect.objectContaining({ state: 'active' }),
+        }),
+      );
+    });
+
     it('Android: a renewal the notification missed keeps access', async () => {
       const { customerId, token } = await androidCustomer({ expiry: now() + 60 });
       googleReports(token, { expiry: now() + 30 * DAY });
@@ -200,6 +239,32 @@ describe('rails: reads at expiry and the migration gate, against the stores’ s
       // The reads applied the live subscriptions to the migrated customers: a re-run decides from the records.
       const again = await migrate(users);
       expect(gateCounts(again.body)).toEqual({ granted: 0, railBacked: 3, lapsed: 3, undetermined: 0, alreadyGranted: 3 });
+    });
+
+    it('the records the gate’s reads apply carry the subscription object (iOS and card), with their price', async () => {
+      const cardLive = uid('cus');
+      const sub = card.subscription(uid('sub'), cardLive, { productId: 'prod_pro', periodEnd: now() + 30 * DAY, livemode: false });
+      const [item] = (sub.items as { data: Record<string, unknown>[] }).data;
+      item.price = { ...(item.price as object), unit_amount: 1200, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } };
+      item.quantity = 1;
+      const iosLive = appleTransaction(h.t.clock.nowMs() + 30 * DAY * 1000);
+      appleReports(iosLive, 1, { price: 9990, currency: 'USD' });
+      const res = await migrate([
+        { developerUserId: uid('u'), cardCustomerId: cardLive, entitlements: { pro: true } },
+        { developerUserId: uid('u'), iosStoreOriginalTransactionId: iosLive.originalTransactionId, entitlements: { pro: true } },
+      ]);
+      expect(gateCounts(res.body)).toEqual({ granted: 0, railBacked: 2, lapsed: 0, undetermined: 0, alreadyGranted: 0 });
+      const rows: { rail: string; subscription: any }[] = await h.t.dataSource.query(
+        `SELECT rail, subscription FROM rail_subscriptions WHERE project_id = $1 AND env = 'sandbox' AND subscription_id = ANY($2) ORDER BY rail`,
+        [h.fx.projectId, [sub.id, iosLive.originalTransactionId]],
+      );
+      expect(rows).toEqual([
+        { rail: 'card_payments', subscription: expect.objectContaining({ id: sub.id, state: 'active', price: { amountMicros: 12_000_000, currency: 'USD' } }) },
+        {
+          rail: 'ios_store',
+          subscription: expect.objectContaining({ id: iosLive.originalTransactionId, state: 'active', price: { amountMicros: 9_990_000, currency: 'USD' } }),
+        },
+      ]);
     });
 
     it('a rail that cannot be read is undetermined; a re-run once it is readable converges', async () => {

@@ -287,6 +287,11 @@ describe('subscriptions: the card rail lifecycle', () => {
     expect(after.refundsCents).toBe(before.refundsCents);
     expect(after.mrrCents).toBe(before.mrrCents);
     expect(await eventsOf(sub.customerId, 'subscription.refund_reversed')).toHaveLength(1);
+    // customer.entitlements.updated says why: the chargeback ended the key, the won dispute restored it.
+    const causes = (await eventsOf(sub.customerId, 'customer.entitlements.updated'))
+      .sort((a, b) => a.data.sequence - b.data.sequence)
+      .map((e) => [...new Set(e.data.changes.map((c: { change: string; cause: string }) => `${c.change}/${c.cause}`))]);
+    expect(causes).toEqual([['activated/purchase'], ['deactivated/chargeback'], ['activated/refund_reversed']]);
     // A lost dispute changes nothing more.
     expect((await send(event('charge.dispute.closed', { ...dispute, id: uid('dp'), status: 'lost' }))).body.decision).toBe('no_op');
   });

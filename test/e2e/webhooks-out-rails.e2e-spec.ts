@@ -98,4 +98,73 @@ describe('outbound webhooks: card subscription renewal and customer folds', () =
     const read = await h.t.http.get(`/v1/server/customers/${named}/entitlements`).set(keyHeaders(h.fx, h.fx.keys.skTest));
     expect(read.body.data.filter((e: { isActive: boolean }) => e.isActive)).toHaveLength(2);
   });
+
+  it('the moved subscription is announced once to its new customer: subscription.transferred with fromServiceCustomerId and the subscription', async () => {
+    const customer = uid('cus');
+    const sub = subscription({ customer });
+    const created = await send(event('customer.subscription.created', sub));
+    const railOnly = created.body.serviceCustomerId;
+    const userId = uid('user');
+    const checkout = await send(
+      event('checkout.session.completed', {
+        id: uid('cs'),
+        object: 'checkout.session',
+        customer,
+        subscription: sub.id,
+        client_reference_id: userId,
+        metadata: {},
+      }),
+    );
+    const named = checkout.body.serviceCustomerId;
+    await drain();
+    const transferred = eventsOf(named).filter((r) => r.json.type === 'subscription.transferred');
+    expect(transferred).toHaveLength(1);
+    expect(transferred[0].json.data).toEqual(
+      expect.objectContaining({
+        serviceCustomerId: named,
+        developerUserId: userId,
+        fromServiceCustomerId: railOnly,
+        rail: 'card_payments',
+        subscriptionId: sub.id,
+        productId: 'prod_pro',
+        state: 'active',
+        willRenew: true,
+        railEventId: null,
+        auditEventId: expect.stringMatching(/^rail_evt_/),
+        subscription: expect.objectContaining({ object: 'subscription', id: sub.id, state: 'active', isActive: true }),
+      }),
+    );
+    expect(typesOf(railOnly)).not.toContain('subscription.transferred');
+    const audit = await h.t.http.get(`/v1/server/audit/${transferred[0].json.data.auditEventId}`).set(keyHeaders(h.fx, h.fx.keys.skTest));
+    expect(audit.body.data).toEqual(expect.objectContaining({ eventType: 'subscription_transferred', customerId: named, decision: 'applied' }));
+    // A later event of the same subscription moves nothing: no second transfer.
+    expect((await send(event('customer.subscription.updated', sub, { created: now() + 5 }))).status).toBe(200);
+    await drain();
+    expect(eventsOf(named).filter((r) => r.json.type === 'subscription.transferred')).toHaveLength(1);
+  });
+
+  it('a merge approved moves each subscription of the other customer: one subscription.transferred per subscription', async () => {
+    const identify = (body: object) => h.t.http.post('/v1/identify').set(keyHeaders(h.fx, h.fx.keys.pubTest)).send(body);
+    const a = { userId: uid('user'), anonymousId: uid('anon') };
+    const b = { userId: uid('user'), anonymousId: uid('anon') };
+    const canonical: string = (await identify(a)).body.serviceCustomerId;
+    const other: string = (await identify(b)).body.serviceCustomerId;
+    const subs = [subscription({ metadata: { serviceCustomerId: other } }), subscription({ metadata: { serviceCustomerId: other } })];
+    for (const sub of subs) expect((await send(event('customer.subscription.created', sub))).body.serviceCustomerId).toBe(other);
+    expect((await identify({ userId: a.userId, anonymousId: b.anonymousId })).body.mergePending).toBe(true);
+    const reviews = await h.t.http.get(`/admin/v1/projects/${h.fx.projectId}/merge-reviews?env=sandbox`).set(operatorAuth());
+    const review = reviews.body.data.find((r: { otherCustomerId: string }) => r.otherCustomerId === other);
+    const approved = await h.t.http.post(`/admin/v1/projects/${h.fx.projectId}/merge-reviews/${review.id}/approve`).set(operatorAuth());
+    expect(approved.status).toBe(200);
+    await drain();
+    const transferred = eventsOf(canonical).filter((r) => r.json.type === 'subscription.transferred');
+    expect(transferred.map((r) => r.json.data.subscriptionId).sort()).toEqual(subs.map((sub) => sub.id).sort());
+    for (const r of transferred) {
+      expect(r.json.data).toEqual(
+        expect.objectContaining({ fromServiceCustomerId: other, railEventId: null, subscription: expect.objectContaining({ state: 'active' }) }),
+      );
+      // The merged customer holds both developer user ids.
+      expect([a.userId, b.userId]).toContain(r.json.data.developerUserId);
+    }
+  });
 });

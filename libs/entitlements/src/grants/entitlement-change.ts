@@ -4,7 +4,20 @@ import type { EntitlementState, GrantDuration, PurchaseRail } from '../domain/en
 import type { EntitlementMutation, PublicEntitlement } from '../domain/public-entitlement.js';
 
 /** Why an entitlement changed, as the writer knows it. */
-export type EntitlementChangeCause = 'purchase' | 'renewal' | 'grant' | 'revoke' | 'refund' | 'expiration' | 'migration' | 'billing_issue';
+export type EntitlementChangeCause =
+  | 'purchase'
+  | 'renewal'
+  | 'grant'
+  | 'revoke'
+  | 'refund'
+  | 'expiration'
+  | 'migration'
+  | 'billing_issue'
+  | 'pause'
+  | 'chargeback'
+  | 'extension'
+  | 'product_change'
+  | 'refund_reversed';
 
 /** How one key of a customer's active set moved. */
 export type KeyChange = 'activated' | 'extended' | 'deactivated';
@@ -101,6 +114,8 @@ export interface RailFold {
   kind: 'fold';
   fromCustomerId: string;
   intoCustomerId: string;
+  /** The events of `intoCustomerId` besides the entitlement update (`subscription.transferred`, one per subscription moved). */
+  events?: readonly EntitlementSideEvent[];
 }
 
 /** Time passed the validUntil of these rows of one customer (nothing is written: the change is reported). */

@@ -297,7 +297,10 @@ export class EntitlementWriter {
   private async fold(scope: TenantScope, change: RailFold): Promise<number> {
     const tracker = await this.feed.track(scope, [change.fromCustomerId, change.intoCustomerId]);
     const moved = await this.entitlements.moveRailRows(scope, change.fromCustomerId, change.intoCustomerId, this.clock.now());
-    await tracker.publish((_key, kind) => (kind === 'deactivated' ? 'revoke' : 'purchase'));
+    await tracker.publish(
+      (_key, kind) => (kind === 'deactivated' ? 'revoke' : 'purchase'),
+      (customerId) => (customerId === change.intoCustomerId ? [...(change.events ?? [])] : []),
+    );
     return moved;
   }
 

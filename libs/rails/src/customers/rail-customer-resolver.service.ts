@@ -1,11 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, type TenantScope } from '#platform';
-import { EntitlementWriter, PURCHASE_RAILS } from '#entitlements';
+import { AuditJournal } from '#audit';
+import { type EntitlementSideEvent, EntitlementWriter, PURCHASE_RAILS, ProductCatalog } from '#entitlements';
 import { type AliasNode, RailCustomers, decideOwner, ownersDisagree } from '#identity';
 import type { AndroidPurchaseState } from '../android/android-notifications.js';
 import type { CardSubscription } from '../card/card-events.js';
 import { type StoreTransaction, isFamilyShared, normaliseAppAccountToken } from '../ios/ios-store-rules.js';
-import { type PurchaseRail, RAIL_ALIAS_TYPES } from '../model/rail-model.js';
+import { type PurchaseRail, RAIL_ALIAS_TYPES, type RailSubscriptionRecord } from '../model/rail-model.js';
+import { transferredEvent } from '../model/subscription-events.js';
+import { subscriptionOfRecord } from '../subscriptions/subscription-reads.service.js';
+import { isActiveAt } from '../lifecycle/access.js';
 import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
 import { RefundRequestsRepository } from '../refunds/refund-requests.repository.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
@@ -56,6 +60,8 @@ export class RailCustomerResolver {
     private readonly clock: Clock,
     private readonly revenue: RailRevenueFeed,
     private readonly refundRequests: RefundRequestsRepository,
+    private readonly catalog: ProductCatalog,
+    private readonly journal: AuditJournal,
   ) {}
 
   /** The active customer of a rail node (`known.alias` when the caller read it already). */
@@ -240,7 +246,9 @@ export class RailCustomerResolver {
    * Moves a customer's subscription records, refund requests and rail-derived entitlements (and, for a
    * rail-only customer folded into another, its rail aliases). The entitlement rows move as one
    * change (a fold): the first customer's keys end (cause `revoke`: they left that customer),
-   * the other's start or extend (cause `purchase`: the purchase is now theirs).
+   * the other's start or extend (cause `purchase`: the purchase is now theirs). Each
+   * subscription moved is announced once to its new customer (`subscription.transferred`, one
+   * audit entry each).
    *
    * Locks in the rail applier's order: subscription rows, then both customers' per-rail locks,
    * then revenue, entitlement rows and sequence counters. A fold continues with the applier for
@@ -250,13 +258,54 @@ export class RailCustomerResolver {
    */
   private async reassign(scope: TenantScope, fromCustomerId: string, intoCustomerId: string, railAliases: boolean): Promise<void> {
     if (railAliases) await this.customers.moveRailAliases(scope, fromCustomerId, intoCustomerId);
-    await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
+    const moved = await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
     for (const rail of [...PURCHASE_RAILS].sort()) await this.subscriptions.serializeCustomers(scope, rail, [fromCustomerId, intoCustomerId]);
     // A writer that held one of those locks may have recorded a new subscription of the first
     // customer meanwhile: it moves too (its revenue and entitlement rows move below).
-    await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
+    moved.push(...(await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now())));
     await this.revenue.reassigned(scope, fromCustomerId, intoCustomerId);
     await this.refundRequests.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.nowMs());
-    await this.writer.apply(scope, { kind: 'fold', fromCustomerId, intoCustomerId });
+    const events = await this.transferred(scope, moved, fromCustomerId, intoCustomerId, railAliases ? 'fold' : 'merge');
+    await this.writer.apply(scope, { kind: 'fold', fromCustomerId, intoCustomerId, events });
+  }
+
+  /** One `subscription.transferred` per subscription moved, each with its audit entry (`subscription_transferred`). */
+  private async transferred(
+    scope: TenantScope,
+    moved: readonly RailSubscriptionRecord[],
+    fromCustomerId: string,
+    intoCustomerId: string,
+    why: 'fold' | 'merge',
+  ): Promise<EntitlementSideEvent[]> {
+    const nowSeconds = Math.floor(this.clock.nowMs() / 1000);
+    const events: EntitlementSideEvent[] = [];
+    const seen = new Set<string>();
+    for (const record of moved) {
+      if (seen.has(`${record.rail}|${record.subscriptionId}`)) continue;
+      seen.add(`${record.rail}|${record.subscriptionId}`);
+      let subscription = record.subscription ? { ...record.subscription, isActive: isActiveAt(record.subscription, nowSeconds) } : null;
+      if (!subscription) {
+        const keys = new Set<string>();
+        for (const item of record.items) for (const key of await this.catalog.entitlementKeysFor(scope.projectId, record.rail, item.productId)) keys.add(key);
+        subscription = subscriptionOfRecord(record, [...keys], scope.env, nowSeconds);
+      }
+      const { eventId } = await this.journal.append(scope, {
+        eventIdPrefix: 'rail_evt_',
+        rail: record.rail,
+        eventType: 'subscription_transferred',
+        customerId: intoCustomerId,
+        decision: 'applied',
+        reason:
+          why === 'fold'
+            ? `Subscription ${record.subscriptionId} moved from rail-only customer ${fromCustomerId} (folded into ${intoCustomerId})`
+            : `Subscription ${record.subscriptionId} moved from ${fromCustomerId} to ${intoCustomerId} (merge approved)`,
+        // A fold follows the rail's news; a merge is an operator's approval.
+        actor: why === 'fold' ? `rail:${record.rail}` : 'operator',
+        requestId: null,
+        details: { subscriptionId: record.subscriptionId, fromCustomerId, productId: record.productId, reason: why },
+      });
+      events.push(transferredEvent(record, subscription, fromCustomerId, intoCustomerId, eventId));
+    }
+    return events;
   }
 }

@@ -12,7 +12,7 @@ import { RAIL_ALIAS_TYPES, type RailSubscriptionRecord } from '../model/rail-mod
 import { type RailEventContext, type RailStateChange, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
 import { moneyReturnOf, recordAccessOf } from '../model/rail-record-access.js';
-import { type IosLifecycleInput, deriveIosLifecycle } from '../lifecycle/ios-lifecycle.js';
+import { type IosLifecycleInput, type IosReadInput, deriveIosLifecycle, deriveIosRead } from '../lifecycle/ios-lifecycle.js';
 import type { LifecycleResult } from '../lifecycle/lifecycle-outcome.js';
 import type { Subscription } from '../lifecycle/subscription.js';
 import { subscriptionOfRecord } from '../subscriptions/subscription-reads.service.js';
@@ -29,6 +29,9 @@ import { IosStoreVerifier, StoreVerificationError, describeVerificationFailure }
 import { RefundRequests } from '../refunds/refund-requests.service.js';
 
 const RAIL = 'ios_store' as const;
+
+/** What moves the subscription object: a notification, or a read of the App Store (or a purchase sync). */
+export type IosLifecycleSource = { notification: IosLifecycleInput; read?: never } | { read: IosReadInput; notification?: never };
 /** The verifier's reason when chain and signature held but the bundle id (or app Apple id) is another app's. */
 const OTHER_APP = describeVerificationFailure(new VerificationException(VerificationStatus.INVALID_APP_IDENTIFIER));
 
@@ -226,7 +229,7 @@ export class IosWebhookService {
       renewalInfo: renewal,
     };
     // The newest rail time wins: the signedDate of the outermost signed payload (the notification's).
-    return this.applyTransactionState(scope, transaction, state, notification.signedDate, context, undefined, lifecycle, () =>
+    return this.applyTransactionState(scope, transaction, state, notification.signedDate, context, undefined, { notification: lifecycle }, () =>
       this.customers.findByAlias(scope, node),
     );
   }
@@ -237,13 +240,10 @@ export class IosWebhookService {
     return record.subscription ?? subscriptionOfRecord(record, keys, scope.env, Math.floor(this.clock.nowMs() / 1000));
   }
 
-  private derive(previous: Subscription | null, input: IosLifecycleInput, railTimeMs: number, productId: string, keys: string[]): LifecycleResult {
+  private derive(previous: Subscription | null, source: IosLifecycleSource, railTimeMs: number, productId: string, keys: string[]): LifecycleResult {
+    const ctx = { nowMs: this.clock.nowMs(), railTimeMs, entitlementKeysOf: (product: string) => (product === productId ? keys : []) };
     try {
-      return deriveIosLifecycle(previous, input, {
-        nowMs: this.clock.nowMs(),
-        railTimeMs,
-        entitlementKeysOf: (product) => (product === productId ? keys : []),
-      });
+      return source.notification ? deriveIosLifecycle(previous, source.notification, ctx) : deriveIosRead(previous, source.read, ctx);
     } catch (err) {
       if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
       throw err;
@@ -253,7 +253,8 @@ export class IosWebhookService {
   /**
    * Applies the state a verified transaction stands for (from a notification, or read from the
    * App Store Server API) with `railTimeMs` as its rail time; the product must be in the
-   * catalogue (else `rejected`). Writes one audit entry.
+   * catalogue (else `rejected`). `source` moves the subscription object (a notification's or a
+   * read's lifecycle), and access follows it. Writes one audit entry.
    */
   async applyTransactionState(
     scope: TenantScope,
@@ -262,9 +263,10 @@ export class IosWebhookService {
     railTimeMs: number,
     context: RailEventContext,
     read?: { holders: KnownHolders },
-    notification?: IosLifecycleInput,
+    source?: IosLifecycleSource,
     holderOf?: () => Promise<string | null>,
   ): Promise<NotificationOutcome> {
+    const notification = source?.notification;
     const originalTransactionId = transaction.originalTransactionId as string;
     const productId = transaction.productId as string;
     const holders = read?.holders ?? {};
@@ -281,11 +283,11 @@ export class IosWebhookService {
     // the record's own state table stands where the lifecycle places nothing.
     let result: LifecycleResult | null = null;
     let record: RailSubscriptionRecord | null | undefined;
-    if (notification) {
+    if (source) {
       await this.applier.serializeSubscription(scope, RAIL, originalTransactionId);
       record = await this.applier.lockRecord(scope, RAIL, originalTransactionId);
       const previous = this.previousOf(scope, record, keys);
-      result = this.derive(previous, notification, railTimeMs, productId, keys);
+      result = this.derive(previous, source, railTimeMs, productId, keys);
     }
     const subscription = result?.subscription ?? null;
     if (!state && (!subscription || result?.decision !== 'applied')) {
@@ -323,7 +325,7 @@ export class IosWebhookService {
       {
         catalogueKeys: new Map([[productId, keys]]),
         onlyChanges: read !== undefined,
-        subscriptionSerialized: notification !== undefined,
+        subscriptionSerialized: source !== undefined,
         ...(record !== undefined ? { lockedRecord: record } : {}),
       },
     );

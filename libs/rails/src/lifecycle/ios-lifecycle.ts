@@ -399,3 +399,102 @@ export function deriveIosLifecycle(previous: Subscription | null, input: IosLife
   if (!transaction?.originalTransactionId || !transaction.productId) return noOp(previous, recorded(input), `${input.notificationType} carries no transaction`);
   return step(previous, { ...input, transaction }, ctx);
 }
+
+/**
+ * What a read holds about one subscription: an App Store Server API "Get All Subscription
+ * Statuses" item (status, latest transaction, renewal info), or a signed transaction alone
+ * (purchase sync: `status` null, read from the transaction).
+ */
+export interface IosReadInput {
+  /** 1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked; null: the transaction's own (revoked, past its end, else active). */
+  status: number | null;
+  transaction: JWSTransactionDecodedPayload;
+  /** The decoded, verified `signedRenewalInfo` (null when absent or unverified). */
+  renewalInfo: JWSRenewalInfoDecodedPayload | null;
+  /** The type recorded in the audit entry (`reconciliation`, `purchase_sync`). */
+  recordedType: string;
+}
+
+/** The App Store's `expirationIntent`: why an expired subscription ended. */
+const EXPIRATION_INTENTS: Record<number, ExpirationReason> = {
+  1: 'unsubscribe',
+  2: 'billing_error',
+  3: 'price_increase',
+  4: 'product_unavailable',
+  5: 'unknown',
+};
+
+/** The status a transaction stands for on its own: revoked, expired once past `expiresDate`, else active. */
+function statusOfTransaction(transaction: JWSTransactionDecodedPayload, nowMs: number): number {
+  if (typeof transaction.revocationDate === 'number') return 5;
+  if (typeof transaction.expiresDate === 'number' && transaction.expiresDate <= nowMs) return 2;
+  return 1;
+}
+
+/**
+ * The subscription after a read of the App Store (a refresh, a read at expiry, the migration
+ * gate) or a purchase sync: the latest transaction describes the period in force, the status
+ * where it stands. What only notifications tell (a price change's state, when a billing problem
+ * began) is kept while the period is the same. A read records no ledger fact: payments are
+ * counted from the transaction, refunds from the store's refund notification. Throws
+ * RailFieldError when an amount is out of bounds.
+ */
+export function deriveIosRead(previous: Subscription | null, input: IosReadInput, ctx: LifecycleContext): LifecycleResult {
+  const { transaction, renewalInfo, recordedType } = input;
+  if (!transaction.originalTransactionId || !transaction.productId) return noOp(previous, recordedType, 'The read carries no transaction');
+  const at = toSeconds(ctx.railTimeMs);
+  const status = input.status ?? statusOfTransaction(transaction, ctx.nowMs);
+  const done = (draft: Subscription, reason: string, rest: Omit<Settlement, 'recordedType' | 'reason'> = {}) =>
+    settle(previous, draft, ctx.nowMs, { recordedType, reason, ...rest });
+
+  if (status === 5 || typeof transaction.revocationDate === 'number') {
+    if (previous?.state === 'refunded') return noOp(previous, recordedType, 'Already refunded');
+    const base = previous ?? fromTransaction(null, transaction, renewalInfo, ctx);
+    const familyShared = transaction.inAppOwnershipType === 'FAMILY_SHARED';
+    const amount = familyShared ? null : refundedAmount(transaction);
+    const event: LifecycleEvent = familyShared
+      ? { type: 'subscription.refunded', reason: 'family_revoked', amountMicros: 0, currency: base.price?.currency ?? null }
+      : { type: 'subscription.refunded', reason: 'refund', amountMicros: amount?.amountMicros ?? null, currency: amount?.currency ?? null };
+    return done(refundedAt(base, secondsOrNull(transaction.revocationDate) ?? at), 'Read: refunded or revoked', { extraEvents: [event] });
+  }
+  if (status < 1 || status > 4) return noOp(previous, recordedType, `Read: status ${status} is not one the service places`);
+
+  const current = fromTransaction(previous, transaction, renewalInfo, ctx);
+  const samePeriod =
+    previous !== null &&
+    previous.productId === current.productId &&
+    previous.purchasedAt === current.purchasedAt &&
+    previous.currentPeriodEndsAt === current.currentPeriodEndsAt;
+  const newPeriod =
+    previous !== null &&
+    !samePeriod &&
+    (current.purchasedAt > previous.purchasedAt || (current.currentPeriodEndsAt ?? 0) > (previous.currentPeriodEndsAt ?? 0));
+  const base: Subscription = samePeriod ? { ...current, priceChange: previous.priceChange } : current;
+  const billingIssueDetectedAt = previous?.billingIssueDetectedAt ?? at;
+
+  switch (status) {
+    case 1:
+      return done(base, newPeriod ? 'Read: renewed' : 'Read: active', {
+        hints: { newPaidPeriod: newPeriod, productChangeEffective: newPeriod ? 'at_renewal' : 'immediate' },
+      });
+    case 4: {
+      const gracePeriodEndsAt = secondsOrNull(renewalInfo?.gracePeriodExpiresDate) ?? base.currentPeriodEndsAt;
+      return done(
+        { ...base, state: 'in_grace_period', billingIssueDetectedAt, gracePeriodEndsAt, accessEndsAt: gracePeriodEndsAt },
+        'Read: in the grace period',
+      );
+    }
+    case 3:
+      return done(
+        { ...base, state: 'in_billing_retry', willRenew: false, billingIssueDetectedAt, gracePeriodEndsAt: null, accessEndsAt: base.currentPeriodEndsAt },
+        'Read: in billing retry',
+      );
+    default: {
+      if (previous?.state === 'expired' && samePeriod) return noOp(previous, recordedType, 'Read: already expired');
+      const intent = typeof renewalInfo?.expirationIntent === 'number' ? EXPIRATION_INTENTS[renewalInfo.expirationIntent] : undefined;
+      const reason = intent ?? previous?.expirationReason ?? 'unknown';
+      const kept = { ...base, billingIssueDetectedAt: previous?.billingIssueDetectedAt ?? null };
+      return done(ended(kept, reason, at), 'Read: expired');
+    }
+  }
+}

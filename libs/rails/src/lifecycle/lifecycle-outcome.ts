@@ -178,13 +178,17 @@ export function transitionEvents(previous: Subscription | null, next: Subscripti
 
 const IGNORED_IN_COMPARISON = new Set<keyof Subscription>(['updatedAt', 'isActive']);
 
-/** JSON with object keys sorted: a stored object (jsonb orders keys its own way) compares equal to the same object derived. */
+/** A value's JSON with object keys sorted: a stored object (jsonb orders keys its own way) compares equal to a derived one. */
 function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
-      : v,
-  );
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 /** Whether two subscription objects differ in anything but `updatedAt` and `isActive` (which follow the clock). */

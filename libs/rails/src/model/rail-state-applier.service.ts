@@ -17,7 +17,7 @@ import { type RailPayment, type RailPriceLine, RailRevenueFeed } from './rail-re
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
 import type { Subscription } from '../lifecycle/subscription.js';
 import type { LifecycleEvent } from '../lifecycle/lifecycle-outcome.js';
-import { railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from './subscription-events.js';
+import { lifecycleChangeCauses, railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from './subscription-events.js';
 import { describeApplied, grantsOf, outlasts } from './rail-grants.js';
 
 /** The rail's current view of one subscription, already mapped to the shared model. */
@@ -177,8 +177,15 @@ export class RailStateApplier {
         ? options.lockedRecord
         : await this.subscriptions.lock(scope, change.rail, change.subscriptionId);
     const items = itemsOf(change);
+    // The lifecycle moved the subscription object, or a read fills the object of a record
+    // applied before objects were kept (its price then reaches the revenue ledger too).
+    const lifecycleChanged =
+      change.lifecycle?.decision === 'applied' || (options.onlyChanges === true && !!change.lifecycle?.subscription && !!stored && !stored.subscription);
 
-    if (options.onlyChanges && (isOlderThanStored(stored, change.railTimeMs, change.ignoreRailTime) || !changesState(stored, { ...change, items }))) {
+    if (
+      options.onlyChanges &&
+      (isOlderThanStored(stored, change.railTimeMs, change.ignoreRailTime) || (!changesState(stored, { ...change, items }) && !lifecycleChanged))
+    ) {
       return {
         decision: 'no_op',
         reason: `Subscription ${change.subscriptionId} already in this state or newer`,
@@ -278,8 +285,12 @@ export class RailStateApplier {
     rows.push(...(await rowsOf(change.customerId, granted, entitlementState)));
     const facts = { stored, next: { ...change } };
     const lifecycle = change.lifecycle;
-    const decision: RailDecision = changed || lifecycle?.decision === 'applied' ? 'applied' : 'no_op';
-    const reason = changed ? describeApplied(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
+    const decision: RailDecision = changed || lifecycleChanged ? 'applied' : 'no_op';
+    const reason = changed
+      ? describeApplied(change, items, keys)
+      : lifecycleChanged
+        ? `Subscription ${change.subscriptionId}: the subscription object moved; access unchanged`
+        : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
     // Ended keys are another customer's, or keys no longer granted: the rows are distinct.
     const wrote = await this.writer.apply(scope, {
       kind: 'rail_state',
@@ -287,11 +298,13 @@ export class RailStateApplier {
       customerId: change.customerId,
       previousCustomerId: stored?.customerId ?? null,
       rows,
-      causes: {
-        activated: railChangeCause('activated', facts.next),
-        extended: railChangeCause('extended', facts.next),
-        deactivated: railChangeCause('deactivated', facts.next),
-      },
+      causes: lifecycle
+        ? lifecycleChangeCauses(lifecycle.events, facts.next)
+        : {
+            activated: railChangeCause('activated', facts.next),
+            extended: railChangeCause('extended', facts.next),
+            deactivated: railChangeCause('deactivated', facts.next),
+          },
       events: lifecycle
         ? lifecycleEvents(change, lifecycle, auditEventId)
         : (changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts)).map((type) => ({

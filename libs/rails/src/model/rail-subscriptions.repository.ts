@@ -277,12 +277,15 @@ export class RailSubscriptionsRepository {
   }
 
   /** Moves every subscription record of `fromCustomerId` to `toCustomerId` (a rail-only customer folded into another). */
-  async reassignCustomer(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date): Promise<number> {
-    return this.sql.affected(
+  /** Moves every subscription record of one customer to another; answers the records moved (as they are after the move). */
+  async reassignCustomer(scope: TenantScope, fromCustomerId: string, toCustomerId: string, now: Date): Promise<RailSubscriptionRecord[]> {
+    const rows: SubscriptionRow[] = await this.sql.rows(
       `UPDATE rail_subscriptions SET customer_id = $4, updated_at = $5
-        WHERE project_id = $1 AND env = $2 AND customer_id = $3`,
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3
+        RETURNING ${SUBSCRIPTION_COLUMNS}`,
       [scope.projectId, scope.env, fromCustomerId, toCustomerId, now],
     );
+    return rows.map(toRecord);
   }
 
   /**

@@ -2,6 +2,8 @@
  * Pure: the outbound `subscription.*` events a rail state change yields, and why its
  * entitlements changed. No I/O.
  */
+import type { LifecycleEvent } from '../lifecycle/lifecycle-outcome.js';
+import type { Subscription } from '../lifecycle/subscription.js';
 import type { RailState, RailSubscriptionRecord } from './rail-model.js';
 
 /** Rail status words that mean a payment problem (card dunning, iOS billing retry, Android grace or hold). */
@@ -80,6 +82,37 @@ export function railChangeCause(
   return isBillingIssue(next.rawStatus) ? 'billing_issue' : 'expiration';
 }
 
+/** Why a key changed with a change the subscription lifecycle derived. */
+export type LifecycleChangeCause = ReturnType<typeof railChangeCause> | 'pause' | 'chargeback' | 'extension' | 'product_change' | 'refund_reversed';
+
+/**
+ * Why keys moved with a lifecycle change, read from its events: a reversed refund or chargeback
+ * (`refund_reversed`), a product change (`product_change`), an extension without payment
+ * (`extension`), a chargeback (`chargeback`), a refund or revoke (`refund`), a pause (`pause`),
+ * a billing problem (`billing_issue`); otherwise what the record's change says.
+ */
+export function lifecycleChangeCauses(
+  events: readonly LifecycleEvent[],
+  next: SubscriptionChangeFacts['next'],
+): Record<'activated' | 'extended' | 'deactivated', LifecycleChangeCause> {
+  const has = (type: LifecycleEvent['type']) => events.some((event) => event.type === type);
+  const refund = events.find((event) => event.type === 'subscription.refunded');
+  const expired = events.find((event) => event.type === 'subscription.expired');
+  const productChanged = has('subscription.product_changed');
+  const deactivated = (): LifecycleChangeCause => {
+    if (refund) return refund.reason === 'chargeback' ? 'chargeback' : 'refund';
+    if (has('subscription.paused')) return 'pause';
+    if (productChanged) return 'product_change';
+    if (has('subscription.billing_issue') || expired?.expirationReason === 'billing_error') return 'billing_issue';
+    return railChangeCause('deactivated', next);
+  };
+  return {
+    activated: has('subscription.refund_reversed') ? 'refund_reversed' : productChanged ? 'product_change' : railChangeCause('activated', next),
+    extended: has('subscription.extended') ? 'extension' : productChanged ? 'product_change' : railChangeCause('extended', next),
+    deactivated: deactivated(),
+  };
+}
+
 /**
  * `subscription.canceled` (auto-renew turned off, still active) or `subscription.uncanceled`
  * (turned on again) when a subscription that stays active changes its renewal; empty
@@ -94,4 +127,36 @@ export function renewalEventTypes({ stored, next }: SubscriptionChangeFacts): st
   if (after === 'turned_on') return before === 'on' || before === 'turned_on' ? [] : ['subscription.uncanceled'];
   if (after === 'on') return before === 'off' ? ['subscription.uncanceled'] : [];
   return [];
+}
+
+/**
+ * `subscription.transferred`: a subscription moved to another customer (a rail-only customer
+ * folded into a named one, a merge approved), with the subscription as it stands and the flat
+ * fields filled from it; `railEventId` null (no rail event moved it).
+ */
+export function transferredEvent(
+  record: Pick<RailSubscriptionRecord, 'rail' | 'subscriptionId' | 'productId'>,
+  subscription: Subscription,
+  fromCustomerId: string,
+  intoCustomerId: string,
+  auditEventId: string,
+): { type: 'subscription.transferred'; data: Record<string, unknown> } {
+  return {
+    type: 'subscription.transferred',
+    data: {
+      serviceCustomerId: intoCustomerId,
+      rail: record.rail,
+      subscriptionId: record.subscriptionId,
+      productId: subscription.productId,
+      state: subscription.state,
+      validUntil: subscription.accessEndsAt,
+      willRenew: subscription.willRenew,
+      priceMicros: subscription.price?.amountMicros ?? null,
+      currency: subscription.price?.currency ?? null,
+      subscription,
+      railEventId: null,
+      auditEventId,
+      fromServiceCustomerId: fromCustomerId,
+    },
+  };
 }

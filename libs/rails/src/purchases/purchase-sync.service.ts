@@ -2,7 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_LOGGER, type AppLogger, ApiError, Clock, Sql, type TenantScope } from '#platform';
 import type { AuthContext } from '#keys';
 import { RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
-import { EntitlementReadService } from '#entitlements';
+import { EntitlementReadService, ProductCatalog } from '#entitlements';
+import type { JWSRenewalInfoDecodedPayload, JWSTransactionDecodedPayload } from '@apple/app-store-server-library';
+import { deriveIosRead } from '../lifecycle/ios-lifecycle.js';
+import { checkRenewalBounds } from '../ios/ios-notifications.js';
+import { recordAccessOf } from '../model/rail-record-access.js';
+import { subscriptionOfRecord } from '../subscriptions/subscription-reads.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { iosPayment, iosPriceLines } from '../model/rail-prices.js';
 import { type StoreTransaction, checkTransactionBounds, isFamilyShared, stateOfTransaction } from '../ios/ios-store-rules.js';
@@ -10,7 +15,7 @@ import type { IosStoreSettings } from '../ios/ios-store-settings.js';
 import { IosStoreVerifier, StoreVerificationError } from '../ios/ios-store-verifier.service.js';
 import type { PurchaseRail } from '../model/rail-model.js';
 import { RailSettingsRepository } from '../model/rail-settings.repository.js';
-import { RailStateApplier } from '../model/rail-state-applier.service.js';
+import { type RailStateChange, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import type { PurchaseResultView, PurchaseSyncDto } from './purchase-sync.dto.js';
 
@@ -76,6 +81,7 @@ export class PurchaseSyncService {
     private readonly subscriptions: RailSubscriptionsRepository,
     private readonly customers: RailCustomerResolver,
     private readonly reads: EntitlementReadService,
+    private readonly catalog: ProductCatalog,
   ) {}
 
   async sync(auth: AuthContext, body: PurchaseSyncDto): Promise<PurchaseResultView> {
@@ -101,9 +107,11 @@ export class PurchaseSyncService {
       throw ApiError.permission('env_mismatch', `The signed transaction belongs to the ${verified.env} environment; this key is for ${auth.env}`);
     }
     const transaction = usable(verified.payload as StoreTransaction);
-    if (body.signedRenewalInfo) await this.checkRenewalInfo(auth, settings, verified.env, body.signedRenewalInfo);
+    const verifiedRenewal = body.signedRenewalInfo ? await this.renewalInfo(auth, settings, verified.env, body.signedRenewalInfo) : null;
+    // Renewal info of another subscription says nothing about this one.
+    const renewal = verifiedRenewal?.originalTransactionId === transaction.originalTransactionId ? verifiedRenewal : null;
 
-    const customerId = await this.sql.transaction(() => this.apply(auth, rail, transaction, body, receivedAt), { retry: true });
+    const customerId = await this.sql.transaction(() => this.apply(auth, rail, transaction, renewal, body, receivedAt), { retry: true });
     return {
       object: 'purchase_result',
       serviceCustomerId: customerId,
@@ -114,7 +122,14 @@ export class PurchaseSyncService {
   }
 
   /** The whole effect, in one transaction; returns the customer the purchase belongs to. */
-  private async apply(auth: AuthContext, rail: PurchaseRail, transaction: UsableTransaction, body: PurchaseSyncDto, receivedAt: number): Promise<string> {
+  private async apply(
+    auth: AuthContext,
+    rail: PurchaseRail,
+    transaction: UsableTransaction,
+    renewal: JWSRenewalInfoDecodedPayload | null,
+    body: PurchaseSyncDto,
+    receivedAt: number,
+  ): Promise<string> {
     const scope: TenantScope = auth;
     // Purchases of one original transaction (renewals, re-sends, concurrent duplicates) run one at a time.
     await this.subscriptions.serialize(scope, rail, transaction.originalTransactionId);
@@ -125,6 +140,39 @@ export class PurchaseSyncService {
 
     // Whose purchase it is: docs/rails.md.
     const customerId = await this.customers.iosPurchaseCustomer(scope, transaction, body.appAccountToken);
+    // The transaction moves the subscription object as a read of the store would; access follows it.
+    const keys = await this.catalog.entitlementKeysFor(scope.projectId, rail, transaction.productId);
+    const record = await this.applier.lockRecord(scope, rail, transaction.originalTransactionId);
+    let access: Pick<RailStateChange, 'state' | 'endedBy' | 'validUntil' | 'revenueState' | 'lifecycle'> = {
+      state: state.state,
+      endedBy: state.endedBy,
+      validUntil: state.validUntil,
+    };
+    if (keys.length > 0) {
+      const nowMs = this.clock.nowMs();
+      const previous = record ? (record.subscription ?? subscriptionOfRecord(record, keys, scope.env, Math.floor(nowMs / 1000))) : null;
+      let derived;
+      try {
+        derived = deriveIosRead(
+          previous,
+          { status: null, transaction: transaction as JWSTransactionDecodedPayload, renewalInfo: renewal, recordedType: 'purchase_sync' },
+          { nowMs, railTimeMs: transaction.signedDate, entitlementKeysOf: (productId) => (productId === transaction.productId ? keys : []) },
+        );
+      } catch (err) {
+        if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
+        throw err;
+      }
+      if (derived.subscription) {
+        const follows = recordAccessOf(derived.subscription, [{ productId: transaction.productId, validUntil: derived.subscription.currentPeriodEndsAt }]);
+        access = {
+          state: follows.state,
+          endedBy: follows.endedBy,
+          validUntil: follows.validUntil,
+          revenueState: follows.revenueState,
+          lifecycle: { subscription: derived.subscription, events: derived.events, decision: derived.decision, railEventId: null },
+        };
+      }
+    }
     const result = await this.applier.apply(
       scope,
       {
@@ -132,9 +180,7 @@ export class PurchaseSyncService {
         subscriptionId: transaction.originalTransactionId,
         customerId,
         productId: transaction.productId,
-        state: state.state,
-        endedBy: state.endedBy,
-        validUntil: state.validUntil,
+        ...access,
         railTimeMs: transaction.signedDate,
         rawStatus: state.rawStatus,
         price: iosPriceLines(transaction),
@@ -150,6 +196,7 @@ export class PurchaseSyncService {
         requestId: auth.requestId,
         details: { familyShared: isFamilyShared(transaction), transactionType: transaction.type ?? null },
       },
+      { catalogueKeys: new Map([[transaction.productId, keys]]), subscriptionSerialized: true, lockedRecord: record },
     );
     // A rejected purchase (product not in the catalogue) is not recorded: a re-send after the
     // catalogue is fixed applies it.
@@ -170,19 +217,29 @@ export class PurchaseSyncService {
     return customerId;
   }
 
-  private async checkRenewalInfo(
+  /** The verified renewal info (its fields within bounds), or null when it does not verify (logged, ignored). */
+  private async renewalInfo(
     auth: AuthContext,
     settings: Parameters<IosStoreVerifier['verifyRenewalInfo']>[1],
     env: AuthContext['env'],
     jws: string,
-  ): Promise<void> {
+  ): Promise<JWSRenewalInfoDecodedPayload | null> {
+    let renewal: JWSRenewalInfoDecodedPayload;
     try {
-      await this.verifier.verifyRenewalInfo(auth.projectId, settings, env, jws);
+      renewal = await this.verifier.verifyRenewalInfo(auth.projectId, settings, env, jws);
     } catch (err) {
       this.logger.warn(
         { projectId: auth.projectId, requestId: auth.requestId, reason: err instanceof Error ? err.message : String(err) },
         'purchase sync: signedRenewalInfo failed verification; ignored',
       );
+      return null;
     }
+    try {
+      checkRenewalBounds(renewal);
+    } catch (err) {
+      if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
+      throw err;
+    }
+    return renewal;
   }
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { JWSRenewalInfoDecodedPayload, JWSTransactionDecodedPayload } from '@apple/app-store-server-library';
 import { APP_LOGGER, type AppLogger, type TenantScope } from '#platform';
 import type { AliasNode } from '#identity';
 import type { KnownHolders } from '../customers/rail-customer-resolver.service.js';
@@ -11,6 +12,7 @@ import { CardWebhookService } from '../card/card-webhook.service.js';
 import { type StoreTransaction, checkTransactionBounds } from '../ios/ios-store-rules.js';
 import type { IosStoreSettings } from '../ios/ios-store-settings.js';
 import { IosStoreVerifier, describeVerificationFailure } from '../ios/ios-store-verifier.service.js';
+import { checkRenewalBounds } from '../ios/ios-notifications.js';
 import { IosWebhookService } from '../ios/ios-webhook.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { type PurchaseRail, RAIL_ALIAS_TYPES } from '../model/rail-model.js';
@@ -127,11 +129,14 @@ export class StoreObservations {
       throw new RailReadUnavailable('App Store Server API: the signed transaction is not the one asked for');
     }
     formatted(() => checkTransactionBounds(transaction, 'signedTransactionInfo'), 'App Store Server API');
-    let renewal: { gracePeriodExpiresDate?: number } | null = null;
+    let renewal: JWSRenewalInfoDecodedPayload | null = null;
     if (item.signedRenewalInfo) {
       try {
         renewal = await this.verifier.verifyRenewalInfo(scope.projectId, settings, read.env, item.signedRenewalInfo);
+        const verified = renewal;
+        formatted(() => checkRenewalBounds(verified), 'App Store Server API');
       } catch (err) {
+        if (err instanceof RailReadUnavailable) throw err;
         this.logger.warn(
           { projectId: scope.projectId, rail: 'ios_store', reason: describeVerificationFailure(err) },
           'rail read: signedRenewalInfo failed verification; ignored',
@@ -146,7 +151,24 @@ export class StoreObservations {
           subscriptionId: originalTransactionId,
           alias: { type: RAIL_ALIAS_TYPES.iosOriginalTransactionId, value: originalTransactionId },
           live: isLiveRead({ active: state.state === 'active', validUntil: state.validUntil }, readAtMs),
-          apply: (context, holders) => this.iosRail.applyTransactionState(scope, transaction, state, readAtMs, context, { holders }),
+          // The read moves the subscription object like a notification (no rail event id: a read).
+          apply: (context, holders) =>
+            this.iosRail.applyTransactionState(
+              scope,
+              transaction,
+              state,
+              readAtMs,
+              context,
+              { holders },
+              {
+                read: {
+                  status: item.status ?? null,
+                  transaction: transaction as JWSTransactionDecodedPayload,
+                  renewalInfo: renewal,
+                  recordedType: context.eventType,
+                },
+              },
+            ),
         },
       ],
     };

@@ -58,7 +58,21 @@ export function endpointWants(eventTypes: readonly string[], type: string): bool
   return eventTypes.includes('*') || eventTypes.includes(type);
 }
 
-export const CHANGE_CAUSES = ['purchase', 'renewal', 'grant', 'revoke', 'refund', 'expiration', 'migration', 'billing_issue'] as const;
+export const CHANGE_CAUSES = [
+  'purchase',
+  'renewal',
+  'grant',
+  'revoke',
+  'refund',
+  'expiration',
+  'migration',
+  'billing_issue',
+  'pause',
+  'chargeback',
+  'extension',
+  'product_change',
+  'refund_reversed',
+] as const;
 export type ChangeCause = (typeof CHANGE_CAUSES)[number];
 export type ChangeKind = 'activated' | 'extended' | 'deactivated';
 
