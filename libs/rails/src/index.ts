@@ -7,6 +7,7 @@ import { AndroidVoidedPurchases1790000003617 } from './migrations/1790000003617-
 import { AndroidVoidedReads1790000003618 } from './migrations/1790000003618-android-voided-reads.migration.js';
 import { RailSubscriptionObjects1790000003640 } from './migrations/1790000003640-rail-subscription-objects.migration.js';
 import { RailConnectionChecks1790000003671 } from './migrations/1790000003671-rail-connection-checks.migration.js';
+import { SubscriptionHistory1790000003740 } from './migrations/1790000003740-subscription-history.migration.js';
 
 export { RailsModule } from './rails.module.js';
 export {
@@ -75,6 +76,7 @@ export const RAILS_MIGRATIONS = [
   RailSubscriptionObjects1790000003640,
   RailConnectionChecks1790000003671,
   RailSubscriptionIdPrefix1790000003711,
+  SubscriptionHistory1790000003740,
 ];
 
 // Store notifications

@@ -8,6 +8,7 @@ import { type StoreTransaction, isFamilyShared, normaliseAppAccountToken } from 
 import { type PurchaseRail, RAIL_ALIAS_TYPES } from '../model/rail-model.js';
 import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
+import { SubscriptionHistoryRepository } from '../model/subscription-history.repository.js';
 
 /** The customer a rail event names besides its rail id (card metadata, Android's obfuscated account id). */
 export interface NamedCustomerHints {
@@ -54,6 +55,7 @@ export class RailCustomerResolver {
     private readonly writer: EntitlementWriter,
     private readonly clock: Clock,
     private readonly revenue: RailRevenueFeed,
+    private readonly history: SubscriptionHistoryRepository,
   ) {}
 
   /** The active customer of a rail node (`known.alias` when the caller read it already). */
@@ -235,7 +237,7 @@ export class RailCustomerResolver {
   }
 
   /**
-   * Moves a customer's subscription records and rail-derived entitlements (and, for a
+   * Moves a customer's subscription records, their history and rail-derived entitlements (and, for a
    * rail-only customer folded into another, its rail aliases). The entitlement rows move as one
    * change (a fold): the first customer's keys end (cause `revoke`: they left that customer),
    * the other's start or extend (cause `purchase`: the purchase is now theirs).
@@ -254,6 +256,8 @@ export class RailCustomerResolver {
     // customer meanwhile: it moves too (its revenue and entitlement rows move below).
     await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now());
     await this.revenue.reassigned(scope, fromCustomerId, intoCustomerId);
+    // The subscriptions' history follows them: the other customer's history reads as its own.
+    await this.history.reassignCustomer(scope, fromCustomerId, intoCustomerId);
     await this.writer.apply(scope, { kind: 'fold', fromCustomerId, intoCustomerId });
   }
 }
