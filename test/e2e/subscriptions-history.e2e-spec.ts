@@ -199,4 +199,30 @@ describe('subscriptions: the customer history read', () => {
     expect(await allPages((q) => operatorHistory(canonical, q), 3)).toEqual(after);
     expect((await serverHistory(merged)).body).toEqual({ object: 'list', data: [], hasMore: false });
   });
+
+  it("a store-only customer folded into a named one brings its history: the named customer's holds the events from before", async () => {
+    const t0 = now();
+    const sub = subscription({ periodEnd: t0 + 30 * DAY });
+    const started = await send(event('customer.subscription.created', sub, { created: t0 }));
+    const storeOnly = started.body.serviceCustomerId as string;
+    expect((await serverHistory(storeOnly)).body.data.map((e: any) => e.type)).toEqual(['subscription.started']);
+
+    const userId = uid('user');
+    const named: string = (
+      await h.t.http
+        .post('/v1/identify')
+        .set(keyHeaders(h.fx, h.fx.keys.pubTest))
+        .send({ userId, anonymousId: uid('anon') })
+    ).body.serviceCustomerId;
+    const canceled = await send(
+      event('customer.subscription.updated', { ...sub, cancel_at_period_end: true, metadata: { developerUserId: userId } }, { created: t0 + 1 }),
+    );
+    expect(canceled.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: named }));
+    const history = (await serverHistory(named)).body.data as any[];
+    expect(history.map((e) => [e.type, e.subscriptionId])).toEqual([
+      ['subscription.canceled', sub.id],
+      ['subscription.started', sub.id],
+    ]);
+    expect(history[1].auditEventId).toBe(started.body.auditEventId);
+  });
 });

@@ -2,11 +2,11 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * `subscription_history`: one row per lifecycle event of a subscription (`subscription.*`,
- * `purchase.completed`), written by the rail applier in the transaction that changes the
- * subscription, whether or not the project has webhook endpoints. The customer history read
- * pages through it newest first on (occurred_at_ms, seq), served by
- * subscription_history_customer_idx. A merge or fold moves the rows to the surviving
- * customer. The customer key is the composite tenant key, as on rail_subscriptions.
+ * `purchase.completed`), written by the rail applier with the upsert of the subscription
+ * record (same statement, same transaction), whether or not the project has webhook
+ * endpoints. The customer history read pages through it newest first on (occurred_at_ms,
+ * seq), served by subscription_history_customer_idx. A merge or fold moves the rows to the
+ * surviving customer. The customer key is the composite tenant key, as on rail_subscriptions.
  */
 export class SubscriptionHistory1790000003740 implements MigrationInterface {
   name = 'SubscriptionHistory1790000003740';

@@ -15,7 +15,7 @@ import {
 } from './rail-model.js';
 import { type RailPayment, type RailPriceLine, RailRevenueFeed } from './rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
-import { type SubscriptionHistoryWrite, SubscriptionHistoryRepository } from './subscription-history.repository.js';
+import type { SubscriptionHistoryWrite } from './subscription-history.repository.js';
 import type { Subscription } from '../lifecycle/subscription.js';
 import type { LifecycleEvent } from '../lifecycle/lifecycle-outcome.js';
 import { railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from './subscription-events.js';
@@ -154,7 +154,6 @@ export class RailStateApplier {
     private readonly writer: EntitlementWriter,
     private readonly journal: AuditJournal,
     private readonly revenue: RailRevenueFeed,
-    private readonly history: SubscriptionHistoryRepository,
   ) {}
 
   /**
@@ -222,6 +221,29 @@ export class RailStateApplier {
     const changed = changesState(stored, { ...change, items });
     const auditEventId = newRailEventId();
     const now = this.clock.now();
+    const facts = { stored, next: { ...change } };
+    const lifecycle = change.lifecycle;
+    const decision: RailDecision = changed || lifecycle?.decision === 'applied' ? 'applied' : 'no_op';
+    const reason = changed ? describeApplied(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
+    // A rail that derives no lifecycle: the event types read from the record's state.
+    const recordTypes = lifecycle ? [] : changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts);
+    const events = lifecycle
+      ? lifecycleEvents(change, lifecycle, auditEventId)
+      : recordTypes.map((type) => ({
+          type,
+          data: {
+            serviceCustomerId: change.customerId,
+            rail: change.rail,
+            subscriptionId: change.subscriptionId,
+            productId: change.productId,
+            state: change.state,
+            validUntil: change.validUntil,
+            willRenew: willRenew(change.state, change.rawStatus),
+            priceMicros: null,
+            currency: null,
+            railEventId: auditEventId,
+          },
+        }));
     const subscription = await this.subscriptions.upsert(
       scope,
       {
@@ -236,6 +258,8 @@ export class RailStateApplier {
         rawStatus: change.rawStatus,
         lastEventId: auditEventId,
         subscription: change.lifecycle?.subscription ?? null,
+        // The customer history keeps every event, whether or not the project has webhook endpoints.
+        history: historyOf(change, lifecycle, auditEventId, event, recordTypes),
       },
       now,
     );
@@ -278,31 +302,6 @@ export class RailStateApplier {
     // One entitlement row per (customer, key, rail): the strongest live grant of the key among
     // the customer's subscriptions on this rail, else this subscription's (ended) state.
     rows.push(...(await rowsOf(change.customerId, granted, entitlementState)));
-    const facts = { stored, next: { ...change } };
-    const lifecycle = change.lifecycle;
-    const decision: RailDecision = changed || lifecycle?.decision === 'applied' ? 'applied' : 'no_op';
-    const reason = changed ? describeApplied(change, items, keys) : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
-    // A rail that derives no lifecycle: the event types read from the record's state.
-    const recordTypes = lifecycle ? [] : changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts);
-    const events = lifecycle
-      ? lifecycleEvents(change, lifecycle, auditEventId)
-      : recordTypes.map((type) => ({
-          type,
-          data: {
-            serviceCustomerId: change.customerId,
-            rail: change.rail,
-            subscriptionId: change.subscriptionId,
-            productId: change.productId,
-            state: change.state,
-            validUntil: change.validUntil,
-            willRenew: willRenew(change.state, change.rawStatus),
-            priceMicros: null,
-            currency: null,
-            railEventId: auditEventId,
-          },
-        }));
-    // The customer history keeps every event, whether or not the project has webhook endpoints.
-    await this.history.append(scope, historyOf(change, lifecycle, auditEventId, event, recordTypes), now);
     // Ended keys are another customer's, or keys no longer granted: the rows are distinct.
     const wrote = await this.writer.apply(scope, {
       kind: 'rail_state',

@@ -36,46 +36,19 @@ export interface HistoryPosition {
   seq: string;
 }
 
+/** The history rows of one change as the upsert of its record appends them (a JSON array, in order). */
+export function historyParam(entries: readonly SubscriptionHistoryWrite[]): string {
+  return JSON.stringify(entries.map((entry) => ({ ...entry, occurredAtMs: Math.floor(entry.occurredAtMs) })));
+}
+
 /**
- * The customer history of the rails (`subscription_history`): appended by the rail applier,
- * moved by merges and folds, read newest first on (occurred_at_ms, seq) through
+ * The customer history of the rails (`subscription_history`): appended with the change's
+ * record (RailSubscriptionsRepository.upsert), moved by merges and folds, read newest first on (occurred_at_ms, seq) through
  * subscription_history_customer_idx.
  */
 @Injectable()
 export class SubscriptionHistoryRepository {
   constructor(private readonly sql: Sql) {}
-
-  /** Appends the events in one statement, in the order given (their `seq` follows it). */
-  async append(scope: TenantScope, entries: readonly SubscriptionHistoryWrite[], now: Date): Promise<void> {
-    if (entries.length === 0) return;
-    await this.sql.run(
-      `INSERT INTO subscription_history
-              (project_id, env, id, customer_id, type, occurred_at_ms, rail, subscription_id, product_id, audit_event_id, rail_event_id, details, recorded_at)
-       SELECT $1, $2, e.value->>'id', e.value->>'customer_id', e.value->>'type', (e.value->>'occurred_at_ms')::bigint, e.value->>'rail',
-              e.value->>'subscription_id', e.value->>'product_id', e.value->>'audit_event_id', e.value->>'rail_event_id', e.value->'details', $4
-         FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(value, ord)
-        ORDER BY e.ord`,
-      [
-        scope.projectId,
-        scope.env,
-        JSON.stringify(
-          entries.map((e) => ({
-            id: e.id,
-            customer_id: e.customerId,
-            type: e.type,
-            occurred_at_ms: Math.floor(e.occurredAtMs),
-            rail: e.rail,
-            subscription_id: e.subscriptionId,
-            product_id: e.productId,
-            audit_event_id: e.auditEventId,
-            rail_event_id: e.railEventId,
-            details: e.details,
-          })),
-        ),
-        now,
-      ],
-    );
-  }
 
   /** The keyset position of the customer's entry `id`; null when the customer has no such entry. */
   position(scope: TenantScope, customerId: string, id: string): Promise<HistoryPosition | null> {
