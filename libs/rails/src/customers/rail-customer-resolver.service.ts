@@ -237,8 +237,8 @@ export class RailCustomerResolver {
   }
 
   /**
-   * Moves a customer's subscription records, their history and rail-derived entitlements (and, for a
-   * rail-only customer folded into another, its rail aliases). The entitlement rows move as one
+   * Moves a customer's subscription records, their history and rail-derived entitlements (and,
+   * for a rail-only customer folded into another, its rail aliases). The entitlement rows move as one
    * change (a fold): the first customer's keys end (cause `revoke`: they left that customer),
    * the other's start or extend (cause `purchase`: the purchase is now theirs).
    *

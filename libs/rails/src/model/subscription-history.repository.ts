@@ -43,8 +43,8 @@ export function historyParam(entries: readonly SubscriptionHistoryWrite[]): stri
 
 /**
  * The customer history of the rails (`subscription_history`): appended with the change's
- * record (RailSubscriptionsRepository.upsert), moved by merges and folds, read newest first on (occurred_at_ms, seq) through
- * subscription_history_customer_idx.
+ * record (RailSubscriptionsRepository.upsert), moved by merges and folds, read newest first on
+ * (occurred_at_ms, seq) through subscription_history_customer_idx.
  */
 @Injectable()
 export class SubscriptionHistoryRepository {
