@@ -1,19 +1,25 @@
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import Stripe from 'stripe';
+import { RailSecrets } from '#rails';
 import { createProject, createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
-import { TEST_OPERATOR_TOKEN, createTestApp, type TestApp } from '../support/test-app.js';
+import { RailSecretsFile } from '../support/rail-secrets-file.js';
+import { TEST_OPERATOR_TOKEN, createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { launchBrowser, type BrowserSession } from './support/browser.js';
 import { buildConsole, checkPage, settled } from './support/console.js';
 
 const tag = () => randomUUID().replace(/-/g, '').slice(0, 10);
 const BULK = 30;
+const CARD_SECRET = 'whsec_customers_0123456789abcdefghij';
+const DAY = 86_400;
 
 /**
  * The customer list and the customer page in Chromium against the real service and database:
  * partial search, filters, the server's sort, cursor pages, the CSV export with the filters,
- * the person in the heading with MRR and state badges, every trait; axe finds nothing in either
- * environment, at 1280 and 390 px.
+ * the person in the heading with MRR and state badges, every trait, each subscription's lifecycle
+ * and the subscription history (signed card events) with its older pages; axe finds nothing in
+ * either environment, at 1280 and 390 px.
  */
 describe('operator console: the customer list and the customer page', () => {
   let t: TestApp;
@@ -23,6 +29,10 @@ describe('operator console: the customer list and the customer page', () => {
   const k = tag();
   const star = { userId: `Star_${k}`, email: `Star.${k}@Example.com`, id: '' };
   const prod = { userId: `prod_${k}`, id: '' };
+  const renewing = { userId: `renewing_${k}`, id: '', subscriptionId: `sub_${k}`, events: [] as string[] };
+  let secrets: RailSecretsFile;
+  /** A project of its own for the card lifecycle, so the list's counts and filters above stay as they are. */
+  let lifecycleFx: ProjectFixture;
 
   const page = () => browser.page;
   /** Opens a page afresh (a reload: the same hash would keep the list's search and filters). */
@@ -46,7 +56,8 @@ describe('operator console: the customer list and the customer page', () => {
 
   beforeAll(async () => {
     buildConsole();
-    t = await createTestApp({ LOG_LEVEL: 'warn' });
+    secrets = new RailSecretsFile();
+    t = await createTestApp({ LOG_LEVEL: 'warn', RAIL_SECRETS_FILE: secrets.path });
     await t.app.listen(0, '127.0.0.1');
     const address = t.app.getHttpServer().address();
     if (!address || typeof address === 'string') throw new Error('the test app is not listening on a TCP port');
@@ -79,6 +90,7 @@ describe('operator console: the customer list and the customer page', () => {
       .send({ userId: prod.userId, anonymousId: `anon_p_${k}` });
     expect(live.status).toBe(200);
     prod.id = live.body.serviceCustomerId;
+    await cardLifecycle();
 
     browser = await launchBrowser();
     await page().goto(`${baseUrl}/console/`);
@@ -90,7 +102,75 @@ describe('operator console: the customer list and the customer page', () => {
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    secrets?.remove();
   });
+
+  /**
+   * A card subscription of `renewing` through signed processor events: started, auto-renew turned
+   * off and on five times, turned off again, then a failed renewal in a 3-day grace period: 13
+   * lifecycle events, newest the billing issue.
+   */
+  async function cardLifecycle() {
+    lifecycleFx = await createProjectWithApp(t, { projectId: await createProject(t, `Lifecycle ${k}`) });
+    const fx = lifecycleFx;
+    secrets.write({ projects: { [fx.projectId]: { card_payments: { webhookSecrets: [CARD_SECRET] } } } });
+    t.app.get(RailSecrets).reloadIfChanged();
+    const rail = await t.http
+      .put(`/admin/v1/projects/${fx.projectId}/rails/card_payments`)
+      .set(operatorAuth())
+      .send({ accountId: 'acct_customers', gracePeriodDays: 3 });
+    expect(rail.status).toBe(200);
+    const catalogue = { products: [{ rail: 'card_payments', productId: 'prod_pro', entitlementKeys: ['pro'] }] };
+    expect((await t.http.put(`/admin/v1/projects/${fx.projectId}/products`).set(operatorAuth()).send(catalogue)).status).toBe(200);
+    const identified = await t.http
+      .post('/v1/identify')
+      .set(keyHeaders(fx, fx.keys.pubTest))
+      .send({ userId: renewing.userId, anonymousId: `anon_r_${k}` });
+    renewing.id = identified.body.serviceCustomerId;
+    const t0 = Math.floor(t.clock.nowMs() / 1000);
+    const sub = (o: { status?: string; cancel?: boolean; start: number; end: number }) => ({
+      id: renewing.subscriptionId,
+      object: 'subscription',
+      customer: `cus_${k}`,
+      status: o.status ?? 'active',
+      livemode: false,
+      start_date: t0 - 30 * DAY,
+      created: t0 - 30 * DAY,
+      trial_end: null,
+      cancel_at_period_end: o.cancel ?? false,
+      pause_collection: null,
+      metadata: { developerUserId: renewing.userId },
+      items: {
+        object: 'list',
+        data: [
+          {
+            id: `si_${k}`,
+            object: 'subscription_item',
+            current_period_start: o.start,
+            current_period_end: o.end,
+            quantity: 1,
+            price: { id: `price_${k}`, product: 'prod_pro', unit_amount: 1299, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } },
+          },
+        ],
+      },
+    });
+    const paid = { start: t0 - 30 * DAY, end: t0 };
+    const steps: [string, ReturnType<typeof sub>][] = [['customer.subscription.created', sub(paid)]];
+    for (let i = 0; i < 5; i++) steps.push(['customer.subscription.updated', sub({ ...paid, cancel: true })], ['customer.subscription.updated', sub(paid)]);
+    steps.push(['customer.subscription.updated', sub({ ...paid, cancel: true })]);
+    steps.push(['customer.subscription.updated', sub({ status: 'past_due', cancel: true, start: t0, end: t0 + 30 * DAY })]);
+    for (const [i, [type, object]] of steps.entries()) {
+      const id = `evt_${k}_${i}`;
+      const payload = JSON.stringify({ id, object: 'event', api_version: '2025-03-31.basil', created: t0 - 20 + i, livemode: false, type, data: { object } });
+      const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: CARD_SECRET, timestamp: t0 });
+      const res = await t.http
+        .post(`/v1/webhooks/card_payments/${fx.projectId}`)
+        .set({ 'Content-Type': 'application/json', 'Stripe-Signature': signature })
+        .send(payload);
+      expect(res.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: renewing.id }));
+      renewing.events.push(id);
+    }
+  }
 
   it('lists every customer a page at a time, newest first', async () => {
     await open(`/p/${fx.projectId}/customers`);
@@ -197,6 +277,47 @@ describe('operator console: the customer list and the customer page', () => {
         .getByRole('cell', { name: /active active/i })
         .count(),
     ).toBe(0);
+  });
+
+  it("shows each subscription's lifecycle and the subscription history, newest first, with older pages", async () => {
+    await open(`/p/${lifecycleFx.projectId}/customers/${renewing.id}`);
+    await page().getByRole('heading', { name: renewing.userId, level: 1 }).waitFor();
+    const subscriptions = page().locator('section', { has: page().getByRole('heading', { name: 'Subscriptions', level: 2 }) });
+    const card = subscriptions.getByRole('article', { name: 'prod_pro (card_payments)' });
+    await card.waitFor();
+    expect(await card.locator('.badge').allTextContents()).toEqual(['In grace period', 'Auto-renew off', 'Billing issue']);
+    const fact = async (term: string) =>
+      (await card
+        .locator('dl.facts div', { has: page().locator('dt', { hasText: new RegExp(`^${term}$`) }) })
+        .locator('dd')
+        .textContent()) ?? '';
+    expect(await fact('Subscription')).toBe(renewing.subscriptionId);
+    expect(await fact('Price')).toContain('$12.99');
+    expect(await fact('Renewal')).toMatch(/^does not renew · unsubscribed \d{4}-/);
+    expect(await fact('Billing issue')).toMatch(/^since .+ · grace period ends \d{4}-/);
+    expect(await fact('Updated')).toContain('rail status past_due');
+
+    const history = page().getByRole('list', { name: 'Lifecycle events, newest first' });
+    await history.waitFor();
+    const items = history.getByRole('listitem');
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('.lifecycle-history li').length === 10);
+    await items.first().getByText('Billing issue', { exact: true }).waitFor();
+    expect(await items.first().textContent()).toContain(`rail event ${renewing.events[12]}`);
+    expect(await items.nth(1).textContent()).toContain('Auto-renew turned off');
+    await page().getByText('10 events shown; older ones remain.').waitFor();
+    await checkPage(page(), 'customer-lifecycle');
+    await page().getByRole('button', { name: 'Show older events' }).click();
+    await page().getByText('13 events shown, back to the first.').waitFor();
+    expect(await items.count()).toBe(13);
+    expect(await items.last().textContent()).toContain('Started');
+    expect(await items.last().textContent()).toContain(`rail event ${renewing.events[0]}`);
+    expect(await page().getByRole('button', { name: 'Show older events' }).count()).toBe(0);
+    await page().setViewportSize({ width: 390, height: 844 });
+    try {
+      await checkPage(page(), 'customer-lifecycle-390');
+    } finally {
+      await page().setViewportSize({ width: 1280, height: 800 });
+    }
   });
 
   it('passes axe with nothing of any impact in both environments, and fits 390 px', async () => {

@@ -135,6 +135,15 @@ describe('tenant integrity: composite customer foreign keys', () => {
           [home.projectId, uniq('ntf'), home.env, c.customerId],
         ),
     },
+    subscription_history: {
+      constraint: 'subscription_history_customer_fk',
+      write: (c) =>
+        db.query(
+          `INSERT INTO subscription_history (project_id, env, id, customer_id, type, occurred_at_ms, rail, subscription_id, product_id, audit_event_id, details, recorded_at)
+           VALUES ($1, $2, $3, $4, 'subscription.started', 1, 'card_payments', 'sub_1', 'prod_pro', 'rail_evt_1', '{}', now())`,
+          [home.projectId, home.env, `hist_${String(++seq).padStart(24, '0')}`, c.customerId],
+        ),
+    },
     migrated_users: {
       constraint: 'migrated_users_customer_fk',
       write: (c) =>

@@ -1,4 +1,4 @@
-// Display helpers: Unix seconds (or ms) as dates, money in minor units.
+// Display helpers: Unix seconds (or ms) as dates, money in minor units or micros.
 export function date(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined) return '—';
   return new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
@@ -15,4 +15,10 @@ export function measured(value: number | string | null | undefined): string {
 export function money(minor: number | null | undefined, currency = 'USD'): string {
   if (minor === null || minor === undefined) return 'not measured';
   return new Intl.NumberFormat('en', { style: 'currency', currency }).format(minor / 100);
+}
+
+/** Micros (1,000,000 = one unit of the currency) as money. */
+export function micros(amountMicros: number | null | undefined, currency = 'USD'): string {
+  if (amountMicros === null || amountMicros === undefined) return 'not measured';
+  return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amountMicros / 1_000_000);
 }

@@ -9,6 +9,7 @@ import { RailSubscriptionObjects1790000003640 } from './migrations/1790000003640
 import { RefundRequests1790000003730 } from './migrations/1790000003730-refund-requests.migration.js';
 import { RailConnectionChecks1790000003671 } from './migrations/1790000003671-rail-connection-checks.migration.js';
 import { RailSubscriptionsLifecycleState1790000003751 } from './migrations/1790000003751-rail-subscriptions-lifecycle-state.migration.js';
+import { SubscriptionHistory1790000003740 } from './migrations/1790000003740-subscription-history.migration.js';
 
 export { RailsModule } from './rails.module.js';
 export {
@@ -79,6 +80,7 @@ export const RAILS_MIGRATIONS = [
   RailSubscriptionIdPrefix1790000003711,
   RefundRequests1790000003730,
   RailSubscriptionsLifecycleState1790000003751,
+  SubscriptionHistory1790000003740,
 ];
 
 // Store notifications

@@ -36,6 +36,8 @@ import { RailRevenueFeed } from './model/rail-revenue-feed.service.js';
 import { RailStateApplier } from './model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from './model/rail-subscriptions.repository.js';
 import { SubscriptionReads } from './subscriptions/subscription-reads.service.js';
+import { SubscriptionHistory } from './subscriptions/subscription-history.service.js';
+import { SubscriptionHistoryRepository } from './model/subscription-history.repository.js';
 import { SubscriptionCounts } from './subscriptions/subscription-counts.service.js';
 import { RefundRequestsRepository } from './refunds/refund-requests.repository.js';
 import { RefundRequests } from './refunds/refund-requests.service.js';
@@ -65,6 +67,8 @@ import { OperatorSubscriptionsController, ServerSubscriptionsController, Subscri
     RailSettingsRepository,
     RailSubscriptionsRepository,
     SubscriptionReads,
+    SubscriptionHistory,
+    SubscriptionHistoryRepository,
     SubscriptionCounts,
     RailStateApplier,
     RailRevenueFeed,

@@ -24,4 +24,7 @@ export type CustomerListItem = Schemas['CustomerListItemView'];
 export type CustomerListPage = Schemas['CustomerListPage'];
 export type CustomerDetail = Schemas['CustomerDetailView'];
 export type CustomerEntitlement = Schemas['CustomerEntitlementView'];
+export type Subscription = Schemas['SubscriptionView'];
+export type HistoryEntry = Schemas['HistoryEntryView'];
+export type HistoryPage = Schemas['HistoryList'];
 export type TimelineEntry = Schemas['AuditEntryData'];

@@ -13,6 +13,8 @@ import { isActiveAt } from '../lifecycle/access.js';
 import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
 import { RefundRequestsRepository } from '../refunds/refund-requests.repository.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
+import { SubscriptionHistoryRepository, type SubscriptionHistoryWrite } from '../model/subscription-history.repository.js';
+import { newHistoryId } from '../model/rail-state-applier.service.js';
 
 /** The customer a rail event names besides its rail id (card metadata, Android's obfuscated account id). */
 export interface NamedCustomerHints {
@@ -62,6 +64,7 @@ export class RailCustomerResolver {
     private readonly refundRequests: RefundRequestsRepository,
     private readonly catalog: ProductCatalog,
     private readonly journal: AuditJournal,
+    private readonly history: SubscriptionHistoryRepository,
   ) {}
 
   /** The active customer of a rail node (`known.alias` when the caller read it already). */
@@ -243,8 +246,8 @@ export class RailCustomerResolver {
   }
 
   /**
-   * Moves a customer's subscription records, refund requests and rail-derived entitlements (and, for a
-   * rail-only customer folded into another, its rail aliases). The entitlement rows move as one
+   * Moves a customer's subscription records, their history, refund requests and rail-derived
+   * entitlements (and, for a rail-only customer folded into another, its rail aliases). The entitlement rows move as one
    * change (a fold): the first customer's keys end (cause `revoke`: they left that customer),
    * the other's start or extend (cause `purchase`: the purchase is now theirs). Each
    * subscription moved is announced once to its new customer (`subscription.transferred`, one
@@ -265,6 +268,8 @@ export class RailCustomerResolver {
     moved.push(...(await this.subscriptions.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.now())));
     await this.revenue.reassigned(scope, fromCustomerId, intoCustomerId);
     await this.refundRequests.reassignCustomer(scope, fromCustomerId, intoCustomerId, this.clock.nowMs());
+    // The subscriptions' history follows them: the other customer's history reads as its own.
+    await this.history.reassignCustomer(scope, fromCustomerId, intoCustomerId);
     const events = await this.transferred(scope, moved, fromCustomerId, intoCustomerId, railAliases ? 'fold' : 'merge');
     await this.writer.apply(scope, { kind: 'fold', fromCustomerId, intoCustomerId, events });
   }
@@ -279,6 +284,7 @@ export class RailCustomerResolver {
   ): Promise<EntitlementSideEvent[]> {
     const nowSeconds = Math.floor(this.clock.nowMs() / 1000);
     const events: EntitlementSideEvent[] = [];
+    const history: SubscriptionHistoryWrite[] = [];
     const seen = new Set<string>();
     for (const record of moved) {
       if (seen.has(`${record.rail}|${record.subscriptionId}`)) continue;
@@ -305,7 +311,21 @@ export class RailCustomerResolver {
         details: { subscriptionId: record.subscriptionId, fromCustomerId, productId: record.productId, reason: why },
       });
       events.push(transferredEvent(record, subscription, fromCustomerId, intoCustomerId, eventId));
+      history.push({
+        id: newHistoryId(),
+        customerId: intoCustomerId,
+        type: 'subscription.transferred',
+        occurredAtMs: this.clock.nowMs(),
+        rail: record.rail,
+        subscriptionId: record.subscriptionId,
+        productId: subscription.productId,
+        auditEventId: eventId,
+        railEventId: null,
+        details: { fromServiceCustomerId: fromCustomerId },
+      });
     }
+    // The customer history keeps the move too (after the moved history: newest first, it reads on top).
+    await this.history.append(scope, history, this.clock.now());
     return events;
   }
 }

@@ -15,6 +15,7 @@ import {
 } from './rail-model.js';
 import { type RailPayment, type RailPriceLine, RailRevenueFeed } from './rail-revenue-feed.service.js';
 import { RailSubscriptionsRepository } from './rail-subscriptions.repository.js';
+import type { SubscriptionHistoryWrite } from './subscription-history.repository.js';
 import type { Subscription } from '../lifecycle/subscription.js';
 import type { LifecycleEvent } from '../lifecycle/lifecycle-outcome.js';
 import { lifecycleChangeCauses, railChangeCause, renewalEventTypes, subscriptionEventTypes, willRenew } from './subscription-events.js';
@@ -227,6 +228,33 @@ export class RailStateApplier {
     const changed = changesState(stored, { ...change, items });
     const auditEventId = newRailEventId();
     const now = this.clock.now();
+    const facts = { stored, next: { ...change } };
+    const lifecycle = change.lifecycle;
+    const decision: RailDecision = changed || lifecycleChanged ? 'applied' : 'no_op';
+    const reason = changed
+      ? describeApplied(change, items, keys)
+      : lifecycleChanged
+        ? `Subscription ${change.subscriptionId}: the subscription object moved; access unchanged`
+        : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
+    // A rail that derives no lifecycle: the event types read from the record's state.
+    const recordTypes = lifecycle ? [] : changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts);
+    const events = lifecycle
+      ? lifecycleEvents(change, lifecycle, auditEventId)
+      : recordTypes.map((type) => ({
+          type,
+          data: {
+            serviceCustomerId: change.customerId,
+            rail: change.rail,
+            subscriptionId: change.subscriptionId,
+            productId: change.productId,
+            state: change.state,
+            validUntil: change.validUntil,
+            willRenew: willRenew(change.state, change.rawStatus),
+            priceMicros: null,
+            currency: null,
+            railEventId: auditEventId,
+          },
+        }));
     const subscription = await this.subscriptions.upsert(
       scope,
       {
@@ -241,6 +269,8 @@ export class RailStateApplier {
         rawStatus: change.rawStatus,
         lastEventId: auditEventId,
         subscription: change.lifecycle?.subscription ?? null,
+        // The customer history keeps every event, whether or not the project has webhook endpoints.
+        history: historyOf(change, lifecycle, auditEventId, event, recordTypes),
       },
       now,
     );
@@ -283,14 +313,6 @@ export class RailStateApplier {
     // One entitlement row per (customer, key, rail): the strongest live grant of the key among
     // the customer's subscriptions on this rail, else this subscription's (ended) state.
     rows.push(...(await rowsOf(change.customerId, granted, entitlementState)));
-    const facts = { stored, next: { ...change } };
-    const lifecycle = change.lifecycle;
-    const decision: RailDecision = changed || lifecycleChanged ? 'applied' : 'no_op';
-    const reason = changed
-      ? describeApplied(change, items, keys)
-      : lifecycleChanged
-        ? `Subscription ${change.subscriptionId}: the subscription object moved; access unchanged`
-        : `Subscription ${change.subscriptionId} already in this state; nothing to change`;
     // Ended keys are another customer's, or keys no longer granted: the rows are distinct.
     const wrote = await this.writer.apply(scope, {
       kind: 'rail_state',
@@ -305,23 +327,7 @@ export class RailStateApplier {
             extended: railChangeCause('extended', facts.next),
             deactivated: railChangeCause('deactivated', facts.next),
           },
-      events: lifecycle
-        ? lifecycleEvents(change, lifecycle, auditEventId)
-        : (changed ? subscriptionEventTypes(facts) : renewalEventTypes(facts)).map((type) => ({
-            type,
-            data: {
-              serviceCustomerId: change.customerId,
-              rail: change.rail,
-              subscriptionId: change.subscriptionId,
-              productId: change.productId,
-              state: change.state,
-              validUntil: change.validUntil,
-              willRenew: willRenew(change.state, change.rawStatus),
-              priceMicros: null,
-              currency: null,
-              railEventId: auditEventId,
-            },
-          })),
+      events,
       audit: this.auditEntry({ rail: change.rail, customerId: change.customerId, decision, reason }, event, change, auditEventId, keys),
       ...(change.railOnlyCustomer ? { railOnlyCustomer: true } : {}),
     });
@@ -474,5 +480,49 @@ export function lifecycleEvents(
       auditEventId,
       ...own,
     },
+  }));
+}
+
+/** `hist_<24 chars of [a-z0-9]>`: the id of one customer history entry (the history read's cursor). */
+export function newHistoryId(): string {
+  return `hist_${randomLowerAlnum(24)}`;
+}
+
+/**
+ * The customer history entries of one applied change, in the order its events are announced:
+ * each type's own fields as `details`, at the rail's time of the change. A rail that derives no
+ * lifecycle names no rail event id of its own (null); its entries carry no details.
+ */
+export function historyOf(
+  change: RailStateChange,
+  lifecycle: RailLifecycleChange | undefined,
+  auditEventId: string,
+  event: Pick<RailEventContext, 'notificationId'>,
+  recordTypes: readonly string[] = [],
+): SubscriptionHistoryWrite[] {
+  const base = {
+    customerId: change.customerId,
+    occurredAtMs: change.railTimeMs,
+    rail: change.rail,
+    subscriptionId: change.subscriptionId,
+    auditEventId,
+  };
+  if (lifecycle) {
+    return lifecycle.events.map(({ type, ...own }) => ({
+      ...base,
+      id: newHistoryId(),
+      type,
+      productId: lifecycle.subscription?.productId ?? change.productId,
+      railEventId: lifecycle.railEventId || null,
+      details: own,
+    }));
+  }
+  return recordTypes.map((type) => ({
+    ...base,
+    id: newHistoryId(),
+    type,
+    productId: change.productId,
+    railEventId: event.notificationId || null,
+    details: {},
   }));
 }

@@ -12,6 +12,7 @@ import {
   sameItems,
 } from './rail-model.js';
 import { SUBSCRIPTION_STATES, type Subscription } from '../lifecycle/subscription.js';
+import { type SubscriptionHistoryWrite, historyParam } from './subscription-history.repository.js';
 
 interface SubscriptionRow {
   rail: PurchaseRail;
@@ -101,6 +102,8 @@ function toRecord(row: SubscriptionRow): RailSubscriptionRecord {
 export type RailSubscriptionWrite = Omit<RailSubscriptionRecord, 'updatedAt' | 'items' | 'subscription'> & {
   items?: RailSubscriptionItem[];
   subscription?: Subscription | null;
+  /** The change's lifecycle events, appended to the customer history by the same statement (in this order). */
+  history?: readonly SubscriptionHistoryWrite[];
 };
 
 /** A rail purchase id (iOS transactionId …) already seen, with what it did. */
@@ -219,8 +222,17 @@ export class RailSubscriptionsRepository {
 
   /** Insert or overwrite one record (the caller holds its lock, or it is new). */
   async upsert(scope: TenantScope, write: RailSubscriptionWrite, now: Date): Promise<RailSubscriptionRecord> {
+    // The history rows ride on the upsert (a data-modifying CTE): the change costs no statement more.
     const rows: SubscriptionRow[] = await this.sql.rows(
-      `INSERT INTO rail_subscriptions
+      `WITH history AS (
+         INSERT INTO subscription_history
+                (project_id, env, id, customer_id, type, occurred_at_ms, rail, subscription_id, product_id, audit_event_id, rail_event_id, details, recorded_at)
+         SELECT $1, $2, e.value->>'id', e.value->>'customerId', e.value->>'type', (e.value->>'occurredAtMs')::bigint, e.value->>'rail',
+                e.value->>'subscriptionId', e.value->>'productId', e.value->>'auditEventId', e.value->>'railEventId', e.value->'details', $12
+           FROM jsonb_array_elements($14::jsonb) WITH ORDINALITY AS e(value, ord)
+          ORDER BY e.ord
+       )
+       INSERT INTO rail_subscriptions
          (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, created_at, updated_at,
           subscription, lifecycle_state)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13::jsonb, $13::jsonb->>'state')
@@ -244,6 +256,7 @@ export class RailSubscriptionsRepository {
         write.lastEventId,
         now,
         write.subscription ? JSON.stringify(write.subscription) : null,
+        historyParam(write.history ?? []),
       ],
     );
     return toRecord(rows[0]);

@@ -84,3 +84,59 @@ export class SubscriptionList {
   serviceCustomerId: string;
   @ApiProperty({ enum: ['sandbox', 'production'] }) env: string;
 }
+
+/** The lifecycle event types of the customer history (the `subscription.*` events and `purchase.completed`). */
+export const HISTORY_EVENT_TYPES = [
+  'subscription.started',
+  'subscription.renewed',
+  'subscription.recovered',
+  'subscription.canceled',
+  'subscription.uncanceled',
+  'subscription.billing_issue',
+  'subscription.paused',
+  'subscription.resumed',
+  'subscription.extended',
+  'subscription.product_changed',
+  'subscription.price_change',
+  'subscription.expired',
+  'subscription.refunded',
+  'subscription.refund_reversed',
+  'subscription.transferred',
+  'purchase.completed',
+  'subscription.consumption_requested',
+] as const;
+
+/** One lifecycle event of a customer's subscriptions. */
+export class HistoryEntryView {
+  @ApiProperty({
+    description: "The entry's id: pass the last one of a page as `before` to read the next (older) page",
+    example: 'hist_3f9a0c1d2e4b5a6978c0d1e2',
+  })
+  id: string;
+  @ApiProperty({ enum: HISTORY_EVENT_TYPES, description: 'The lifecycle event, as the outbound webhook of the same type names it' }) type: string;
+  @ApiProperty({ description: `The rail's time of what caused it (${SECONDS})` }) occurredAt: number;
+  @ApiProperty({ enum: PURCHASE_RAILS }) rail: PurchaseRail;
+  @ApiProperty({ description: "The rail's subscription id", example: 'sub_1PqR2sT3uV4w' }) subscriptionId: string;
+  @ApiProperty({ description: 'The product in force after the change' }) productId: string;
+  @ApiProperty({ description: "The service's audit entry of the change (GET /v1/server/audit/{eventId})", example: 'rail_evt_k3j2h1g0f9e8d7c6b5a4z3y2' })
+  auditEventId: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The rail's own id of what caused it (iOS notificationUUID, card event id, Android Pub/Sub messageId); null for a read",
+  })
+  railEventId: string | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: "The type's own fields, as its webhook event carries them (periodType and isTrialStart, reason, gracePeriodEndsAt, previousProductId …)",
+  })
+  details: Record<string, unknown>;
+}
+
+/** A page of a customer's history: newest first. */
+export class HistoryList {
+  @ApiProperty({ example: 'list' }) object: 'list';
+  @ApiProperty({ type: [HistoryEntryView] }) data: HistoryEntryView[];
+  @ApiProperty({ description: 'Whether older entries remain (read them with before = the last id of this page)' }) hasMore: boolean;
+}
