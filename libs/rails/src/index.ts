@@ -30,6 +30,7 @@ export {
   type BillingPeriodUnit,
 } from './model/rail-revenue-feed.service.js';
 export { CustomerRailStatuses } from './model/customer-rail-statuses.service.js';
+export { SubscriptionView } from './subscriptions/subscription.view.js';
 export { SubscriptionCounts } from './subscriptions/subscription-counts.service.js';
 export { BILLING_ISSUE_STATUSES } from './model/subscription-events.js';
 export { type RailSubscriptionWrite, type RailTransactionRecord, type RailNotificationRecord } from './model/rail-subscriptions.repository.js';

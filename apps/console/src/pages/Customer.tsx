@@ -1,6 +1,6 @@
-// A customer: identities (alias graph), entitlements (active and past), erasure status, recent
-// events (one call); its subscriptions with their lifecycle (a second); the subscription history
-// newest first, older pages on demand (a third); the audit timeline newest first (a fourth);
+// A customer: identities (alias graph), entitlements (active and past), its subscriptions with
+// their lifecycle, erasure status, recent events (one call); the subscription history newest
+// first, older pages on demand (a second); the audit timeline newest first (a third);
 // grant and revoke with a reason; refresh from the rails. After an environment switch to one
 // where the customer does not exist, the customers list opens instead.
 import { useState } from 'react';
@@ -54,19 +54,14 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
     () => call(api.GET('/admin/v1/projects/{projectId}/customers/{customerId}/timeline', { params: { path, query: { env, limit: '50' } } })),
     [customerId, env],
   );
-  const subscriptions = useLoad(
-    () => call(api.GET('/admin/v1/projects/{projectId}/customers/{customerId}/subscriptions', { params: { path, query: { env } } })),
-    [customerId, env],
-  );
   const history = useHistory(projectId, customerId, env);
   const person = detail.state === 'ready' ? (detail.data.identities.userId ?? detail.data.traits.email ?? null) : null;
   usePageTitle(`Customer ${customerId}`);
-  const missing = isMissing(detail) || isMissing(timeline) || isMissing(subscriptions) || isMissing(history.first);
+  const missing = isMissing(detail) || isMissing(timeline) || isMissing(history.first);
   useFollowEnv(missing, `Customer ${customerId}`, `/p/${projectId}/customers`);
   const reload = () => {
     detail.reload();
     timeline.reload();
-    subscriptions.reload();
     history.reload();
   };
   const refresh = useMutation(
@@ -110,9 +105,7 @@ export function Customer({ projectId, customerId }: { projectId: string; custome
             </p>
             <Traits traits={data.traits} />
             <Entitlements rows={data.entitlements} />
-            <Loaded load={subscriptions} label="the subscriptions" missing={null}>
-              {(list) => <Subscriptions subscriptions={list.data} records={data.subscriptions} />}
-            </Loaded>
+            <Subscriptions subscriptions={data.subscriptionObjects} records={data.subscriptions} />
             <Identities identities={data.identities} />
             <Events rows={data.recentEvents} />
           </>

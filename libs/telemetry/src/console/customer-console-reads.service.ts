@@ -107,9 +107,10 @@ export class CustomerConsoleReads {
     const scope = await this.scope(projectId, env);
     const identities = await this.customers.identities(scope, customerId);
     if (!identities) throw ApiError.resourceMissing(`No customer ${customerId} in this project and environment`);
-    const [entitlements, subscriptions, events, [summary]] = await Promise.all([
+    const [entitlements, subscriptions, subscriptionObjects, events, [summary]] = await Promise.all([
       this.entitlements.of(scope, customerId),
       this.rails.subscriptionsOf(scope, customerId),
+      this.rails.subscriptionObjectsOf(scope, customerId),
       this.events.latest(scope, customerId, RECENT_EVENTS),
       this.list.rowsOf(scope, [customerId]),
     ]);
@@ -145,6 +146,7 @@ export class CustomerConsoleReads {
         railStatus: s.rawStatus,
         updatedAt: s.updatedAt,
       })),
+      subscriptionObjects,
       erasure: identities.erasure
         ? {
             status: identities.erasure.status,

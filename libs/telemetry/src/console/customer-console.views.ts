@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { AuditEntryData } from '#audit';
+import { SubscriptionView } from '#rails';
 
 /** Response shapes of the operator console's customer reads. */
 export class CustomerSearchHitView {
@@ -147,6 +148,11 @@ export class CustomerDetailView {
   summary: CustomerListItemView;
   @ApiProperty({ type: [CustomerEntitlementView], description: 'Active and past, by key' }) entitlements: CustomerEntitlementView[];
   @ApiProperty({ type: [CustomerSubscriptionView], description: 'Rail subscription records, newest change first' }) subscriptions: CustomerSubscriptionView[];
+  @ApiProperty({
+    type: [SubscriptionView],
+    description: 'The subscription objects with their lifecycle state, live ones first (what the customer subscriptions read answers)',
+  })
+  subscriptionObjects: SubscriptionView[];
   @ApiProperty({ type: CustomerErasureView, nullable: true }) erasure: CustomerErasureView | null;
   @ApiProperty({ type: [CustomerEventView], description: 'The latest 20 events, newest first' }) recentEvents: CustomerEventView[];
 }
