@@ -88,25 +88,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     if (this.stopped) return 0;
     const total = [...this.inFlight.values()].reduce((a, b) => a + b, 0);
     if (total >= MAX_IN_FLIGHT) return 0;
-    const skip = [...this.inFlight].filter(([, n]) => n >= MAX_IN_FLIGHT_PER_ENDPOINT).map(([id]) => id);
     const claimed = await this.deliveries.claim(QUEUE, {
       nowMs: this.clock.nowMs(),
       leaseMs: LEASE_MS,
       worker: this.workerId,
       perEndpoint: MAX_IN_FLIGHT_PER_ENDPOINT,
-      skip,
+      busy: this.inFlight,
       limit: MAX_IN_FLIGHT - total,
     });
-    const excess: string[] = [];
     let started = 0;
     // Every endpoint's delivery of an event sends the same bytes: encoded once per poll.
     const bodies = new Map<string, Buffer>();
     for (const delivery of claimed) {
       const busy = this.inFlight.get(delivery.endpointId) ?? 0;
-      if (busy >= MAX_IN_FLIGHT_PER_ENDPOINT) {
-        excess.push(delivery.id);
-        continue;
-      }
       this.inFlight.set(delivery.endpointId, busy + 1);
       started++;
       let body: Buffer | null = null;
@@ -129,7 +123,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       });
       this.running.add(run);
     }
-    await this.deliveries.release(QUEUE, excess, this.workerId);
     return started;
   }
 
