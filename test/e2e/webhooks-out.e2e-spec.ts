@@ -439,4 +439,42 @@ describe('outbound webhooks', () => {
     expect(answers.map((r) => r.status)).toEqual(Array(16).fill(200));
     expect(Date.now() - burst).toBeLessThan(3_000);
   });
+
+  it('hung endpoints filling the replica-wide cap stop holding it after a second: another endpoint is still delivered', async () => {
+    const hungPaths: string[] = [];
+    // 3 projects × 11 hung endpoints × 8 slots: 264 attempts hang, more than the 256 young ones a poll may start.
+    for (let p = 0; p < 3; p++) {
+      const fx = await createProjectWithApp(t);
+      for (let i = 0; i < 11; i++) {
+        const hung = path();
+        receiver.on(hung, 'hang');
+        hungPaths.push(hung);
+        await endpoint(fx, hung);
+      }
+      const { customerId } = await newCustomer(fx);
+      for (let i = 0; i < 4; i++) expect((await grant(fx, customerId, `key_${i}`)).status).toBe(200);
+    }
+    const fx = await createProjectWithApp(t);
+    const fine = path();
+    await endpoint(fx, fine);
+    const { customerId } = await newCustomer(fx);
+    const dispatcher = t.app.get(WebhookDispatcher);
+    // The hung endpoints' attempts start first and fill the cap.
+    const filling = Date.now();
+    while (hungPaths.reduce((n, p) => n + receiver.hanging(p), 0) < 256 && Date.now() - filling < 5_000) {
+      await dispatcher.poll();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(hungPaths.reduce((n, p) => n + receiver.hanging(p), 0)).toBeGreaterThanOrEqual(256);
+    for (let i = 0; i < 4; i++) expect((await grant(fx, customerId, `key_${i}`)).status).toBe(200);
+    const started = Date.now();
+    while (receiver.of(fine).length < 8 && Date.now() - started < 8_000) {
+      await dispatcher.poll();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(receiver.of(fine)).toHaveLength(8);
+    // Well before the hung attempts' 10 s timeout.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Math.max(...hungPaths.map((p) => receiver.hanging(p)))).toBeLessThanOrEqual(8);
+  }, 60_000);
 });
