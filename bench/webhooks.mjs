@@ -6,8 +6,8 @@
 // which production refuses) on a scratch database, and local HTTP receivers, then:
 //   fan-out    grants at a steady rate to 4 endpoints: deliveries/s and p99 from the grant's
 //              request to the receipt (an upper bound of commit-to-receipt)
-//   isolation  the same with a 5th endpoint that never answers: the 4 endpoints' p99 and the
-//              grant p99 against the fan-out run
+//   isolation  the same with a 5th endpoint that never answers: the 4 endpoints' p99 (goal
+//              <= 1.2x) and the grant p99 (<= 1.1x) against the fan-out run
 //   outbox     closed-loop grant throughput of a project with 4 endpoints against one without
 //   card       the same for card-payments notifications (new subscriptions), and the p99 from a
 //              notification's request to the receipt of its customer.entitlements.updated
@@ -16,7 +16,10 @@
 // cost: the same closed loop on another project with 4 endpoints whose deliveries are held
 // (a trigger on the scratch database makes them due a day later) and drained after the window,
 // so the window pays for the outbox writes only. These lines also give the API process's CPU
-// time (/proc) per grant or notification in each run, and per delivery during the drain.
+// time (/proc) per grant or notification in each run, and per delivery during the drain; the
+// grant path's are goals: PostgreSQL CPU added per grant by 4 endpoints <= 0.3 ms, per delivery
+// API and PostgreSQL CPU <= 0.1 ms each (PostgreSQL's is every server process's: on a shared
+// machine it counts other work too).
 // Environment: DATABASE_URL (required), BENCH_WEBHOOKS_SECONDS (8), BENCH_WEBHOOKS_GRANTS_PER_S
 // (160: two events per grant to 4 endpoints = 1,280 deliveries/s offered, above the goal, so the
 // phase finds whether the service keeps up rather than reporting its own offered load), LOG_LEVEL (warn),
@@ -298,7 +301,12 @@ async function main() {
     const base = `http://127.0.0.1:${port}`;
     await waitForHttp(server, `${base}/v1/healthz`);
     const four = ['/ok/1', '/ok/2', '/ok/3', '/ok/4'];
-    const fan = await steadyRun(await project(base, token, 'wh fan-out', receivers, four), receivers, 'fan');
+    // Each steady run starts on vacuumed tables, so the isolation run (the second) does not also
+    // pay for vacuuming what the fan-out run left behind.
+    const settle = () => adminQuery(db.url, 'VACUUM (ANALYZE) webhook_deliveries, webhook_events, webhook_endpoints, webhook_customer_sequences');
+    const fanProject = await project(base, token, 'wh fan-out', receivers, four);
+    await settle();
+    const fan = await steadyRun(fanProject, receivers, 'fan');
     log(
       `bench: webhooks, ${RATE} grants/s for ${SECONDS} s, 2 events per grant, 4 endpoints (${fan.deliveries}/${fan.expected} delivered, ${fan.failed} grants failed)`,
     );
@@ -306,13 +314,15 @@ async function main() {
     log(
       `${fanOk ? 'ok' : 'MISS'} webhooks fan-out: ${Math.round(fan.perSecond)} deliveries/s (goal >= 1000), p99 grant-to-receipt ${fan.p99} ms (goal < 1000)`,
     );
-    const iso = await steadyRun(await project(base, token, 'wh isolation', receivers, [...four, '/hang']), receivers, 'iso');
+    const isoProject = await project(base, token, 'wh isolation', receivers, [...four, '/hang']);
+    await settle();
+    const iso = await steadyRun(isoProject, receivers, 'iso');
     const moved = iso.p99 / fan.p99 - 1;
     const grantMoved = iso.grantP99 / fan.grantP99 - 1;
-    const isoOk = moved < 0.2 && grantMoved < 0.1 && iso.deliveries === iso.expected && iso.failed === 0;
+    const isoOk = moved <= 0.2 && grantMoved <= 0.1 && iso.deliveries === iso.expected && iso.failed === 0;
     log(
-      `${isoOk ? 'ok' : 'MISS'} webhooks isolation (5th endpoint hung): others' p99 ${fan.p99} -> ${iso.p99} ms (${(moved * 100).toFixed(1)} %, goal < 20 %), ` +
-        `grant p99 ${fan.grantP99} -> ${iso.grantP99} ms (${(grantMoved * 100).toFixed(1)} %, goal < 10 %)`,
+      `${isoOk ? 'ok' : 'MISS'} webhooks isolation (5th endpoint hung): others' p99 ${fan.p99} -> ${iso.p99} ms (${(1 + moved).toFixed(2)}x, goal <= 1.2x), ` +
+        `grant p99 ${fan.grantP99} -> ${iso.grantP99} ms (${(1 + grantMoved).toFixed(2)}x, goal <= 1.1x); ${iso.deliveries}/${iso.expected} delivered, ${iso.failed} grants failed`,
     );
     const onFrom = receivers.received.length;
     const offRun = await closedLoopGrants(await project(base, token, 'wh off', receivers, []), SECONDS * 1000);
@@ -337,6 +347,19 @@ async function main() {
         `(${perUnit(onRun.cpuMs, onRun.done)} with the deliveries in the window); PostgreSQL CPU/grant ${perUnit(held.pgCpuMs, held.done)} vs ` +
         `${perUnit(offRun.pgCpuMs, offRun.done)} without (${perUnit(onRun.pgCpuMs, onRun.done)}); then ${grantDrain.delivered}/${held.done * 2 * four.length} delivered in ` +
         `${grantDrain.seconds.toFixed(1)} s, API CPU/delivery ${perUnit(grantDrain.cpuMs, grantDrain.delivered)}`,
+    );
+    // The outbox's cost per grant on PostgreSQL (every server process: on a shared machine, others' work too) and a delivery's.
+    const pgPerGrant = (run) => (run.pgCpuMs === null || run.done === 0 ? null : run.pgCpuMs / run.done);
+    const addedPg = pgPerGrant(held) === null || pgPerGrant(offRun) === null ? null : pgPerGrant(held) - pgPerGrant(offRun);
+    log(
+      `${addedPg !== null && addedPg <= 0.3 ? 'ok' : 'MISS'} webhooks outbox PostgreSQL CPU added per grant by 4 endpoints: ` +
+        `${addedPg === null ? 'n/a' : `${addedPg.toFixed(2)} ms`} (${perUnit(held.pgCpuMs, held.done)} with, deliveries held, vs ${perUnit(offRun.pgCpuMs, offRun.done)} without; goal <= 0.3 ms)`,
+    );
+    const apiPerDelivery = grantDrain.cpuMs === null || grantDrain.delivered === 0 ? null : grantDrain.cpuMs / grantDrain.delivered;
+    const pgPerDelivery = grantDrain.pgCpuMs === null || grantDrain.delivered === 0 ? null : grantDrain.pgCpuMs / grantDrain.delivered;
+    log(
+      `${apiPerDelivery !== null && apiPerDelivery <= 0.1 && pgPerDelivery !== null && pgPerDelivery <= 0.1 ? 'ok' : 'MISS'} webhooks delivery cost (the held grants' drain): ` +
+        `API CPU/delivery ${perUnit(grantDrain.cpuMs, grantDrain.delivered)} (goal <= 0.1 ms), PostgreSQL CPU/delivery ${perUnit(grantDrain.pgCpuMs, grantDrain.delivered)} (goal <= 0.1 ms)`,
     );
     const cardOff = await project(base, token, 'wh card off', receivers, []);
     await cards.enable(base, token, cardOff.project.id);

@@ -399,4 +399,82 @@ describe('outbound webhooks', () => {
     expect((await grant(fx, customerId, 'key_last')).status).toBe(200);
     expect(Date.now() - granted).toBeLessThan(1_000);
   });
+
+  it('a hung endpoint holds at most its 8 slots, never another endpoint, the claim or a database connection', async () => {
+    const fx = await createProjectWithApp(t);
+    const hung = path();
+    const fine = path();
+    receiver.on(hung, 'hang');
+    const held = await endpoint(fx, hung);
+    await endpoint(fx, fine);
+    const dispatcher = t.app.get(WebhookDispatcher);
+    const { customerId } = await newCustomer(fx);
+    for (let i = 0; i < 10; i++) expect((await grant(fx, customerId, `key_${i}`)).status).toBe(200);
+    const started = Date.now();
+    let most = 0;
+    while (receiver.of(fine).length < 20 && Date.now() - started < 5_000) {
+      await dispatcher.poll();
+      await new Promise((r) => setTimeout(r, 20));
+      most = Math.max(most, receiver.hanging(hung));
+    }
+    expect(receiver.of(fine)).toHaveLength(20);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    // Its backlog of 20 waits: 8 attempts hang, the rest are neither leased nor started.
+    await receiver.waitFor(() => receiver.hanging(hung) === 8, 2_000);
+    for (let i = 0; i < 5; i++) expect(await dispatcher.poll()).toBe(0);
+    expect(Math.max(most, receiver.hanging(hung))).toBe(8);
+    const [leases] = await t.dataSource.query(
+      `SELECT count(*) FILTER (WHERE leased_by IS NOT NULL)::int AS leased, count(*)::int AS due FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'pending'`,
+      [held.id],
+    );
+    expect(leases).toEqual({ leased: 8, due: 20 });
+    // No connection of the pool waits on the hung sends (none in a transaction, none running a statement).
+    const busy = await t.dataSource.query(
+      `SELECT state FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')`,
+    );
+    expect(busy).toEqual([]);
+    // A burst of API requests meanwhile is answered at once.
+    const burst = Date.now();
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => grant(fx, customerId, `burst_${i}`)));
+    expect(answers.map((r) => r.status)).toEqual(Array(16).fill(200));
+    expect(Date.now() - burst).toBeLessThan(3_000);
+  });
+
+  it('hung endpoints filling the replica-wide cap stop holding it after a second: another endpoint is still delivered', async () => {
+    const hungPaths: string[] = [];
+    // 3 projects × 11 hung endpoints × 8 slots: 264 attempts hang, more than the 256 young ones a poll may start.
+    for (let p = 0; p < 3; p++) {
+      const fx = await createProjectWithApp(t);
+      for (let i = 0; i < 11; i++) {
+        const hung = path();
+        receiver.on(hung, 'hang');
+        hungPaths.push(hung);
+        await endpoint(fx, hung);
+      }
+      const { customerId } = await newCustomer(fx);
+      for (let i = 0; i < 4; i++) expect((await grant(fx, customerId, `key_${i}`)).status).toBe(200);
+    }
+    const fx = await createProjectWithApp(t);
+    const fine = path();
+    await endpoint(fx, fine);
+    const { customerId } = await newCustomer(fx);
+    const dispatcher = t.app.get(WebhookDispatcher);
+    // The hung endpoints' attempts start first and fill the cap.
+    const filling = Date.now();
+    while (hungPaths.reduce((n, p) => n + receiver.hanging(p), 0) < 256 && Date.now() - filling < 5_000) {
+      await dispatcher.poll();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(hungPaths.reduce((n, p) => n + receiver.hanging(p), 0)).toBeGreaterThanOrEqual(256);
+    for (let i = 0; i < 4; i++) expect((await grant(fx, customerId, `key_${i}`)).status).toBe(200);
+    const started = Date.now();
+    while (receiver.of(fine).length < 8 && Date.now() - started < 8_000) {
+      await dispatcher.poll();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(receiver.of(fine)).toHaveLength(8);
+    // Well before the hung attempts' 10 s timeout.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Math.max(...hungPaths.map((p) => receiver.hanging(p)))).toBeLessThanOrEqual(8);
+  }, 60_000);
 });

@@ -19,6 +19,8 @@ export interface WebhookReceiver {
   received: ReceivedWebhook[];
   on(path: string, behaviour: ReceiverBehaviour): void;
   of(path: string): ReceivedWebhook[];
+  /** Requests of a `hang` path held open now (their connections not yet closed by the sender). */
+  hanging(path: string): number;
   waitFor(predicate: (hooks: ReceivedWebhook[]) => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -26,6 +28,7 @@ export interface WebhookReceiver {
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   const behaviours = new Map<string, ReceiverBehaviour>();
+  const held = new Map<string, number>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -33,7 +36,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       const path = req.url ?? '/';
       const behaviour = behaviours.get(path) ?? 200;
       const body = Buffer.concat(chunks).toString('utf8');
-      if (behaviour === 'hang') return;
+      if (behaviour === 'hang') {
+        held.set(path, (held.get(path) ?? 0) + 1);
+        res.on('close', () => held.set(path, (held.get(path) ?? 1) - 1));
+        return;
+      }
       received.push({ path, headers: req.headers, body, json: JSON.parse(body), receivedAtMs: Date.now() });
       res.writeHead(behaviour, { 'content-type': 'text/plain' }).end('x'.repeat(behaviour === 200 ? 2 : 10_000));
     });
@@ -45,6 +52,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     received,
     on: (path, behaviour) => behaviours.set(path, behaviour),
     of: (path) => received.filter((r) => r.path === path),
+    hanging: (path) => held.get(path) ?? 0,
     async waitFor(predicate, timeoutMs = 10_000) {
       const until = Date.now() + timeoutMs;
       while (!predicate(received)) {

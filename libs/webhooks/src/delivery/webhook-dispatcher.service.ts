@@ -14,21 +14,33 @@ const QUEUE = crossTenant('webhook deliveries queue');
 export const DISPATCH_POLL_MS = 100;
 /** A lease outlives the 10 s timeout; a replica that dies mid-attempt frees it then. */
 const LEASE_MS = 30_000;
-/** Attempts one replica has in flight at most, over every endpoint. */
+/**
+ * Attempts one replica starts at most while they are young, over every endpoint. An attempt out
+ * longer than SLOW_ATTEMPT_MS stops counting here (it holds its endpoint's slot only), so slow or
+ * hung endpoints, however many, never stop the claim for the others.
+ */
 const MAX_IN_FLIGHT = 256;
+/** When an attempt stops counting against MAX_IN_FLIGHT. */
+const SLOW_ATTEMPT_MS = 1_000;
+/** Requests one replica keeps open at most, slow ones included (sockets and their timers). */
+const MAX_OPEN = 4_096;
 
 /**
  * Sends due deliveries after their transaction committed. Each poll leases due attempts
- * (at most 8 in flight per endpoint on this replica) and starts them without waiting: a slow
- * endpoint holds only its own slots, never another endpoint's nor an API request. Finished
- * attempts are recorded in one statement per poll: success, or the next retry on the service
- * clock's schedule, or dead. Signature times are the wall clock's (receivers compare them with
- * their own clocks). Polls every 100 ms, not under NODE_ENV=test (tests call drain()).
+ * (at most 8 in flight per endpoint on this replica, each endpoint's free slots only) and starts
+ * them without waiting: a slow endpoint holds only its own slots, never another endpoint's, the
+ * claim, a database connection nor an API request (young attempts share a replica-wide cap,
+ * slow ones count against their endpoint's only). Finished attempts are recorded in one
+ * statement per poll: success, or the next retry on the service clock's schedule, or dead.
+ * Signature times are the wall clock's (receivers compare them with their own clocks). Polls
+ * every 100 ms, not under NODE_ENV=test (tests call drain()).
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   readonly workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly inFlight = new Map<string, number>();
+  /** Attempts in flight started less than SLOW_ATTEMPT_MS ago. */
+  private young = 0;
   private readonly running = new Set<Promise<void>>();
   private results: AttemptResult[] = [];
   private readonly sender: WebhookSender;
@@ -86,29 +98,34 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   private async pollOnce(): Promise<number> {
     await this.flush();
     if (this.stopped) return 0;
-    const total = [...this.inFlight.values()].reduce((a, b) => a + b, 0);
-    if (total >= MAX_IN_FLIGHT) return 0;
-    const skip = [...this.inFlight].filter(([, n]) => n >= MAX_IN_FLIGHT_PER_ENDPOINT).map(([id]) => id);
+    const open = this.running.size;
+    const limit = Math.min(MAX_IN_FLIGHT - this.young, MAX_OPEN - open);
+    if (limit <= 0) return 0;
     const claimed = await this.deliveries.claim(QUEUE, {
       nowMs: this.clock.nowMs(),
       leaseMs: LEASE_MS,
       worker: this.workerId,
       perEndpoint: MAX_IN_FLIGHT_PER_ENDPOINT,
-      skip,
-      limit: MAX_IN_FLIGHT - total,
+      busy: this.inFlight,
+      limit,
     });
-    const excess: string[] = [];
     let started = 0;
     // Every endpoint's delivery of an event sends the same bytes: encoded once per poll.
     const bodies = new Map<string, Buffer>();
     for (const delivery of claimed) {
       const busy = this.inFlight.get(delivery.endpointId) ?? 0;
-      if (busy >= MAX_IN_FLIGHT_PER_ENDPOINT) {
-        excess.push(delivery.id);
-        continue;
-      }
       this.inFlight.set(delivery.endpointId, busy + 1);
       started++;
+      this.young++;
+      let aged = false;
+      const age = () => {
+        if (aged) return;
+        aged = true;
+        this.young--;
+      };
+      // Past SLOW_ATTEMPT_MS the attempt holds its endpoint's slot only: the others may use the room.
+      const slow = setTimeout(() => (age(), this.kick()), SLOW_ATTEMPT_MS);
+      slow.unref();
       let body: Buffer | null = null;
       if (delivery.body !== null) {
         body = bodies.get(delivery.eventId) ?? Buffer.from(delivery.body, 'utf8');
@@ -121,6 +138,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
         this.record(delivery, delivery.attempts + 1, { ok: false, statusCode: null, error: 'internal error' }, false);
       });
       const run: Promise<void> = attempt.finally(() => {
+        clearTimeout(slow);
+        age();
         this.running.delete(run);
         const left = (this.inFlight.get(delivery.endpointId) ?? 1) - 1;
         if (left <= 0) this.inFlight.delete(delivery.endpointId);
@@ -129,7 +148,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       });
       this.running.add(run);
     }
-    await this.deliveries.release(QUEUE, excess, this.workerId);
     return started;
   }
 
