@@ -97,7 +97,8 @@ export class ChartsRepository {
    * The total (`''`) reads the `all`/`*` rows, a rail its `rail`/`*` rows, a product its rows over every rail.
    */
   movements(scope: TenantScope, currency: string, from: string, to: string, granularity: ChartGranularity, segment: ChartSegment): Promise<FactRow[]> {
-    const segRows = segment === 'rail' ? `(rail <> 'all' AND product_id = '*')` : segment === 'product' ? `(rail <> 'all' AND product_id <> '*')` : 'false';
+    // The rows each split reads (an `all` row's product is `*`): exact ranges of `revenue_mrr_movements_levels_idx` but for products.
+    const rows = segment === 'rail' ? `product_id = '*'` : segment === 'product' ? `(rail = 'all' OR product_id <> '*')` : `product_id = '*' AND rail = 'all'`;
     const sums = ['newMinor', 'expansionMinor', 'contractionMinor', 'churnedMinor', 'reactivationMinor'];
     const columns = 'rail, product_id, new_minor, expansion_minor, contraction_minor, churned_minor, reactivation_minor';
     return this.factRows(
@@ -105,8 +106,7 @@ export class ChartsRepository {
               CASE WHEN rail = 'all' THEN '' ELSE ${segmentKey(segment)} END AS seg,
               sum(new_minor) AS "newMinor", sum(expansion_minor) AS "expansionMinor", sum(contraction_minor) AS "contractionMinor",
               sum(churned_minor) AS "churnedMinor", sum(reactivation_minor) AS "reactivationMinor"
-         FROM (${LEVEL_SOURCES('revenue_mrr_months', 'revenue_mrr_movements', columns, 'AND currency = $3', '$4', '$5')}) u
-        WHERE rail = 'all' OR ${segRows}
+         FROM (${LEVEL_SOURCES('revenue_mrr_months', 'revenue_mrr_movements', columns, `AND currency = $3 AND ${rows}`, '$4', '$5')}) u
         GROUP BY 1, 2`,
       [scope.projectId, scope.env, currency, from, to, granularity],
       sums,

@@ -58,6 +58,8 @@ function upsert(f: MonthSums, rec: 'NEW' | 'OLD', sum: (column: string) => strin
  * Kept by a row trigger on each day table, in the transaction of the day row's change (insert,
  * update — a late fact added to its day — or delete), so the month holding a late fact's day
  * is corrected with it. Filled here from the existing day rows, the day tables locked meanwhile.
+ * Two indexes serve the range reads that need a part of a day's rows: one state's (the churn
+ * chart's paying counts) and the MRR totals or rail rows.
  */
 export class ChartLevelMonths1790000003810 implements MigrationInterface {
   name = 'ChartLevelMonths1790000003810';
@@ -95,9 +97,15 @@ export class ChartLevelMonths1790000003810 implements MigrationInterface {
         END $$`);
       await q.query(`CREATE TRIGGER ${f.months}_add AFTER INSERT OR UPDATE OR DELETE ON ${f.days} FOR EACH ROW EXECUTE FUNCTION ${f.months}_add()`);
     }
+    // Range reads of the rows a chart needs and no others: the churn chart's paying counts, and
+    // the MRR chart's totals (`all`) or rail rows (product `*`).
+    await q.query(`CREATE INDEX subscription_state_days_state_idx ON subscription_state_days (project_id, env, state, day)`);
+    await q.query(`CREATE INDEX revenue_mrr_movements_levels_idx ON revenue_mrr_movements (project_id, env, currency, product_id, rail, day)`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP INDEX IF EXISTS revenue_mrr_movements_levels_idx`);
+    await q.query(`DROP INDEX IF EXISTS subscription_state_days_state_idx`);
     for (const f of FAMILIES) {
       await q.query(`DROP TRIGGER IF EXISTS ${f.months}_add ON ${f.days}`);
       await q.query(`DROP FUNCTION IF EXISTS ${f.months}_add()`);
