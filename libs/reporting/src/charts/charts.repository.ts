@@ -132,9 +132,10 @@ export class ChartsRepository {
   }
 
   /**
-   * Subscriptions entering and leaving each state per period and segment, and before `from`
-   * their sums (period null): `paying` the ledger's paying set (`subscription_state_days`), the
-   * others the lifecycle states the state chart counts (`subscription_lifecycle_days`).
+   * Per period and segment, and before `from` (period null): `paying`, subscriptions entering
+   * (`activeIn`) and leaving (`activeOut`) the ledger's paying set (`subscription_state_days`);
+   * `lifecycle`, the net change of each state the state chart counts (`subscription_lifecycle_days`,
+   * one sum per state named as the chart's value: the chart needs only levels).
    */
   states(
     scope: TenantScope,
@@ -144,18 +145,20 @@ export class ChartsRepository {
     segment: ChartSegment,
     family: 'paying' | 'lifecycle',
   ): Promise<FactRow[]> {
-    const [table, months, sums] =
-      family === 'paying'
-        ? ['subscription_state_days', 'subscription_state_months', [['active', 'active']] as const]
-        : ['subscription_lifecycle_days', 'subscription_lifecycle_months', STATE_SUMS];
-    const stateFilter = `AND state IN (${sums.map(([, state]) => `'${state}'`).join(', ')})`;
+    const paying = family === 'paying';
+    const [table, months] = paying
+      ? ['subscription_state_days', 'subscription_state_months']
+      : ['subscription_lifecycle_days', 'subscription_lifecycle_months'];
+    const stateFilter = paying ? `AND state = 'active'` : `AND state IN (${STATE_SUMS.map(([, state]) => `'${state}'`).join(', ')})`;
+    const sums = paying
+      ? `sum(entered) AS "activeIn", sum("left") AS "activeOut"`
+      : STATE_SUMS.map(([column, state]) => `sum(entered - "left") FILTER (WHERE state = '${state}') AS "${column}"`).join(', ');
     return this.factRows(
-      `SELECT CASE WHEN day < $3::date THEN NULL ELSE ${PERIOD('$5', 'day')} END AS p, ${segmentKey(segment)} AS seg,
-              ${sums.map(([column, state]) => `sum(entered) FILTER (WHERE state = '${state}') AS "${column}In", sum("left") FILTER (WHERE state = '${state}') AS "${column}Out"`).join(', ')}
+      `SELECT CASE WHEN day < $3::date THEN NULL ELSE ${PERIOD('$5', 'day')} END AS p, ${segmentKey(segment)} AS seg, ${sums}
          FROM (${LEVEL_SOURCES(months, table, 'rail, product_id, state, entered, "left"', stateFilter, '$3', '$4')}) u
         GROUP BY 1, 2`,
       [scope.projectId, scope.env, from, to, granularity],
-      sums.flatMap(([column]) => [`${column}In`, `${column}Out`]),
+      paying ? ['activeIn', 'activeOut'] : STATE_SUMS.map(([column]) => column),
     );
   }
 
