@@ -5,7 +5,8 @@
 // over the last 30 days (the per-day event facts follow through the events trigger), then the
 // read side of bench/lib/read-scale-seed.mjs (ledger, errors, analytics, activity) and the
 // per-day facts the charts read over `days` days: payments and refunds, MRR movements at the
-// three key levels, subscriptions entering and leaving each state, first payments, cohorts,
+// three key levels, subscriptions entering and leaving each state (the ledger's and the
+// lifecycle's), trials, refunds, first payments, cohorts,
 // older event days and active customers per day.
 import { withClient } from './common.mjs';
 import { seedReadScale } from './read-scale-seed.mjs';
@@ -123,6 +124,24 @@ async function seedFacts(q, { customers, events, days }) {
     `INSERT INTO subscription_state_days (project_id, env, day, rail, product_id, state, entered, "left")
      SELECT $1, 'sandbox', current_date - d, rail, 'prod_' || p, state, $3::int * (1 + (d + si::int + p) % 4), $3::int * ((d + si::int) % 3)
        ${grid}, unnest(ARRAY['active', 'trialing', 'in_grace_period', 'in_billing_retry', 'paused']) WITH ORDINALITY s(state, si)`,
+    [RAILS, scale],
+  );
+  // The lifecycle's facts: the states' history as the state chart counts it, trials, refunds,
+  // measured over the whole range (the charts answer null for their figures before `since`).
+  await q(`UPDATE chart_measures SET since = least(since, current_date - ${days - 1}) WHERE measure = 'lifecycle' AND $1::text IS NOT NULL`);
+  await q(
+    `INSERT INTO subscription_lifecycle_days (project_id, env, day, rail, product_id, state, entered, "left")
+     SELECT project_id, env, day, rail, product_id, state, entered, "left" FROM subscription_state_days WHERE project_id = $1 AND env = 'sandbox'`,
+  );
+  await q(
+    `INSERT INTO subscription_trial_days (project_id, env, day, rail, product_id, started, ended, converted)
+     SELECT $1, 'sandbox', current_date - d, rail, 'prod_' || p, $3::int * (2 + (d + p) % 3), $3::int * (1 + (d + ri::int) % 2), $3::int * ((d + p) % 2) ${grid}`,
+    [RAILS, scale],
+  );
+  await q(
+    `INSERT INTO revenue_refund_days (project_id, env, day, rail, product_id, currency, refunds, refunds_minor, reversals, reversals_minor)
+     SELECT $1, 'sandbox', current_date - d, rail, 'prod_' || p, 'USD', n, n * 999, n / 4, (n / 4) * 999
+       FROM (SELECT d, rail, p, $3::int * (1 + (d + ri::int + p) % 3) AS n ${grid}) s`,
     [RAILS, scale],
   );
   await q(

@@ -32,6 +32,22 @@ function segmentKey(segment: ChartSegment): string {
   return `''`;
 }
 
+/** The first day of the period (`granularity` a parameter: day, week from Monday, month) holding the date `column`. */
+const PERIOD = (granularity: string, column: string) => `date_trunc(${granularity}, ${column}::timestamp)::date`;
+
+/**
+ * The rows of a running level's facts up to `to`: before the month of `from`, the month sums
+ * (`months`, kept with the day rows), then the day rows from that month's first day, so a read
+ * takes its range and a month row per key and month of the time before, never every day since
+ * the start. The month rows carry their month's first day as `day` (before `from`: the opening).
+ */
+const LEVEL_SOURCES = (months: string, days: string, columns: string, filter: string, from: string, to: string) => `
+  SELECT month AS day, ${columns} FROM ${months}
+   WHERE project_id = $1 AND env = $2 ${filter} AND month < date_trunc('month', ${from}::date::timestamp)::date
+  UNION ALL
+  SELECT day, ${columns} FROM ${days}
+   WHERE project_id = $1 AND env = $2 ${filter} AND day >= date_trunc('month', ${from}::date::timestamp)::date AND day <= ${to}::date`;
+
 /**
  * The charts' reads of the per-day facts: each a range read by (project_id, env, day) of one
  * table, grouped by period (`date_trunc`: ISO weeks start on Monday) and segment in the database.
@@ -41,7 +57,8 @@ export class ChartsRepository {
   constructor(private readonly sql: Sql) {}
 
   private async factRows(text: string, args: unknown[], sums: readonly string[]): Promise<FactRow[]> {
-    const rows = await this.sql.rows<Record<string, Num>>(text, args);
+    // Grouped by the period's first day (`p`, a date: cheap to group by), named once per group.
+    const rows = await this.sql.rows<Record<string, Num>>(`SELECT to_char(f.p, 'YYYY-MM-DD') AS period, f.* FROM (${text}) f`, args);
     return rows.map((r) => ({
       period: r.period === null ? null : String(r.period),
       seg: String(r.seg ?? ''),
@@ -80,15 +97,16 @@ export class ChartsRepository {
    * The total (`''`) reads the `all`/`*` rows, a rail its `rail`/`*` rows, a product its rows over every rail.
    */
   movements(scope: TenantScope, currency: string, from: string, to: string, granularity: ChartGranularity, segment: ChartSegment): Promise<FactRow[]> {
-    const segRows = segment === 'rail' ? `(rail <> 'all' AND product_id = '*')` : segment === 'product' ? `(rail <> 'all' AND product_id <> '*')` : 'false';
+    // The rows each split reads (an `all` row's product is `*`): exact ranges of `revenue_mrr_movements_levels_idx` but for products.
+    const rows = segment === 'rail' ? `product_id = '*'` : segment === 'product' ? `(rail = 'all' OR product_id <> '*')` : `product_id = '*' AND rail = 'all'`;
     const sums = ['newMinor', 'expansionMinor', 'contractionMinor', 'churnedMinor', 'reactivationMinor'];
+    const columns = 'rail, product_id, new_minor, expansion_minor, contraction_minor, churned_minor, reactivation_minor';
     return this.factRows(
-      `SELECT CASE WHEN day < $4::date THEN NULL ELSE to_char(date_trunc($6, day), 'YYYY-MM-DD') END AS period,
+      `SELECT CASE WHEN day < $4::date THEN NULL ELSE ${PERIOD('$6', 'day')} END AS p,
               CASE WHEN rail = 'all' THEN '' ELSE ${segmentKey(segment)} END AS seg,
               sum(new_minor) AS "newMinor", sum(expansion_minor) AS "expansionMinor", sum(contraction_minor) AS "contractionMinor",
               sum(churned_minor) AS "churnedMinor", sum(reactivation_minor) AS "reactivationMinor"
-         FROM revenue_mrr_movements
-        WHERE project_id = $1 AND env = $2 AND currency = $3 AND day <= $5::date AND (rail = 'all' OR ${segRows})
+         FROM (${LEVEL_SOURCES('revenue_mrr_months', 'revenue_mrr_movements', columns, `AND currency = $3 AND ${rows}`, '$4', '$5')}) u
         GROUP BY 1, 2`,
       [scope.projectId, scope.env, currency, from, to, granularity],
       sums,
@@ -101,22 +119,23 @@ export class ChartsRepository {
    */
   payments(scope: TenantScope, currency: string, from: string, to: string, granularity: ChartGranularity, segment: ChartSegment): Promise<FactRow[]> {
     return this.factRows(
-      `SELECT period, seg, sum(p) AS payments, sum(g) AS "grossMinor", sum(n) AS refunds, sum(m) AS "refundsMinor" FROM (
-         SELECT to_char(date_trunc($6, day), 'YYYY-MM-DD') AS period, ${segmentKey(segment)} AS seg, payments AS p, gross_minor AS g, 0 AS n, 0 AS m
+      `SELECT ${PERIOD('$6', 'day')} AS p, seg, sum(k) AS payments, sum(g) AS "grossMinor", sum(n) AS refunds, sum(m) AS "refundsMinor" FROM (
+         SELECT day, ${segmentKey(segment)} AS seg, payments AS k, gross_minor AS g, 0 AS n, 0 AS m
            FROM revenue_day_facts WHERE project_id = $1 AND env = $2 AND currency = $3 AND day BETWEEN $4::date AND $5::date
          UNION ALL
-         SELECT to_char(date_trunc($6, day), 'YYYY-MM-DD'), ${segmentKey(segment)}, 0, 0, refunds - reversals, refunds_minor - reversals_minor
+         SELECT day, ${segmentKey(segment)}, 0, 0, refunds - reversals, refunds_minor - reversals_minor
            FROM revenue_refund_days WHERE project_id = $1 AND env = $2 AND currency = $3 AND day BETWEEN $4::date AND $5::date
-       ) f GROUP BY 1, 2`,
+       ) u GROUP BY 1, 2`,
       [scope.projectId, scope.env, currency, from, to, granularity],
       ['payments', 'grossMinor', 'refunds', 'refundsMinor'],
     );
   }
 
   /**
-   * Subscriptions entering and leaving each state per period and segment, and before `from`
-   * their sums (period null): `paying` the ledger's paying set (`subscription_state_days`), the
-   * others the lifecycle states the state chart counts (`subscription_lifecycle_days`).
+   * Per period and segment, and before `from` (period null): `paying`, subscriptions entering
+   * (`activeIn`) and leaving (`activeOut`) the ledger's paying set (`subscription_state_days`);
+   * `lifecycle`, the net change of each state the state chart counts (`subscription_lifecycle_days`,
+   * one sum per state named as the chart's value: the chart needs only levels).
    */
   states(
     scope: TenantScope,
@@ -126,22 +145,27 @@ export class ChartsRepository {
     segment: ChartSegment,
     family: 'paying' | 'lifecycle',
   ): Promise<FactRow[]> {
-    const [table, sums] = family === 'paying' ? ['subscription_state_days', [['active', 'active']] as const] : ['subscription_lifecycle_days', STATE_SUMS];
+    const paying = family === 'paying';
+    const [table, months] = paying
+      ? ['subscription_state_days', 'subscription_state_months']
+      : ['subscription_lifecycle_days', 'subscription_lifecycle_months'];
+    const stateFilter = paying ? `AND state = 'active'` : `AND state IN (${STATE_SUMS.map(([, state]) => `'${state}'`).join(', ')})`;
+    const sums = paying
+      ? `sum(entered) AS "activeIn", sum("left") AS "activeOut"`
+      : STATE_SUMS.map(([column, state]) => `sum(entered - "left") FILTER (WHERE state = '${state}') AS "${column}"`).join(', ');
     return this.factRows(
-      `SELECT CASE WHEN day < $3::date THEN NULL ELSE to_char(date_trunc($5, day), 'YYYY-MM-DD') END AS period, ${segmentKey(segment)} AS seg,
-              ${sums.map(([column, state]) => `sum(entered) FILTER (WHERE state = '${state}') AS "${column}In", sum("left") FILTER (WHERE state = '${state}') AS "${column}Out"`).join(', ')}
-         FROM ${table}
-        WHERE project_id = $1 AND env = $2 AND day <= $4::date
+      `SELECT CASE WHEN day < $3::date THEN NULL ELSE ${PERIOD('$5', 'day')} END AS p, ${segmentKey(segment)} AS seg, ${sums}
+         FROM (${LEVEL_SOURCES(months, table, 'rail, product_id, state, entered, "left"', stateFilter, '$3', '$4')}) u
         GROUP BY 1, 2`,
       [scope.projectId, scope.env, from, to, granularity],
-      sums.flatMap(([column]) => [`${column}In`, `${column}Out`]),
+      paying ? ['activeIn', 'activeOut'] : STATE_SUMS.map(([column]) => column),
     );
   }
 
   /** Trials started, ended and converted per period. */
   trials(scope: TenantScope, from: string, to: string, granularity: ChartGranularity): Promise<FactRow[]> {
     return this.factRows(
-      `SELECT to_char(date_trunc($5, day), 'YYYY-MM-DD') AS period, '' AS seg, sum(started) AS started, sum(ended) AS ended, sum(converted) AS converted
+      `SELECT ${PERIOD('$5', 'day')} AS p, '' AS seg, sum(started) AS started, sum(ended) AS ended, sum(converted) AS converted
          FROM subscription_trial_days
         WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
         GROUP BY 1`,
@@ -156,14 +180,14 @@ export class ChartsRepository {
    */
   newCustomers(scope: TenantScope, from: string, to: string, granularity: ChartGranularity): Promise<FactRow[]> {
     return this.factRows(
-      `SELECT period, '' AS seg, sum(n) AS "newCustomers", sum(p) AS "newPaying", sum(c) AS converted FROM (
-         SELECT to_char(date_trunc($5, day), 'YYYY-MM-DD') AS period, new_customers AS n, 0 AS p, 0 AS c
+      `SELECT ${PERIOD('$5', 'day')} AS p, '' AS seg, sum(n) AS "newCustomers", sum(k) AS "newPaying", sum(c) AS converted FROM (
+         SELECT day, new_customers AS n, 0 AS k, 0 AS c
            FROM customer_day_facts WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
          UNION ALL
-         SELECT to_char(date_trunc($5, paying_day), 'YYYY-MM-DD'), 0, customers,
-                CASE WHEN date_trunc($5, paying_day) = date_trunc($5, created_day) AND created_day >= $3::date THEN customers ELSE 0 END
+         SELECT paying_day, 0, customers,
+                CASE WHEN ${PERIOD('$5', 'paying_day')} = ${PERIOD('$5', 'created_day')} AND created_day >= $3::date THEN customers ELSE 0 END
            FROM revenue_first_paying WHERE project_id = $1 AND env = $2 AND paying_day BETWEEN $3::date AND $4::date
-       ) f GROUP BY period`,
+       ) u GROUP BY 1`,
       [scope.projectId, scope.env, from, to, granularity],
       ['newCustomers', 'newPaying', 'converted'],
     );
@@ -172,13 +196,13 @@ export class ChartsRepository {
   /** Events and errors per period, and distinct active customers per day (granularity day only). */
   events(scope: TenantScope, from: string, to: string, granularity: ChartGranularity): Promise<FactRow[]> {
     return this.factRows(
-      `SELECT period, '' AS seg, sum(e) AS events, sum(x) AS errors, sum(u) AS "uniqueUsers" FROM (
-         SELECT to_char(date_trunc($5, day), 'YYYY-MM-DD') AS period, events AS e, errors AS x, 0 AS u
+      `SELECT ${PERIOD('$5', 'day')} AS p, '' AS seg, sum(e) AS events, sum(x) AS errors, sum(a) AS "uniqueUsers" FROM (
+         SELECT day, events AS e, errors AS x, 0 AS a
            FROM event_day_facts WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
          UNION ALL
-         SELECT to_char(day, 'YYYY-MM-DD'), 0, 0, customers
+         SELECT day, 0, 0, customers
            FROM active_day_totals WHERE $5 = 'day' AND project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
-       ) f GROUP BY period`,
+       ) u GROUP BY 1`,
       [scope.projectId, scope.env, from, to, granularity],
       ['events', 'errors', 'uniqueUsers'],
     );

@@ -281,13 +281,9 @@ export class ChartsService {
         r.periods,
         measured,
         names,
-        (balance, s) =>
-          Object.fromEntries(
-            STATE_SUMS.map(([name]) => [name, sumOf(balance, `${name}In`) - sumOf(balance, `${name}Out`) + sumOf(s, `${name}In`) - sumOf(s, `${name}Out`)]),
-          ),
+        (balance, s) => Object.fromEntries(STATE_SUMS.map(([name]) => [name, sumOf(balance, name) + sumOf(s, name)])),
         (balance, s) => {
-          for (const [name] of STATE_SUMS)
-            for (const dir of ['In', 'Out']) balance[`${name}${dir}`] = sumOf(balance, `${name}${dir}`) + sumOf(s, `${name}${dir}`);
+          for (const [name] of STATE_SUMS) balance[name] = sumOf(balance, name) + sumOf(s, name);
         },
       ).map((values, i) => {
         // `active` is measured with the subscriptions; the other states from the lifecycle's first day.
@@ -299,7 +295,7 @@ export class ChartsService {
   private async activeSubscriptions(r: Request): Promise<Built> {
     const names = STATE_SUMS.map(([name]) => name);
     const rows = await this.repository.states(r.scope, r.from, r.to, r.granularity, r.segment, 'lifecycle');
-    const built = this.segmented(r, rows, (s) => sumOf(s, 'activeIn') - sumOf(s, 'activeOut'), this.stateSeries(r, names), false);
+    const built = this.segmented(r, rows, (s) => sumOf(s, 'active'), this.stateSeries(r, names), false);
     return { ...built, summary: Object.fromEntries(names.map((n) => [n, last(built.total, n)])) };
   }
 
