@@ -340,7 +340,14 @@ export class CardWebhookService {
       context,
       { catalogueKeys, subscriptionSerialized: true, lockedRecord: record },
     );
-    if (applied.decision !== 'rejected') await this.recordLedger(scope, record.customerId, record.subscriptionId, result.ledger, event);
+    if (applied.decision !== 'rejected')
+      await this.recordLedger(
+        scope,
+        record.customerId,
+        { subscriptionId: record.subscriptionId, productId: applied.subscription?.productId ?? record.productId },
+        result.ledger,
+        event,
+      );
     const decision = applied.decision === 'no_op' && result.ledger.length > 0 ? 'applied' : applied.decision;
     return { decision, customerId: applied.subscription?.customerId ?? record.customerId, auditEventId: applied.auditEventId };
   }
@@ -362,15 +369,18 @@ export class CardWebhookService {
   private async recordLedger(
     scope: TenantScope,
     customerId: string,
-    subscriptionId: string | null,
+    subscription: { subscriptionId: string; productId: string } | null,
     facts: readonly LedgerFact[],
     event: MoneyEvent,
   ): Promise<boolean> {
+    const subscriptionId = subscription?.subscriptionId ?? null;
+    // The subscription's record was applied in this transaction: its product goes with the money (the ledger need not read it).
+    const productOf = (of: string | null | undefined) => (subscription && of === subscription.subscriptionId ? { productId: subscription.productId } : {});
     let recorded = false;
     for (const fact of facts) {
       if (fact.kind === 'payment') {
         if (!event.payment) continue;
-        await this.revenue.paid(scope, RAIL, customerId, event.payment);
+        await this.revenue.paid(scope, RAIL, customerId, { ...event.payment, ...productOf(event.payment.subscriptionId) });
         recorded = true;
         if (!subscriptionId) continue;
         for (const id of [fact.chargeId, fact.paymentIntentId]) {
@@ -385,7 +395,7 @@ export class CardWebhookService {
       }
       const money = moneyReturnOf(fact, event.id, subscriptionId);
       if (!money) continue;
-      await this.revenue.returned(scope, RAIL, customerId, money);
+      await this.revenue.returned(scope, RAIL, customerId, { ...money, ...productOf(money.subscriptionId) });
       recorded = true;
     }
     return recorded;
