@@ -103,6 +103,35 @@ export type RailSubscriptionWrite = Omit<RailSubscriptionRecord, 'updatedAt' | '
   subscription?: Subscription | null;
 };
 
+/** The record upsert (the caller holds its lock, or it is new); its parameters are upsertParams'. */
+const UPSERT_SQL = `INSERT INTO rail_subscriptions
+         (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, created_at, updated_at,
+          subscription, lifecycle_state)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13::jsonb, $13::jsonb->>'state')
+       ON CONFLICT ON CONSTRAINT rail_subscriptions_pk DO UPDATE
+          SET customer_id = EXCLUDED.customer_id, product_id = EXCLUDED.product_id, state = EXCLUDED.state,
+              valid_until = EXCLUDED.valid_until, rail_time_ms = EXCLUDED.rail_time_ms, raw_status = EXCLUDED.raw_status,
+              last_event_id = COALESCE(EXCLUDED.last_event_id, rail_subscriptions.last_event_id), updated_at = EXCLUDED.updated_at,
+              subscription = EXCLUDED.subscription, lifecycle_state = EXCLUDED.lifecycle_state`;
+
+function upsertParams(scope: TenantScope, write: RailSubscriptionWrite, now: Date): unknown[] {
+  return [
+    scope.projectId,
+    scope.env,
+    write.rail,
+    write.subscriptionId,
+    write.customerId,
+    write.productId,
+    write.state,
+    fromSeconds(write.validUntil),
+    write.railTimeMs,
+    encodeRawStatus(write),
+    write.lastEventId,
+    now,
+    write.subscription ? JSON.stringify(write.subscription) : null,
+  ];
+}
+
 /** A rail purchase id (iOS transactionId …) already seen, with what it did. */
 export interface RailTransactionRecord {
   rail: PurchaseRail;
@@ -219,34 +248,33 @@ export class RailSubscriptionsRepository {
 
   /** Insert or overwrite one record (the caller holds its lock, or it is new). */
   async upsert(scope: TenantScope, write: RailSubscriptionWrite, now: Date): Promise<RailSubscriptionRecord> {
-    const rows: SubscriptionRow[] = await this.sql.rows(
-      `INSERT INTO rail_subscriptions
-         (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, created_at, updated_at,
-          subscription, lifecycle_state)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13::jsonb, $13::jsonb->>'state')
-       ON CONFLICT ON CONSTRAINT rail_subscriptions_pk DO UPDATE
-          SET customer_id = EXCLUDED.customer_id, product_id = EXCLUDED.product_id, state = EXCLUDED.state,
-              valid_until = EXCLUDED.valid_until, rail_time_ms = EXCLUDED.rail_time_ms, raw_status = EXCLUDED.raw_status,
-              last_event_id = COALESCE(EXCLUDED.last_event_id, rail_subscriptions.last_event_id), updated_at = EXCLUDED.updated_at,
-              subscription = EXCLUDED.subscription, lifecycle_state = EXCLUDED.lifecycle_state
-       RETURNING ${SUBSCRIPTION_COLUMNS}`,
-      [
-        scope.projectId,
-        scope.env,
-        write.rail,
-        write.subscriptionId,
-        write.customerId,
-        write.productId,
-        write.state,
-        fromSeconds(write.validUntil),
-        write.railTimeMs,
-        encodeRawStatus(write),
-        write.lastEventId,
-        now,
-        write.subscription ? JSON.stringify(write.subscription) : null,
-      ],
-    );
+    const rows: SubscriptionRow[] = await this.sql.rows(`${UPSERT_SQL} RETURNING ${SUBSCRIPTION_COLUMNS}`, upsertParams(scope, write, now));
     return toRecord(rows[0]);
+  }
+
+  /**
+   * `upsert`, and in the same statement the records of the written customer on the record's
+   * rail as listForCustomer(scope, customerId, rail) reads them after it (the record as written
+   * among them). The caller serialises the customer's writers before (serializeCustomers), so
+   * the statement's snapshot holds what they committed.
+   */
+  async upsertListingCustomer(
+    scope: TenantScope,
+    write: RailSubscriptionWrite,
+    now: Date,
+  ): Promise<{ record: RailSubscriptionRecord; customerRecords: RailSubscriptionRecord[] }> {
+    const rows: (SubscriptionRow & { is_written: boolean })[] = await this.sql.rows(
+      `WITH written AS (${UPSERT_SQL} RETURNING ${SUBSCRIPTION_COLUMNS})
+       SELECT true AS is_written, ${SUBSCRIPTION_COLUMNS} FROM written
+       UNION ALL
+       SELECT false AS is_written, ${SUBSCRIPTION_COLUMNS} FROM rail_subscriptions
+        WHERE project_id = $1 AND env = $2 AND customer_id = $5 AND rail = $3 AND subscription_id <> $4
+       ORDER BY updated_at DESC, subscription_id`,
+      upsertParams(scope, write, now),
+    );
+    const written = rows.find((row) => row.is_written);
+    if (!written) throw new Error(`subscription ${write.subscriptionId} was not written`);
+    return { record: toRecord(written), customerRecords: rows.map(toRecord) };
   }
 
   /**
