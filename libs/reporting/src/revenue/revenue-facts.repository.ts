@@ -183,14 +183,25 @@ export class RevenueFactsRepository {
     return { stored: of(false), computed: of(true) };
   }
 
+  /** Replaces the customer's MRR rows per rail and product, in one statement (rows no longer computed deleted, the others written over). */
   async replaceCustomerProducts(scope: TenantScope, customerId: string, rows: readonly MrrKeyAmount[]): Promise<void> {
-    const args = [scope.projectId, scope.env, customerId];
-    await this.sql.rows(`DELETE FROM revenue_customer_products WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args);
-    if (rows.length === 0) return;
     await this.sql.rows(
-      `INSERT INTO revenue_customer_products (project_id, env, customer_id, rail, product_id, currency, monthly_minor)
-       SELECT $1, $2, $3, r, p, c, m FROM unnest($4::text[], $5::text[], $6::text[], $7::numeric[]) AS t(r, p, c, m)`,
-      [...args, rows.map((r) => r.rail), rows.map((r) => r.productId), rows.map((r) => r.currency), rows.map((r) => r.monthlyMinor)],
+      `WITH t AS (SELECT r, p, c, m FROM unnest($4::text[], $5::text[], $6::text[], $7::numeric[]) AS t(r, p, c, m)),
+       gone AS (
+         DELETE FROM revenue_customer_products x WHERE x.project_id = $1 AND x.env = $2 AND x.customer_id = $3
+            AND NOT EXISTS (SELECT 1 FROM t WHERE t.r = x.rail AND t.p = x.product_id AND t.c = x.currency))
+       INSERT INTO revenue_customer_products (project_id, env, customer_id, rail, product_id, currency, monthly_minor)
+       SELECT $1, $2, $3, r, p, c, m FROM t
+       ON CONFLICT ON CONSTRAINT revenue_customer_products_pk DO UPDATE SET monthly_minor = EXCLUDED.monthly_minor`,
+      [
+        scope.projectId,
+        scope.env,
+        customerId,
+        rows.map((r) => r.rail),
+        rows.map((r) => r.productId),
+        rows.map((r) => r.currency),
+        rows.map((r) => r.monthlyMinor),
+      ],
     );
   }
 

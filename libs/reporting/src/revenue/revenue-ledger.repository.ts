@@ -150,21 +150,37 @@ export class RevenueLedgerRepository {
     return { stored: of(false), computed: of(true) };
   }
 
-  /** Replaces the customer's per-rail rows and per-currency totals. */
+  /**
+   * Replaces the customer's per-rail rows and per-currency totals, in one statement: rows no
+   * longer computed are deleted, the others written over (the parts touch distinct rows).
+   */
   async replaceCustomer(scope: TenantScope, customerId: string, rows: readonly CustomerRevenueRow[]): Promise<void> {
-    const args = [scope.projectId, scope.env, customerId];
-    await this.sql.rows(`DELETE FROM revenue_customers WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args);
-    await this.sql.rows(`DELETE FROM revenue_customer_totals WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args);
-    if (rows.length === 0) return;
     await this.sql.rows(
-      `INSERT INTO revenue_customers (project_id, env, customer_id, rail, currency, monthly_minor, subscriptions)
-       SELECT $1, $2, $3, r, c, m, n FROM unnest($4::text[], $5::text[], $6::numeric[], $7::int[]) AS t(r, c, m, n)`,
-      [...args, rows.map((r) => r.rail), rows.map((r) => r.currency), rows.map((r) => r.monthlyMinor), rows.map((r) => r.subscriptions)],
-    );
-    await this.sql.rows(
-      `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor)
-       SELECT $1, $2, $3, c, sum(m) FROM unnest($4::text[], $5::numeric[]) AS t(c, m) GROUP BY c`,
-      [...args, rows.map((r) => r.currency), rows.map((r) => r.monthlyMinor)],
+      `WITH t AS (SELECT r, c, m, n FROM unnest($4::text[], $5::text[], $6::numeric[], $7::int[]) AS t(r, c, m, n)),
+       gone AS (
+         DELETE FROM revenue_customers x WHERE x.project_id = $1 AND x.env = $2 AND x.customer_id = $3
+            AND NOT EXISTS (SELECT 1 FROM t WHERE t.r = x.rail AND t.c = x.currency)),
+       put AS (
+         INSERT INTO revenue_customers (project_id, env, customer_id, rail, currency, monthly_minor, subscriptions)
+         SELECT $1, $2, $3, r, c, m, n FROM t
+         ON CONFLICT ON CONSTRAINT revenue_customers_pk DO UPDATE SET monthly_minor = EXCLUDED.monthly_minor, subscriptions = EXCLUDED.subscriptions),
+       gone_totals AS (
+         DELETE FROM revenue_customer_totals x WHERE x.project_id = $1 AND x.env = $2 AND x.customer_id = $3
+            AND NOT EXISTS (SELECT 1 FROM t WHERE t.c = x.currency)),
+       put_totals AS (
+         INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor)
+         SELECT $1, $2, $3, c, sum(m) FROM t GROUP BY c
+         ON CONFLICT ON CONSTRAINT revenue_customer_totals_pk DO UPDATE SET monthly_minor = EXCLUDED.monthly_minor)
+       SELECT 1`,
+      [
+        scope.projectId,
+        scope.env,
+        customerId,
+        rows.map((r) => r.rail),
+        rows.map((r) => r.currency),
+        rows.map((r) => r.monthlyMinor),
+        rows.map((r) => r.subscriptions),
+      ],
     );
   }
 
