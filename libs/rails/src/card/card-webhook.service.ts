@@ -5,7 +5,7 @@ import { ProductCatalog } from '#entitlements';
 import { type KnownHolders, RailCustomerResolver } from '../customers/rail-customer-resolver.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { RAIL_ALIAS_TYPES, type RailSubscriptionRecord } from '../model/rail-model.js';
-import { RailSettingsRepository } from '../model/rail-settings.repository.js';
+import { RailSettingsRepository, type RailSettingsRecord } from '../model/rail-settings.repository.js';
 import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import {
   type CardLifecycleInput,
@@ -41,6 +41,8 @@ export interface CardRawSubscription {
   eventId: string | null;
   eventType: string;
   livemode: boolean;
+  /** The rail's settings when the caller read them already (the webhook gate): the grace period is read from them. */
+  railSettings?: RailSettingsRecord | null;
 }
 
 /** Invoice, charge and dispute events the lifecycle reads, with the object each carries. */
@@ -61,6 +63,8 @@ interface MoneyEvent {
   previousAttributes: { amount_refunded?: number | null } | null;
   /** invoice.paid: the payment as the revenue ledger counts it. */
   payment: RailPayment | null;
+  /** The rail's settings as the webhook gate read them for this request (absent: read when needed). */
+  railSettings?: RailSettingsRecord | null;
 }
 
 type Json = Record<string, unknown>;
@@ -89,7 +93,14 @@ export class CardWebhookService {
     private readonly settings: RailSettingsRepository,
   ) {}
 
-  async receive(projectId: string, rawBody: Buffer, signatureHeader: string | undefined, requestId: string): Promise<RailNotificationView> {
+  /** `settings`: the rail's settings as the webhook gate read them for this request (absent: read where the grace period is needed). */
+  async receive(
+    projectId: string,
+    rawBody: Buffer,
+    signatureHeader: string | undefined,
+    requestId: string,
+    settings?: RailSettingsRecord,
+  ): Promise<RailNotificationView> {
     // The project and its enabled rail were checked by the webhook gate (route policy) before the body was read.
     const receivedAtMs = this.clock.nowMs();
     const body = this.gate.jsonObject(rawBody);
@@ -119,7 +130,7 @@ export class CardWebhookService {
     const data = isObject(body.data) ? body.data : {};
     const object = data.object as CardObject;
     const previousAttributes = isObject(data.previous_attributes) ? (data.previous_attributes as MoneyEvent['previousAttributes']) : null;
-    const money = (payment: RailPayment | null): MoneyEvent => ({ ...event, object, previousAttributes, payment });
+    const money = (payment: RailPayment | null): MoneyEvent => ({ ...event, object, previousAttributes, payment, railSettings: settings });
     return this.processor.process({ scope, rail: RAIL, notificationId: event.id, eventType: event.type, receivedAtMs }, () => {
       switch (event.kind) {
         case 'subscription':
@@ -128,6 +139,7 @@ export class CardWebhookService {
             eventId: event.id,
             eventType: event.type,
             livemode: event.livemode,
+            railSettings: settings,
           });
         case 'checkout':
           return this.linkCheckout(scope, event.session, context);
@@ -216,7 +228,7 @@ export class CardWebhookService {
       record = await this.applier.lockRecord(scope, RAIL, sub.id);
       const previous = this.previousOf(scope, record, catalogueKeys);
       const input: CardLifecycleInput = { eventId: raw.eventId ?? '', eventType: raw.eventType, created, livemode: raw.livemode, object: raw.object };
-      const result = await this.derive(scope, previous, input, catalogueKeys);
+      const result = await this.derive(scope, previous, input, catalogueKeys, raw.railSettings);
       if (result.subscription) {
         const follows = recordAccessOf(result.subscription, granting);
         access = { ...follows, lifecycle: this.lifecycleChange(result, raw.eventId) };
@@ -249,18 +261,22 @@ export class CardWebhookService {
     return subscriptionOfRecord(record, keys, scope.env, Math.floor(this.clock.nowMs() / 1000));
   }
 
-  /** deriveCardLifecycle with the rail's grace period; an amount out of bounds is 400 invalid_param_value (nothing stored). */
+  /**
+   * deriveCardLifecycle with the rail's grace period (from `known`, the settings the webhook gate
+   * read for this request, else read here); an amount out of bounds is 400 invalid_param_value (nothing stored).
+   */
   private async derive(
     scope: TenantScope,
     previous: Subscription | null,
     input: CardLifecycleInput,
     catalogueKeys: ReadonlyMap<string, string[]>,
+    known?: RailSettingsRecord | null,
   ): Promise<LifecycleResult> {
     // Only a billing problem reads the grace period (a past_due subscription, a failed invoice).
     const billing = input.eventType === 'invoice.payment_failed' || (input.object.object === 'subscription' && input.object.status === 'past_due');
     let gracePeriodDays = 0;
     if (billing) {
-      const settings = await this.settings.find({ projectId: scope.projectId }, RAIL);
+      const settings = known !== undefined ? known : await this.settings.find({ projectId: scope.projectId }, RAIL);
       try {
         gracePeriodDays = cardGracePeriodDays(settings?.settings.gracePeriodDays);
       } catch {
@@ -305,7 +321,7 @@ export class CardWebhookService {
       object: event.object,
       previousAttributes: event.previousAttributes,
     };
-    const result = await this.derive(scope, previous, input, catalogueKeys);
+    const result = await this.derive(scope, previous, input, catalogueKeys, event.railSettings);
 
     if (!record || !previous) {
       const cardCustomer = cardCustomerOf(event.object);
@@ -340,7 +356,14 @@ export class CardWebhookService {
       context,
       { catalogueKeys, subscriptionSerialized: true, lockedRecord: record },
     );
-    if (applied.decision !== 'rejected') await this.recordLedger(scope, record.customerId, record.subscriptionId, result.ledger, event);
+    if (applied.decision !== 'rejected')
+      await this.recordLedger(
+        scope,
+        record.customerId,
+        { subscriptionId: record.subscriptionId, productId: applied.subscription?.productId ?? record.productId },
+        result.ledger,
+        event,
+      );
     const decision = applied.decision === 'no_op' && result.ledger.length > 0 ? 'applied' : applied.decision;
     return { decision, customerId: applied.subscription?.customerId ?? record.customerId, auditEventId: applied.auditEventId };
   }
@@ -362,15 +385,18 @@ export class CardWebhookService {
   private async recordLedger(
     scope: TenantScope,
     customerId: string,
-    subscriptionId: string | null,
+    subscription: { subscriptionId: string; productId: string } | null,
     facts: readonly LedgerFact[],
     event: MoneyEvent,
   ): Promise<boolean> {
+    const subscriptionId = subscription?.subscriptionId ?? null;
+    // The subscription's record was applied in this transaction: its product goes with the money (the ledger need not read it).
+    const productOf = (of: string | null | undefined) => (subscription && of === subscription.subscriptionId ? { productId: subscription.productId } : {});
     let recorded = false;
     for (const fact of facts) {
       if (fact.kind === 'payment') {
         if (!event.payment) continue;
-        await this.revenue.paid(scope, RAIL, customerId, event.payment);
+        await this.revenue.paid(scope, RAIL, customerId, { ...event.payment, ...productOf(event.payment.subscriptionId) });
         recorded = true;
         if (!subscriptionId) continue;
         for (const id of [fact.chargeId, fact.paymentIntentId]) {
@@ -385,7 +411,7 @@ export class CardWebhookService {
       }
       const money = moneyReturnOf(fact, event.id, subscriptionId);
       if (!money) continue;
-      await this.revenue.returned(scope, RAIL, customerId, money);
+      await this.revenue.returned(scope, RAIL, customerId, { ...money, ...productOf(money.subscriptionId) });
       recorded = true;
     }
     return recorded;

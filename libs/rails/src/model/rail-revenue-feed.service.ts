@@ -31,6 +31,8 @@ export interface RailPayment {
   paidAtMs: number;
   /** The rail subscription the payment bills, when known (its product segments the revenue charts). */
   subscriptionId?: string | null;
+  /** That subscription's product as its record stands in this transaction, when the rail has it at hand (spares the ledger a read). */
+  productId?: string;
 }
 
 /** Money that went back (a refund, a chargeback) or came back (a chargeback reversed), counted once by `factId`. */
@@ -45,6 +47,8 @@ export interface RailMoneyReturn {
   /** Positive: how much moved. */
   amount: RailAmount;
   occurredAtMs: number;
+  /** The product of `subscriptionId`'s record as it stands in this transaction, when the rail has it at hand (spares the ledger a read). */
+  productId?: string;
 }
 
 /** A subscription record's revenue facts after a rail change, as the rail state applier wrote it. */
@@ -58,6 +62,11 @@ export interface RailRevenueChange {
   /** The price the change carries; null when it carries none (the last known price stays). */
   price: RailPriceLine[] | null;
   payment: RailPayment | null;
+  /**
+   * The subscription record as the change just wrote it (product, rail time, the lifecycle state
+   * of its object): the ledger reads them from the record when absent.
+   */
+  written?: { productId: string; railTimeMs: number; lifecycleState: string | null };
 }
 
 /**
@@ -87,11 +96,12 @@ export class RailRevenueFeed {
 
   async changed(scope: TenantScope, change: RailRevenueChange): Promise<void> {
     await this.sink?.changed(scope, change);
-    if (change.payment)
-      await this.sink?.paid(scope, change.rail, change.customerId, {
-        ...change.payment,
-        subscriptionId: change.payment.subscriptionId ?? change.subscriptionId,
-      });
+    if (change.payment) {
+      const subscriptionId = change.payment.subscriptionId ?? change.subscriptionId;
+      // The payment bills the changed subscription: its product is the one just written.
+      const productId = change.payment.productId ?? (subscriptionId === change.subscriptionId ? change.written?.productId : undefined);
+      await this.sink?.paid(scope, change.rail, change.customerId, { ...change.payment, subscriptionId, ...(productId !== undefined ? { productId } : {}) });
+    }
   }
 
   async paid(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {

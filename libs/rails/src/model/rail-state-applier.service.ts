@@ -255,7 +255,8 @@ export class RailStateApplier {
             railEventId: auditEventId,
           },
         }));
-    const subscription = await this.subscriptions.upsert(
+    // The upsert also lists the customer's records on the rail as they stand after it (liveGrants reads them).
+    const { record: subscription, customerRecords } = await this.subscriptions.upsertListingCustomer(
       scope,
       {
         rail: change.rail,
@@ -283,6 +284,8 @@ export class RailStateApplier {
       validUntil,
       price: change.price ?? null,
       payment: change.payment ?? null,
+      // What the upsert wrote (its lifecycle_state is the written object's state): the ledger need not read the record again.
+      written: { productId: subscription.productId, railTimeMs: subscription.railTimeMs, lifecycleState: change.lifecycle?.subscription?.state ?? null },
     });
 
     const entitlementState = change.state === 'active' ? 'active' : (change.endedBy ?? 'expired');
@@ -294,7 +297,11 @@ export class RailStateApplier {
     const grantsByCustomer = new Map<string, Promise<Map<string, LiveGrant>>>();
     const grantsOfCustomer = (customerId: string) => {
       let grants = grantsByCustomer.get(customerId);
-      if (!grants) grantsByCustomer.set(customerId, (grants = this.liveGrants(scope, change.rail, customerId, keysOf)));
+      if (!grants)
+        grantsByCustomer.set(
+          customerId,
+          (grants = this.liveGrants(scope, change.rail, customerId, keysOf, customerId === change.customerId ? customerRecords : undefined)),
+        );
       return grants;
     };
     const rowsOf = async (customerId: string, keyItems: Iterable<[string, RailSubscriptionItem]>, state: RailEntitlementRow['state']) => {
@@ -350,17 +357,19 @@ export class RailStateApplier {
 
   /**
    * Per key: the strongest live grant among a customer's subscription records on a rail (an
-   * active record's item not past its own end; lifetime, then the later end).
+   * active record's item not past its own end; lifetime, then the later end). `listed`: the
+   * records as listForCustomer reads them, already read (with the upsert); absent: read here.
    */
   private async liveGrants(
     scope: TenantScope,
     rail: PurchaseRail,
     customerId: string,
     keysOf: (productId: string) => Promise<string[]>,
+    listed?: readonly RailSubscriptionRecord[],
   ): Promise<Map<string, LiveGrant>> {
     const nowMs = this.clock.nowMs();
     const best = new Map<string, LiveGrant>();
-    for (const record of await this.subscriptions.listForCustomer(scope, customerId, rail)) {
+    for (const record of listed ?? (await this.subscriptions.listForCustomer(scope, customerId, rail))) {
       for (const item of record.items) {
         if (!isLive({ state: record.state, validUntil: item.validUntil }, nowMs)) continue;
         for (const key of await keysOf(item.productId)) {

@@ -106,6 +106,49 @@ export type RailSubscriptionWrite = Omit<RailSubscriptionRecord, 'updatedAt' | '
   history?: readonly SubscriptionHistoryWrite[];
 };
 
+/**
+ * The change's customer history rows ($14, a JSON array in announcement order), riding on the
+ * record's upsert as a data-modifying CTE: the change costs no statement more.
+ */
+const HISTORY_CTE = `history AS (
+         INSERT INTO subscription_history
+                (project_id, env, id, customer_id, type, occurred_at_ms, rail, subscription_id, product_id, audit_event_id, rail_event_id, details, recorded_at)
+         SELECT $1, $2, e.value->>'id', e.value->>'customerId', e.value->>'type', (e.value->>'occurredAtMs')::bigint, e.value->>'rail',
+                e.value->>'subscriptionId', e.value->>'productId', e.value->>'auditEventId', e.value->>'railEventId', e.value->'details', $12
+           FROM jsonb_array_elements($14::jsonb) WITH ORDINALITY AS e(value, ord)
+          ORDER BY e.ord
+       )`;
+
+/** The record upsert (the caller holds its lock, or it is new); its parameters are upsertParams'. */
+const UPSERT_SQL = `INSERT INTO rail_subscriptions
+         (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, created_at, updated_at,
+          subscription, lifecycle_state)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13::jsonb, $13::jsonb->>'state')
+       ON CONFLICT ON CONSTRAINT rail_subscriptions_pk DO UPDATE
+          SET customer_id = EXCLUDED.customer_id, product_id = EXCLUDED.product_id, state = EXCLUDED.state,
+              valid_until = EXCLUDED.valid_until, rail_time_ms = EXCLUDED.rail_time_ms, raw_status = EXCLUDED.raw_status,
+              last_event_id = COALESCE(EXCLUDED.last_event_id, rail_subscriptions.last_event_id), updated_at = EXCLUDED.updated_at,
+              subscription = EXCLUDED.subscription, lifecycle_state = EXCLUDED.lifecycle_state`;
+
+function upsertParams(scope: TenantScope, write: RailSubscriptionWrite, now: Date): unknown[] {
+  return [
+    scope.projectId,
+    scope.env,
+    write.rail,
+    write.subscriptionId,
+    write.customerId,
+    write.productId,
+    write.state,
+    fromSeconds(write.validUntil),
+    write.railTimeMs,
+    encodeRawStatus(write),
+    write.lastEventId,
+    now,
+    write.subscription ? JSON.stringify(write.subscription) : null,
+    historyParam(write.history ?? []),
+  ];
+}
+
 /** A rail purchase id (iOS transactionId …) already seen, with what it did. */
 export interface RailTransactionRecord {
   rail: PurchaseRail;
@@ -222,44 +265,33 @@ export class RailSubscriptionsRepository {
 
   /** Insert or overwrite one record (the caller holds its lock, or it is new). */
   async upsert(scope: TenantScope, write: RailSubscriptionWrite, now: Date): Promise<RailSubscriptionRecord> {
-    // The history rows ride on the upsert (a data-modifying CTE): the change costs no statement more.
-    const rows: SubscriptionRow[] = await this.sql.rows(
-      `WITH history AS (
-         INSERT INTO subscription_history
-                (project_id, env, id, customer_id, type, occurred_at_ms, rail, subscription_id, product_id, audit_event_id, rail_event_id, details, recorded_at)
-         SELECT $1, $2, e.value->>'id', e.value->>'customerId', e.value->>'type', (e.value->>'occurredAtMs')::bigint, e.value->>'rail',
-                e.value->>'subscriptionId', e.value->>'productId', e.value->>'auditEventId', e.value->>'railEventId', e.value->'details', $12
-           FROM jsonb_array_elements($14::jsonb) WITH ORDINALITY AS e(value, ord)
-          ORDER BY e.ord
-       )
-       INSERT INTO rail_subscriptions
-         (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, last_event_id, created_at, updated_at,
-          subscription, lifecycle_state)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13::jsonb, $13::jsonb->>'state')
-       ON CONFLICT ON CONSTRAINT rail_subscriptions_pk DO UPDATE
-          SET customer_id = EXCLUDED.customer_id, product_id = EXCLUDED.product_id, state = EXCLUDED.state,
-              valid_until = EXCLUDED.valid_until, rail_time_ms = EXCLUDED.rail_time_ms, raw_status = EXCLUDED.raw_status,
-              last_event_id = COALESCE(EXCLUDED.last_event_id, rail_subscriptions.last_event_id), updated_at = EXCLUDED.updated_at,
-              subscription = EXCLUDED.subscription, lifecycle_state = EXCLUDED.lifecycle_state
-       RETURNING ${SUBSCRIPTION_COLUMNS}`,
-      [
-        scope.projectId,
-        scope.env,
-        write.rail,
-        write.subscriptionId,
-        write.customerId,
-        write.productId,
-        write.state,
-        fromSeconds(write.validUntil),
-        write.railTimeMs,
-        encodeRawStatus(write),
-        write.lastEventId,
-        now,
-        write.subscription ? JSON.stringify(write.subscription) : null,
-        historyParam(write.history ?? []),
-      ],
-    );
+    const rows: SubscriptionRow[] = await this.sql.rows(`WITH ${HISTORY_CTE} ${UPSERT_SQL} RETURNING ${SUBSCRIPTION_COLUMNS}`, upsertParams(scope, write, now));
     return toRecord(rows[0]);
+  }
+
+  /**
+   * `upsert`, and in the same statement the records of the written customer on the record's
+   * rail as listForCustomer(scope, customerId, rail) reads them after it (the record as written
+   * among them). The caller serialises the customer's writers before (serializeCustomers), so
+   * the statement's snapshot holds what they committed.
+   */
+  async upsertListingCustomer(
+    scope: TenantScope,
+    write: RailSubscriptionWrite,
+    now: Date,
+  ): Promise<{ record: RailSubscriptionRecord; customerRecords: RailSubscriptionRecord[] }> {
+    const rows: (SubscriptionRow & { is_written: boolean })[] = await this.sql.rows(
+      `WITH ${HISTORY_CTE}, written AS (${UPSERT_SQL} RETURNING ${SUBSCRIPTION_COLUMNS})
+       SELECT true AS is_written, ${SUBSCRIPTION_COLUMNS} FROM written
+       UNION ALL
+       SELECT false AS is_written, ${SUBSCRIPTION_COLUMNS} FROM rail_subscriptions
+        WHERE project_id = $1 AND env = $2 AND customer_id = $5 AND rail = $3 AND subscription_id <> $4
+       ORDER BY updated_at DESC, subscription_id`,
+      upsertParams(scope, write, now),
+    );
+    const written = rows.find((row) => row.is_written);
+    if (!written) throw new Error(`subscription ${write.subscriptionId} was not written`);
+    return { record: toRecord(written), customerRecords: rows.map(toRecord) };
   }
 
   /**

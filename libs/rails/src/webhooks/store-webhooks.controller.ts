@@ -81,7 +81,7 @@ export class StoreWebhooksController {
     @Headers('stripe-signature') signature: string | undefined,
     @RequestId() requestId: string,
   ): Promise<RailNotificationView> {
-    return this.card.receive(projectId, rawBodyOf(req), signature, requestId);
+    return this.card.receive(projectId, rawBodyOf(req), signature, requestId, this.gate.settingsOf(req));
   }
 
   @Post('android_store/:projectId')

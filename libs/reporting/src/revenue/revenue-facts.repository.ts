@@ -51,20 +51,30 @@ export class RevenueFactsRepository {
     );
   }
 
-  /** The customer's firsts row, created (from its creation day) when absent, locked. */
+  /**
+   * The customer's firsts row, created (from its creation day) when absent, locked: one
+   * statement (the insert's row, or the stored row locked). A row another transaction committed
+   * after the statement's snapshot is read again, locked, by a statement of its own.
+   */
   async firsts(scope: TenantScope, customerId: string): Promise<CustomerFirsts> {
     const args = [scope.projectId, scope.env, customerId];
-    await this.sql.rows(
-      `INSERT INTO revenue_customer_firsts (project_id, env, customer_id, created_day)
-       SELECT project_id, env, id, (created_at AT TIME ZONE 'UTC')::date FROM customers WHERE project_id = $1 AND env = $2 AND id = $3
-       ON CONFLICT ON CONSTRAINT revenue_customer_firsts_pk DO NOTHING`,
+    type Row = { created_day: string; first_paid_at: Date | null; first_mrr_day: string | null };
+    const columns = `to_char(created_day, 'YYYY-MM-DD') AS created_day, first_paid_at, to_char(first_mrr_day, 'YYYY-MM-DD') AS first_mrr_day`;
+    let row = await this.sql.one<Row>(
+      `WITH created AS (
+         INSERT INTO revenue_customer_firsts (project_id, env, customer_id, created_day)
+         SELECT project_id, env, id, (created_at AT TIME ZONE 'UTC')::date FROM customers WHERE project_id = $1 AND env = $2 AND id = $3
+         ON CONFLICT ON CONSTRAINT revenue_customer_firsts_pk DO NOTHING
+         RETURNING created_day, first_paid_at, first_mrr_day)
+       SELECT ${columns} FROM created
+       UNION ALL
+       SELECT ${columns}
+         FROM (SELECT created_day, first_paid_at, first_mrr_day FROM revenue_customer_firsts
+                WHERE project_id = $1 AND env = $2 AND customer_id = $3 FOR UPDATE) kept
+        WHERE NOT EXISTS (SELECT 1 FROM created)`,
       args,
     );
-    const row = await this.sql.one<{ created_day: string; first_paid_at: Date | null; first_mrr_day: string | null }>(
-      `SELECT to_char(created_day, 'YYYY-MM-DD') AS created_day, first_paid_at, to_char(first_mrr_day, 'YYYY-MM-DD') AS first_mrr_day
-         FROM revenue_customer_firsts WHERE project_id = $1 AND env = $2 AND customer_id = $3 FOR UPDATE`,
-      args,
-    );
+    row ??= await this.sql.one<Row>(`SELECT ${columns} FROM revenue_customer_firsts WHERE project_id = $1 AND env = $2 AND customer_id = $3 FOR UPDATE`, args);
     if (!row) throw new Error(`customer ${customerId} not found`);
     return { createdDay: row.created_day, firstPaidAt: row.first_paid_at, firstMrrDay: row.first_mrr_day };
   }
@@ -173,14 +183,25 @@ export class RevenueFactsRepository {
     return { stored: of(false), computed: of(true) };
   }
 
+  /** Replaces the customer's MRR rows per rail and product, in one statement (rows no longer computed deleted, the others written over). */
   async replaceCustomerProducts(scope: TenantScope, customerId: string, rows: readonly MrrKeyAmount[]): Promise<void> {
-    const args = [scope.projectId, scope.env, customerId];
-    await this.sql.rows(`DELETE FROM revenue_customer_products WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args);
-    if (rows.length === 0) return;
     await this.sql.rows(
-      `INSERT INTO revenue_customer_products (project_id, env, customer_id, rail, product_id, currency, monthly_minor)
-       SELECT $1, $2, $3, r, p, c, m FROM unnest($4::text[], $5::text[], $6::text[], $7::numeric[]) AS t(r, p, c, m)`,
-      [...args, rows.map((r) => r.rail), rows.map((r) => r.productId), rows.map((r) => r.currency), rows.map((r) => r.monthlyMinor)],
+      `WITH t AS (SELECT r, p, c, m FROM unnest($4::text[], $5::text[], $6::text[], $7::numeric[]) AS t(r, p, c, m)),
+       gone AS (
+         DELETE FROM revenue_customer_products x WHERE x.project_id = $1 AND x.env = $2 AND x.customer_id = $3
+            AND NOT EXISTS (SELECT 1 FROM t WHERE t.r = x.rail AND t.p = x.product_id AND t.c = x.currency))
+       INSERT INTO revenue_customer_products (project_id, env, customer_id, rail, product_id, currency, monthly_minor)
+       SELECT $1, $2, $3, r, p, c, m FROM t
+       ON CONFLICT ON CONSTRAINT revenue_customer_products_pk DO UPDATE SET monthly_minor = EXCLUDED.monthly_minor`,
+      [
+        scope.projectId,
+        scope.env,
+        customerId,
+        rows.map((r) => r.rail),
+        rows.map((r) => r.productId),
+        rows.map((r) => r.currency),
+        rows.map((r) => r.monthlyMinor),
+      ],
     );
   }
 

@@ -53,7 +53,7 @@ export class RevenueLedgerRepository {
 
   /** Serialises ledger writers of one customer until the transaction ends. */
   async lockCustomer(scope: TenantScope, customerId: string): Promise<void> {
-    await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`revenue|${scope.projectId}|${scope.env}|${customerId}`]);
+    await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [this.lockKey(scope, customerId)]);
   }
 
   async findSubscription(scope: TenantScope, rail: string, subscriptionId: string): Promise<LedgerSubscription | null> {
@@ -150,21 +150,37 @@ export class RevenueLedgerRepository {
     return { stored: of(false), computed: of(true) };
   }
 
-  /** Replaces the customer's per-rail rows and per-currency totals. */
+  /**
+   * Replaces the customer's per-rail rows and per-currency totals, in one statement: rows no
+   * longer computed are deleted, the others written over (the parts touch distinct rows).
+   */
   async replaceCustomer(scope: TenantScope, customerId: string, rows: readonly CustomerRevenueRow[]): Promise<void> {
-    const args = [scope.projectId, scope.env, customerId];
-    await this.sql.rows(`DELETE FROM revenue_customers WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args);
-    await this.sql.rows(`DELETE FROM revenue_customer_totals WHERE project_id = $1 AND env = $2 AND customer_id = $3`, args);
-    if (rows.length === 0) return;
     await this.sql.rows(
-      `INSERT INTO revenue_customers (project_id, env, customer_id, rail, currency, monthly_minor, subscriptions)
-       SELECT $1, $2, $3, r, c, m, n FROM unnest($4::text[], $5::text[], $6::numeric[], $7::int[]) AS t(r, c, m, n)`,
-      [...args, rows.map((r) => r.rail), rows.map((r) => r.currency), rows.map((r) => r.monthlyMinor), rows.map((r) => r.subscriptions)],
-    );
-    await this.sql.rows(
-      `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor)
-       SELECT $1, $2, $3, c, sum(m) FROM unnest($4::text[], $5::numeric[]) AS t(c, m) GROUP BY c`,
-      [...args, rows.map((r) => r.currency), rows.map((r) => r.monthlyMinor)],
+      `WITH t AS (SELECT r, c, m, n FROM unnest($4::text[], $5::text[], $6::numeric[], $7::int[]) AS t(r, c, m, n)),
+       gone AS (
+         DELETE FROM revenue_customers x WHERE x.project_id = $1 AND x.env = $2 AND x.customer_id = $3
+            AND NOT EXISTS (SELECT 1 FROM t WHERE t.r = x.rail AND t.c = x.currency)),
+       put AS (
+         INSERT INTO revenue_customers (project_id, env, customer_id, rail, currency, monthly_minor, subscriptions)
+         SELECT $1, $2, $3, r, c, m, n FROM t
+         ON CONFLICT ON CONSTRAINT revenue_customers_pk DO UPDATE SET monthly_minor = EXCLUDED.monthly_minor, subscriptions = EXCLUDED.subscriptions),
+       gone_totals AS (
+         DELETE FROM revenue_customer_totals x WHERE x.project_id = $1 AND x.env = $2 AND x.customer_id = $3
+            AND NOT EXISTS (SELECT 1 FROM t WHERE t.c = x.currency)),
+       put_totals AS (
+         INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor)
+         SELECT $1, $2, $3, c, sum(m) FROM t GROUP BY c
+         ON CONFLICT ON CONSTRAINT revenue_customer_totals_pk DO UPDATE SET monthly_minor = EXCLUDED.monthly_minor)
+       SELECT 1`,
+      [
+        scope.projectId,
+        scope.env,
+        customerId,
+        rows.map((r) => r.rail),
+        rows.map((r) => r.currency),
+        rows.map((r) => r.monthlyMinor),
+        rows.map((r) => r.subscriptions),
+      ],
     );
   }
 
@@ -203,8 +219,18 @@ export class RevenueLedgerRepository {
     );
   }
 
-  /** Records a payment once; true when this call recorded it. */
-  async recordPayment(
+  /** The key of the customer's ledger lock (lockCustomer). */
+  private lockKey(scope: TenantScope, customerId: string): string {
+    return `revenue|${scope.projectId}|${scope.env}|${customerId}`;
+  }
+
+  /**
+   * Takes the customer's ledger lock (lockCustomer), then records a payment once and adds it to
+   * its month's cash, in one statement: the lock is taken before the rows are written (the
+   * insert reads the lock's row), the customer before the shared per-month row as every ledger
+   * writer does. True when this call recorded it (a payment already recorded moves nothing).
+   */
+  async lockAndRecordPayment(
     scope: TenantScope,
     payment: {
       rail: string;
@@ -217,10 +243,17 @@ export class RevenueLedgerRepository {
       month: string;
     },
   ): Promise<boolean> {
-    const inserted = await this.sql.rows(
-      `INSERT INTO revenue_payments (project_id, env, rail, transaction_id, customer_id, currency, amount_minor, recurring, paid_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT ON CONSTRAINT revenue_payments_pk DO NOTHING RETURNING 1 AS recorded`,
+    const rows = await this.sql.rows<{ recorded: Num }>(
+      `WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtextextended($10, 0)) AS held),
+       paid AS (
+         INSERT INTO revenue_payments (project_id, env, rail, transaction_id, customer_id, currency, amount_minor, recurring, paid_at)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 FROM locked
+         ON CONFLICT ON CONSTRAINT revenue_payments_pk DO NOTHING RETURNING 1 AS recorded),
+       cash AS (
+         INSERT INTO revenue_cash_monthly (project_id, env, currency, month, recurring, amount_minor)
+         SELECT $1, $2, $6, $11::date, $8, $7 FROM paid
+         ON CONFLICT ON CONSTRAINT revenue_cash_monthly_pk DO UPDATE SET amount_minor = revenue_cash_monthly.amount_minor + EXCLUDED.amount_minor)
+       SELECT count(*) AS recorded FROM paid`,
       [
         scope.projectId,
         scope.env,
@@ -231,22 +264,19 @@ export class RevenueLedgerRepository {
         payment.amountMinor,
         payment.recurring,
         payment.paidAt,
+        this.lockKey(scope, payment.customerId),
+        payment.month,
       ],
     );
-    if (inserted.length === 0) return false;
-    await this.sql.rows(
-      `INSERT INTO revenue_cash_monthly (project_id, env, currency, month, recurring, amount_minor) VALUES ($1, $2, $3, $4::date, $5, $6)
-       ON CONFLICT ON CONSTRAINT revenue_cash_monthly_pk DO UPDATE SET amount_minor = revenue_cash_monthly.amount_minor + EXCLUDED.amount_minor`,
-      [scope.projectId, scope.env, payment.currency, payment.month, payment.recurring, payment.amountMinor],
-    );
-    return true;
+    return Number(rows[0]?.recorded ?? 0) > 0;
   }
 
   /**
-   * Records a refund, chargeback or reversal once (by its fact id) and moves the month's
-   * `refunds_minor` (reversals subtract). Whether this call recorded it.
+   * Takes the customer's ledger lock, then records a refund, chargeback or reversal once (by its
+   * fact id) and moves the month's `refunds_minor` (reversals subtract), in one statement as
+   * lockAndRecordPayment. Whether this call recorded it.
    */
-  async recordReturn(
+  async lockAndRecordReturn(
     scope: TenantScope,
     money: {
       rail: string;
@@ -261,10 +291,18 @@ export class RevenueLedgerRepository {
       month: string;
     },
   ): Promise<boolean> {
-    const inserted = await this.sql.rows(
-      `INSERT INTO revenue_refunds (project_id, env, rail, fact_id, kind, transaction_id, subscription_id, customer_id, currency, amount_minor, occurred_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-       ON CONFLICT ON CONSTRAINT revenue_refunds_pk DO NOTHING RETURNING 1 AS recorded`,
+    const signed = money.kind === 'reversal' ? -money.amountMinor : money.amountMinor;
+    const rows = await this.sql.rows<{ recorded: Num }>(
+      `WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtextextended($12, 0)) AS held),
+       returned AS (
+         INSERT INTO revenue_refunds (project_id, env, rail, fact_id, kind, transaction_id, subscription_id, customer_id, currency, amount_minor, occurred_at)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM locked
+         ON CONFLICT ON CONSTRAINT revenue_refunds_pk DO NOTHING RETURNING 1 AS recorded),
+       cash AS (
+         INSERT INTO revenue_cash_monthly (project_id, env, currency, month, recurring, amount_minor, refunds_minor)
+         SELECT $1, $2, $9, $13::date, $14::boolean, 0, $15 FROM returned
+         ON CONFLICT ON CONSTRAINT revenue_cash_monthly_pk DO UPDATE SET refunds_minor = revenue_cash_monthly.refunds_minor + EXCLUDED.refunds_minor)
+       SELECT count(*) AS recorded FROM returned`,
       [
         scope.projectId,
         scope.env,
@@ -277,16 +315,13 @@ export class RevenueLedgerRepository {
         money.currency,
         money.amountMinor,
         money.occurredAt,
+        this.lockKey(scope, money.customerId),
+        money.month,
+        money.subscriptionId !== null,
+        signed,
       ],
     );
-    if (inserted.length === 0) return false;
-    const signed = money.kind === 'reversal' ? -money.amountMinor : money.amountMinor;
-    await this.sql.rows(
-      `INSERT INTO revenue_cash_monthly (project_id, env, currency, month, recurring, amount_minor, refunds_minor) VALUES ($1, $2, $3, $4::date, $5, 0, $6)
-       ON CONFLICT ON CONSTRAINT revenue_cash_monthly_pk DO UPDATE SET refunds_minor = revenue_cash_monthly.refunds_minor + EXCLUDED.refunds_minor`,
-      [scope.projectId, scope.env, money.currency, money.month, money.subscriptionId !== null, signed],
-    );
-    return true;
+    return Number(rows[0]?.recorded ?? 0) > 0;
   }
 
   // Reads

@@ -51,7 +51,8 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
       currency: price?.currency ?? stored?.currency ?? null,
       monthlyMinor: price?.monthlyMinor ?? stored?.monthlyMinor ?? null,
     };
-    const { productId, railTimeMs, lifecycleState } = await this.facts.subscriptionFacts(scope, change.rail, change.subscriptionId);
+    // The rail hands over the record as it wrote it; a read of the record otherwise.
+    const { productId, railTimeMs, lifecycleState } = change.written ?? (await this.facts.subscriptionFacts(scope, change.rail, change.subscriptionId));
     // The change belongs to its rail time's day (a late notification corrects its own day), never a day to come.
     const day = dayOf(Math.min(railTimeMs ?? nowMs, nowMs));
     const state = chartStateOf(lifecycleState, next.active);
@@ -89,8 +90,7 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     if (!(amountMinor > 0)) return;
     const paidAtMs = payment.paidAtMs > 0 ? payment.paidAtMs : this.clock.nowMs();
     // The customer first, then the shared per-month and per-day rows, as a rail change does: no lock cycle.
-    await this.repository.lockCustomer(scope, customerId);
-    const recorded = await this.repository.recordPayment(scope, {
+    const recorded = await this.repository.lockAndRecordPayment(scope, {
       rail,
       transactionId: payment.transactionId,
       customerId,
@@ -109,7 +109,7 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
    * the customer, with its cash, to the earlier cohort.
    */
   private async recordPaymentFacts(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment, amountMinor: number, paidAtMs: number) {
-    const { productId } = await this.facts.subscriptionFacts(scope, rail, payment.subscriptionId ?? null);
+    const productId = payment.productId ?? (await this.facts.subscriptionFacts(scope, rail, payment.subscriptionId ?? null)).productId;
     const day = dayOf(paidAtMs);
     const month = monthOf(paidAtMs);
     const currency = payment.currency;
@@ -143,8 +143,7 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     if (!(amountMinor > 0)) return;
     const occurredAtMs = money.occurredAtMs > 0 ? money.occurredAtMs : this.clock.nowMs();
     // The customer first, then the shared rows, as a payment does.
-    await this.repository.lockCustomer(scope, customerId);
-    const recorded = await this.repository.recordReturn(scope, {
+    const recorded = await this.repository.lockAndRecordReturn(scope, {
       rail,
       factId: money.factId,
       kind: money.kind,
@@ -158,7 +157,7 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     });
     if (!recorded) return;
     // On the day of its own rail time, under the product of the subscription it concerns.
-    const { productId } = await this.facts.subscriptionFacts(scope, rail, money.subscriptionId);
+    const productId = money.productId ?? (await this.facts.subscriptionFacts(scope, rail, money.subscriptionId)).productId;
     const reversal = money.kind === 'reversal';
     await this.facts.addRefund(scope, { day: dayOf(occurredAtMs), rail, productId, currency: money.currency, reversal, amountMinor });
     // The cohort's net cash in the refund's month (a customer that never paid has no cohort).
