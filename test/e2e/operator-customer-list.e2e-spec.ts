@@ -164,6 +164,11 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
         `INSERT INTO reporting_active_days (project_id, env, day, customer_id) VALUES ($1, 'sandbox', '2026-01-05', $2), ($1, 'sandbox', '2026-03-01', $2), ($1, 'sandbox', '2026-02-01', $3)`,
         [fx.projectId, c.paused, c.none],
       );
+      // Each customer's last active day, as the activity writer keeps it beside the day rows.
+      await t.dataSource.query(
+        `INSERT INTO reporting_active_last_days (project_id, env, customer_id, day) VALUES ($1, 'sandbox', $2, '2026-03-01'), ($1, 'sandbox', $3, '2026-02-01')`,
+        [fx.projectId, c.paused, c.none],
+      );
     });
 
     it('records without a lifecycle state: the state their status word names; expired only without anything else; the earlier words still filter', async () => {
