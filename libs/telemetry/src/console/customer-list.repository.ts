@@ -275,6 +275,9 @@ export class CustomerListRepository {
     const { params, p, where } = this.conditions(scope, filter, null);
     const dir = filter.order === 'asc' ? 'ASC' : 'DESC';
     where.push(`NOT EXISTS (SELECT 1 FROM ${ranked.table} k WHERE k.project_id = c.project_id AND k.env = c.env AND k.customer_id = c.id AND ${ranked.match})`);
+    // Paying customers without a total in the reporting currency have one in another: start from those.
+    if (sort === 'mrr' && filter.paying === true)
+      where.push(`c.id IN (SELECT t.customer_id FROM revenue_customer_totals t WHERE t.project_id = $1 AND t.env = $2 AND t.currency <> ${CURRENCY})`);
     if (cursor) where.push(`c.id ${filter.order === 'asc' ? '>' : '<'} ${p(cursor.id)}`);
     const text = `
       SELECT ${COLUMNS(SORTS[sort].key)}
