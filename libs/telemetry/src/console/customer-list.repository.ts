@@ -121,6 +121,9 @@ const SETS = `
                     FROM rail_subscriptions s WHERE s.project_id = $1 AND s.env = $2) w
            GROUP BY w.customer_id) r ON r.customer_id = c.id`;
 
+/** The most ranked rows one statement of a filtered walk reads. */
+const MAX_CHUNK = 5000;
+
 interface Statement {
   text: string;
   params: unknown[];
@@ -148,12 +151,13 @@ export class CustomerListRepository {
   constructor(private readonly sql: Sql) {}
 
   async page(scope: TenantScope, filter: CustomerListFilter, cursor: CustomerListCursor | null, limit: number): Promise<CustomerListRow[]> {
-    if (filter.sort === 'created') return this.limited(this.statement(scope, filter, cursor, null, 'probe'), limit);
+    // A search keeps few customers: its matches are found first, then sorted (whatever the sort).
+    if (filter.sort === 'created' || filter.q !== null) return this.limited(this.statement(scope, filter, cursor, null, 'probe'), limit);
     const ranked = RANKED[filter.sort];
     const cursorInNone = cursor !== null && ranked.isNone(cursor.key);
     // MRR's ranked rows are all paying customers: a non-paying filter keeps none of them.
     const skipRanked = filter.sort === 'mrr' && filter.paying === false;
-    const readRanked = (c: CustomerListCursor | null, n: number) => (skipRanked ? Promise.resolve([]) : this.limited(this.rankedPart(scope, filter, c), n));
+    const readRanked = (c: CustomerListCursor | null, n: number) => (skipRanked ? Promise.resolve([]) : this.walkRanked(scope, filter, c, n));
     const readNone = (c: CustomerListCursor | null, n: number) => this.limited(this.nonePart(scope, filter, c), n);
     if (filter.order === 'desc') {
       const first = cursorInNone ? [] : await readRanked(cursor, limit);
@@ -192,6 +196,27 @@ export class CustomerListRepository {
     });
   }
 
+  /**
+   * The ranked part's first `limit` rows kept by the filter, read in chunks of the ranked index
+   * (the page's size unfiltered, growing while a filter keeps few) so that each statement stays
+   * an index walk of a known length whatever the planner guesses of the filter.
+   */
+  private async walkRanked(scope: TenantScope, filter: CustomerListFilter, cursor: CustomerListCursor | null, limit: number): Promise<CustomerListRow[]> {
+    const filtered = filter.state !== null || filter.rail !== null || filter.product !== null || filter.paying !== null;
+    const out: CustomerListRow[] = [];
+    let chunk = filtered ? 4 * limit : limit;
+    let at = cursor;
+    while (out.length < limit) {
+      const rows = await this.sql.rows<CustomerListRow & { keep: boolean }>(...this.rankedPart(scope, filter, at, chunk));
+      for (const { keep, ...row } of rows) if (keep && out.length < limit) out.push(row);
+      const last = rows[rows.length - 1];
+      if (rows.length < chunk || !last) break;
+      at = { key: last.sortKey, id: last.id };
+      chunk = Math.min(4 * chunk, MAX_CHUNK);
+    }
+    return out;
+  }
+
   private limited(statement: Statement, limit: number): Promise<CustomerListRow[]> {
     if (limit <= 0) return Promise.resolve([]);
     statement.params.push(limit);
@@ -199,7 +224,7 @@ export class CustomerListRepository {
   }
 
   /** The query's parameters (the scope first) and the WHERE conditions of the filter over the row's aliases. */
-  private conditions(scope: TenantScope, filter: CustomerListFilter, ids: readonly string[] | null) {
+  private conditions(scope: TenantScope, filter: CustomerListFilter, ids: readonly string[] | null, statePrefilter = true) {
     const params: unknown[] = [scope.projectId, scope.env, BILLING_WORDS.grace, BILLING_WORDS.hold, BILLING_WORDS.retry];
     const p = (value: unknown) => {
       params.push(value);
@@ -220,7 +245,8 @@ export class CustomerListRepository {
     }
     if (filter.state) {
       const states = p(statesOfFilter(filter.state));
-      where.push(`c.id IN (
+      if (statePrefilter)
+        where.push(`c.id IN (
           SELECT s.customer_id FROM rail_subscriptions s WHERE s.project_id = $1 AND s.env = $2 AND s.lifecycle_state = ANY(${states}::text[])
           UNION ALL SELECT s.customer_id FROM rail_subscriptions s WHERE s.project_id = $1 AND s.env = $2 AND s.lifecycle_state IS NULL AND ${LIST_STATE} = ANY(${states}::text[]))`);
       where.push(`r.states && ${states}::text[]`);
@@ -251,21 +277,25 @@ export class CustomerListRepository {
     return { text, params };
   }
 
-  /** The customers with a row in the ranked sort's table, in its index order from the cursor on. */
-  private rankedPart(scope: TenantScope, filter: CustomerListFilter, cursor: CustomerListCursor | null): Statement {
+  /**
+   * The next `chunk` customers with a row in the ranked sort's table, in its index order from
+   * the cursor on, each with whether the filter keeps it (`keep`).
+   */
+  private rankedPart(scope: TenantScope, filter: CustomerListFilter, cursor: CustomerListCursor | null, chunk: number): [string, unknown[]] {
     const sort = filter.sort as keyof typeof RANKED;
     const ranked = RANKED[sort];
-    const { params, p, where } = this.conditions(scope, filter, null);
+    const { params, p, where } = this.conditions(scope, filter, null, false);
     const dir = filter.order === 'asc' ? 'ASC' : 'DESC';
-    where.push('k.project_id = $1', 'k.env = $2', ranked.match);
-    if (cursor) where.push(`(${ranked.key}, k.customer_id) ${filter.order === 'asc' ? '>' : '<'} (${ranked.from(p(cursor.key))}, ${p(cursor.id)})`);
+    const walk = ['k.project_id = $1', 'k.env = $2', ranked.match];
+    if (cursor) walk.push(`(${ranked.key}, k.customer_id) ${filter.order === 'asc' ? '>' : '<'} (${ranked.from(p(cursor.key))}, ${p(cursor.id)})`);
     const text = `
-      SELECT ${COLUMNS(SORTS[sort].key)}
-        FROM ${ranked.table} k
-        JOIN customers c ON c.project_id = k.project_id AND c.env = k.env AND c.id = k.customer_id${PROBES}
-       WHERE ${where.join(' AND ')}
+      SELECT ${COLUMNS(SORTS[sort].key)}, coalesce(${where.join(' AND ')}, false) AS keep
+        FROM (SELECT k.* FROM ${ranked.table} k
+               WHERE ${walk.join(' AND ')}
+               ORDER BY ${ranked.key} ${dir}, k.customer_id ${dir} LIMIT ${p(chunk)}) k
+        JOIN customers c ON c.project_id = $1 AND c.env = $2 AND c.id = k.customer_id${PROBES}
        ORDER BY ${ranked.key} ${dir}, k.customer_id ${dir}`;
-    return { text, params };
+    return [text, params];
   }
 
   /** The customers without a row in the ranked sort's table (all on the lowest key), by id from the cursor on. */
