@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Sql } from '#platform';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
@@ -162,6 +163,11 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
       await mrr(fx, c.billing!, 1999);
       await t.dataSource.query(
         `INSERT INTO reporting_active_days (project_id, env, day, customer_id) VALUES ($1, 'sandbox', '2026-01-05', $2), ($1, 'sandbox', '2026-03-01', $2), ($1, 'sandbox', '2026-02-01', $3)`,
+        [fx.projectId, c.paused, c.none],
+      );
+      // Each customer's last active day, as the activity writer keeps it beside the day rows.
+      await t.dataSource.query(
+        `INSERT INTO reporting_active_last_days (project_id, env, customer_id, day) VALUES ($1, 'sandbox', $2, '2026-03-01'), ($1, 'sandbox', $3, '2026-02-01')`,
         [fx.projectId, c.paused, c.none],
       );
     });
@@ -347,6 +353,136 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
       for (const row of rows) expect(Number(row.split(',')[0]!.slice('cdcust_bulk'.length)) % 7).toBe(0);
       expectError(await t.http.get(`/admin/v1/projects/${fx.projectId}/customers.csv?state=nope`).set(operatorAuth()), 400, 'invalid_param_value');
       expect((await t.http.get(`/admin/v1/projects/${fx.projectId}/customers.csv`)).status).toBe(401);
+    });
+  });
+
+  describe('sorted by MRR and last seen across pages', () => {
+    const N = 40;
+    let fx: ProjectFixture;
+    const id = (i: number) => `cdcust_ord${String(i).padStart(3, '0')}`;
+    // Every 3rd pays in USD (amounts tie in fours), every 5th else only in EUR (paying, MRR 0);
+    // every 2nd was seen (days tie in fours), the others never; every 6th has a card subscription.
+    const usd = (i: number) => (i % 3 === 0 ? 100 * ((i % 4) + 1) : 0);
+    const eur = (i: number) => i % 5 === 0 && i % 3 !== 0;
+    const day = (i: number) => (i % 2 === 0 ? `2026-01-0${(i % 4) + 1}` : null);
+    const card = (i: number) => i % 6 === 0;
+    beforeAll(async () => {
+      fx = await createProjectWithApp(t);
+      await t.dataSource.query(
+        `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at)
+         SELECT 'cdcust_ord' || lpad(i::text, 3, '0'), $1, 'sandbox', null, '{}', timestamptz '2026-01-01' + i * interval '1 minute', now()
+           FROM generate_series(1, $2::int) i`,
+        [fx.projectId, N],
+      );
+      for (let i = 1; i <= N; i++) {
+        if (usd(i) > 0) await mrr(fx, id(i), usd(i));
+        if (eur(i)) await mrr(fx, id(i), 700, 'EUR');
+        const d = day(i);
+        if (d) {
+          await t.dataSource.query(
+            `INSERT INTO reporting_active_days (project_id, env, day, customer_id) VALUES ($1, 'sandbox', '2025-12-01', $2), ($1, 'sandbox', $3, $2)`,
+            [fx.projectId, id(i), d],
+          );
+          await t.dataSource.query(`INSERT INTO reporting_active_last_days (project_id, env, customer_id, day) VALUES ($1, 'sandbox', $2, $3)`, [
+            fx.projectId,
+            id(i),
+            d,
+          ]);
+        }
+        if (card(i)) await subscription(fx, id(i), { raw: 'active' });
+      }
+    });
+
+    /** The list's order as defined: the sort key, then the id, both the same way. */
+    function expected(query: Record<string, string>): string[] {
+      const key = (i: number) => (query.sort === 'mrr' ? usd(i) : day(i) ? Date.parse(day(i)!) : -1);
+      const keep = (i: number) =>
+        (query.paying === undefined || (usd(i) > 0 || eur(i)) === (query.paying === 'true')) &&
+        (query.rail === undefined || card(i)) &&
+        (query.state === undefined || card(i)) &&
+        (query.q === undefined || id(i).startsWith(query.q));
+      const rows = Array.from({ length: N }, (_, k) => k + 1).filter(keep);
+      const sign = query.order === 'asc' ? 1 : -1;
+      rows.sort((a, b) => sign * (key(a) - key(b) || (id(a) < id(b) ? -1 : 1)));
+      return rows.map(id);
+    }
+
+    async function walk(query: Record<string, string>, limit: number): Promise<Item[]> {
+      const seen: Item[] = [];
+      let cursor: string | null = null;
+      for (let pages = 0; pages < 50; pages++) {
+        const res = await list({ limit: String(limit), ...query, ...(cursor ? { cursor } : {}) }, fx);
+        expect(res.status).toBe(200);
+        seen.push(...(res.body.data as Item[]));
+        cursor = res.body.nextCursor;
+        if (!cursor) break;
+      }
+      return seen;
+    }
+
+    const filters: Record<string, string>[] = [
+      {},
+      { paying: 'true' },
+      { paying: 'false' },
+      { rail: 'card_payments' },
+      { state: 'active', paying: 'true' },
+      { q: 'cdcust_ord01' },
+    ];
+    for (const sort of ['mrr', 'last_seen'])
+      for (const order of ['desc', 'asc'])
+        it(`pages by ${sort} ${order}: ties by id, customers without a key at the low end, under each filter`, async () => {
+          for (const filter of filters) {
+            const query = { sort, order, ...filter };
+            for (const limit of [3, 7]) expect((await walk(query, limit)).map((d) => d.serviceCustomerId)).toEqual(expected(query));
+          }
+        });
+
+    it('shows the key it sorts by on each row', async () => {
+      for (const d of await walk({ sort: 'mrr' }, 100)) {
+        const i = Number(d.serviceCustomerId.slice('cdcust_ord'.length));
+        expect([d.mrr.amountMinor, d.paying, d.lastSeenDay]).toEqual([usd(i), usd(i) > 0 || eur(i), day(i)]);
+      }
+    });
+
+    it('reads a sorted first page from the ranked index, not every customer of the scope', async () => {
+      // A scope with volume and fresh statistics, so that EXPLAIN shows the plan production gets.
+      const vol = await createProjectWithApp(t);
+      const V = 20000;
+      await t.dataSource.query(
+        `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at)
+         SELECT 'cdcust_vol' || lpad(i::text, 6, '0'), $1, 'sandbox', null, '{}', timestamptz '2026-01-01' + i * interval '1 second', now()
+           FROM generate_series(1, $2::int) i`,
+        [vol.projectId, V],
+      );
+      await t.dataSource.query('ANALYZE customers');
+      await t.dataSource.query(
+        `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor)
+         SELECT $1, 'sandbox', 'cdcust_vol' || lpad(i::text, 6, '0'), 'USD', 100 * (i % 50 + 1) FROM generate_series(4, $2::int, 4) i`,
+        [vol.projectId, V],
+      );
+      await t.dataSource.query(
+        `INSERT INTO reporting_active_last_days (project_id, env, customer_id, day)
+         SELECT $1, 'sandbox', 'cdcust_vol' || lpad(i::text, 6, '0'), date '2025-01-01' + i % 365 FROM generate_series(2, $2::int, 2) i`,
+        [vol.projectId, V],
+      );
+      await t.dataSource.query('ANALYZE customers, revenue_customer_totals, reporting_active_last_days');
+      const sql = t.app.get(Sql);
+      const spy = jest.spyOn(sql, 'rows');
+      try {
+        for (const [sort, index] of [
+          ['mrr', 'revenue_customer_totals_list_idx'],
+          ['last_seen', 'reporting_active_last_days_list_idx'],
+        ]) {
+          spy.mockClear();
+          expect((await list({ sort: sort!, limit: '25' }, vol)).status).toBe(200);
+          const [text, params] = spy.mock.calls.find(([q]) => typeof q === 'string' && q.includes(' k\n'))! as [string, unknown[]];
+          const plan = ((await t.dataSource.query(`EXPLAIN ${text}`, params)) as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
+          expect(plan).toContain(`using ${index} on`);
+          expect(plan).not.toMatch(/Seq Scan on (customers|revenue_customer_totals|reporting_active_last_days)/);
+        }
+      } finally {
+        spy.mockRestore();
+      }
     });
   });
 });

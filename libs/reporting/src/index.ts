@@ -8,6 +8,7 @@ import { ErrorRevenueErasures1790000003500 } from './migrations/1790000003500-er
 import { ChartFacts1790000003600 } from './migrations/1790000003600-chart-facts.migration.js';
 import { RevenueRefunds1790000003650 } from './migrations/1790000003650-revenue-refunds.migration.js';
 import { LifecycleChartFacts1790000003750 } from './migrations/1790000003750-lifecycle-chart-facts.migration.js';
+import { CustomerListOrders1790000003800 } from './migrations/1790000003800-customer-list-orders.migration.js';
 import { ChartLevelMonths1790000003810 } from './migrations/1790000003810-chart-level-months.migration.js';
 
 export { ReportingModule } from './reporting.module.js';
@@ -41,5 +42,6 @@ export const REPORTING_MIGRATIONS = [
   RevenueRefunds1790000003650,
   ActiveDaysByCustomer1790000003712,
   LifecycleChartFacts1790000003750,
+  CustomerListOrders1790000003800,
   ChartLevelMonths1790000003810,
 ];

@@ -12,7 +12,7 @@ import { type CustomerListCursor, type CustomerListFilter, csvLine, encodeCursor
 import type { CustomerDetailView, CustomerListItemView, CustomerListPage, CustomerSearchList, CustomerTimelineView } from './customer-console.views.js';
 
 const RECENT_EVENTS = 20;
-const EXPORT_BATCH = 500;
+const EXPORT_BATCH = 2000;
 const CSV_HEADER = ['customer_id', 'user_id', 'email', 'states', 'rails', 'products', 'mrr_minor', 'currency', 'paying', 'last_seen_day', 'created_at'];
 
 const RAIL_ID_TYPES = Object.values(RAIL_ALIAS_TYPES);

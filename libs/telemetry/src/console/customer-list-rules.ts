@@ -111,17 +111,23 @@ export function likeLiteral(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+const NEEDS_QUOTES = /[",\r\n]/;
+
 /**
  * One CSV cell (RFC 4180 quoting). A text starting with `=`, `+`, `-`, `@`, a tab or a carriage
  * return is prefixed with `'` so that a spreadsheet shows it instead of running it as a formula.
  */
 export function csvCell(value: string | number | boolean | null): string {
   if (value === null) return '';
-  let text = String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  // Numbers and booleans never need quoting nor the prefix.
+  if (typeof value !== 'string') return String(value);
+  const first = value.charCodeAt(0);
+  const text = first === 61 || first === 43 || first === 45 || first === 64 || first === 9 || first === 13 ? `'${value}` : value;
+  return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 export function csvLine(values: readonly (string | number | boolean | null)[]): string {
-  return `${values.map(csvCell).join(',')}\r\n`;
+  let line = '';
+  for (let i = 0; i < values.length; i++) line += i === 0 ? csvCell(values[i]!) : `,${csvCell(values[i]!)}`;
+  return `${line}\r\n`;
 }
