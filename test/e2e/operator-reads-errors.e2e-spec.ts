@@ -70,6 +70,7 @@ describe('operator reads: error issues and one issue with its symbolicated lates
           lastEventName: 'error.unhandled',
           lastLevel: 'error',
           affectedUsers: 1,
+          revenueAtRisk: { amountMinor: 0, currency: 'USD' },
         },
       ],
     });

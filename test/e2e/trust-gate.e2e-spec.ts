@@ -84,6 +84,11 @@ describe('trust gate: block lists, /v1/trust/status, /v1/trust/gate, resolve blo
       expect(kind.body.error.message).toMatch(/blocks\[0\]\.kind/);
       expectError(await putTrust({}), 400, 'missing_required_param');
       expectError(await putTrust({ blocks: [], supportEmail: 'not-an-email' }), 400, 'invalid_param_value');
+      // An array where an object belongs is refused, not taken for an empty rule (nor a 500).
+      const nested = await putTrust({ blocks: [[]] });
+      expectError(nested, 400, 'invalid_param_value');
+      expect(nested.body.error.message).toMatch(/^blocks/);
+      expectError(await putTrust({ blocks: [], review: [] }), 400, 'invalid_param_value');
       expectError(await putTrust({ blocks: [] }, 'proj_missing'), 404, 'resource_missing');
       expect((await t.http.put(`/admin/v1/projects/${p.projectId}/trust`).send({ blocks: [] })).status).toBe(401);
     });

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsEmail, IsIn, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsEmail, IsIn, IsObject, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
 import { BLOCK_KINDS, type BlockKind } from './trust-rules.js';
 
 export class BlockRuleDto {
@@ -35,12 +35,15 @@ export class TrustSettingsDto {
   @ApiProperty({ type: [BlockRuleDto] })
   @IsArray()
   @ArrayMaxSize(10_000)
+  // ValidateNested alone accepts an array where an object belongs ({"blocks": [[]]}).
+  @IsObject({ each: true, message: 'each entry must be an object { kind, value, reason }' })
   @ValidateNested({ each: true })
   @Type(() => BlockRuleDto)
   blocks: BlockRuleDto[];
 
   @ApiPropertyOptional({ type: ReviewRulesDto })
   @IsOptional()
+  @IsObject({ message: 'must be an object { emailDomains }' })
   @ValidateNested()
   @Type(() => ReviewRulesDto)
   review?: ReviewRulesDto;
