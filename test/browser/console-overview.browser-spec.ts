@@ -163,7 +163,7 @@ describe('operator console: the overview as charts', () => {
           .getByRole('term')
           .filter({ hasText: new RegExp(`^${label}$`) }),
       });
-    expect(await figure('Revenue today').innerText()).toMatch(/\$20\.00[\s\S]*Refunds not measured · Net not measured/);
+    expect(await figure('Revenue today').innerText()).toMatch(/\$20\.00[\s\S]*Refunds \$0\.00 · Net \$20\.00/);
     expect(await figure('Revenue last month').innerText()).toMatch(/\$30\.00/);
     expect(await figure('MRR').innerText()).toMatch(/\$20\.00/);
   });
@@ -216,8 +216,9 @@ describe('operator console: the overview as charts', () => {
     expect(await rowOf('revenue', lastMonthDay())).toEqual(expect.arrayContaining(['$30.00']));
     const after = new Date(lastMonthAt() * 1000 + DAY * 1000).toISOString().slice(0, 10);
     if (after < day()) expect((await rowOf('revenue', after))[1]).toBe('$0.00');
-    // Refunds are not measured anywhere yet: never drawn as 0.
-    expect((await rowOf('revenue', day()))[2]).toMatch(/^—\s*not measured$/);
+    // Refunds are measured from the lifecycle's first day (a measured $0.00 today); before it, never drawn as 0.
+    expect((await rowOf('revenue', day()))[2]).toBe('$0.00');
+    expect((await rowOf('revenue', day(-89)))[2]).toMatch(/^—\s*not measured$/);
     await card('revenue').getByText('Gaps are periods not measured (not zero).').waitFor();
     // The MRR line starts where measuring starts, not at the left edge with a 0.
     const grid = (await card('mrr').locator('.recharts-cartesian-grid').boundingBox())!;
