@@ -1,3 +1,4 @@
+import { type LifecycleSubscriptionOptions, lifecycleCardSubscription } from '../support/card-events.js';
 import { randomUUID } from 'node:crypto';
 import { Sql } from '#platform';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
@@ -500,32 +501,7 @@ describe('operator customer list: states of the subscription lifecycle', () => {
       .get(`/admin/v1/projects/${h.fx.projectId}/customers`)
       .query({ env: 'sandbox', match: 'partial', ...query })
       .set(operatorAuth());
-  const cardSub = (s: { id: string; customer: string }, o: { status?: string; start: number; end: number; trialEnd?: number; pauseResumesAt?: number }) => ({
-    id: s.id,
-    object: 'subscription',
-    customer: s.customer,
-    status: o.status ?? 'active',
-    livemode: false,
-    start_date: o.start,
-    created: o.start,
-    trial_end: o.trialEnd ?? null,
-    cancel_at_period_end: false,
-    pause_collection: o.pauseResumesAt === undefined ? null : { behavior: 'void', resumes_at: o.pauseResumesAt },
-    metadata: {},
-    items: {
-      object: 'list',
-      data: [
-        {
-          id: uid('si'),
-          object: 'subscription_item',
-          current_period_start: o.start,
-          current_period_end: o.end,
-          quantity: 1,
-          price: { id: uid('price'), product: 'prod_pro', unit_amount: 999, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } },
-        },
-      ],
-    },
-  });
+  const cardSub = (s: { id: string; customer: string }, o: LifecycleSubscriptionOptions) => lifecycleCardSubscription(s, o, uid);
   const ids = (body: { data: Item[] }) => body.data.map((d) => d.serviceCustomerId);
   const customers: Record<string, string> = {};
 

@@ -1,3 +1,4 @@
+import { type LifecycleSubscriptionOptions, lifecycleCardSubscription } from '../support/card-events.js';
 import { randomUUID } from 'node:crypto';
 import { createProjectWithApp, keyHeaders, setRateLimits } from '../support/fixtures.js';
 import { operatorAuth } from '../support/test-app.js';
@@ -269,41 +270,7 @@ describe('reporting: charts of the subscription lifecycle', () => {
     id: string;
     customer: string;
   }
-  const cardSub = (
-    s: Sub,
-    o: { status?: string; start: number; end: number; trialEnd?: number | null; amount?: number; pauseResumesAt?: number; product?: string },
-  ) => ({
-    id: s.id,
-    object: 'subscription',
-    customer: s.customer,
-    status: o.status ?? 'active',
-    livemode: false,
-    start_date: o.start,
-    created: o.start,
-    trial_end: o.trialEnd ?? null,
-    cancel_at_period_end: false,
-    pause_collection: o.pauseResumesAt === undefined ? null : { behavior: 'void', resumes_at: o.pauseResumesAt },
-    metadata: {},
-    items: {
-      object: 'list',
-      data: [
-        {
-          id: uid('si'),
-          object: 'subscription_item',
-          current_period_start: o.start,
-          current_period_end: o.end,
-          quantity: 1,
-          price: {
-            id: uid('price'),
-            product: o.product ?? 'prod_pro',
-            unit_amount: o.amount ?? 999,
-            currency: 'usd',
-            recurring: { interval: 'month', interval_count: 1 },
-          },
-        },
-      ],
-    },
-  });
+  const cardSub = (s: Sub, o: LifecycleSubscriptionOptions) => lifecycleCardSubscription(s, o, uid);
   const paid = (s: Sub, amount: number, charge: string, paidAt: number) => ({
     id: uid('in'),
     object: 'invoice',

@@ -1,3 +1,4 @@
+import { type LifecycleSubscriptionOptions, lifecycleCardSubscription } from '../support/card-events.js';
 import { LifecycleChartFacts1790000003750 } from '../../libs/reporting/src/migrations/1790000003750-lifecycle-chart-facts.migration.js';
 import { keyHeaders } from '../support/fixtures.js';
 import { operatorAuth } from '../support/test-app.js';
@@ -15,32 +16,7 @@ describe('reporting: the lifecycle chart facts are filled from existing data', (
   const { now, event, send } = h;
   const DAY = 86_400;
 
-  const cardSub = (s: { id: string; customer: string }, o: { status?: string; start: number; end: number; trialEnd?: number; pauseResumesAt?: number }) => ({
-    id: s.id,
-    object: 'subscription',
-    customer: s.customer,
-    status: o.status ?? 'active',
-    livemode: false,
-    start_date: o.start,
-    created: o.start,
-    trial_end: o.trialEnd ?? null,
-    cancel_at_period_end: false,
-    pause_collection: o.pauseResumesAt === undefined ? null : { behavior: 'void', resumes_at: o.pauseResumesAt },
-    metadata: {},
-    items: {
-      object: 'list',
-      data: [
-        {
-          id: uid('si'),
-          object: 'subscription_item',
-          current_period_start: o.start,
-          current_period_end: o.end,
-          quantity: 1,
-          price: { id: uid('price'), product: 'prod_pro', unit_amount: 1499, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } },
-        },
-      ],
-    },
-  });
+  const cardSub = (s: { id: string; customer: string }, o: LifecycleSubscriptionOptions) => lifecycleCardSubscription(s, { amount: 1499, ...o }, uid);
   const applied = async (body: unknown) => {
     const type = (body as { type: string }).type;
     expect([type, (await send(body)).body.decision]).toEqual([type, 'applied']);

@@ -44,3 +44,54 @@ export function cardEventBuilders(now: () => number, id: (prefix: string) => str
   });
   return { subscription, event };
 }
+
+/** What a lifecycle test sets on a card subscription: status, period, trial, pause, price. */
+export interface LifecycleSubscriptionOptions {
+  status?: string;
+  start: number;
+  end: number;
+  trialEnd?: number | null;
+  pauseResumesAt?: number;
+  /** Minor units a month (default 999). */
+  amount?: number;
+  product?: string;
+}
+
+/**
+ * A one-item monthly card subscription with the lifecycle's fields (start, trial end, pause,
+ * the item's period and price), for subscription `s`; `id` makes unique ids.
+ */
+export function lifecycleCardSubscription(s: { id: string; customer: string }, o: LifecycleSubscriptionOptions, id: (prefix: string) => string) {
+  return {
+    id: s.id,
+    object: 'subscription',
+    customer: s.customer,
+    status: o.status ?? 'active',
+    livemode: false,
+    start_date: o.start,
+    created: o.start,
+    trial_end: o.trialEnd ?? null,
+    cancel_at_period_end: false,
+    pause_collection: o.pauseResumesAt === undefined ? null : { behavior: 'void', resumes_at: o.pauseResumesAt },
+    metadata: {},
+    items: {
+      object: 'list',
+      data: [
+        {
+          id: id('si'),
+          object: 'subscription_item',
+          current_period_start: o.start,
+          current_period_end: o.end,
+          quantity: 1,
+          price: {
+            id: id('price'),
+            product: o.product ?? 'prod_pro',
+            unit_amount: o.amount ?? 999,
+            currency: 'usd',
+            recurring: { interval: 'month', interval_count: 1 },
+          },
+        },
+      ],
+    },
+  };
+}
