@@ -319,3 +319,41 @@ export function growthOverPids(before, after) {
   for (const [pid, value] of after) total += value - (before.get(pid) ?? 0);
   return total;
 }
+
+/**
+ * What else the database of `url` runs while a window is measured: samples pg_stat_activity
+ * every `intervalMs` on a connection of its own and counts, per kind of backend and statement
+ * (its first 100 characters, spaces folded), how many samples found it active; `stop()`
+ * answers the busiest first. A count times the interval approximates the time the statement
+ * held a backend. The measured read's own statements are told apart by the caller.
+ */
+export async function sampleActivity(url, intervalMs = 25) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const counts = new Map();
+  let samples = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const { rows } = await client.query(
+        `SELECT backend_type, left(regexp_replace(coalesce(query, ''), '\\s+', ' ', 'g'), 100) AS query
+           FROM pg_stat_activity
+          WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()`,
+      );
+      samples++;
+      for (const row of rows) {
+        const key = `${row.backend_type}: ${row.query}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      await client.end();
+      return { samples, top: [...counts.entries()].sort((a, b) => b[1] - a[1]) };
+    },
+  };
+}
