@@ -228,9 +228,7 @@ describe('Android lifecycle: per read state or notification', () => {
 
   it('SUBSCRIPTION_REVOKED: a refund of the latest order in the ledger (the order id the voided-purchases entry names)', () => {
     const result = derive(active(), 12, read('SUBSCRIPTION_STATE_EXPIRED', {}, { latestSuccessfulOrderId: 'GPA.1-1' }), T0 + 3 * DAY);
-    expect(result.ledger).toEqual([
-      { kind: 'refund', amountMicros: 4_990_000, currency: 'EUR', railTimeMs: (T0 + 3 * DAY) * 1000, transactionId: 'GPA.1-1' },
-    ]);
+    expect(result.ledger).toEqual([{ kind: 'refund', amountMicros: 4_990_000, currency: 'EUR', railTimeMs: (T0 + 3 * DAY) * 1000, transactionId: 'GPA.1-1' }]);
     // Seen again (the token is refunded): nothing more.
     expect(derive(result.subscription, 12, read('SUBSCRIPTION_STATE_EXPIRED'), T0 + 4 * DAY)).toMatchObject({ decision: 'no_op', ledger: [] });
   });

@@ -279,7 +279,12 @@ function deriveSubscription(
       ...(read ? payment(base, read.orderId, ctx) : []),
       { kind: 'refund', amountMicros: price?.amountMicros ?? null, currency: price?.currency ?? null, railTimeMs: ctx.railTimeMs, transactionId: orderId },
     ];
-    return settle(previous, refundedAt(base, rail), ctx.nowMs, { recordedType: type, reason: 'Revoked', extraEvents: [refundEvent('refund', price ?? base.price)], ledger });
+    return settle(previous, refundedAt(base, rail), ctx.nowMs, {
+      recordedType: type,
+      reason: 'Revoked',
+      extraEvents: [refundEvent('refund', price ?? base.price)],
+      ledger,
+    });
   }
   if (!primary || !shape) return noOp(previous, type, `Subscription state ${state} changes nothing`);
   const { draft, newPeriod, orderId } = fromRead(previous, input, primary, ctx);
