@@ -1,3 +1,4 @@
+import { ExpiryReadsJob } from '#rails';
 import { keyHeaders } from '../support/fixtures.js';
 import { BUNDLE, railReadHarness } from '../support/harness/rails-read.js';
 import { type TransactionFields, notificationPayload, signStoreJws } from '../support/store-signing.js';
@@ -81,8 +82,11 @@ describe('subscriptions: an App Store refund found by a read or a purchase sync 
     expect(afterRead.netCashCents).toBe(afterRead.recognisedCashThisMonthCents - afterRead.refundsCents);
     expect(afterRead.netCashCents).toBe(before.netCashCents);
 
-    expect((await refundNotification(revoked)).decision).toBe('applied');
+    expect(await refundEvents(customerId)).toBe(1);
+    await refundNotification(revoked);
     expect(await refundRows(tx.originalTransactionId)).toHaveLength(1);
+    // Announced once, by the read that found it.
+    expect(await refundEvents(customerId)).toBe(1);
     const afterNotification = await revenue();
     expect(afterNotification.refundsCents).toBe(afterRead.refundsCents);
     expect(afterNotification.netCashCents).toBe(afterRead.netCashCents);
@@ -119,8 +123,25 @@ describe('subscriptions: an App Store refund found by a read or a purchase sync 
     expect(synced.status).toBe(200);
     expect(synced.body.serviceCustomerId).toBe(customerId);
     expect(await refundRows(tx.originalTransactionId)).toEqual([{ kind: 'refund', factId: `refund:${tx.transactionId}`, amount: 999, currency: 'USD' }]);
-    expect((await refundNotification(revoked)).decision).toBe('applied');
+    await refundNotification(revoked);
     expect(await refundRows(tx.originalTransactionId)).toHaveLength(1);
+    expect(await refundEvents(customerId)).toBe(1);
+    const after = await revenue();
+    expect(after.refundsCents).toBe(before.refundsCents + 999);
+    expect(after.netCashCents).toBe(after.recognisedCashThisMonthCents - after.refundsCents);
+  });
+  it('a read at expiry finds the refund first: booked once, the notification after it adds nothing', async () => {
+    const before = await revenue();
+    const { customerId, tx } = await h.iosCustomer({ expiresMs: h.t.clock.nowMs() + 60_000, fields: PRICED });
+    const revoked = { ...tx, revocationDate: h.t.clock.nowMs() + 30_000, revocationReason: 0 };
+    h.appleReports(tx, 5, revoked);
+    expect((await h.t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds: 120 })).status).toBe(200);
+    await h.t.app.get(ExpiryReadsJob).sweepOnce();
+    expect(await refundRows(tx.originalTransactionId)).toEqual([{ kind: 'refund', factId: `refund:${tx.transactionId}`, amount: 999, currency: 'USD' }]);
+    expect(await refundEvents(customerId)).toBe(1);
+    await refundNotification(revoked);
+    expect(await refundRows(tx.originalTransactionId)).toHaveLength(1);
+    expect(await refundEvents(customerId)).toBe(1);
     const after = await revenue();
     expect(after.refundsCents).toBe(before.refundsCents + 999);
     expect(after.netCashCents).toBe(after.recognisedCashThisMonthCents - after.refundsCents);

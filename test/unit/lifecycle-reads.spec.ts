@@ -112,6 +112,14 @@ describe('deriveIosRead: the App Store read (status, transaction, renewal info)'
     const keyOf = (fact: (typeof result.ledger)[number], eventId: string) => iosMoneyReturnOf(fact, eventId, 'orig')?.factId;
     expect(keyOf(notified.ledger[0], 'notification-uuid')).toBe(`refund:${refund.transactionId}`);
     expect(keyOf(result.ledger[0], '')).toBe(`refund:${refund.transactionId}`);
+    // The REFUND notification after the read: the same refund, not announced again.
+    const after = deriveIosLifecycle(
+      result.subscription,
+      { notificationType: 'REFUND', transaction: transaction({ revocationDate: (T0 + DAY) * 1000 }), renewalInfo: null },
+      ctxAt(T0 + DAY + 60),
+    );
+    expect(after.events).toEqual([]);
+    expect(after.ledger).toEqual([refund]);
     expect(deriveIosRead(result.subscription, read(5, transaction({ revocationDate: (T0 + DAY) * 1000 })), ctxAt(T0 + DAY + 50)).decision).toBe('no_op');
   });
 

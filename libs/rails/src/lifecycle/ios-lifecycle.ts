@@ -274,7 +274,9 @@ const refund: Step = (previous, input, ctx) => {
   const ledger: LedgerFact[] = amount
     ? [{ kind: 'refund', ...amount, railTimeMs: input.transaction.revocationDate ?? ctx.railTimeMs, transactionId: input.transaction.transactionId ?? null }]
     : [];
-  return apply(previous, refundedAt(base, at), input, ctx, { reason: 'Refunded', extraEvents: [event], ledger });
+  // The same refund a read or a purchase sync found first: announced then; its ledger fact (keyed by the transaction) counts once.
+  const seen = previous?.state === 'refunded' && previous.refundedAt === at;
+  return apply(previous, refundedAt(base, at), input, ctx, { reason: 'Refunded', extraEvents: seen ? [] : [event], ledger });
 };
 
 const revoke: Step = (previous, input, ctx) => {
