@@ -422,4 +422,61 @@ describe('subscriptions: the Play Store rail lifecycle', () => {
     expect(after.mrrCents).toBe(before.mrrCents);
     expect(after.payingCustomers).toBe(before.payingCustomers);
   });
+  it('SUBSCRIPTION_REVOKED books the latest order’s refund (voided:<orderId>); the list entry of the same order later counts once', async () => {
+    const before = await revenue();
+    const revoked = await subscriber(now() + 30 * DAY, uid('GPA.revoke'));
+    googleReports(revoked.token, { expiry: now() + 30 * DAY, orderId: revoked.orderId }, { subscriptionState: 'SUBSCRIPTION_STATE_EXPIRED' });
+    const pushed = await notify(revoked.token, 12);
+    expect(pushed.decision).toBe('applied');
+    expect(await subscriptionOf(revoked.customerId, revoked.token)).toEqual(expect.objectContaining({ state: 'refunded', isActive: false }));
+    const [event] = await eventsOf(revoked.customerId, 'subscription.refunded');
+    expect(event.data).toEqual(expect.objectContaining({ reason: 'refund', amountMicros: 9_990_000, currency: 'USD', railEventId: pushed.messageId }));
+    expect(await refundRows(revoked.token)).toEqual([{ kind: 'refund', factId: `voided:${revoked.orderId}`, amount: 999, currency: 'USD' }]);
+    const afterRevoke = await revenue();
+    expect(afterRevoke.refundsCents).toBe(before.refundsCents + 999);
+    expect(afterRevoke.netCashCents).toBe(afterRevoke.recognisedCashThisMonthCents - afterRevoke.refundsCents);
+
+    // The hourly list names the same order: nothing more in the ledger, nothing announced again.
+    google.voided.set(PACKAGE, [
+      { purchaseToken: revoked.token, orderId: revoked.orderId, voidedTimeMillis: String(h.t.clock.nowMs() - 1000), voidedSource: 0, voidedReason: 1 },
+    ]);
+    await h.t.app.get(AndroidVoidedReadsJob).readDue();
+    expect(await refundRows(revoked.token)).toHaveLength(1);
+    expect(await eventsOf(revoked.customerId, 'subscription.refunded')).toHaveLength(1);
+    expect((await revenue()).refundsCents).toBe(afterRevoke.refundsCents);
+  });
+
+  it('a voiding of a subscription that states no price takes the order’s recorded payment as its amount; without one it books nothing', async () => {
+    const before = await revenue();
+    const paid = await subscriber(now() + 30 * DAY, uid('GPA.unpriced'));
+    const unpaid = await subscriber(now() + 30 * DAY, uid('GPA.unpaid'));
+    // Records whose price was never read (kept before prices were stored); the first order's payment is in the ledger.
+    await h.t.dataSource.query(
+      `UPDATE rail_subscriptions SET subscription = jsonb_set(subscription, '{price}', 'null'::jsonb)
+        WHERE project_id = $1 AND rail = 'android_store' AND subscription_id = ANY($2::text[])`,
+      [h.fx.projectId, [paid.token, unpaid.token]],
+    );
+    const cash = await revenue();
+    expect(cash.recognisedCashThisMonthCents).toBe(before.recognisedCashThisMonthCents + 2 * 999);
+
+    const voided = await push({ voidedPurchaseNotification: { purchaseToken: paid.token, orderId: paid.orderId, productType: 1, refundType: 1 } });
+    expect(voided.decision).toBe('applied');
+    expect(await refundRows(paid.token)).toEqual([{ kind: 'refund', factId: `voided:${paid.orderId}`, amount: 999, currency: 'USD' }]);
+    const [event] = await eventsOf(paid.customerId, 'subscription.refunded');
+    expect(event.data).toEqual(expect.objectContaining({ amountMicros: 9_990_000, currency: 'USD' }));
+
+    // An order the ledger holds no payment of: refunded, announced without an amount, nothing booked.
+    const otherOrder = uid('GPA.other');
+    expect((await push({ voidedPurchaseNotification: { purchaseToken: unpaid.token, orderId: otherOrder, productType: 1, refundType: 1 } })).decision).toBe(
+      'applied',
+    );
+    expect(await subscriptionOf(unpaid.customerId, unpaid.token)).toEqual(expect.objectContaining({ state: 'refunded' }));
+    expect(await refundRows(unpaid.token)).toEqual([]);
+    const [unpriced] = await eventsOf(unpaid.customerId, 'subscription.refunded');
+    expect(unpriced.data).toEqual(expect.objectContaining({ amountMicros: null, currency: null }));
+
+    const after = await revenue();
+    expect(after.refundsCents).toBe(before.refundsCents + 999);
+    expect(after.netCashCents).toBe(after.recognisedCashThisMonthCents - after.refundsCents);
+  });
 });

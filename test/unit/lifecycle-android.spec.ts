@@ -226,6 +226,36 @@ describe('Android lifecycle: per read state or notification', () => {
     expect(result.events).toEqual([{ type: 'subscription.refunded', reason: 'refund', amountMicros: 4_990_000, currency: 'EUR' }]);
   });
 
+  it('SUBSCRIPTION_REVOKED: a refund of the latest order in the ledger (the order id the voided-purchases entry names)', () => {
+    const result = derive(active(), 12, read('SUBSCRIPTION_STATE_EXPIRED', {}, { latestSuccessfulOrderId: 'GPA.1-1' }), T0 + 3 * DAY);
+    expect(result.ledger).toEqual([{ kind: 'refund', amountMicros: 4_990_000, currency: 'EUR', railTimeMs: (T0 + 3 * DAY) * 1000, transactionId: 'GPA.1-1' }]);
+    // Seen again (the token is refunded): nothing more.
+    expect(derive(result.subscription, 12, read('SUBSCRIPTION_STATE_EXPIRED'), T0 + 4 * DAY)).toMatchObject({ decision: 'no_op', ledger: [] });
+  });
+
+  it('SUBSCRIPTION_REVOKED of a token first seen revoked: its order paid, then refunded', () => {
+    const result = derive(null, 12, read(ACTIVE), T0 + DAY);
+    expect(result.ledger).toMatchObject([
+      { kind: 'payment', amountMicros: 4_990_000, transactionId: 'GPA.1-0' },
+      { kind: 'refund', amountMicros: 4_990_000, currency: 'EUR', transactionId: 'GPA.1-0' },
+    ]);
+    expect(types(result)).toEqual(['subscription.refunded']);
+  });
+
+  it('SUBSCRIPTION_REVOKED of a subscription that states no price: the order’s recorded payment is the amount; without one, no amount', () => {
+    const unpriced: Subscription = { ...active(), price: null };
+    const paid = deriveAndroidLifecycle(
+      unpriced,
+      { kind: 'subscription', purchaseToken: 'tok_1', notificationType: 12, read: read(ACTIVE), orderPayment: { amountMicros: 3_990_000, currency: 'EUR' } },
+      ctxAt(T0 + DAY),
+    );
+    expect(paid.ledger).toMatchObject([{ kind: 'refund', amountMicros: 3_990_000, currency: 'EUR', transactionId: 'GPA.1-0' }]);
+    expect(paid.events).toEqual([{ type: 'subscription.refunded', reason: 'refund', amountMicros: 3_990_000, currency: 'EUR' }]);
+    const unknown = derive(unpriced, 12, read(ACTIVE), T0 + DAY);
+    expect(unknown.ledger).toMatchObject([{ kind: 'refund', amountMicros: null, currency: null, transactionId: 'GPA.1-0' }]);
+    expect(unknown.events).toEqual([{ type: 'subscription.refunded', reason: 'refund', amountMicros: null, currency: null }]);
+  });
+
   it.each([
     ['OUTSTANDING', 'pending'],
     ['CONFIRMED', 'accepted'],
@@ -306,6 +336,18 @@ describe('Android lifecycle: voided purchases', () => {
     const later = derive(voided, 2, read(ACTIVE, {}, { expiryTime: iso(T2) }), T1);
     expect(later).toMatchObject({ decision: 'no_op', subscription: { state: 'refunded', isActive: false } });
     expect(later.events).toEqual([]);
+  });
+
+  it('a voided order of a subscription that states no price: the order’s recorded payment is the amount (a stated price wins)', () => {
+    const entry = { orderId: 'GPA.1-0', voidedReason: 1 };
+    const orderPayment = { amountMicros: 3_990_000, currency: 'EUR' };
+    const unpriced = deriveAndroidLifecycle({ ...active(), price: null }, { kind: 'voided', purchaseToken: 'tok_1', entry, orderPayment }, ctxAt(T0 + DAY));
+    expect(unpriced.ledger).toMatchObject([{ kind: 'refund', amountMicros: 3_990_000, currency: 'EUR', transactionId: 'GPA.1-0' }]);
+    expect(unpriced.events).toEqual([{ type: 'subscription.refunded', reason: 'refund', amountMicros: 3_990_000, currency: 'EUR' }]);
+    const priced = deriveAndroidLifecycle(active(), { kind: 'voided', purchaseToken: 'tok_1', entry, orderPayment }, ctxAt(T0 + DAY));
+    expect(priced.ledger).toMatchObject([{ amountMicros: 4_990_000 }]);
+    const neither = deriveAndroidLifecycle({ ...active(), price: null }, { kind: 'voided', purchaseToken: 'tok_1', entry }, ctxAt(T0 + DAY));
+    expect(neither.ledger).toMatchObject([{ amountMicros: null, currency: null }]);
   });
 
   it('a voided purchase of a token the service never saw is a ledger fact without a subscription', () => {

@@ -5,6 +5,7 @@ import { type IosReadInput, deriveIosLifecycle, deriveIosRead } from '../../libs
 import { type LifecycleContext, type LifecycleEvent, differs } from '../../libs/rails/src/lifecycle/lifecycle-outcome.js';
 import type { Subscription } from '../../libs/rails/src/lifecycle/subscription.js';
 import { RailFieldError } from '../../libs/rails/src/model/rail-bounds.js';
+import { iosMoneyReturnOf } from '../../libs/rails/src/model/rail-record-access.js';
 import { lifecycleChangeCauses, transferredEvent } from '../../libs/rails/src/model/subscription-events.js';
 
 const DAY = 86_400;
@@ -95,11 +96,30 @@ describe('deriveIosRead: the App Store read (status, transaction, renewal info)'
     expect(deriveIosRead(result.subscription, read(2, transaction(), renewal({ autoRenewStatus: 0 })), ctxAt(T1 + 99)).decision).toBe('no_op');
   });
 
-  it('status 5 or a revocationDate: refunded at once (event, no ledger fact: the refund notification records the money)', () => {
+  it('status 5 or a revocationDate: refunded at once, the refund a ledger fact of the transaction (as the REFUND notification books it)', () => {
     const result = deriveIosRead(subscribed, read(5, transaction({ revocationDate: (T0 + DAY) * 1000 })), ctxAt(T0 + DAY + 5));
     expect(result.subscription).toEqual(expect.objectContaining({ state: 'refunded', refundedAt: T0 + DAY, accessEndsAt: T0 + DAY }));
     expect(result.events).toEqual([{ type: 'subscription.refunded', reason: 'refund', amountMicros: 9_990_000, currency: 'USD' }]);
-    expect(result.ledger).toEqual([]);
+    const refund = { kind: 'refund', amountMicros: 9_990_000, currency: 'USD', railTimeMs: (T0 + DAY) * 1000, transactionId: transaction().transactionId };
+    expect(result.ledger).toEqual([refund]);
+    const notified = deriveIosLifecycle(
+      subscribed,
+      { notificationType: 'REFUND', transaction: transaction({ revocationDate: (T0 + DAY) * 1000 }), renewalInfo: null },
+      ctxAt(T0 + DAY + 5),
+    );
+    expect(notified.ledger).toEqual([refund]);
+    // One key whichever books it first: the notification (its UUID at hand) and the read (none).
+    const keyOf = (fact: (typeof result.ledger)[number], eventId: string) => iosMoneyReturnOf(fact, eventId, 'orig')?.factId;
+    expect(keyOf(notified.ledger[0], 'notification-uuid')).toBe(`refund:${refund.transactionId}`);
+    expect(keyOf(result.ledger[0], '')).toBe(`refund:${refund.transactionId}`);
+    // The REFUND notification after the read: the same refund, not announced again.
+    const after = deriveIosLifecycle(
+      result.subscription,
+      { notificationType: 'REFUND', transaction: transaction({ revocationDate: (T0 + DAY) * 1000 }), renewalInfo: null },
+      ctxAt(T0 + DAY + 60),
+    );
+    expect(after.events).toEqual([]);
+    expect(after.ledger).toEqual([refund]);
     expect(deriveIosRead(result.subscription, read(5, transaction({ revocationDate: (T0 + DAY) * 1000 })), ctxAt(T0 + DAY + 50)).decision).toBe('no_op');
   });
 

@@ -10,6 +10,7 @@ import { RefundRequests1790000003730 } from './migrations/1790000003730-refund-r
 import { RailConnectionChecks1790000003671 } from './migrations/1790000003671-rail-connection-checks.migration.js';
 import { RailSubscriptionsLifecycleState1790000003751 } from './migrations/1790000003751-rail-subscriptions-lifecycle-state.migration.js';
 import { SubscriptionHistory1790000003740 } from './migrations/1790000003740-subscription-history.migration.js';
+import { SubscriptionHistoryBackfill1790000003900 } from './migrations/1790000003900-subscription-history-backfill.migration.js';
 
 export { RailsModule } from './rails.module.js';
 export {
@@ -82,6 +83,7 @@ export const RAILS_MIGRATIONS = [
   RefundRequests1790000003730,
   RailSubscriptionsLifecycleState1790000003751,
   SubscriptionHistory1790000003740,
+  SubscriptionHistoryBackfill1790000003900,
 ];
 
 // Store notifications

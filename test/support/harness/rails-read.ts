@@ -128,12 +128,13 @@ export function railReadHarness(env: Record<string, string> = {}, options: Pick<
   }
 
   /** An iOS customer subscribed until `expiresMs`, made through a signed SUBSCRIBED notification (sandbox). */
-  async function iosCustomer(o: { expiresMs?: number } = {}) {
+  async function iosCustomer(o: { expiresMs?: number; fields?: Partial<TransactionFields> } = {}) {
     const tx = transactionPayload({
       bundleId: BUNDLE,
       productId: 'pro.monthly',
       signedDate: t.clock.nowMs(),
       expiresDate: o.expiresMs ?? t.clock.nowMs() + 3_600_000,
+      ...o.fields,
     });
     const payload = notificationPayload({
       notificationType: 'SUBSCRIBED',
@@ -199,6 +200,10 @@ export function railReadHarness(env: Record<string, string> = {}, options: Pick<
     },
     get apple() {
       return apple;
+    },
+    /** The store's signing chain (the project trusts its root). */
+    get chain() {
+      return chain;
     },
     card,
     google,

@@ -6,9 +6,9 @@ import { type KnownHolders, RailCustomerResolver } from '../customers/rail-custo
 import { RailFieldError } from '../model/rail-bounds.js';
 import type { androidpublisher_v3 } from '@googleapis/androidpublisher';
 import { stateGivesAccess } from '../lifecycle/access.js';
-import { type AndroidLifecycleInput, deriveAndroidLifecycle } from '../lifecycle/android-lifecycle.js';
+import { type AndroidLifecycleInput, deriveAndroidLifecycle, latestOrderIdOf } from '../lifecycle/android-lifecycle.js';
 import { type LedgerFact, type LifecycleResult, differs } from '../lifecycle/lifecycle-outcome.js';
-import type { Subscription } from '../lifecycle/subscription.js';
+import type { Money, Subscription } from '../lifecycle/subscription.js';
 import { RAIL_ALIAS_TYPES, type RailSubscriptionRecord } from '../model/rail-model.js';
 import { moneyReturnOf, recordAccessOf } from '../model/rail-record-access.js';
 import { type RailPayment, RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
@@ -314,7 +314,9 @@ export class AndroidWebhookService {
     const railTimeMs = notification.eventTimeMillis;
     const linkedToken = reading.purchase?.kind === 'subscription' ? (reading.purchase.read.linkedPurchaseToken ?? null) : null;
     const linked = linkedToken && linkedToken !== purchaseToken ? await this.storedSubscription(scope, linkedToken) : null;
-    const result = this.derive(this.previousOf(scope, record, keys), reading, voided, notification.eventType, railTimeMs, productId, keys, linked);
+    const previous = this.previousOf(scope, record, keys);
+    const orderPayment = await this.orderPaymentOf(scope, previous, reading, voided, notification.eventType);
+    const result = this.derive(previous, reading, voided, notification.eventType, railTimeMs, productId, keys, linked, orderPayment);
     const subscription = result?.subscription ?? null;
 
     // Access follows the subscription's state; a read the lifecycle cannot place keeps the record's state table.
@@ -389,6 +391,7 @@ export class AndroidWebhookService {
     productId: string,
     keys: string[],
     linked: Subscription | null,
+    orderPayment: Money | null,
   ): LifecycleResult | null {
     const ctx = { nowMs: this.clock.nowMs(), railTimeMs, entitlementKeysOf: (product: string) => (product === productId ? keys : []) };
     const fromRead = (before: Subscription | null): LifecycleResult | null => {
@@ -403,6 +406,7 @@ export class AndroidWebhookService {
               notificationType: purchase.notificationType,
               read: purchase.read as androidpublisher_v3.Schema$SubscriptionPurchaseV2,
               linked,
+              orderPayment,
             }
           : {
               kind: 'product',
@@ -422,7 +426,7 @@ export class AndroidWebhookService {
       const seed = previous ?? started?.subscription ?? null;
       if (!seed) return null;
       const entry = { orderId: voided.orderId, voidedReason: voided.voidedReason, voidedTimeMillis: String(voided.voidedAtMs) };
-      const result = deriveAndroidLifecycle(seed, { kind: 'voided', purchaseToken: reading.purchaseToken, entry }, ctx);
+      const result = deriveAndroidLifecycle(seed, { kind: 'voided', purchaseToken: reading.purchaseToken, entry, orderPayment }, ctx);
       if (!started) return result;
       // A token first seen voided: its purchase is a payment, its voiding the refund; only the refund is announced.
       return { ...result, ledger: [...started.ledger.filter((fact) => fact.kind === 'payment'), ...result.ledger] };
@@ -430,6 +434,29 @@ export class AndroidWebhookService {
       if (err instanceof RailFieldError) throw ApiError.invalidParam(err.message);
       throw err;
     }
+  }
+
+  /**
+   * A voiding or revocation of an order whose subscription states no price: what the ledger
+   * recorded as paid for that order (the voided entry's order, else the read's latest order),
+   * the refund's amount. Null when the subscription states a price, the order is unknown, or no
+   * payment of it was recorded (the refund then has no amount and books nothing).
+   */
+  private async orderPaymentOf(
+    scope: TenantScope,
+    previous: Subscription | null,
+    reading: AndroidStateReading,
+    voided: VoidedPurchase | null,
+    eventType: string,
+  ): Promise<Money | null> {
+    if (previous?.price && previous.price.amountMicros > 0) return null;
+    // A token already refunded derives no refund again, unless a voiding is reported now (its fact counts once).
+    const voidingNow = reading.voiding !== undefined && eventType === 'VOIDED_PURCHASE';
+    if (previous?.state === 'refunded' && !voidingNow) return null;
+    const revokedRead = reading.revoked && reading.purchase?.kind === 'subscription' ? reading.purchase.read : null;
+    const orderId = voided?.orderId ?? (revokedRead ? latestOrderIdOf(revokedRead as androidpublisher_v3.Schema$SubscriptionPurchaseV2) : null);
+    if (!orderId) return null;
+    return this.revenue.recordedPayment(scope, RAIL, orderId);
   }
 
   /**

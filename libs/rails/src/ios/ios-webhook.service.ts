@@ -11,7 +11,7 @@ import { type KnownHolders, RailCustomerResolver } from '../customers/rail-custo
 import { RAIL_ALIAS_TYPES, type RailSubscriptionRecord } from '../model/rail-model.js';
 import { type RailEventContext, type RailStateChange, RailStateApplier } from '../model/rail-state-applier.service.js';
 import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
-import { moneyReturnOf, recordAccessOf } from '../model/rail-record-access.js';
+import { iosMoneyReturnOf, recordAccessOf } from '../model/rail-record-access.js';
 import { type IosLifecycleInput, type IosReadInput, deriveIosLifecycle, deriveIosRead } from '../lifecycle/ios-lifecycle.js';
 import type { LifecycleResult } from '../lifecycle/lifecycle-outcome.js';
 import type { Subscription } from '../lifecycle/subscription.js';
@@ -334,7 +334,7 @@ export class IosWebhookService {
     if (result?.refundRequest && applied.decision !== 'rejected') await this.refunds.record(scope, result.refundRequest, owner);
     if (result && applied.decision === 'applied') {
       for (const fact of result.ledger) {
-        const money = moneyReturnOf(fact, notification?.notificationUUID ?? fact.transactionId ?? '', originalTransactionId);
+        const money = iosMoneyReturnOf(fact, notification?.notificationUUID ?? '', originalTransactionId);
         if (money) await this.revenue.returned(scope, RAIL, owner, money);
       }
     }

@@ -37,6 +37,8 @@ export type AndroidLifecycleInput =
       read: SubscriptionRead;
       /** The stored subscription of the read's `linkedPurchaseToken`, when known. */
       linked?: Subscription | null;
+      /** A revocation (`SUBSCRIPTION_REVOKED`): what the ledger recorded as paid for the latest order, the refund's amount when the subscription states no price. */
+      orderPayment?: Money | null;
     }
   | { kind: 'product'; purchaseToken: string; productId: string; notificationType: number | null; read: ProductRead }
   | {
@@ -44,6 +46,8 @@ export type AndroidLifecycleInput =
       purchaseToken: string;
       /** An entry of the voided-purchases list, or the fields of a `voidedPurchaseNotification` (no reason: a refund). */
       entry: Pick<VoidedEntry, 'orderId' | 'voidedReason' | 'voidedTimeMillis'>;
+      /** What the ledger recorded as paid for the voided order: the refund's amount when the subscription states no price. */
+      orderPayment?: Money | null;
     }
   | {
       kind: 'replaced';
@@ -234,6 +238,18 @@ function payment(next: Subscription, orderId: string | null, ctx: LifecycleConte
   return [{ kind: 'payment', ...next.price, railTimeMs: ctx.railTimeMs, transactionId: orderId, recurring: true }];
 }
 
+/** The refunded amount: the subscription's own price, else what was recorded as paid for the order; null when neither says (nothing is booked). */
+function refundedPrice(price: Money | null, orderPayment: Money | null | undefined): Money | null {
+  if (price && price.amountMicros > 0) return price;
+  return orderPayment && orderPayment.amountMicros > 0 ? orderPayment : null;
+}
+
+/** The latest order of a subscription read (its primary line item's, else the answer's top-level `latestOrderId`). */
+export function latestOrderIdOf(read: SubscriptionRead): string | null {
+  const primary = primaryItem(read);
+  return primary?.item.latestSuccessfulOrderId ?? (read as { latestOrderId?: string | null }).latestOrderId ?? null;
+}
+
 function refundEvent(reason: 'refund' | 'chargeback', price: Money | null): LifecycleEvent {
   return { type: 'subscription.refunded', reason, amountMicros: price?.amountMicros ?? null, currency: price?.currency ?? null };
 }
@@ -253,8 +269,22 @@ function deriveSubscription(
   const primary = primaryItem(input.read);
   const shape = BY_STATE[state];
   if (revoked && (previous || (primary && shape))) {
-    const base = previous ?? shape!(fromRead(null, input, primary!, ctx).draft, null, input, rail);
-    return settle(previous, refundedAt(base, rail), ctx.nowMs, { recordedType: type, reason: 'Revoked', extraEvents: [refundEvent('refund', base.price)] });
+    // The refund of the latest order, keyed like the voided-purchases entry that names it later
+    // (the ledger counts it once); a token first seen revoked also paid for that order.
+    const read = previous ? null : fromRead(null, input, primary!, ctx);
+    const base = previous ?? shape!(read!.draft, null, input, rail);
+    const price = refundedPrice(base.price, input.orderPayment);
+    const orderId = read?.orderId ?? latestOrderIdOf(input.read);
+    const ledger: LedgerFact[] = [
+      ...(read ? payment(base, read.orderId, ctx) : []),
+      { kind: 'refund', amountMicros: price?.amountMicros ?? null, currency: price?.currency ?? null, railTimeMs: ctx.railTimeMs, transactionId: orderId },
+    ];
+    return settle(previous, refundedAt(base, rail), ctx.nowMs, {
+      recordedType: type,
+      reason: 'Revoked',
+      extraEvents: [refundEvent('refund', price ?? base.price)],
+      ledger,
+    });
   }
   if (!primary || !shape) return noOp(previous, type, `Subscription state ${state} changes nothing`);
   const { draft, newPeriod, orderId } = fromRead(previous, input, primary, ctx);
@@ -294,7 +324,7 @@ function deriveVoided(previous: Subscription | null, input: Extract<AndroidLifec
   const reason = CHARGEBACK_REASONS.has(input.entry.voidedReason ?? -1) ? 'chargeback' : 'refund';
   const voidedMs = Number(input.entry.voidedTimeMillis);
   const railTimeMs = Number.isFinite(voidedMs) && voidedMs > 0 ? voidedMs : ctx.railTimeMs;
-  const price = previous?.price && previous.price.amountMicros > 0 ? previous.price : null;
+  const price = refundedPrice(previous?.price ?? null, input.orderPayment);
   const ledger: LedgerFact[] = [
     { kind: reason, amountMicros: price?.amountMicros ?? null, currency: price?.currency ?? null, railTimeMs, transactionId: input.entry.orderId ?? null },
   ];

@@ -274,7 +274,9 @@ const refund: Step = (previous, input, ctx) => {
   const ledger: LedgerFact[] = amount
     ? [{ kind: 'refund', ...amount, railTimeMs: input.transaction.revocationDate ?? ctx.railTimeMs, transactionId: input.transaction.transactionId ?? null }]
     : [];
-  return apply(previous, refundedAt(base, at), input, ctx, { reason: 'Refunded', extraEvents: [event], ledger });
+  // The same refund a read or a purchase sync found first: announced then; its ledger fact (keyed by the transaction) counts once.
+  const seen = previous?.state === 'refunded' && previous.refundedAt === at;
+  return apply(previous, refundedAt(base, at), input, ctx, { reason: 'Refunded', extraEvents: seen ? [] : [event], ledger });
 };
 
 const revoke: Step = (previous, input, ctx) => {
@@ -435,8 +437,9 @@ function statusOfTransaction(transaction: JWSTransactionDecodedPayload, nowMs: n
  * The subscription after a read of the App Store (a refresh, a read at expiry, the migration
  * gate) or a purchase sync: the latest transaction describes the period in force, the status
  * where it stands. What only notifications tell (a price change's state, when a billing problem
- * began) is kept while the period is the same. A read records no ledger fact: payments are
- * counted from the transaction, refunds from the store's refund notification. Throws
+ * began) is kept while the period is the same. Payments are counted from the transaction; a
+ * refund the read finds first is a ledger fact keyed by its transaction, as the store's REFUND
+ * notification's is (counted once, whichever comes first). Throws
  * RailFieldError when an amount is out of bounds.
  */
 export function deriveIosRead(previous: Subscription | null, input: IosReadInput, ctx: LifecycleContext): LifecycleResult {
@@ -455,7 +458,11 @@ export function deriveIosRead(previous: Subscription | null, input: IosReadInput
     const event: LifecycleEvent = familyShared
       ? { type: 'subscription.refunded', reason: 'family_revoked', amountMicros: 0, currency: base.price?.currency ?? null }
       : { type: 'subscription.refunded', reason: 'refund', amountMicros: amount?.amountMicros ?? null, currency: amount?.currency ?? null };
-    return done(refundedAt(base, secondsOrNull(transaction.revocationDate) ?? at), 'Read: refunded or revoked', { extraEvents: [event] });
+    // The refund the store's REFUND notification would book, keyed by the transaction: it counts once whichever comes first.
+    const ledger: LedgerFact[] = amount
+      ? [{ kind: 'refund', ...amount, railTimeMs: transaction.revocationDate ?? ctx.railTimeMs, transactionId: transaction.transactionId ?? null }]
+      : [];
+    return done(refundedAt(base, secondsOrNull(transaction.revocationDate) ?? at), 'Read: refunded or revoked', { extraEvents: [event], ledger });
   }
   if (status < 1 || status > 4) return noOp(previous, recordedType, `Read: status ${status} is not one the service places`);
 

@@ -56,3 +56,13 @@ export function moneyReturnOf(fact: LedgerFact, eventId: string, subscriptionId:
     occurredAtMs: fact.railTimeMs,
   };
 }
+
+/**
+ * An App Store refund, chargeback or reversal as the revenue ledger counts it: keyed by the
+ * refunded transaction (`refund:<transactionId>`), so the REFUND notification and a read or
+ * purchase sync that finds the transaction revoked first count it once, whichever comes first.
+ * `eventId` keys a fact that names no transaction.
+ */
+export function iosMoneyReturnOf(fact: LedgerFact, eventId: string, subscriptionId: string): RailMoneyReturn | null {
+  return moneyReturnOf(fact, fact.transactionId ?? eventId, subscriptionId);
+}

@@ -78,6 +78,8 @@ export interface RailRevenueSink {
   paid(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void>;
   /** A refund, chargeback or reversal of a customer's money. */
   returned?(scope: TenantScope, rail: PurchaseRail, customerId: string, money: RailMoneyReturn): Promise<void>;
+  /** The payment the ledger recorded for the rail's transaction id (an order), in micros; null when none. */
+  recordedPayment?(scope: TenantScope, rail: PurchaseRail, transactionId: string): Promise<{ amountMicros: number; currency: string } | null>;
   /** Every subscription of `fromCustomerId` moved to `toCustomerId` (a rail-only customer folded into another). */
   reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void>;
 }
@@ -110,6 +112,11 @@ export class RailRevenueFeed {
 
   async returned(scope: TenantScope, rail: PurchaseRail, customerId: string, money: RailMoneyReturn): Promise<void> {
     await this.sink?.returned?.(scope, rail, customerId, money);
+  }
+
+  /** What was paid for an order (an Android order id), as the ledger recorded it: the amount of a refund whose subscription states no price. */
+  async recordedPayment(scope: TenantScope, rail: PurchaseRail, transactionId: string): Promise<{ amountMicros: number; currency: string } | null> {
+    return (await this.sink?.recordedPayment?.(scope, rail, transactionId)) ?? null;
   }
 
   async reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {

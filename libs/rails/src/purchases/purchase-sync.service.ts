@@ -6,7 +6,9 @@ import { EntitlementReadService, ProductCatalog } from '#entitlements';
 import type { JWSRenewalInfoDecodedPayload, JWSTransactionDecodedPayload } from '@apple/app-store-server-library';
 import { deriveIosRead } from '../lifecycle/ios-lifecycle.js';
 import { checkRenewalBounds } from '../ios/ios-notifications.js';
-import { recordAccessOf } from '../model/rail-record-access.js';
+import { iosMoneyReturnOf, recordAccessOf } from '../model/rail-record-access.js';
+import { RailRevenueFeed } from '../model/rail-revenue-feed.service.js';
+import type { LifecycleResult } from '../lifecycle/lifecycle-outcome.js';
 import { subscriptionOfRecord } from '../subscriptions/subscription-reads.service.js';
 import { RailFieldError } from '../model/rail-bounds.js';
 import { iosPayment, iosPriceLines } from '../model/rail-prices.js';
@@ -82,6 +84,7 @@ export class PurchaseSyncService {
     private readonly customers: RailCustomerResolver,
     private readonly reads: EntitlementReadService,
     private readonly catalog: ProductCatalog,
+    private readonly revenue: RailRevenueFeed,
   ) {}
 
   async sync(auth: AuthContext, body: PurchaseSyncDto): Promise<PurchaseResultView> {
@@ -148,10 +151,10 @@ export class PurchaseSyncService {
       endedBy: state.endedBy,
       validUntil: state.validUntil,
     };
+    let derived: LifecycleResult | null = null;
     if (keys.length > 0) {
       const nowMs = this.clock.nowMs();
       const previous = record ? (record.subscription ?? subscriptionOfRecord(record, keys, scope.env, Math.floor(nowMs / 1000))) : null;
-      let derived;
       try {
         derived = deriveIosRead(
           previous,
@@ -198,6 +201,14 @@ export class PurchaseSyncService {
       },
       { catalogueKeys: new Map([[transaction.productId, keys]]), subscriptionSerialized: true, lockedRecord: record },
     );
+    // A refund the sync finds first (a revoked transaction) goes into the ledger as the store's notification would book it.
+    if (derived && result.decision === 'applied') {
+      const owner = result.subscription?.customerId ?? customerId;
+      for (const fact of derived.ledger) {
+        const money = iosMoneyReturnOf(fact, transaction.transactionId, transaction.originalTransactionId);
+        if (money) await this.revenue.returned(scope, rail, owner, money);
+      }
+    }
     // A rejected purchase (product not in the catalogue) is not recorded: a re-send after the
     // catalogue is fixed applies it.
     if (result.decision !== 'rejected') {

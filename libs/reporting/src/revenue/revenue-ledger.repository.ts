@@ -326,6 +326,15 @@ export class RevenueLedgerRepository {
 
   // Reads
 
+  /** The payment recorded for the rail's transaction id (an Android order, an iOS transaction), or null. */
+  async findPayment(scope: TenantScope, rail: string, transactionId: string): Promise<{ currency: string; amountMinor: number } | null> {
+    const row = await this.sql.one<{ currency: string; amount_minor: Num }>(
+      `SELECT currency, amount_minor FROM revenue_payments WHERE project_id = $1 AND env = $2 AND rail = $3 AND transaction_id = $4`,
+      [scope.projectId, scope.env, rail, transactionId],
+    );
+    return row ? { currency: row.currency, amountMinor: Number(row.amount_minor) } : null;
+  }
+
   /** Refunds and chargebacks less reversals per day (UTC) of one currency from `fromDay` on. */
   async refundsByDay(scope: TenantScope, currency: string, fromDay: string): Promise<Map<string, number>> {
     const rows = await this.sql.rows<{ day: string; amount: Num }>(

@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock, type CrossTenant, type TenantScope } from '#platform';
 import type { PurchaseRail } from '#entitlements';
 import { type RailMoneyReturn, type RailPayment, type RailRevenueChange, RailRevenueFeed, type RailRevenueSink } from '#rails';
-import { dayOf, monthOf, monthlyPrice, toMinorUnits } from './price-normalisation.js';
+import { dayOf, minorUnitDigits, monthOf, monthlyPrice, toMinorUnits } from './price-normalisation.js';
 import { type CountedState, chartStateMoves, chartStateOf } from './chart-states.js';
 import { type MrrKeyAmount, mrrMovements } from './mrr-movements.js';
 import { totalsDeltas } from './revenue-deltas.js';
@@ -171,6 +171,13 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
           netMinor: reversal ? amountMinor : -amountMinor,
         },
       ]);
+  }
+
+  /** The amount the ledger recorded as paid for the rail's transaction id (an order's payment), in micros; null when none is recorded. */
+  async recordedPayment(scope: TenantScope, rail: PurchaseRail, transactionId: string): Promise<{ amountMicros: number; currency: string } | null> {
+    const payment = await this.repository.findPayment(scope, rail, transactionId);
+    if (!payment) return null;
+    return { amountMicros: Math.round(payment.amountMinor * 10 ** (6 - minorUnitDigits(payment.currency))), currency: payment.currency };
   }
 
   async reassigned(scope: TenantScope, fromCustomerId: string, toCustomerId: string): Promise<void> {
