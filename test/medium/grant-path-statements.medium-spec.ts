@@ -92,6 +92,21 @@ describe('medium: the manual grant path runs prepared statements only', () => {
     if (endpoints > 0) expect(texts.filter((t) => t.includes('INSERT INTO webhook_events'))).toHaveLength(4);
   });
 
+  it('a grant of a key found registered before: the customer check, the lock, the write and the audit entry, nothing else', async () => {
+    const { scope, customerId } = await project(0);
+    const grants = m.get(ManualEntitlementService);
+    const grant = () => grants.grant(scope, customerId, { entitlementKey: 'pro', duration: 'P30D', reason: 'prepared path' }, ACTOR);
+    await grant(); // registers the key
+    await grant(); // finds it registered
+    const texts = (await statementsOf(grant)).map((s) => s.text);
+    expect(texts).toEqual([
+      expect.stringMatching(/^SELECT id FROM customers/),
+      expect.stringMatching(/^SELECT .* FROM entitlements .* FOR UPDATE$/),
+      expect.stringMatching(/^UPDATE entitlements/),
+      expect.stringMatching(/^INSERT INTO audit_entries/),
+    ]);
+  });
+
   it('the prepared statements are kept on the connection: a second grant sends no text to parse again', async () => {
     const single = await createMediumContext({ env: { DB_POOL_SIZE: '1' } });
     try {
