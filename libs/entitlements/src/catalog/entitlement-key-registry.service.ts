@@ -23,7 +23,9 @@ const MAX_KNOWN_KEYS = 50_000;
  * a committed transaction (its insert met the existing row) and sends no statement for them
  * again: every manual grant names its key, nearly always one registered long before. A key
  * this call inserted is not remembered, since its transaction may still roll back; the next
- * mention registers it again and finds it.
+ * mention registers it again and finds it. That reading of a conflict holds because each caller
+ * registers a transaction's keys in one call (a grant, a catalogue replacement, a migration
+ * request): a key met twice in one transaction would be taken for a committed one.
  */
 @Injectable()
 export class EntitlementKeyRegistry {
