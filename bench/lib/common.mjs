@@ -252,30 +252,42 @@ const POSTGRES_KINDS = [
 ];
 
 /** What a local postgres process is, from its title (`postgres: checkpointer`, `postgres: user db host(port) idle`, ...). */
-function postgresKind(pid) {
+function postgresTitle(pid) {
   try {
-    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-    if (!title.startsWith('postgres:')) return 'postmaster';
-    return POSTGRES_KINDS.find((kind) => title.includes(kind)) ?? 'client backend';
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
   } catch {
-    return 'exited';
+    return '';
   }
+}
+
+function postgresKind(pid) {
+  const title = postgresTitle(pid);
+  if (title === '') return 'exited';
+  if (!title.startsWith('postgres:')) return 'postmaster';
+  return POSTGRES_KINDS.find((kind) => title.includes(kind)) ?? 'client backend';
 }
 
 /**
  * Samples the CPU of every local postgres process every `intervalMs` until `stop()`, which
  * answers the seconds used meanwhile, in all and by kind of process. Unlike two snapshots, it
  * counts a process that exits in between (an autovacuum worker, say) up to its last sample; a
- * process that appears in between is counted from zero.
+ * process that appears in between is counted from zero. With `database`, only the processes
+ * whose title names that database count (its client backends and autovacuum workers): on a
+ * machine that other work shares, the rest is theirs as much as the bench's.
  */
-export function samplePostgresCpu(intervalMs = 250) {
-  const start = postgresCpu();
+export function samplePostgresCpu(intervalMs = 250, { database } = {}) {
+  const ours = (pid) => database === undefined || postgresTitle(pid).split(' ').includes(database);
+  const all = postgresCpu();
+  const start = all && new Map([...all].filter(([pid]) => ours(pid)));
   if (!start) return { stop: () => ({ seconds: null, byKind: new Map() }) };
   const last = new Map(start);
   const kinds = new Map([...start.keys()].map((pid) => [pid, postgresKind(pid)]));
   const sample = () => {
     for (const [pid, seconds] of postgresCpu() ?? []) {
-      if (!kinds.has(pid)) kinds.set(pid, postgresKind(pid));
+      if (!kinds.has(pid)) {
+        if (!ours(pid)) continue;
+        kinds.set(pid, postgresKind(pid));
+      }
       last.set(pid, seconds);
     }
   };
@@ -306,4 +318,42 @@ export function growthOverPids(before, after) {
   let total = 0;
   for (const [pid, value] of after) total += value - (before.get(pid) ?? 0);
   return total;
+}
+
+/**
+ * What else the database of `url` runs while a window is measured: samples pg_stat_activity
+ * every `intervalMs` on a connection of its own and counts, per kind of backend and statement
+ * (its first 100 characters, spaces folded), how many samples found it active; `stop()`
+ * answers the busiest first. A count times the interval approximates the time the statement
+ * held a backend. The measured read's own statements are told apart by the caller.
+ */
+export async function sampleActivity(url, intervalMs = 25) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const counts = new Map();
+  let samples = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const { rows } = await client.query(
+        `SELECT backend_type, left(regexp_replace(coalesce(query, ''), '\\s+', ' ', 'g'), 100) AS query
+           FROM pg_stat_activity
+          WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()`,
+      );
+      samples++;
+      for (const row of rows) {
+        const key = `${row.backend_type}: ${row.query}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      await client.end();
+      return { samples, top: [...counts.entries()].sort((a, b) => b[1] - a[1]) };
+    },
+  };
 }

@@ -27,7 +27,7 @@ export function printGoals({ servers, bufferedApi, throughput, latency, readResu
     );
   for (const r of PHASES.has('reads') ? readResults : [])
     log(
-      `  ${check(r.ratio >= 0.5 && r.paced.p99 < 10)} 3. ${r.name.padEnd(34)} ratio ${r.ratio.toFixed(2)} (goal >= 0.5), p99 ${r.paced.p99} ms at ${r.rate} req/s (goal < 10 ms; bare ${r.barePaced.p99} ms); ratio ${r.preparedRatio.toFixed(2)} to a bare baseline that prepares too${stealNote(r.api, r.bare, r.paced, r.barePaced)}`,
+      `  ${check(r.paced.p99 < 10)} 3. ${r.name.padEnd(34)} p99 ${r.paced.p99} ms at ${r.rate} req/s, half of the bare saturation (goal < 10 ms; bare ${r.barePaced.p99} ms); ratio ${r.ratio.toFixed(2)} to the plain bare baseline (information)${stealNote(r.paced, r.barePaced)}`,
     );
   // The framework's share: the same reads against the bare server that prepares the same
   // statements (the database's work is then the same on both sides), with the API's CPU per

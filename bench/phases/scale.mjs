@@ -1,6 +1,6 @@
 // Phase 4 of bench/run.mjs: the scale of data. Ingestion and the public entitlement read with
 // BENCH_SCALE_EVENTS events and BENCH_SCALE_CUSTOMERS customers preloaded, against the empty database.
-import { withClient } from '../lib/common.mjs';
+import { sampleActivity, withClient } from '../lib/common.mjs';
 import { READ_CONNECTIONS, READ_DURATION, READ_WARMUP, readPhase } from './reads.mjs';
 import { saturate } from './ingest.mjs';
 import { CONNECTIONS, drive, generatorLine, leastStolen, log, paced, settle, truncate } from '../lib/harness.mjs';
@@ -109,9 +109,15 @@ export async function scalePhase({ api, bare, routes, readResults, servers }) {
   }
   const scaledIngest = await leastStolen('api saturation with the data', () => saturate(apiServer, { keepData: true }));
   await settle(api.dbUrl);
+  const activity = await sampleActivity(api.dbUrl);
   const scaledRead = await leastStolen(`${entRoute.name} with the data`, readAtRate);
+  const competing = await activity.stop();
   log(
     `  ${entRoute.name} at ${scaleReadRate} req/s (half the API's saturation): p50 ${scaledRead.p50} ms, p99 ${scaledRead.p99} ms (${generatorLine(scaledRead)}); before the preload p50 ${emptyScaleRead.p50} ms, p99 ${emptyScaleRead.p99} ms (${generatorLine(emptyScaleRead)})`,
   );
+  // What else held a backend of the API's database while the read was measured (the read's
+  // own statements are the entitlement lookups): background jobs, autovacuum, the rollups.
+  log(`  active in the database during the read with the data (${competing.samples} samples of pg_stat_activity, 25 ms apart), busiest first:`);
+  for (const [statement, count] of competing.top.slice(0, 8)) log(`    ${String(count).padStart(5)}  ${statement}`);
   return { scaledIngest, afterCheckpointIngest, scaledRead, emptyScaleRead, scaleReadRate };
 }
