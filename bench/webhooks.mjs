@@ -76,9 +76,9 @@ let apiPid = null;
  * `fn`'s result with the CPU milliseconds the API (`cpuMs`) and PostgreSQL (`pgCpuMs`, every
  * server process) spent while it ran (null without /proc).
  */
-async function withApiCpu(fn, pid = apiPid) {
+async function withApiCpu(fn, pid = apiPid, database = undefined) {
   const from = cpuSeconds(pid);
-  const postgres = samplePostgresCpu();
+  const postgres = samplePostgresCpu(250, { database });
   const result = await fn();
   const to = cpuSeconds(pid);
   const { seconds } = postgres.stop();
@@ -210,7 +210,7 @@ async function holdDeliveries(dbUrl, projectId, receivers) {
   };
 }
 
-async function closedLoopGrants(api, ms, connections = 8, pid = apiPid) {
+async function closedLoopGrants(api, ms, connections = 8, pid = apiPid, database = undefined) {
   const customers = await customersOf(api, 200, `loop_${api.project.id}`);
   let done = 0;
   let k = 0;
@@ -226,6 +226,7 @@ async function closedLoopGrants(api, ms, connections = 8, pid = apiPid) {
         }),
       ),
     pid,
+    database,
   );
   return { perSecond: done / (ms / 1000), done, cpuMs, pgCpuMs, customers: new Set(customers) };
 }
@@ -294,10 +295,10 @@ async function rowsControl(dbUrl, base, token, receivers, paths, off, held, roun
 /**
  * The grant path's goal: the build before (BENCH_WEBHOOKS_BEFORE) and this one, each its own API
  * on the same database, closed-loop grants without endpoints in alternating rounds, each round's
- * throughput and its API's and PostgreSQL's CPU per grant (the idle API's polls are counted in
- * PostgreSQL's). Answers whether the goal was met.
+ * throughput and its API's and PostgreSQL's CPU per grant (PostgreSQL's: the scratch database's
+ * backends only, the idle API's polls among them). Answers whether the goal was met.
  */
-async function buildComparison(env, token, current) {
+async function buildComparison(env, token, current, database) {
   const port = await freePort();
   const args = apiNodeArgs()
     .split(' ')
@@ -323,7 +324,7 @@ async function buildComparison(env, token, current) {
     for (let round = 0; round < BUILD_ROUNDS; round++) {
       const runs = {};
       for (const name of round % 2 === 0 ? ['before', 'after'] : ['after', 'before']) {
-        runs[name] = await closedLoopGrants(apis[name].api, SECONDS * 1000, 8, apis[name].pid);
+        runs[name] = await closedLoopGrants(apis[name].api, SECONDS * 1000, 8, apis[name].pid, database);
       }
       ratios.push(runs.after.perSecond / runs.before.perSecond);
       const of = (run) =>
@@ -363,7 +364,7 @@ async function main() {
     await waitForHttp(server, `${base}/v1/healthz`);
     const four = ['/ok/1', '/ok/2', '/ok/3', '/ok/4'];
     if (BEFORE) {
-      await buildComparison(env, token, { base });
+      await buildComparison(env, token, { base }, db.name);
       if (process.env.BENCH_WEBHOOKS_BUILDS_ONLY === '1') return;
     }
     // Each steady run starts on vacuumed tables, so the isolation run (the second) does not also
