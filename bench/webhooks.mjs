@@ -27,11 +27,17 @@
 // BENCH_WEBHOOKS_CONTROL_ROUNDS (0; when set, a control after the goals: that many alternating
 // rounds of closed-loop grants without endpoints, with a trigger writing in each grant's
 // transaction the rows the outbox writes for it, and with the outbox and its deliveries held:
-// what the rows alone cost, before any outbox logic).
+// what the rows alone cost, before any outbox logic), BENCH_WEBHOOKS_BEFORE (a checkout of the build
+// before, built, with node_modules: e.g. `git archive <commit> | tar -x -C dir`, a node_modules
+// link and `npx nest build` there; when set, first the grant
+// path's goal: BENCH_WEBHOOKS_BUILD_ROUNDS (3) alternating rounds of closed-loop grants without
+// endpoints against that build's API and this one's on the same database, goal >= 1.2x, with each
+// API's and PostgreSQL's CPU per grant), BENCH_WEBHOOKS_BUILDS_ONLY (1: stop after that comparison).
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import {
   API_ENTRY,
+  ROOT,
   adminQuery,
   apiEnv,
   apiNodeArgs,
@@ -55,6 +61,8 @@ const adminUrl = requireDatabaseAndBuild('node bench/webhooks.mjs');
 const SECONDS = Number(process.env.BENCH_WEBHOOKS_SECONDS ?? 8);
 const RATE = Number(process.env.BENCH_WEBHOOKS_GRANTS_PER_S ?? 160);
 const CONTROL_ROUNDS = Number(process.env.BENCH_WEBHOOKS_CONTROL_ROUNDS ?? 0);
+const BEFORE = process.env.BENCH_WEBHOOKS_BEFORE ? path.resolve(process.env.BENCH_WEBHOOKS_BEFORE) : null;
+const BUILD_ROUNDS = Number(process.env.BENCH_WEBHOOKS_BUILD_ROUNDS ?? 3);
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const p99 = (values) => {
   if (values.length === 0) return NaN;
@@ -68,11 +76,11 @@ let apiPid = null;
  * `fn`'s result with the CPU milliseconds the API (`cpuMs`) and PostgreSQL (`pgCpuMs`, every
  * server process) spent while it ran (null without /proc).
  */
-async function withApiCpu(fn) {
-  const from = cpuSeconds(apiPid);
-  const postgres = samplePostgresCpu();
+async function withApiCpu(fn, pid = apiPid, database = undefined) {
+  const from = cpuSeconds(pid);
+  const postgres = samplePostgresCpu(250, { database });
   const result = await fn();
-  const to = cpuSeconds(apiPid);
+  const to = cpuSeconds(pid);
   const { seconds } = postgres.stop();
   return { ...result, cpuMs: from === null || to === null ? null : (to - from) * 1000, pgCpuMs: seconds === null ? null : seconds * 1000 };
 }
@@ -202,20 +210,23 @@ async function holdDeliveries(dbUrl, projectId, receivers) {
   };
 }
 
-async function closedLoopGrants(api, ms, connections = 8) {
+async function closedLoopGrants(api, ms, connections = 8, pid = apiPid, database = undefined) {
   const customers = await customersOf(api, 200, `loop_${api.project.id}`);
   let done = 0;
   let k = 0;
   const until = Date.now() + ms;
-  const { cpuMs, pgCpuMs } = await withApiCpu(() =>
-    Promise.all(
-      Array.from({ length: connections }, async () => {
-        while (Date.now() < until) {
-          const n = k++;
-          if (await grant(api, customers[n % customers.length], `k${n % 7}`).catch(() => null)) done++;
-        }
-      }),
-    ),
+  const { cpuMs, pgCpuMs } = await withApiCpu(
+    () =>
+      Promise.all(
+        Array.from({ length: connections }, async () => {
+          while (Date.now() < until) {
+            const n = k++;
+            if (await grant(api, customers[n % customers.length], `k${n % 7}`).catch(() => null)) done++;
+          }
+        }),
+      ),
+    pid,
+    database,
   );
   return { perSecond: done / (ms / 1000), done, cpuMs, pgCpuMs, customers: new Set(customers) };
 }
@@ -281,6 +292,56 @@ async function rowsControl(dbUrl, base, token, receivers, paths, off, held, roun
   );
 }
 
+/**
+ * The grant path's goal: the build before (BENCH_WEBHOOKS_BEFORE) and this one, each its own API
+ * on the same database, closed-loop grants without endpoints in alternating rounds, each round's
+ * throughput and its API's and PostgreSQL's CPU per grant (PostgreSQL's: the scratch database's
+ * backends only, the idle API's polls among them). Answers whether the goal was met.
+ */
+async function buildComparison(env, token, current, database) {
+  const port = await freePort();
+  const args = apiNodeArgs()
+    .split(' ')
+    .map((word) => word.split(ROOT).join(BEFORE))
+    .join(' ');
+  // The schema is this build's (a superset): the build before runs no migration of its own.
+  const before = startNode(
+    'api-before',
+    path.join(BEFORE, 'dist/apps/api/src/main.js'),
+    { ...env, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, MIGRATIONS_RUN: 'false' },
+    args,
+    BEFORE,
+  );
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await waitForHttp(before, `${base}/v1/healthz`);
+    const apis = {
+      before: { api: await project(base, token, 'wh build before', null, []), pid: before.child.pid },
+      after: { api: await project(current.base, token, 'wh build after', null, []), pid: apiPid },
+    };
+    for (const { api, pid } of Object.values(apis)) await closedLoopGrants(api, 2000, 8, pid);
+    const ratios = [];
+    for (let round = 0; round < BUILD_ROUNDS; round++) {
+      const runs = {};
+      for (const name of round % 2 === 0 ? ['before', 'after'] : ['after', 'before']) {
+        runs[name] = await closedLoopGrants(apis[name].api, SECONDS * 1000, 8, apis[name].pid, database);
+      }
+      ratios.push(runs.after.perSecond / runs.before.perSecond);
+      const of = (run) =>
+        `${Math.round(run.perSecond)} grants/s, API CPU/grant ${perUnit(run.cpuMs, run.done)}, PostgreSQL CPU/grant ${perUnit(run.pgCpuMs, run.done)}`;
+      log(`info webhooks grant path round ${round + 1}, no endpoints: before ${of(runs.before)}; this build ${of(runs.after)}`);
+    }
+    const low = Math.min(...ratios);
+    log(
+      `${low >= 1.2 ? 'ok' : 'MISS'} webhooks grant path: this build's grants/s without endpoints ${Math.min(...ratios).toFixed(2)} – ${Math.max(...ratios).toFixed(2)}x ` +
+        `the build before's over ${BUILD_ROUNDS} alternating rounds (goal >= 1.2x)`,
+    );
+    return low >= 1.2;
+  } finally {
+    await stop(before);
+  }
+}
+
 async function main() {
   const db = await createScratchDatabase(adminUrl, 'webhooks');
   const token = `op_bench_${randomBytes(16).toString('hex')}`;
@@ -302,6 +363,10 @@ async function main() {
     const base = `http://127.0.0.1:${port}`;
     await waitForHttp(server, `${base}/v1/healthz`);
     const four = ['/ok/1', '/ok/2', '/ok/3', '/ok/4'];
+    if (BEFORE) {
+      await buildComparison(env, token, { base }, db.name);
+      if (process.env.BENCH_WEBHOOKS_BUILDS_ONLY === '1') return;
+    }
     // Each steady run starts on vacuumed tables, so the isolation run (the second) does not also
     // pay for vacuuming what the fan-out run left behind.
     const settle = () => adminQuery(db.url, 'VACUUM (ANALYZE) webhook_deliveries, webhook_events, webhook_endpoints, webhook_customer_sequences');

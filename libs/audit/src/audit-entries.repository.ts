@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ADVISORY_LOCKS, type CrossTenant, type TenantScope, Sql } from '#platform';
+import { ADVISORY_LOCKS, type CrossTenant, type TenantScope, Sql, prepared } from '#platform';
 
 /** One entry to store; the journal has chosen its id. */
 export interface AuditEntryWrite {
@@ -29,31 +29,31 @@ export interface AuditRow {
   created_at: Date;
 }
 
+/** One entry (every manual grant and revoke, every rail change writes one): prepared once per connection. */
+const INSERT_ENTRY = prepared(`INSERT INTO audit_entries
+         (project_id, env, event_id, rail, event_type, customer_id, decision, reason, actor, request_id, details, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12)`);
+
 /** The append-only `audit_entries` table. Writes run in the caller's (ambient) transaction. */
 @Injectable()
 export class AuditEntriesRepository {
   constructor(private readonly sql: Sql) {}
 
   async insert(scope: TenantScope, entry: AuditEntryWrite, at: Date): Promise<void> {
-    await this.sql.run(
-      `INSERT INTO audit_entries
-         (project_id, env, event_id, rail, event_type, customer_id, decision, reason, actor, request_id, details, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12)`,
-      [
-        scope.projectId,
-        scope.env,
-        entry.eventId,
-        entry.rail,
-        entry.eventType,
-        entry.customerId,
-        entry.decision,
-        entry.reason,
-        entry.actor,
-        entry.requestId,
-        JSON.stringify(entry.details),
-        at,
-      ],
-    );
+    await this.sql.run(INSERT_ENTRY, [
+      scope.projectId,
+      scope.env,
+      entry.eventId,
+      entry.rail,
+      entry.eventType,
+      entry.customerId,
+      entry.decision,
+      entry.reason,
+      entry.actor,
+      entry.requestId,
+      JSON.stringify(entry.details),
+      at,
+    ]);
   }
 
   /** Many entries in one statement, in the order given. */

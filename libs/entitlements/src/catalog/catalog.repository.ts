@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Sql } from '#platform';
+import { Sql, prepared } from '#platform';
 import type { PurchaseRail } from '../domain/entitlement-rules.js';
 
 export type KeyRegistrar = 'grant' | 'migration' | 'catalog';
@@ -15,6 +15,12 @@ export interface RegisteredKeyRow {
   registeredBy: KeyRegistrar;
   createdAt: Date;
 }
+
+/** Registers the keys not registered yet (every manual grant names its key): prepared once per connection. */
+const REGISTER_KEYS = prepared(`INSERT INTO entitlement_keys (project_id, key, registered_by, created_at)
+       SELECT $1, k, $3, $4 FROM unnest($2::text[]) WITH ORDINALITY AS u(k, ord) ORDER BY u.ord
+       ON CONFLICT (project_id, key) DO NOTHING
+       RETURNING key`);
 
 /**
  * The project's product catalogue (`catalog_products`) and entitlement-key registry
@@ -56,13 +62,7 @@ export class CatalogRepository {
 
   /** Registers keys not registered yet (sorted by the caller: one lock order); returns those this call registered. */
   async registerKeys(projectId: string, sortedKeys: readonly string[], registeredBy: KeyRegistrar, at: Date): Promise<string[]> {
-    const rows = await this.sql.rows<{ key: string }>(
-      `INSERT INTO entitlement_keys (project_id, key, registered_by, created_at)
-       SELECT $1, k, $3, $4 FROM unnest($2::text[]) WITH ORDINALITY AS u(k, ord) ORDER BY u.ord
-       ON CONFLICT (project_id, key) DO NOTHING
-       RETURNING key`,
-      [projectId, sortedKeys, registeredBy, at],
-    );
+    const rows = await this.sql.rows<{ key: string }>(REGISTER_KEYS, [projectId, sortedKeys, registeredBy, at]);
     return rows.map((row) => row.key);
   }
 

@@ -88,6 +88,28 @@ const LOCK_WITH_ACTIVE_SNAPSHOT = prepared(`SELECT pg_current_snapshot()::text A
          LEFT JOIN LATERAL (${ACTIVE_OF_CUSTOMER}) AS e ON true
         ORDER BY e.entitlement_key, e.rail`);
 
+/** Active rows of one key on rails other than $5 at $6 (a refused revoke says which rail holds the key). */
+const ACTIVE_OF_KEY_ON_OTHER_RAILS = prepared(`SELECT ${COLUMNS} FROM entitlements
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail <> $5
+          AND state = 'active' AND (valid_until IS NULL OR valid_until > $6)
+        ORDER BY rail`);
+
+/** The first row of (customer, key, rail), or nothing where it exists (writeParams; a manual grant's). */
+const INSERT_IF_ABSENT = prepared(`INSERT INTO entitlements
+         (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11, $11)
+       ON CONFLICT ON CONSTRAINT entitlements_customer_key_rail_uq DO NOTHING
+       RETURNING ${COLUMNS}`);
+
+/** A locked row overwritten (writeParams; a manual grant's or revoke's). */
+const UPDATE_LOCKED = prepared(`UPDATE entitlements
+          SET product_id = $6, subscription_id = $7, state = $8, valid_until = $9, last_event_id = $10,
+              version = version + 1, updated_at = $11
+        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail = $5
+        RETURNING ${COLUMNS}`);
+
+const SORTED_BY_DATABASE = prepared(`SELECT array_agg(t ORDER BY t) AS sorted FROM unnest($1::text[]) AS t`);
+
 function toRecord(row: EntitlementRow): EntitlementRecord {
   return {
     customerId: row.customer_id,
@@ -167,19 +189,13 @@ export class EntitlementRepository {
 
   /** `texts` sorted as the database sorts text (its default collation, the one of entitlement keys and rails); no tenant data. */
   async sortedByDatabase(texts: readonly string[]): Promise<string[]> {
-    const row = await this.sql.one<{ sorted: string[] | null }>(`SELECT array_agg(t ORDER BY t) AS sorted FROM unnest($1::text[]) AS t`, [[...texts]]);
+    const row = await this.sql.one<{ sorted: string[] | null }>(SORTED_BY_DATABASE, [[...texts]]);
     return row?.sorted ?? [];
   }
 
   /** Active rows of one key on rails other than `exceptRail`. */
   async findActiveOfKey(scope: TenantScope, customerId: string, key: string, exceptRail: Rail, now: Date): Promise<EntitlementRecord[]> {
-    const rows: EntitlementRow[] = await this.sql.rows(
-      `SELECT ${COLUMNS} FROM entitlements
-        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail <> $5
-          AND state = 'active' AND (valid_until IS NULL OR valid_until > $6)
-        ORDER BY rail`,
-      [scope.projectId, scope.env, customerId, key, exceptRail, now],
-    );
+    const rows: EntitlementRow[] = await this.sql.rows(ACTIVE_OF_KEY_ON_OTHER_RAILS, [scope.projectId, scope.env, customerId, key, exceptRail, now]);
     return rows.map(toRecord);
   }
 
@@ -221,14 +237,7 @@ export class EntitlementRepository {
    * the caller locks the committed row instead.
    */
   async insertIfAbsent(scope: TenantScope, write: EntitlementWrite, now: Date): Promise<EntitlementRecord | null> {
-    const rows: EntitlementRow[] = await this.sql.rows(
-      `INSERT INTO entitlements
-         (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, version, last_event_id, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11, $11)
-       ON CONFLICT ON CONSTRAINT entitlements_customer_key_rail_uq DO NOTHING
-       RETURNING ${COLUMNS}`,
-      writeParams(scope, write, now),
-    );
+    const rows: EntitlementRow[] = await this.sql.rows(INSERT_IF_ABSENT, writeParams(scope, write, now));
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
@@ -262,14 +271,7 @@ export class EntitlementRepository {
 
   /** Overwrites a row the caller holds locked; bumps its version. */
   async update(scope: TenantScope, write: EntitlementWrite, now: Date): Promise<EntitlementRecord> {
-    const result = await this.sql.rows<EntitlementRow>(
-      `UPDATE entitlements
-          SET product_id = $6, subscription_id = $7, state = $8, valid_until = $9, last_event_id = $10,
-              version = version + 1, updated_at = $11
-        WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail = $5
-        RETURNING ${COLUMNS}`,
-      writeParams(scope, write, now),
-    );
+    const result = await this.sql.rows<EntitlementRow>(UPDATE_LOCKED, writeParams(scope, write, now));
     const row = result[0];
     if (!row) throw new Error('entitlement row vanished while locked');
     return toRecord(row);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type CrossTenant, Sql, type TenantScope, prepared, textArrayParam } from '#platform';
+import { type CrossTenant, type PreparedSql, Sql, type TenantScope, prepared, textArrayParam } from '#platform';
 import type { DeliveryStatus } from '../domain/webhook-rules.js';
 
 export interface OutboxEvent {
@@ -141,6 +141,11 @@ const RECORD = prepared(`WITH seq AS (
         WHERE NOT pg_visible_in_snapshot(s.previous_xact, c.snapshot::pg_snapshot)
            OR (c.numbered AND s.previous_announced <> '' AND s.previous_announced <> c.heard)`);
 
+/** The rewrites of a change announced again under its counter's lock (reannounce): rare, prepared like the write they follow. */
+const SET_ANNOUNCED = prepared(`UPDATE webhook_customer_sequences SET announced = $4 WHERE project_id = $1 AND env = $2 AND customer_id = $3`);
+const DROP_EVENT = prepared(`DELETE FROM webhook_events WHERE project_id = $1 AND env = $2 AND id = $3`);
+const REWRITE_BODY = prepared(`UPDATE webhook_events SET body = $4 WHERE project_id = $1 AND env = $2 AND id = $3`);
+
 const HAS_ENABLED_ENDPOINT = prepared(`SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = $1 AND env = $2 AND status = 'enabled') AS found`);
 
 /** The transactional outbox: events, their fan-out to endpoints, the per-customer sequence, erasure purge. */
@@ -203,25 +208,22 @@ export class WebhookOutboxRepository {
 
   /** Sets the set the customer's last update announced (its event rewritten under the counter's lock): in the recording transaction. */
   setAnnounced(scope: TenantScope, customerId: string, announcedSet: string): Promise<void> {
-    const text = `UPDATE webhook_customer_sequences SET announced = $4 WHERE project_id = $1 AND env = $2 AND customer_id = $3`;
-    return this.changeOne(text, [scope.projectId, scope.env, customerId, announcedSet], `sequence counter of ${customerId}`);
+    return this.changeOne(SET_ANNOUNCED, [scope.projectId, scope.env, customerId, announcedSet], `sequence counter of ${customerId}`);
   }
 
   /** Drops a recorded event, and with it its deliveries (its change turned out to announce nothing): in the recording transaction. */
   dropEvent(scope: TenantScope, eventId: string): Promise<void> {
-    const text = `DELETE FROM webhook_events WHERE project_id = $1 AND env = $2 AND id = $3`;
-    return this.changeOne(text, [scope.projectId, scope.env, eventId], `webhook event ${eventId} to drop`);
+    return this.changeOne(DROP_EVENT, [scope.projectId, scope.env, eventId], `webhook event ${eventId} to drop`);
   }
 
   /** Puts a recorded event's body right (its state read again), before any delivery of it is sent: in the recording transaction. */
   rewriteBody(scope: TenantScope, eventId: string, body: string): Promise<void> {
-    const text = `UPDATE webhook_events SET body = $4 WHERE project_id = $1 AND env = $2 AND id = $3`;
-    return this.changeOne(text, [scope.projectId, scope.env, eventId, body], `webhook event ${eventId} to rewrite`);
+    return this.changeOne(REWRITE_BODY, [scope.projectId, scope.env, eventId, body], `webhook event ${eventId} to rewrite`);
   }
 
   /** A write of a row this transaction recorded: anything but exactly one row is a bug. */
-  private async changeOne(text: string, params: unknown[], row: string): Promise<void> {
-    const changed = await this.sql.affected(text, params);
+  private async changeOne(statement: PreparedSql, params: unknown[], row: string): Promise<void> {
+    const changed = await this.sql.affected(statement, params);
     if (changed !== 1) throw new Error(`${row} not found in its scope`);
   }
 
