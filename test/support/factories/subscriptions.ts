@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { TenantScope } from '#platform';
 import type { DataSource } from 'typeorm';
 
@@ -13,4 +14,34 @@ export async function dropStoredLifecycle(db: DataSource, scope: TenantScope, su
     scope.env,
     subscriptionId,
   ]);
+}
+
+export interface SeededRailSubscription {
+  rail?: string;
+  id?: string;
+  product?: string;
+  /** The record's access state (active unless said). */
+  state?: string;
+  /** The rail's own status word (null: none recorded). */
+  raw?: string | null;
+}
+
+/** A rail subscription record as a rail leaves it without a lifecycle object: 30 days left, rail time 1. Answers its id. */
+export async function seedRailSubscription(db: DataSource, scope: TenantScope, customerId: string, o: SeededRailSubscription = {}): Promise<string> {
+  const id = o.id ?? `sub_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+  await db.query(
+    `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, now() + interval '30 days', 1, $8, now(), now())`,
+    [
+      scope.projectId,
+      scope.env,
+      o.rail ?? 'card_payments',
+      id,
+      customerId,
+      o.product ?? 'price_pro',
+      o.state ?? 'active',
+      o.raw === undefined ? 'active' : o.raw,
+    ],
+  );
+  return id;
 }
