@@ -45,3 +45,17 @@ export async function seedRailSubscription(db: DataSource, scope: TenantScope, c
   );
   return id;
 }
+
+/** A record as the service kept it before subscription objects and the revenue ledger's price existed: no object, no ledger price. */
+export async function keptBeforeObjectsAndPrice(db: DataSource, scope: TenantScope, rail: string, subscriptionId: string): Promise<void> {
+  await db.query(`UPDATE rail_subscriptions SET subscription = NULL WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`, [
+    scope.projectId,
+    scope.env,
+    rail,
+    subscriptionId,
+  ]);
+  await db.query(
+    `UPDATE revenue_subscriptions SET currency = NULL, monthly_minor = NULL WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`,
+    [scope.projectId, scope.env, rail, subscriptionId],
+  );
+}
