@@ -17,10 +17,7 @@ describe('entitlements: manual grant and revoke (POST /v1/server/customers/{cust
   const { now, newCustomer, grant, revoke, serverRead, publicRead, audit, writeRail } = h;
   /** The customer's audit entries, as the operator's customer page lists them. */
   const timeline = async (customerId: string): Promise<{ eventId: string; eventType: string }[]> => {
-    const res = await t.http
-      .get(`/admin/v1/projects/${fx.projectId}/customers/${customerId}/timeline`)
-      .query({ env: 'sandbox', limit: 100 })
-      .set(operatorAuth());
+    const res = await t.http.get(`/admin/v1/projects/${fx.projectId}/customers/${customerId}/timeline?env=sandbox&limit=100`).set(operatorAuth());
     expect(res.status).toBe(200);
     return res.body.data;
   };

@@ -36,16 +36,13 @@ describe('rails: purchase sync on the iOS store rail', () => {
 
   /** The audit timeline of one customer, as the operator reads it. */
   async function auditTimeline(customerId: string): Promise<{ eventId: string; eventType: string }[]> {
-    const res = await t.http
-      .get(`/admin/v1/projects/${fx.projectId}/customers/${customerId}/timeline`)
-      .query({ env: 'sandbox', limit: 100 })
-      .set(operatorAuth());
+    const res = await t.http.get(`/admin/v1/projects/${fx.projectId}/customers/${customerId}/timeline?env=sandbox&limit=100`).set(operatorAuth());
     expect(res.status).toBe(200);
     return res.body.data;
   }
   /** What the customer pays, as the operator's customer page sums it. */
   async function revenueOf(customerId: string): Promise<{ paying: boolean; mrr: { amountMinor: number; currency: string } }> {
-    const res = await t.http.get(`/admin/v1/projects/${fx.projectId}/customers/${customerId}`).query({ env: 'sandbox' }).set(operatorAuth());
+    const res = await t.http.get(`/admin/v1/projects/${fx.projectId}/customers/${customerId}?env=sandbox`).set(operatorAuth());
     expect(res.status).toBe(200);
     return { paying: res.body.summary.paying, mrr: res.body.summary.mrr };
   }

@@ -339,7 +339,7 @@ describe('rails: refresh reads the rails (POST /v1/server/customers/{customerId}
     );
     // No customer holds the card customer id in either environment.
     for (const env of ['sandbox', 'production']) {
-      const found = await h.t.http.get(`/admin/v1/projects/${h.fx.projectId}/customers`).query({ env, q: cus }).set(operatorAuth());
+      const found = await h.t.http.get(`/admin/v1/projects/${h.fx.projectId}/customers?env=${env}&q=${encodeURIComponent(cus)}`).set(operatorAuth());
       expect(found.status).toBe(200);
       expect(found.body.data).toEqual([]);
     }

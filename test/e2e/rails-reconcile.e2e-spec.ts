@@ -32,10 +32,7 @@ describe('rails: reads at expiry and the migration gate, against the stores’ s
     expect((await h.t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds })).status).toBe(200);
   /** The customer's reconciliation entries, from the operator's audit timeline. */
   const reconciliations = async (customerId: string) => {
-    const res = await h.t.http
-      .get(`/admin/v1/projects/${h.fx.projectId}/customers/${customerId}/timeline`)
-      .query({ env: 'sandbox', limit: 100 })
-      .set(operatorAuth());
+    const res = await h.t.http.get(`/admin/v1/projects/${h.fx.projectId}/customers/${customerId}/timeline?env=sandbox&limit=100`).set(operatorAuth());
     expect(res.status).toBe(200);
     const ids = (res.body.data as { eventId: string; eventType: string }[]).filter((e) => e.eventType === 'reconciliation').map((e) => e.eventId);
     return Promise.all(ids.sort().map(async (eventId) => (await audit(eventId)).body.data));
