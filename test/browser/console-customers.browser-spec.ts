@@ -5,6 +5,9 @@ import Stripe from 'stripe';
 import { RailSecrets } from '#rails';
 import { createProject, createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { RailSecretsFile } from '../support/rail-secrets-file.js';
+import { seedRailSubscription, type SeededRailSubscription } from '../support/factories/subscriptions.js';
+import { seedCustomerRevenue, seedCustomers } from '../support/factories/revenue.js';
+import { testScope } from '../support/scopes.js';
 import { TEST_OPERATOR_TOKEN, createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { launchBrowser, type BrowserSession } from './support/browser.js';
 import { buildConsole, checkPage, settled } from './support/console.js';
@@ -46,13 +49,8 @@ describe('operator console: the customer list and the customer page', () => {
     await page().getByRole('radio', { name: env, checked: true }).waitFor();
   };
 
-  async function subscription(customerId: string, o: { rail?: string; product?: string; state?: string; raw: string }) {
-    await t.dataSource.query(
-      `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
-       VALUES ($1, 'sandbox', $2, $3, $4, $5, $6, now() + interval '30 days', 1, $7, now(), now())`,
-      [fx.projectId, o.rail ?? 'card_payments', `sub_${tag()}`, customerId, o.product ?? 'price_pro', o.state ?? 'active', o.raw],
-    );
-  }
+  const subscription = (customerId: string, o: SeededRailSubscription & { raw: string }) =>
+    seedRailSubscription(t.dataSource, testScope(fx.projectId), customerId, o);
 
   beforeAll(async () => {
     buildConsole();
@@ -64,11 +62,14 @@ describe('operator console: the customer list and the customer page', () => {
     baseUrl = `http://127.0.0.1:${address.port}`;
     fx = await createProjectWithApp(t, { projectId: await createProject(t, `Customers ${k}`) });
     // Thirty customers, oldest first, so that the newest-first list has two pages of 25.
-    await t.dataSource.query(
-      `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at)
-       SELECT 'cdcust_list' || lpad(i::text, 3, '0') || $3, $1, 'sandbox', 'member' || i || '@example.com', '{}', timestamptz '2026-01-01' + i * interval '1 hour', now()
-         FROM generate_series(1, $2::int) i`,
-      [fx.projectId, BULK, k],
+    await seedCustomers(
+      t.dataSource,
+      testScope(fx.projectId),
+      Array.from({ length: BULK }, (_, n) => ({
+        id: `cdcust_list${String(n + 1).padStart(3, '0')}${k}`,
+        email: `member${n + 1}@example.com`,
+        createdAt: new Date(Date.UTC(2026, 0, 1) + (n + 1) * 3_600_000),
+      })),
     );
     const identified = await t.http
       .post('/v1/identify')
@@ -78,10 +79,7 @@ describe('operator console: the customer list and the customer page', () => {
     star.id = identified.body.serviceCustomerId;
     await subscription(star.id, { raw: 'active', product: 'price_star' });
     await subscription(star.id, { raw: 'active', rail: 'ios_store', product: 'com.app.star' });
-    await t.dataSource.query(
-      `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, 'USD', 4999)`,
-      [fx.projectId, star.id],
-    );
+    await seedCustomerRevenue(t.dataSource, testScope(fx.projectId), star.id, 4999);
     await subscription(`cdcust_list001${k}`, { raw: 'past_due' });
     await subscription(`cdcust_list002${k}`, { raw: 'canceled', state: 'inactive' });
     const live = await t.http

@@ -22,7 +22,8 @@ describe('acquisition: arrivals, first touch and GET /v1/acquisition', () => {
     anonymousId,
     properties: { url: 'https://localhost:3000/', path: '/', ...extra },
   });
-  const identify = (userId: string, anonymousId: string) => t.http.post('/v1/identify').set(keyHeaders(p, p.keys.pubTest)).send({ userId, anonymousId });
+  const identify = (userId: string, anonymousId: string, fixture = p) =>
+    t.http.post('/v1/identify').set(keyHeaders(fixture, fixture.keys.pubTest)).send({ userId, anonymousId });
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -33,25 +34,34 @@ describe('acquisition: arrivals, first touch and GET /v1/acquisition', () => {
   afterAll(async () => t.close());
 
   it('an arrival is 202 { object: arrival }; the first arrival wins and replaces a page view’s first touch', async () => {
-    const res = await arrival({ anonymousId: 'anon_hs1', ref: 'hs_contact_1' });
+    const web = await createProjectWithApp(t);
+    const res = await arrival({ anonymousId: 'anon_hs1', ref: 'hs_contact_1' }, web);
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ object: 'arrival' });
-    expect((await arrival({ anonymousId: 'anon_hs1', ref: 'hs_contact_2' })).status).toBe(202);
+    expect((await arrival({ anonymousId: 'anon_hs1', ref: 'hs_contact_2' }, web)).status).toBe(202);
 
     const events = [pageView('anon_hs2', { referrer: 'https://www.google.com/' })];
-    expect((await t.http.post('/v1/events').set(keyHeaders(p, p.keys.pubTest)).send({ events })).status).toBe(202);
-    expect((await arrival({ anonymousId: 'anon_hs2', ref: 'hs_contact_3' })).status).toBe(202);
+    expect((await t.http.post('/v1/events').set(keyHeaders(web, web.keys.pubTest)).send({ events })).status).toBe(202);
+    expect((await arrival({ anonymousId: 'anon_hs2', ref: 'hs_contact_3' }, web)).status).toBe(202);
 
-    const rows = await t.dataSource.query(`SELECT anonymous_id, source, kind FROM acquisition_first_touch WHERE project_id = $1 ORDER BY anonymous_id`, [
-      p.projectId,
-    ]);
-    expect(rows).toEqual([
-      { anonymous_id: 'anon_hs1', source: 'hs_contact_1', kind: 'arrival' },
-      { anonymous_id: 'anon_hs2', source: 'hs_contact_3', kind: 'arrival' },
+    // The first touches show once the anonymous ids become customers: hs_contact_2 never counts, google is replaced.
+    for (const [user, anon] of [
+      ['hs_u1', 'anon_hs1'],
+      ['hs_u2', 'anon_hs2'],
+    ]) {
+      expect((await identify(user, anon, web)).status).toBe(200);
+    }
+    const sources = await t.http.get('/v1/acquisition').set(bearer(web.keys.skTest));
+    expect(sources.status).toBe(200);
+    expect(sources.body.data.sources).toEqual([
+      { source: 'hs_contact_1', signups: 1 },
+      { source: 'hs_contact_3', signups: 1 },
     ]);
   });
 
   it('customers count once under their first touch: arrival ref, else utm_source, else referrer host, else direct; highest first', async () => {
+    expect((await arrival({ anonymousId: 'anon_hs1', ref: 'hs_contact_1' })).status).toBe(202);
+    expect((await arrival({ anonymousId: 'anon_hs2', ref: 'hs_contact_3' })).status).toBe(202);
     const events = [
       pageView('anon_g1', { referrer: 'https://www.google.com/search' }),
       pageView('anon_g2', { referrer: 'https://www.google.com/' }),

@@ -5,6 +5,10 @@ import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../suppor
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
 import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
+import { seedRailSubscription, type SeededRailSubscription } from '../support/factories/subscriptions.js';
+import { seedActiveDays, seedCustomerRevenue, seedCustomerRevenues, seedCustomers, seedLastActiveDays } from '../support/factories/revenue.js';
+import { linkCardCustomer } from '../support/factories/rails.js';
+import { testScope } from '../support/scopes.js';
 
 interface Item {
   serviceCustomerId: string;
@@ -47,34 +51,10 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
     return res.body.serviceCustomerId;
   }
 
-  async function subscription(
-    fx: ProjectFixture,
-    customerId: string,
-    o: { rail?: string; id?: string; product?: string; state?: string; raw?: string | null },
-  ) {
-    await t.dataSource.query(
-      `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
-       VALUES ($1, 'sandbox', $2, $3, $4, $5, $6, now() + interval '30 days', 1, $7, now(), now())`,
-      [
-        fx.projectId,
-        o.rail ?? 'card_payments',
-        o.id ?? `sub_${tag()}`,
-        customerId,
-        o.product ?? 'price_pro',
-        o.state ?? 'active',
-        o.raw === undefined ? 'active' : o.raw,
-      ],
-    );
-  }
-
-  async function mrr(fx: ProjectFixture, customerId: string, minor: number, currency = 'USD') {
-    await t.dataSource.query(`INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, $3, $4)`, [
-      fx.projectId,
-      customerId,
-      currency,
-      minor,
-    ]);
-  }
+  const sandbox = (fx: ProjectFixture) => testScope(fx.projectId);
+  const subscription = (fx: ProjectFixture, customerId: string, o: SeededRailSubscription) => seedRailSubscription(t.dataSource, sandbox(fx), customerId, o);
+  const mrr = (fx: ProjectFixture, customerId: string, minor: number, currency = 'USD') =>
+    seedCustomerRevenue(t.dataSource, sandbox(fx), customerId, minor, currency);
 
   describe('search', () => {
     it('matches a prefix of the user id, the cdcust_ id and rail ids, and any part of the email, case-insensitively', async () => {
@@ -88,10 +68,7 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
       await subscription(fx, c, { rail: 'ios_store', id: txn });
       await subscription(fx, c, { rail: 'android_store', id: purchaseToken });
       const cardCustomer = `cus_${k}Z`;
-      await t.dataSource.query(
-        `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, created_at) VALUES ($1, 'sandbox', 'card_customer_id', $2, $3, now())`,
-        [fx.projectId, cardCustomer, c],
-      );
+      await linkCardCustomer(t.dataSource, sandbox(fx), cardCustomer, c);
       for (const q of [
         `user_${k}`, // prefix of the user id, other case
         `USER_${k}_AL`,
@@ -162,15 +139,8 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
       await mrr(fx, c.trialing!, 100, 'EUR');
       await mrr(fx, c.mixed!, 4999);
       await mrr(fx, c.billing!, 1999);
-      await t.dataSource.query(
-        `INSERT INTO reporting_active_days (project_id, env, day, customer_id) VALUES ($1, 'sandbox', '2026-01-05', $2), ($1, 'sandbox', '2026-03-01', $2), ($1, 'sandbox', '2026-02-01', $3)`,
-        [fx.projectId, c.paused, c.none],
-      );
-      // Each customer's last active day, as the activity writer keeps it beside the day rows.
-      await t.dataSource.query(
-        `INSERT INTO reporting_active_last_days (project_id, env, customer_id, day) VALUES ($1, 'sandbox', $2, '2026-03-01'), ($1, 'sandbox', $3, '2026-02-01')`,
-        [fx.projectId, c.paused, c.none],
-      );
+      await seedActiveDays(t.dataSource, sandbox(fx), c.paused!, ['2026-01-05', '2026-03-01']);
+      await seedActiveDays(t.dataSource, sandbox(fx), c.none!, ['2026-02-01']);
     });
 
     it('records without a lifecycle state: the state their status word names; expired only without anything else; the earlier words still filter', async () => {
@@ -254,27 +224,30 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
     let fx: ProjectFixture;
     beforeAll(async () => {
       fx = await createProjectWithApp(t);
-      // Groups of 50 share one created_at and every 7th pays: ties everywhere, broken by id.
-      await t.dataSource.query(
-        `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at)
-         SELECT 'cdcust_bulk' || lpad(i::text, 5, '0'), $1, 'sandbox', 'bulk' || i || '@example.com', '{}', timestamptz '2026-01-01' + (i / 50) * interval '1 minute', now()
-           FROM generate_series(1, $2::int) i`,
-        [fx.projectId, N],
+      // Groups of 50 share one created_at and every 7th pays: ties everywhere, broken by id; five emails a spreadsheet would misread.
+      const bulk = (i: number) => `cdcust_bulk${String(i).padStart(5, '0')}`;
+      const tricky: Record<string, string> = {
+        cdcust_bulk00001: '=HYPERLINK("http://evil")@x.com',
+        cdcust_bulk00002: '+1@x.com',
+        cdcust_bulk00003: '-2@x.com',
+        cdcust_bulk00004: '@3@x.com',
+        cdcust_bulk00005: 'a,"b"\nc@x.com',
+      };
+      const numbers = Array.from({ length: N }, (_, k) => k + 1);
+      await seedCustomers(
+        t.dataSource,
+        sandbox(fx),
+        numbers.map((i) => ({
+          id: bulk(i),
+          email: tricky[bulk(i)] ?? `bulk${i}@example.com`,
+          createdAt: new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 50) * 60_000),
+        })),
       );
-      await t.dataSource.query(
-        `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor)
-         SELECT $1, 'sandbox', 'cdcust_bulk' || lpad(i::text, 5, '0'), 'USD', 100 * (i % 3 + 1) FROM generate_series(7, $2::int, 7) i`,
-        [fx.projectId, N],
+      await seedCustomerRevenues(
+        t.dataSource,
+        sandbox(fx),
+        numbers.filter((i) => i % 7 === 0).map((i) => ({ customerId: bulk(i), monthlyMinor: 100 * ((i % 3) + 1) })),
       );
-      const tricky: [string, string][] = [
-        ['cdcust_bulk00001', '=HYPERLINK("http://evil")@x.com'],
-        ['cdcust_bulk00002', '+1@x.com'],
-        ['cdcust_bulk00003', '-2@x.com'],
-        ['cdcust_bulk00004', '@3@x.com'],
-        ['cdcust_bulk00005', 'a,"b"\nc@x.com'],
-      ];
-      for (const [id, email] of tricky)
-        await t.dataSource.query(`UPDATE customers SET email = $2 WHERE project_id = $1 AND id = $3`, [fx.projectId, email, id]);
     });
 
     async function walk(query: Record<string, string>): Promise<string[]> {
@@ -369,27 +342,16 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
     const card = (i: number) => i % 6 === 0;
     beforeAll(async () => {
       fx = await createProjectWithApp(t);
-      await t.dataSource.query(
-        `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at)
-         SELECT 'cdcust_ord' || lpad(i::text, 3, '0'), $1, 'sandbox', null, '{}', timestamptz '2026-01-01' + i * interval '1 minute', now()
-           FROM generate_series(1, $2::int) i`,
-        [fx.projectId, N],
+      await seedCustomers(
+        t.dataSource,
+        sandbox(fx),
+        Array.from({ length: N }, (_, k) => ({ id: id(k + 1), createdAt: new Date(Date.UTC(2026, 0, 1) + (k + 1) * 60_000) })),
       );
       for (let i = 1; i <= N; i++) {
         if (usd(i) > 0) await mrr(fx, id(i), usd(i));
         if (eur(i)) await mrr(fx, id(i), 700, 'EUR');
         const d = day(i);
-        if (d) {
-          await t.dataSource.query(
-            `INSERT INTO reporting_active_days (project_id, env, day, customer_id) VALUES ($1, 'sandbox', '2025-12-01', $2), ($1, 'sandbox', $3, $2)`,
-            [fx.projectId, id(i), d],
-          );
-          await t.dataSource.query(`INSERT INTO reporting_active_last_days (project_id, env, customer_id, day) VALUES ($1, 'sandbox', $2, $3)`, [
-            fx.projectId,
-            id(i),
-            d,
-          ]);
-        }
+        if (d) await seedActiveDays(t.dataSource, sandbox(fx), id(i), ['2025-12-01', d]);
         if (card(i)) await subscription(fx, id(i), { raw: 'active' });
       }
     });
@@ -449,22 +411,25 @@ describe('operator customer list: partial search, filters, sorting, cursor pages
       // A scope with volume and fresh statistics, so that EXPLAIN shows the plan production gets.
       const vol = await createProjectWithApp(t);
       const V = 20000;
-      await t.dataSource.query(
-        `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at)
-         SELECT 'cdcust_vol' || lpad(i::text, 6, '0'), $1, 'sandbox', null, '{}', timestamptz '2026-01-01' + i * interval '1 second', now()
-           FROM generate_series(1, $2::int) i`,
-        [vol.projectId, V],
+      const volId = (i: number) => `cdcust_vol${String(i).padStart(6, '0')}`;
+      const numbers = Array.from({ length: V }, (_, k) => k + 1);
+      await seedCustomers(
+        t.dataSource,
+        sandbox(vol),
+        numbers.map((i) => ({ id: volId(i), createdAt: new Date(Date.UTC(2026, 0, 1) + i * 1000) })),
       );
       await t.dataSource.query('ANALYZE customers');
-      await t.dataSource.query(
-        `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor)
-         SELECT $1, 'sandbox', 'cdcust_vol' || lpad(i::text, 6, '0'), 'USD', 100 * (i % 50 + 1) FROM generate_series(4, $2::int, 4) i`,
-        [vol.projectId, V],
+      await seedCustomerRevenues(
+        t.dataSource,
+        sandbox(vol),
+        numbers.filter((i) => i % 4 === 0).map((i) => ({ customerId: volId(i), monthlyMinor: 100 * ((i % 50) + 1) })),
       );
-      await t.dataSource.query(
-        `INSERT INTO reporting_active_last_days (project_id, env, customer_id, day)
-         SELECT $1, 'sandbox', 'cdcust_vol' || lpad(i::text, 6, '0'), date '2025-01-01' + i % 365 FROM generate_series(2, $2::int, 2) i`,
-        [vol.projectId, V],
+      await seedLastActiveDays(
+        t.dataSource,
+        sandbox(vol),
+        numbers
+          .filter((i) => i % 2 === 0)
+          .map((i) => ({ customerId: volId(i), day: new Date(Date.UTC(2025, 0, 1) + (i % 365) * 86_400_000).toISOString().slice(0, 10) })),
       );
       await t.dataSource.query('ANALYZE customers, revenue_customer_totals, reporting_active_last_days');
       const sql = t.app.get(Sql);

@@ -1,6 +1,9 @@
 import { RailReader } from '#rails';
 import { TenantScopes } from '#platform';
+import { WebhookDispatcher } from '#webhooks';
 import { operatorAuth } from '../support/test-app.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { keptBeforeObjectsAndPrice } from '../support/factories/subscriptions.js';
 import { expectError } from '../support/expect-error.js';
 import { BUNDLE, PRODUCTS, railReadHarness, uid } from '../support/harness/rails-read.js';
 import { type TransactionFields, createStoreChain, notificationPayload, signStoreJws } from '../support/store-signing.js';
@@ -10,18 +13,27 @@ const DAY = 86_400;
 describe('rails: refresh reads the rails (POST /v1/server/customers/{customerId}/refresh)', () => {
   const h = railReadHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' });
   const { now, card, google, cardCustomer, iosCustomer, androidCustomer, appleReports, googleReports, refresh, audit, auditCount } = h;
-  // Outbound events are recorded only where an endpoint is enabled: one (never reached) listens to the sandbox.
+  // Outbound events are recorded only where an endpoint is enabled: a receiver listens to the sandbox.
+  let receiver: WebhookReceiver;
+  const hookPath = '/hooks/refresh';
   beforeAll(async () => {
+    receiver = await startWebhookReceiver();
     const res = await h.t.http
       .post(`/admin/v1/projects/${h.fx.projectId}/webhook-endpoints`)
       .set(operatorAuth())
-      .send({ url: 'http://127.0.0.1:9/hooks/refresh', env: 'sandbox' });
+      .send({ url: receiver.url(hookPath), env: 'sandbox' });
     expect(res.status).toBe(201);
   });
-  const events = async (customerId: string) =>
-    ((await h.t.dataSource.query(`SELECT type FROM webhook_events WHERE customer_id = $1 ORDER BY created_at_ms, id`, [customerId])) as { type: string }[]).map(
-      (row) => row.type,
-    );
+  afterAll(async () => receiver?.close());
+  /** The events delivered about the customer so far, in the order they arrived (the outbox drained first). */
+  const delivered = async (customerId: string, type?: string): Promise<{ type: string; data: any }[]> => {
+    await h.t.app.get(WebhookDispatcher).drain();
+    return receiver
+      .of(hookPath)
+      .map((r) => r.json as { type: string; data: any })
+      .filter((e) => e.data.serviceCustomerId === customerId && (!type || e.type === type));
+  };
+  const events = async (customerId: string) => (await delivered(customerId)).map((e) => e.type);
 
   it('card: a renewal the notification missed is kept (entitlement extended, one reconciliation entry, outbound event)', async () => {
     const { customerId, cardCustomer: cus, sub } = await cardCustomer({ periodEnd: now() + 60 });
@@ -129,17 +141,8 @@ describe('rails: refresh reads the rails (POST /v1/server/customers/{customerId}
         )
       )[0] ?? null;
     /** A record as the service kept it before subscription objects and the revenue ledger's price existed. */
-    const forgetObjectAndPrice = async (rail: string, subscriptionId: string) => {
-      await h.t.dataSource.query(`UPDATE rail_subscriptions SET subscription = NULL WHERE project_id = $1 AND rail = $2 AND subscription_id = $3`, [
-        h.fx.projectId,
-        rail,
-        subscriptionId,
-      ]);
-      await h.t.dataSource.query(
-        `UPDATE revenue_subscriptions SET currency = NULL, monthly_minor = NULL WHERE project_id = $1 AND rail = $2 AND subscription_id = $3`,
-        [h.fx.projectId, rail, subscriptionId],
-      );
-    };
+    const forgetObjectAndPrice = (rail: string, subscriptionId: string) =>
+      keptBeforeObjectsAndPrice(h.t.dataSource, TenantScopes.operator(h.fx.projectId, 'sandbox'), rail, subscriptionId);
 
     it('iOS: a refresh of a record kept before objects fills its object and its price at once (same period); a second refresh writes nothing', async () => {
       const expiresMs = h.t.clock.nowMs() + 10 * DAY * 1000;
@@ -214,10 +217,7 @@ describe('rails: refresh reads the rails (POST /v1/server/customers/{customerId}
         }),
       );
       expect(res.body.data).toEqual([expect.objectContaining({ key: 'pro', isActive: true, validUntil: Math.floor(graceEndMs / 1000) })]);
-      const [issue] = await h.t.dataSource.query(
-        `SELECT body::jsonb->'data' AS data FROM webhook_events WHERE customer_id = $1 AND type = 'subscription.billing_issue'`,
-        [customerId],
-      );
+      const [issue] = await delivered(customerId, 'subscription.billing_issue');
       expect(issue.data).toEqual(
         expect.objectContaining({
           railEventId: null,
@@ -246,12 +246,9 @@ describe('rails: refresh reads the rails (POST /v1/server/customers/{customerId}
       expect(res.body.decision).toBe('applied');
     };
     const causes = async () =>
-      (
-        (await h.t.dataSource.query(
-          `SELECT body::jsonb->'data'->'changes' AS changes FROM webhook_events WHERE customer_id = $1 AND type = 'customer.entitlements.updated' ORDER BY created_at_ms, id`,
-          [customerId],
-        )) as { changes: { key: string; change: string; cause: string }[] }[]
-      ).map((row) => row.changes.map((c) => `${c.key}:${c.change}/${c.cause}`));
+      (await delivered(customerId, 'customer.entitlements.updated')).map((e) =>
+        (e.data.changes as { key: string; change: string; cause: string }[]).map((c) => `${c.key}:${c.change}/${c.cause}`),
+      );
     await notify('RENEWAL_EXTENDED', undefined, { expiresDate: h.t.clock.nowMs() + 5 * DAY * 1000 });
     expect((await causes()).at(-1)).toEqual(['pro:extended/extension']);
     await notify('DID_CHANGE_RENEWAL_PREF', 'UPGRADE', {
@@ -340,8 +337,12 @@ describe('rails: refresh reads the rails (POST /v1/server/customers/{customerId}
     expect(await reader.readRailId(scope, 'card_payments', uid('cus'), 'migration')).toEqual(
       expect.objectContaining({ found: 'none', decision: 'no_subscription' }),
     );
-    const [{ n }] = await h.t.dataSource.query(`SELECT count(*)::int AS n FROM customer_aliases WHERE value = $1`, [cus]);
-    expect(n).toBe(0);
+    // No customer holds the card customer id in either environment.
+    for (const env of ['sandbox', 'production']) {
+      const found = await h.t.http.get(`/admin/v1/projects/${h.fx.projectId}/customers?env=${env}&q=${encodeURIComponent(cus)}`).set(operatorAuth());
+      expect(found.status).toBe(200);
+      expect(found.body.data).toEqual([]);
+    }
   });
 
   describe('operator: POST /admin/v1/projects/{projectId}/customers/{customerId}/refresh?env=', () => {

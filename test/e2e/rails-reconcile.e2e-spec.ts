@@ -30,12 +30,12 @@ describe('rails: reads at expiry and the migration gate, against the stores’ s
   const sweep = () => h.t.app.get(ExpiryReadsJob).sweepOnce();
   const advance = async (seconds: number) =>
     expect((await h.t.http.post('/admin/v1/test-clock/advance').set(operatorAuth()).send({ seconds })).status).toBe(200);
+  /** The customer's reconciliation entries, from the operator's audit timeline. */
   const reconciliations = async (customerId: string) => {
-    const rows: { event_id: string }[] = await h.t.dataSource.query(
-      `SELECT event_id FROM audit_entries WHERE project_id = $1 AND customer_id = $2 AND event_type = 'reconciliation' ORDER BY event_id`,
-      [h.fx.projectId, customerId],
-    );
-    return Promise.all(rows.map(async (row) => (await audit(row.event_id)).body.data));
+    const res = await h.t.http.get(`/admin/v1/projects/${h.fx.projectId}/customers/${customerId}/timeline?env=sandbox&limit=100`).set(operatorAuth());
+    expect(res.status).toBe(200);
+    const ids = (res.body.data as { eventId: string; eventType: string }[]).filter((e) => e.eventType === 'reconciliation').map((e) => e.eventId);
+    return Promise.all(ids.sort().map(async (eventId) => (await audit(eventId)).body.data));
   };
   const expiryRow = async (rail: string, subscriptionId: string) =>
     (
@@ -119,10 +119,12 @@ describe('rails: reads at expiry and the migration gate, against the stores’ s
         expect.objectContaining({ id: tx.originalTransactionId, isActive: true, price: { amountMicros: 4_990_000, currency: 'EUR' } }),
       ]);
       // The renewal is announced from the read: no rail event id.
-      const [renewed] = await h.t.dataSource.query(
-        `SELECT body::jsonb->'data' AS data FROM webhook_events WHERE customer_id = $1 AND type = 'subscription.renewed' ORDER BY created_at_ms DESC LIMIT 1`,
-        [customerId],
-      );
+      await h.t.app.get(WebhookDispatcher).drain();
+      const [renewed] = receiver
+        .of(hookPath)
+        .map((r) => r.json)
+        .filter((e) => e.type === 'subscription.renewed' && e.data.serviceCustomerId === customerId)
+        .slice(-1);
       expect(renewed.data).toEqual(
         expect.objectContaining({
           railEventId: null,

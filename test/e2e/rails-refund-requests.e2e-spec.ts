@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { RefundRequestsJob } from '#rails';
+import { WebhookDispatcher } from '#webhooks';
 import { Sql, TenantScopes } from '#platform';
 import { RailCustomerResolver } from '../../libs/rails/src/customers/rail-customer-resolver.service.js';
 import { keyHeaders, type ProjectFixture } from '../support/fixtures.js';
@@ -7,6 +8,7 @@ import { expectError } from '../support/expect-error.js';
 import { BUNDLE, railReadHarness } from '../support/harness/rails-read.js';
 import { type TransactionFields, notificationPayload, signStoreJws } from '../support/store-signing.js';
 import { operatorAuth } from '../support/test-app.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const TWELVE_HOURS = 12 * 3600;
 
@@ -15,16 +17,29 @@ describe('rails: Apple refund requests (CONSUMPTION_REQUEST, /v1/server/refund-r
   const h = railReadHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' }, { ownDatabase: true });
   const answerDue = () => h.t.app.get(RefundRequestsJob).answerDue();
   let other: ProjectFixture;
+  let receiver: WebhookReceiver;
+  const hookPath = '/hooks/refunds';
 
   beforeAll(async () => {
-    // Outbound events are recorded only where an endpoint is enabled: one (never reached) listens to the sandbox.
+    // Outbound events are recorded only where an endpoint is enabled: a receiver listens to the sandbox.
+    receiver = await startWebhookReceiver();
     const res = await h.t.http
       .post(`/admin/v1/projects/${h.fx.projectId}/webhook-endpoints`)
       .set(operatorAuth())
-      .send({ url: 'http://127.0.0.1:9/hooks/refunds', env: 'sandbox' });
+      .send({ url: receiver.url(hookPath), env: 'sandbox' });
     expect(res.status).toBe(201);
     other = await h.railProject();
   });
+  afterAll(async () => receiver?.close());
+
+  /** The events of one type delivered about the customer, once the outbox is drained. */
+  const announced = async (customerId: string, type: string) => {
+    await h.t.app.get(WebhookDispatcher).drain();
+    return receiver
+      .of(hookPath)
+      .map((r) => r.json)
+      .filter((e) => e.type === type && e.data.serviceCustomerId === customerId);
+  };
 
   const putIos = (consumption?: unknown, projectId = h.fx.projectId) =>
     h.t.http
@@ -114,11 +129,9 @@ describe('rails: Apple refund requests (CONSUMPTION_REQUEST, /v1/server/refund-r
       answer: null,
     });
     expect(Math.abs(receivedAt - Math.floor(h.t.clock.nowMs() / 1000))).toBeLessThan(60);
-    const events = (await h.t.dataSource.query(`SELECT body FROM webhook_events WHERE customer_id = $1 AND type = 'subscription.consumption_requested'`, [
-      customerId,
-    ])) as { body: string }[];
+    const events = await announced(customerId, 'subscription.consumption_requested');
     expect(events).toHaveLength(1);
-    expect(JSON.parse(events[0].body).data).toEqual(
+    expect(events[0].data).toEqual(
       expect.objectContaining({
         requestId: id,
         deadline: receivedAt + TWELVE_HOURS,

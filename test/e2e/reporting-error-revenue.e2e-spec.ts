@@ -4,6 +4,9 @@ import { ErrorRevenueRefreshJob } from '#reporting';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { bearer, identifyUsers, secretKeyWithScopes } from '../support/read-api.js';
+import { seedCustomerRevenue } from '../support/factories/revenue.js';
+import { enableCardRail } from '../support/factories/rails.js';
+import { testScope } from '../support/scopes.js';
 
 /**
  * What an error costs in revenue (paying users, affected users with revenue at risk first)
@@ -17,12 +20,7 @@ describe('error revenue snapshots', () => {
   let identityKey: string;
   const fingerprint = 'c0ffee01';
   const customers: Record<string, string> = {};
-  const seedRevenue = (userId: string, monthlyMinor: number) =>
-    t.dataSource.query(
-      `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, 'USD', $3)
-       ON CONFLICT (project_id, env, customer_id, currency) DO UPDATE SET monthly_minor = EXCLUDED.monthly_minor`,
-      [p.projectId, customers[userId], monthlyMinor],
-    );
+  const seedRevenue = (userId: string, monthlyMinor: number) => seedCustomerRevenue(t.dataSource, testScope(p.projectId), customers[userId], monthlyMinor);
   const impact = async () => (await t.http.get(`/v1/errors?fingerprint=${fingerprint}`).set(bearer(p.keys.skTest))).body.data.affected;
   const affected = async () =>
     (await t.http.get(`/v1/errors/affected?fingerprint=${fingerprint}`).set(bearer(identityKey))).body.data.rows.map(
@@ -55,7 +53,7 @@ describe('error revenue snapshots', () => {
         })),
       });
     expect(res.status).toBe(202);
-    await t.dataSource.query(`INSERT INTO rail_settings (project_id, rail, enabled, updated_at) VALUES ($1, 'card_payments', true, now())`, [p.projectId]);
+    await enableCardRail(t, p.projectId);
     await seedRevenue('u_a', 900);
   });
   afterAll(async () => t.close());

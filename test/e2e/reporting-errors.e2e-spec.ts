@@ -4,12 +4,15 @@ import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } 
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
 import { bearer, expectNamedError, identifyUsers, secretKeyWithScopes } from '../support/read-api.js';
+import { seedCustomerRevenue } from '../support/factories/revenue.js';
+import { enableCardRail } from '../support/factories/rails.js';
+import { testScope } from '../support/scopes.js';
 
 /**
  * GET /v1/errors and /v1/errors/affected: the per-day error rollups the event write keeps,
- * joined to identity and the revenue ledger. The ledger's rows for a paying customer and a
- * connected card rail are seeded directly (the rail notifications that produce them are
- * the revenue ledger's own tests).
+ * joined to identity and the revenue ledger. The ledger's rows for paying customers are
+ * seeded directly and the card rail is turned on through the operator API (the rail
+ * notifications that produce the rows are the revenue ledger's own tests).
  */
 describe('error impact and affected users', () => {
   let t: TestApp;
@@ -81,15 +84,12 @@ describe('error impact and affected users', () => {
     });
     expect(res.body.meta.coverage.errors.state).toBe('measured');
     expect(res.body.meta.coverage.revenue).toEqual({ state: 'not_instrumented', since: null });
-    const [{ n }] = await t.dataSource.query(`SELECT sum(occurrences)::int AS n FROM error_daily_rollups WHERE project_id = $1`, [p.projectId]);
-    expect(n).toBe(5);
   });
 
   it('with revenue measured, paying users are counted and the affected rows put revenue at risk first', async () => {
-    await t.dataSource.query(`INSERT INTO rail_settings (project_id, rail, enabled, updated_at) VALUES ($1, 'card_payments', true, now())`, [p.projectId]);
-    const seed = `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, 'USD', $3)`;
-    await t.dataSource.query(seed, [p.projectId, customers.u_paying, 900]);
-    await t.dataSource.query(seed, [p.projectId, customers.u_whale, 49_900]);
+    await enableCardRail(t, p.projectId);
+    await seedCustomerRevenue(t.dataSource, testScope(p.projectId), customers.u_paying, 900);
+    await seedCustomerRevenue(t.dataSource, testScope(p.projectId), customers.u_whale, 49_900);
 
     const impact = await t.http.get(`/v1/errors?fingerprint=${fingerprint}`).set(bearer(p.keys.skTest));
     expect(impact.body.data.affected).toEqual({ users: 3, payingUsers: 2 });
@@ -142,8 +142,8 @@ describe('error impact and affected users', () => {
     const forgot = await t.http.post('/v1/identity/forget').set(keyHeaders(p, p.keys.skTest)).send({ customerId: customers.u_free });
     expect(forgot.status).toBe(200);
     await t.app.get(ErasureWorker).runOnce({ projectId: p.projectId });
-    const rows = await t.dataSource.query(`SELECT user_id FROM error_affected_users WHERE project_id = $1 ORDER BY user_id`, [p.projectId]);
-    expect(rows.map((r: { user_id: string }) => r.user_id)).toEqual(['u_paying', 'u_whale']);
+    const left = await t.http.get(`/v1/errors/affected?fingerprint=${fingerprint}`).set(bearer(identityKey));
+    expect(left.body.data.rows.map((r: { userId: string }) => r.userId)).toEqual(['u_whale', 'u_paying']);
     const res = await t.http.get(`/v1/errors?fingerprint=${fingerprint}`).set(bearer(p.keys.skTest));
     expect(res.body.data).toEqual(expect.objectContaining({ occurrences: 5, affected: { users: 2, payingUsers: 2 } }));
   });

@@ -67,8 +67,9 @@ describe('subscriptions: the customer history read', () => {
   }
 
   it('every lifecycle event of a project without webhook endpoints, newest first, with the rail event and audit entry ids', async () => {
-    const [{ n: endpoints }] = await h.t.dataSource.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE project_id = $1`, [h.fx.projectId]);
-    expect(endpoints).toBe(0);
+    const endpoints = await h.t.http.get(`/admin/v1/projects/${h.fx.projectId}/webhook-endpoints`).set(operatorAuth());
+    expect(endpoints.status).toBe(200);
+    expect(endpoints.body.data).toEqual([]);
     const { sub, steps, answers, customerId, t0 } = await lifecycle();
     const res = await serverHistory(customerId);
     expect(res.status).toBe(200);

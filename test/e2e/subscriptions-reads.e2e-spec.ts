@@ -2,6 +2,8 @@ import { keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
 import { cardWebhookHarness } from '../support/harness/webhooks-card.js';
+import { dropStoredLifecycle } from '../support/factories/subscriptions.js';
+import { testScope } from '../support/scopes.js';
 
 describe('subscriptions: reads (GET /v1/subscriptions, server and operator customer subscriptions)', () => {
   const h = cardWebhookHarness();
@@ -27,10 +29,7 @@ describe('subscriptions: reads (GET /v1/subscriptions, server and operator custo
   it('a record applied before the lifecycle was stored answers the object its record knows', async () => {
     const periodEnd = now() + 30 * 86400;
     const { sub, customerId } = await created({ periodEnd });
-    await t.dataSource.query(`UPDATE rail_subscriptions SET subscription = NULL, lifecycle_state = NULL WHERE project_id = $1 AND subscription_id = $2`, [
-      fx.projectId,
-      sub.id,
-    ]);
+    await dropStoredLifecycle(t.dataSource, testScope(fx.projectId), sub.id);
     const res = await serverRead(customerId);
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('private, no-store');

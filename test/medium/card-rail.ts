@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import type { TenantScope } from '#platform';
 import { type AuditEntryData, AuditJournal } from '#audit';
-import { EntitlementReadService, type PublicEntitlement } from '#entitlements';
+import { EntitlementHistory, EntitlementReadService, type PublicEntitlement } from '#entitlements';
 import { IdentifyService } from '#identity';
 import { RailSecrets, StoreNotificationsModule } from '#rails';
 import { CardWebhookService } from '../../libs/rails/src/card/card-webhook.service.js';
@@ -54,29 +54,15 @@ export async function cardRail() {
       .map((e) => e.key)
       .sort();
   const audit = (eventId: string, scope: TenantScope = sandbox): Promise<AuditEntryData | null> => m.get(AuditJournal).find(scope, eventId);
-  const counts = async () => {
-    const [{ n: notifications }] = await m.dataSource.query(`SELECT count(*)::int AS n FROM rail_notifications WHERE project_id = $1`, [projectId]);
-    const [{ n: entries }] = await m.dataSource.query(`SELECT count(*)::int AS n FROM audit_entries WHERE project_id = $1 AND rail = 'card_payments'`, [
-      projectId,
-    ]);
-    return { notifications, entries };
-  };
-  /** The stored state of each card entitlement row of the customer (ended rows are not in the read). */
-  const states = async (customerId: string): Promise<Record<string, string>> =>
+  /** The state of each card entitlement row of the customer, ended ones included (the entitlements read leaves those out). */
+  const states = async (customerId: string, scope: TenantScope = sandbox): Promise<Record<string, string>> =>
     Object.fromEntries(
-      (
-        await m.dataSource.query(
-          `SELECT entitlement_key AS key, state FROM entitlements WHERE project_id = $1 AND customer_id = $2 AND rail = 'card_payments'`,
-          [projectId, customerId],
-        )
-      ).map((row: { key: string; state: string }) => [row.key, row.state]),
+      (await m.get(EntitlementHistory).of(scope, customerId)).filter((row) => row.rail === 'card_payments').map((row) => [row.key, row.state]),
     );
   /** Identify of a developer user id from a new device: answers its customer. */
   const identify = async (userId: string): Promise<string> =>
     (await m.get(IdentifyService).identify(m.newAuth(sandbox), { userId, anonymousId: unique('anon') } as Parameters<IdentifyService['identify']>[1]))
       .serviceCustomerId;
-  const customerCount = async (): Promise<number> =>
-    (await m.dataSource.query(`SELECT count(*)::int AS n FROM customers WHERE project_id = $1`, [projectId]))[0].n;
   const close = async () => {
     try {
       await m.close();
@@ -84,7 +70,7 @@ export async function cardRail() {
       file.remove();
     }
   };
-  return { m, projectId, sandbox, now, subscription, event, send, entitlements, activeKeys, audit, counts, states, identify, customerCount, close };
+  return { m, projectId, sandbox, now, subscription, event, send, entitlements, activeKeys, audit, states, identify, close };
 }
 
 export type CardRail = Awaited<ReturnType<typeof cardRail>>;

@@ -2,6 +2,8 @@ import pg from 'pg';
 import type { TenantScope } from '#platform';
 import { EntitlementRepository } from '../../libs/entitlements/src/domain/entitlement.repository.js';
 import { ManualEntitlementService } from '../../libs/entitlements/src/grants/manual-entitlements.service.js';
+import { ManualEntitlementRefused } from '../../libs/entitlements/src/grants/entitlement-change.js';
+import { EntitlementReadService, type EntitlementMutation } from '#entitlements';
 import { queuedBehind } from '../support/lock-queue.js';
 import { createMediumContext, type MediumContext } from '../support/medium.js';
 import { testScope } from '../support/scopes.js';
@@ -9,7 +11,8 @@ import { testScope } from '../support/scopes.js';
 /**
  * A tracked manual change locks its row and reads the customer's state before in one statement,
  * whose snapshot is taken before the lock. The statement tells when the row moved on between
- * the two (the change feed then reads the state again, holding the row).
+ * the two (the change feed then reads the state again, holding the row). Concurrent grants and
+ * revokes of one key therefore run one after the other: the journal's versions count them all.
  */
 describe('medium: the lock of a row with the state before, in one statement', () => {
   let m: MediumContext;
@@ -106,5 +109,80 @@ describe('medium: the lock of a row with the state before, in one statement', ()
     expect(locked).toBeNull();
     expect(records.map((r) => r.key)).toContain('cloud_sync');
     expect(movedOn).toBe(true);
+  });
+
+  describe('concurrent manual changes of one key are serialised by the row lock', () => {
+    const actor = { actor: 'operator', requestId: null };
+    const REASON = 'Goodwill credit after the March outage';
+    /** The key's audit entries in version order (the version each change gave the row). */
+    const journal = async (customer: string, key: string) =>
+      (await m.dataSource.query(
+        `SELECT event_id, event_type, (details->>'version')::int AS version
+           FROM audit_entries WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND details->>'entitlementKey' = $4
+          ORDER BY (details->>'version')::int`,
+        [scope.projectId, scope.env, customer, key],
+      )) as { event_id: string; event_type: string; version: number }[];
+    const manualRow = async (customer: string, key: string) =>
+      (await m.dataSource.query(
+        `SELECT state, version, last_event_id FROM entitlements WHERE project_id = $1 AND env = $2 AND customer_id = $3 AND entitlement_key = $4 AND rail = 'manual'`,
+        [scope.projectId, scope.env, customer, key],
+      )) as { state: string; version: number; last_event_id: string }[];
+
+    it('10 grants and 10 revokes fired together: consistent state, exactly one audit entry per successful call', async () => {
+      const customer = await m.newCustomer(scope);
+      const grants = m.get(ManualEntitlementService);
+      const first = await grants.grant(scope, customer, { entitlementKey: 'raced', duration: 'P30D', reason: REASON }, actor);
+      const calls = Array.from({ length: 20 }, (_, i) =>
+        i % 2 === 0
+          ? grants.grant(scope, customer, { entitlementKey: 'raced', duration: i % 4 === 0 ? 'P90D' : 'P30D', reason: REASON }, actor)
+          : grants.revoke(scope, customer, { entitlementKey: 'raced', reason: `race ${i}` }, actor),
+      );
+      const results = await Promise.allSettled(calls);
+      const grantResults = results.filter((_, i) => i % 2 === 0);
+      const revokeResults = results.filter((_, i) => i % 2 === 1);
+      expect(grantResults.map((r) => r.status)).toEqual(Array(10).fill('fulfilled'));
+      for (const r of revokeResults) {
+        if (r.status === 'rejected') {
+          expect(r.reason).toBeInstanceOf(ManualEntitlementRefused);
+          expect(r.reason).toMatchObject({ refusal: 'not_revocable', message: expect.stringMatching(/already revoked/) });
+        }
+      }
+      const applied = (list: PromiseSettledResult<EntitlementMutation>[]) => list.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      const okRevokes = applied(revokeResults);
+      expect(okRevokes.length).toBeGreaterThanOrEqual(1);
+
+      const entries = await journal(customer, 'raced');
+      const successfulIds = [first, ...applied(grantResults), ...okRevokes].map((r) => r.auditEventId);
+      expect(entries).toHaveLength(successfulIds.length);
+      expect(entries.map((e) => e.event_id).sort()).toEqual([...successfulIds].sort());
+      // versions 1..N: every change serialised, none lost
+      expect(entries.map((e) => e.version)).toEqual(entries.map((_, i) => i + 1));
+      // replay the journal: a revoke only ever followed an active state
+      let active = false;
+      for (const entry of entries) {
+        if (entry.event_type === 'entitlement.revoked_manually') {
+          expect(active).toBe(true);
+          active = false;
+        } else {
+          expect(entry.event_type).toBe('entitlement.granted_manually');
+          active = true;
+        }
+      }
+      const last = entries[entries.length - 1];
+      expect(await manualRow(customer, 'raced')).toEqual([{ state: active ? 'active' : 'revoked', version: entries.length, last_event_id: last.event_id }]);
+      const read = await m.get(EntitlementReadService).listActive(scope, customer);
+      expect(read.filter((e) => e.isActive).map((e) => e.key)).toEqual(active ? ['raced'] : []);
+    });
+
+    it('concurrent first grants of one key create one row', async () => {
+      const customer = await m.newCustomer(scope);
+      const grants = m.get(ManualEntitlementService);
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => grants.grant(scope, customer, { entitlementKey: 'first_race', duration: 'P30D', reason: REASON }, actor)),
+      );
+      expect(new Set(results.map((r) => r.auditEventId)).size).toBe(8);
+      expect((await manualRow(customer, 'first_race')).map((r) => r.version)).toEqual([8]);
+      expect(await journal(customer, 'first_race')).toHaveLength(8);
+    });
   });
 });

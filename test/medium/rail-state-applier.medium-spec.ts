@@ -1,4 +1,4 @@
-import { ProductCatalog } from '#entitlements';
+import { EntitlementHistory, ProductCatalog } from '#entitlements';
 import { RailStateApplier, type RailEventContext, type RailStateChange } from '../../libs/rails/src/model/rail-state-applier.service.js';
 import { RailSubscriptionsRepository } from '../../libs/rails/src/model/rail-subscriptions.repository.js';
 import { createMediumContext, seedProject, unique, type MediumContext } from '../support/medium.js';
@@ -54,12 +54,11 @@ describe('medium: RailStateApplier', () => {
     ...over,
   });
   const apply = (c: RailStateChange, s = scope()) => m.sql.transaction(() => applier.apply(s, c, event()));
-  const rows = (customerId: string) =>
-    m.dataSource.query(
-      `SELECT entitlement_key AS key, state, extract(epoch FROM valid_until)::bigint AS "validUntil", subscription_id AS "subscriptionId"
-         FROM entitlements WHERE project_id = $1 AND env = 'sandbox' AND customer_id = $2 AND rail = 'card_payments' ORDER BY entitlement_key`,
-      [projectId, customerId],
-    );
+  /** The customer's card entitlement rows, ended ones included (the entitlement history, ordered by key). */
+  const rows = async (customerId: string) =>
+    (await m.get(EntitlementHistory).of(scope(), customerId))
+      .filter((row) => row.rail === 'card_payments')
+      .map(({ key, state, validUntil, subscriptionId }) => ({ key, state, validUntil, subscriptionId }));
 
   it('newest rail time wins: an older state after a newer one is no_op and changes nothing; a newer one applies', async () => {
     const customerId = sandboxCustomers[0];
@@ -90,14 +89,14 @@ describe('medium: RailStateApplier', () => {
     await apply(short);
     await apply(long);
     expect(await rows(customerId)).toEqual([
-      { key: 'cloud_sync', state: 'active', validUntil: String(now + 40 * DAY), subscriptionId: long.subscriptionId },
-      { key: 'pro', state: 'active', validUntil: String(now + 40 * DAY), subscriptionId: long.subscriptionId },
+      { key: 'cloud_sync', state: 'active', validUntil: now + 40 * DAY, subscriptionId: long.subscriptionId },
+      { key: 'pro', state: 'active', validUntil: now + 40 * DAY, subscriptionId: long.subscriptionId },
     ]);
 
     // A renewal of the shorter one (still the earlier end) does not take the key over.
     await apply({ ...short, validUntil: now + 20 * DAY, railTimeMs: short.railTimeMs + 1 });
     expect((await rows(customerId)).find((r: { key: string }) => r.key === 'pro')).toMatchObject({
-      validUntil: String(now + 40 * DAY),
+      validUntil: now + 40 * DAY,
       subscriptionId: long.subscriptionId,
     });
 
@@ -105,7 +104,7 @@ describe('medium: RailStateApplier', () => {
     await apply({ ...long, state: 'inactive', rawStatus: 'canceled', railTimeMs: long.railTimeMs + 1 });
     expect(await rows(customerId)).toEqual([
       expect.objectContaining({ key: 'cloud_sync', state: 'expired' }),
-      { key: 'pro', state: 'active', validUntil: String(now + 20 * DAY), subscriptionId: short.subscriptionId },
+      { key: 'pro', state: 'active', validUntil: now + 20 * DAY, subscriptionId: short.subscriptionId },
     ]);
 
     // A lifetime purchase beats any date.

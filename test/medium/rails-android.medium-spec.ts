@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { AuditJournal } from '#audit';
-import { EntitlementReadService } from '#entitlements';
+import { EntitlementHistory, EntitlementReadService } from '#entitlements';
 import { IdentifyService } from '#identity';
 import type { TenantScope } from '#platform';
 import { RailSecrets, type RailSettingsRecord, StoreNotificationsModule } from '#rails';
+import { IdentityAdminService } from '../../libs/identity/src/operator/identity-admin.service.js';
 import { AndroidWebhookService } from '../../libs/rails/src/android/android-webhook.service.js';
 import type { RailNotificationView } from '../../libs/rails/src/notifications/rail-notification.view.js';
 import { StoreRailSettings } from '../../libs/rails/src/settings/store-rail-settings.service.js';
@@ -179,11 +180,8 @@ describe('medium: Android store notifications', () => {
       const revoked = await push(subNotification(12, token));
       expect(revoked.decision).toBe('applied');
       expect(await activeKeys(bought.serviceCustomerId!)).toEqual([]);
-      const rows = await m.dataSource.query(`SELECT entitlement_key, state FROM entitlements WHERE project_id = $1 AND subscription_id = $2`, [
-        projectId,
-        token,
-      ]);
-      expect(rows).toEqual([{ entitlement_key: 'pro', state: 'revoked' }]);
+      const rows = (await m.get(EntitlementHistory).of(production(), bought.serviceCustomerId!)).filter((row) => row.subscriptionId === token);
+      expect(rows.map(({ key, state }) => ({ key, state }))).toEqual([{ key: 'pro', state: 'revoked' }]);
       expect((await audit(revoked.auditEventId))?.eventType).toBe('SUBSCRIPTION_REVOKED');
     });
 
@@ -265,11 +263,8 @@ describe('medium: Android store notifications', () => {
       subscription(token, { ack: true, account: other });
       const renewed = await push(subNotification(2, token));
       expect(renewed.serviceCustomerId).toBe(first.serviceCustomerId);
-      const reviews = await m.dataSource.query(
-        `SELECT canonical_customer_id, other_customer_id FROM merge_reviews WHERE project_id = $1 AND env = 'production' AND other_customer_id = $2`,
-        [projectId, other],
-      );
-      expect(reviews).toEqual([{ canonical_customer_id: first.serviceCustomerId, other_customer_id: other }]);
+      const reviews = (await m.get(IdentityAdminService).mergeReviews(projectId, 'production')).data.filter((r) => r.otherCustomerId === other);
+      expect(reviews.map((r) => [r.canonicalCustomerId, r.otherCustomerId])).toEqual([[first.serviceCustomerId, other]]);
     });
 
     it('linkedPurchaseToken (upgrade) keeps the customer of the previous token', async () => {

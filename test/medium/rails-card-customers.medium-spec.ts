@@ -1,3 +1,4 @@
+import { IdentityAdminService } from '../../libs/identity/src/operator/identity-admin.service.js';
 import { unique } from '../support/medium.js';
 import { cardRail, type CardRail } from './card-rail.js';
 
@@ -84,10 +85,9 @@ describe('medium: card rail, whose purchase it is', () => {
     expect(refused).toEqual(expect.objectContaining({ decision: 'no_op', serviceCustomerId: created.serviceCustomerId }));
     expect(await c.activeKeys(created.serviceCustomerId!)).toEqual(['cloud_sync', 'pro']);
     expect(await c.activeKeys(bob)).toEqual([]);
-    const reviews = await c.m.dataSource.query(
-      `SELECT canonical_customer_id, other_customer_id FROM merge_reviews WHERE project_id = $1 AND env = 'sandbox' AND canonical_customer_id = $2`,
-      [c.projectId, created.serviceCustomerId],
-    );
-    expect(reviews).toEqual([{ canonical_customer_id: created.serviceCustomerId, other_customer_id: bob }]);
+    const reviews = await c.m.get(IdentityAdminService).mergeReviews(c.projectId, 'sandbox');
+    expect(reviews.data.filter((r) => r.canonicalCustomerId === created.serviceCustomerId)).toEqual([
+      expect.objectContaining({ canonicalCustomerId: created.serviceCustomerId, otherCustomerId: bob, status: 'pending' }),
+    ]);
   });
 });

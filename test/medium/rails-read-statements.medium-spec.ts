@@ -3,6 +3,7 @@ import { AuditJournal } from '#audit';
 import { RailReader, RailSecrets } from '#rails';
 import { PooledPgClient } from '../../libs/platform/src/database/pooled-pg-client.js';
 import { CardWebhookService } from '../../libs/rails/src/card/card-webhook.service.js';
+import { RailSubscriptionsRepository } from '../../libs/rails/src/model/rail-subscriptions.repository.js';
 import { cardEventBuilders } from '../support/card-events.js';
 import { CardProcessorStandIn } from '../support/card-processor-standin.js';
 import { RailSecretsFile } from '../support/rail-secrets-file.js';
@@ -105,11 +106,7 @@ describe('medium: statements of one card read', () => {
 
     const entry = await m.get(AuditJournal).find(scope(), result.auditEventId!);
     expect(entry).toMatchObject({ eventType: 'reconciliation', decision: 'applied', customerId: sub.customerId, reconciledWithProvider: true });
-    const [row] = await m.dataSource.query(
-      `SELECT extract(epoch FROM valid_until)::float8 AS "validUntil" FROM rail_subscriptions WHERE project_id = $1 AND subscription_id = $2`,
-      [projectId, sub.id],
-    );
-    expect(row.validUntil).toBe(renewedEnd);
+    expect((await m.get(RailSubscriptionsRepository).find(scope(), 'card_payments', sub.id))?.validUntil).toBe(renewedEnd);
   });
 
   it('a read that finds the stored state issues at most 6 statements and writes nothing', async () => {
