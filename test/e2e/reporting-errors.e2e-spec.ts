@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { ErasureWorker } from '#identity';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+import { testScope } from '../support/scopes.js';
+import { customerMonthlyRevenue } from '../support/factories/telemetry.js';
 import { expectError } from '../support/expect-error.js';
 import { bearer, expectNamedError, identifyUsers, secretKeyWithScopes } from '../support/read-api.js';
 
 /**
  * GET /v1/errors and /v1/errors/affected: the per-day error rollups the event write keeps,
- * joined to identity and the revenue ledger. The ledger's rows for a paying customer and a
- * connected card rail are seeded directly (the rail notifications that produce them are
- * the revenue ledger's own tests).
+ * joined to identity and the revenue ledger. The card rail is connected through the operator API;
+ * the ledger's rows for a paying customer come from a factory (the rail notifications that
+ * produce them are the revenue ledger's own tests).
  */
 describe('error impact and affected users', () => {
   let t: TestApp;
@@ -86,10 +88,9 @@ describe('error impact and affected users', () => {
   });
 
   it('with revenue measured, paying users are counted and the affected rows put revenue at risk first', async () => {
-    await t.dataSource.query(`INSERT INTO rail_settings (project_id, rail, enabled, updated_at) VALUES ($1, 'card_payments', true, now())`, [p.projectId]);
-    const seed = `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, 'USD', $3)`;
-    await t.dataSource.query(seed, [p.projectId, customers.u_paying, 900]);
-    await t.dataSource.query(seed, [p.projectId, customers.u_whale, 49_900]);
+    expect((await t.http.put(`/admin/v1/projects/${p.projectId}/rails/card_payments`).set(operatorAuth()).send({})).status).toBe(200);
+    await customerMonthlyRevenue(t.dataSource, testScope(p.projectId), customers.u_paying!, 900);
+    await customerMonthlyRevenue(t.dataSource, testScope(p.projectId), customers.u_whale!, 49_900);
 
     const impact = await t.http.get(`/v1/errors?fingerprint=${fingerprint}`).set(bearer(p.keys.skTest));
     expect(impact.body.data.affected).toEqual({ users: 3, payingUsers: 2 });

@@ -1,0 +1,38 @@
+import type { TenantScope } from '#platform';
+import type { MediumContext } from '../medium.js';
+import { unique } from '../medium.js';
+
+/** Telemetry for tests: the situations ingestion reaches only asynchronously or not at all, by name. */
+
+type Db = Pick<MediumContext['dataSource'], 'query'>;
+
+/** Factory: an event of the app already attributed to the customer (what identity resolution leaves behind, later); answers its id. */
+export async function attributedEvent(
+  db: Db,
+  scope: TenantScope,
+  event: { appId: string; customerId: string; timestampMs: number; name?: string },
+): Promise<string> {
+  const eventId = unique('ev');
+  await db.query(
+    `INSERT INTO events (project_id, env, event_id, client_day, app_id, name, timestamp_ms, received_at_ms, customer_id)
+     VALUES ($1, $2, $3, current_date, $4, $5, $6, $6, $7)`,
+    [scope.projectId, scope.env, eventId, event.appId, event.name ?? 'screen_view', event.timestampMs, event.customerId],
+  );
+  return eventId;
+}
+
+/** Factory: the customer pays this much a month (the revenue totals purchases would have built), which errors weigh as revenue at risk. */
+export async function customerMonthlyRevenue(db: Db, scope: TenantScope, customerId: string, monthlyMinor: number, currency = 'USD'): Promise<void> {
+  await db.query(`INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, $2, $3, $4, $5)`, [
+    scope.projectId,
+    scope.env,
+    customerId,
+    currency,
+    monthlyMinor,
+  ]);
+}
+
+/** Factory: the project's revenue totals are gone (as after a rebuild with no purchases). */
+export async function clearMonthlyRevenue(db: Db, projectId: string): Promise<void> {
+  await db.query(`DELETE FROM revenue_customer_totals WHERE project_id = $1`, [projectId]);
+}
