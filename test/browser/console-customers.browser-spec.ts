@@ -5,6 +5,9 @@ import Stripe from 'stripe';
 import { RailSecrets } from '#rails';
 import { createProject, createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { RailSecretsFile } from '../support/rail-secrets-file.js';
+import { testScope } from '../support/scopes.js';
+import { customersCreatedHourly, subscriptionHeldBy } from '../support/factories/identity.js';
+import { customerMonthlyRevenue } from '../support/factories/telemetry.js';
 import { TEST_OPERATOR_TOKEN, createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { launchBrowser, type BrowserSession } from './support/browser.js';
 import { buildConsole, checkPage, settled } from './support/console.js';
@@ -47,11 +50,13 @@ describe('operator console: the customer list and the customer page', () => {
   };
 
   async function subscription(customerId: string, o: { rail?: string; product?: string; state?: string; raw: string }) {
-    await t.dataSource.query(
-      `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
-       VALUES ($1, 'sandbox', $2, $3, $4, $5, $6, now() + interval '30 days', 1, $7, now(), now())`,
-      [fx.projectId, o.rail ?? 'card_payments', `sub_${tag()}`, customerId, o.product ?? 'price_pro', o.state ?? 'active', o.raw],
-    );
+    await subscriptionHeldBy(t.dataSource, testScope(fx.projectId), customerId, {
+      subscriptionId: `sub_${tag()}`,
+      rail: o.rail,
+      productId: o.product,
+      state: o.state,
+      rawStatus: o.raw,
+    });
   }
 
   beforeAll(async () => {
@@ -64,12 +69,12 @@ describe('operator console: the customer list and the customer page', () => {
     baseUrl = `http://127.0.0.1:${address.port}`;
     fx = await createProjectWithApp(t, { projectId: await createProject(t, `Customers ${k}`) });
     // Thirty customers, oldest first, so that the newest-first list has two pages of 25.
-    await t.dataSource.query(
-      `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at)
-       SELECT 'cdcust_list' || lpad(i::text, 3, '0') || $3, $1, 'sandbox', 'member' || i || '@example.com', '{}', timestamptz '2026-01-01' + i * interval '1 hour', now()
-         FROM generate_series(1, $2::int) i`,
-      [fx.projectId, BULK, k],
-    );
+    await customersCreatedHourly(t.dataSource, testScope(fx.projectId), {
+      count: BULK,
+      idPrefix: 'cdcust_list',
+      idSuffix: k,
+      firstCreatedAt: '2026-01-01 01:00',
+    });
     const identified = await t.http
       .post('/v1/identify')
       .set(keyHeaders(fx, fx.keys.pubTest))
@@ -78,10 +83,7 @@ describe('operator console: the customer list and the customer page', () => {
     star.id = identified.body.serviceCustomerId;
     await subscription(star.id, { raw: 'active', product: 'price_star' });
     await subscription(star.id, { raw: 'active', rail: 'ios_store', product: 'com.app.star' });
-    await t.dataSource.query(
-      `INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, 'USD', 4999)`,
-      [fx.projectId, star.id],
-    );
+    await customerMonthlyRevenue(t.dataSource, testScope(fx.projectId), star.id, 4999);
     await subscription(`cdcust_list001${k}`, { raw: 'past_due' });
     await subscription(`cdcust_list002${k}`, { raw: 'canceled', state: 'inactive' });
     const live = await t.http

@@ -3,7 +3,7 @@ import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../suppor
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
 import { testScope } from '../support/scopes.js';
-import { cardSubscriptionHeldBy } from '../support/factories/identity.js';
+import { subscriptionHeldBy } from '../support/factories/identity.js';
 import { attributedEvent } from '../support/factories/telemetry.js';
 
 describe('operator: merge review approve and dismiss', () => {
@@ -38,7 +38,7 @@ describe('operator: merge review approve and dismiss', () => {
 
   it("approve merges the other customer's ids, subscriptions and events into the canonical one, journaled; a second action is 409", async () => {
     const c = await conflict();
-    await cardSubscriptionHeldBy(t.dataSource, testScope(p.projectId), c.otherCustomer);
+    await subscriptionHeldBy(t.dataSource, testScope(p.projectId), c.otherCustomer);
     await attributedEvent(t.dataSource, testScope(p.projectId), { appId: p.appId, customerId: c.otherCustomer, timestampMs: t.clock.nowMs() });
     const res = await act(c.reviewId, 'approve');
     expect(res.status).toBe(200);

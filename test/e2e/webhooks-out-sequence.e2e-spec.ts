@@ -10,7 +10,7 @@ import { cardWebhookHarness } from '../support/harness/webhooks-card.js';
 import { queuedBehind, untilWaiting } from '../support/lock-queue.js';
 import { operatorAuth } from '../support/test-app.js';
 import { testScope } from '../support/scopes.js';
-import { cardSubscriptionHeldBy } from '../support/factories/identity.js';
+import { subscriptionHeldBy } from '../support/factories/identity.js';
 import { type ReceivedWebhook, type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver.js';
 
 const REASON = 'Support credit after an outage';
@@ -199,7 +199,7 @@ describe('outbound webhooks: the highest sequence carries the whole state', () =
       const other: string = (await identify(b)).body.serviceCustomerId;
       // The other customer's card subscription and the `pro` row it grants.
       const subscriptionId = `sub_merge_${counter}`;
-      await cardSubscriptionHeldBy(h.t.dataSource, testScope(fx.projectId), other, { subscriptionId, grants: 'pro' });
+      await subscriptionHeldBy(h.t.dataSource, testScope(fx.projectId), other, { subscriptionId, grants: 'pro' });
       expect((await write(fx, canonical, 'grant', 'base')).status).toBe(200);
       expect((await identify({ userId: a.userId, anonymousId: b.anonymousId })).body.mergePending).toBe(true);
       const reviews = await h.t.http.get(`/admin/v1/projects/${fx.projectId}/merge-reviews?env=sandbox`).set(operatorAuth());

@@ -14,29 +14,56 @@ export async function customerWithUserId(m: MediumContext, scope: TenantScope): 
   return { customerId: linked.serviceCustomerId, userId };
 }
 
+export interface HeldSubscription {
+  subscriptionId?: string;
+  /** `card_payments` unless told. */
+  rail?: string;
+  productId?: string;
+  /** The folded state (`active` unless told) and the store's own status (`active` unless told). */
+  state?: string;
+  rawStatus?: string;
+  /** An entitlement key the subscription grants: its active row is written beside it. */
+  grants?: string;
+}
+
 /**
- * Factory: the customer holds an active card subscription for 30 days (as the card rail leaves
- * it), and with `grants` the entitlement row it grants; what makes a merge of that customer move
- * rows. Answers the subscription id.
+ * Factory: the customer holds a subscription valid for 30 days more, as a rail leaves it after
+ * its notifications (an active card subscription unless told); with `grants`, the entitlement row
+ * it grants. What makes a merge move rows and a customer list show plans. Answers its id.
  */
-export async function cardSubscriptionHeldBy(
-  db: Db,
-  scope: TenantScope,
-  customerId: string,
-  options: { subscriptionId?: string; grants?: string } = {},
-): Promise<string> {
+export async function subscriptionHeldBy(db: Db, scope: TenantScope, customerId: string, options: HeldSubscription = {}): Promise<string> {
   const subscriptionId = options.subscriptionId ?? unique('sub');
+  const rail = options.rail ?? 'card_payments';
+  const productId = options.productId ?? 'price_pro';
   await db.query(
     `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
-     VALUES ($1, $2, 'card_payments', $3, $4, 'price_pro', 'active', now() + interval '30 days', 1, 'active', now(), now())`,
-    [scope.projectId, scope.env, subscriptionId, customerId],
+     VALUES ($1, $2, $3, $4, $5, $6, $7, now() + interval '30 days', 1, $8, now(), now())`,
+    [scope.projectId, scope.env, rail, subscriptionId, customerId, productId, options.state ?? 'active', options.rawStatus ?? 'active'],
   );
   if (options.grants !== undefined) {
     await db.query(
       `INSERT INTO entitlements (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, 'card_payments', 'price_pro', $5, 'active', date_trunc('second', now()) + interval '30 days', now(), now())`,
-      [scope.projectId, scope.env, customerId, options.grants, subscriptionId],
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', date_trunc('second', now()) + interval '30 days', now(), now())`,
+      [scope.projectId, scope.env, customerId, options.grants, rail, productId, subscriptionId],
     );
   }
   return subscriptionId;
+}
+
+/**
+ * Factory: `count` customers of the scope created an hour apart from `firstCreatedAt` on (the
+ * volume and the past no identify call can make), ids `${idPrefix}${i padded to 3}${idSuffix}`,
+ * emails `member${i}@example.com`, for i from 1.
+ */
+export async function customersCreatedHourly(
+  db: Db,
+  scope: TenantScope,
+  options: { count: number; idPrefix: string; idSuffix?: string; firstCreatedAt: string },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at)
+     SELECT $4 || lpad(i::text, 3, '0') || $5, $1, $2, 'member' || i || '@example.com', '{}', $6::timestamptz + (i - 1) * interval '1 hour', now()
+       FROM generate_series(1, $3::int) i`,
+    [scope.projectId, scope.env, options.count, options.idPrefix, options.idSuffix ?? '', options.firstCreatedAt],
+  );
 }
