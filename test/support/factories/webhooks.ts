@@ -1,4 +1,5 @@
 import type { TenantScope } from '#platform';
+import { MAX_ATTEMPTS } from '#webhooks';
 import { WebhookEndpointsService } from '../../../libs/webhooks/src/endpoints/webhook-endpoints.service.js';
 import type { MediumContext } from '../medium.js';
 import { unique } from '../medium.js';
@@ -68,4 +69,12 @@ export async function numberedWithoutKeptSet(db: Db, scope: TenantScope, custome
     scope.env,
     customerId,
   ]);
+}
+
+/** Factory: the delivery failed every attempt the schedule allows and is dead (the schedule itself is the dispatch-rules medium spec's). */
+export async function deliveryDeadAfterAllAttempts(db: Db, deliveryId: string): Promise<void> {
+  await db.query(
+    `UPDATE webhook_deliveries SET status = 'dead', attempts = $2, next_attempt_at_ms = NULL, leased_by = NULL, leased_until_ms = NULL WHERE id = $1`,
+    [deliveryId, MAX_ATTEMPTS],
+  );
 }
