@@ -33,25 +33,42 @@ describe('acquisition: arrivals, first touch and GET /v1/acquisition', () => {
   afterAll(async () => t.close());
 
   it('an arrival is 202 { object: arrival }; the first arrival wins and replaces a page view’s first touch', async () => {
-    const res = await arrival({ anonymousId: 'anon_hs1', ref: 'hs_contact_1' });
+    const own = await createProjectWithApp(t);
+    const res = await arrival({ anonymousId: 'anon_hs1', ref: 'hs_contact_1' }, own);
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ object: 'arrival' });
-    expect((await arrival({ anonymousId: 'anon_hs1', ref: 'hs_contact_2' })).status).toBe(202);
+    expect((await arrival({ anonymousId: 'anon_hs1', ref: 'hs_contact_2' }, own)).status).toBe(202);
 
     const events = [pageView('anon_hs2', { referrer: 'https://www.google.com/' })];
-    expect((await t.http.post('/v1/events').set(keyHeaders(p, p.keys.pubTest)).send({ events })).status).toBe(202);
-    expect((await arrival({ anonymousId: 'anon_hs2', ref: 'hs_contact_3' })).status).toBe(202);
+    expect((await t.http.post('/v1/events').set(keyHeaders(own, own.keys.pubTest)).send({ events })).status).toBe(202);
+    expect((await arrival({ anonymousId: 'anon_hs2', ref: 'hs_contact_3' }, own)).status).toBe(202);
 
-    const rows = await t.dataSource.query(`SELECT anonymous_id, source, kind FROM acquisition_first_touch WHERE project_id = $1 ORDER BY anonymous_id`, [
-      p.projectId,
-    ]);
-    expect(rows).toEqual([
-      { anonymous_id: 'anon_hs1', source: 'hs_contact_1', kind: 'arrival' },
-      { anonymous_id: 'anon_hs2', source: 'hs_contact_3', kind: 'arrival' },
+    // Each device's customer signs up under the first touch kept for it.
+    for (const [userId, anonymousId] of [
+      ['u_hs1', 'anon_hs1'],
+      ['u_hs2', 'anon_hs2'],
+    ]) {
+      expect((await t.http.post('/v1/identify').set(keyHeaders(own, own.keys.pubTest)).send({ userId, anonymousId })).status).toBe(200);
+    }
+    const sources = await t.http.get('/v1/acquisition').set(bearer(own.keys.skTest));
+    expect(sources.body.data.sources).toEqual([
+      { source: 'hs_contact_1', signups: 1 },
+      { source: 'hs_contact_3', signups: 1 },
     ]);
   });
 
   it('customers count once under their first touch: arrival ref, else utm_source, else referrer host, else direct; highest first', async () => {
+    // Two devices whose first touch is an arrival (the second after a page view).
+    expect((await arrival({ anonymousId: 'anon_hs1', ref: 'hs_contact_1' })).status).toBe(202);
+    expect(
+      (
+        await t.http
+          .post('/v1/events')
+          .set(keyHeaders(p, p.keys.pubTest))
+          .send({ events: [pageView('anon_hs2', { referrer: 'https://www.google.com/' })] })
+      ).status,
+    ).toBe(202);
+    expect((await arrival({ anonymousId: 'anon_hs2', ref: 'hs_contact_3' })).status).toBe(202);
     const events = [
       pageView('anon_g1', { referrer: 'https://www.google.com/search' }),
       pageView('anon_g2', { referrer: 'https://www.google.com/' }),
