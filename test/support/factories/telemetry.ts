@@ -36,3 +36,19 @@ export async function customerMonthlyRevenue(db: Db, scope: TenantScope, custome
 export async function clearMonthlyRevenue(db: Db, projectId: string): Promise<void> {
   await db.query(`DELETE FROM revenue_customer_totals WHERE project_id = $1`, [projectId]);
 }
+
+/**
+ * Factory: a later delivery of the event (received `laterByMs` after the stored one, with this
+ * name and these properties) was written first, as when its retry overtook it on another replica.
+ */
+export async function laterDeliveryWrittenFirst(
+  db: Db,
+  scope: TenantScope,
+  eventId: string,
+  later: { laterByMs: number; name: string; properties: Record<string, unknown> },
+): Promise<void> {
+  await db.query(
+    `UPDATE events SET received_at_ms = received_at_ms + $4, name = $5, properties = $6::jsonb WHERE project_id = $1 AND env = $2 AND event_id = $3`,
+    [scope.projectId, scope.env, eventId, later.laterByMs, later.name, JSON.stringify(later.properties)],
+  );
+}
