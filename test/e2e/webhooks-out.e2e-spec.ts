@@ -204,7 +204,7 @@ describe('outbound webhooks', () => {
     expect(deliveries.body.data[0]).toEqual(expect.objectContaining({ object: 'webhook_delivery', status: 'succeeded', attempts: 1, lastStatusCode: 200 }));
   });
 
-  it('after a rotation both secrets sign for 24 h, the previous one last', async () => {
+  it('after a rotation through the API both secrets sign, the previous one last', async () => {
     const fx = await createProjectWithApp(t);
     const p = path();
     const hook = await endpoint(fx, p, { eventTypes: ['customer.entitlements.updated'] });
@@ -226,10 +226,7 @@ describe('outbound webhooks', () => {
     expect(verifyServiceSignature(r.body, header.replace(/,v1=[0-9a-f]+$/, ''), rotated.body.secret)).toBe(true);
     expect(new Webhook(rotated.body.secret).verify(r.body, r.headers as Record<string, string>)).toEqual(r.json);
     expect(new Webhook(hook.secret).verify(r.body, r.headers as Record<string, string>)).toEqual(r.json);
-    await advance(86_401);
-    await grant(fx, customerId, 'other_key');
-    await drain();
-    expect(String(receiver.of(p)[1].headers['service-signature']).match(/v1=/g)).toHaveLength(1);
+    // The end of the 24 h window: the dispatch-rules medium spec.
   });
 
   it('a failed delivery shows its next attempt; a dead one retried by the operator is delivered again', async () => {

@@ -1,18 +1,18 @@
 import type { TenantScope } from '#platform';
-import { FAILING_DISABLE_AFTER_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS, WebhookDispatcher } from '#webhooks';
+import { FAILING_DISABLE_AFTER_MS, MAX_ATTEMPTS, PREVIOUS_SECRET_TTL_MS, RETRY_DELAYS_MS, WebhookDispatcher } from '#webhooks';
 import { ManualEntitlementService } from '../../libs/entitlements/src/grants/manual-entitlements.service.js';
 import { WebhookEndpointsService } from '../../libs/webhooks/src/endpoints/webhook-endpoints.service.js';
 import { createMediumContext, type MediumContext } from '../support/medium.js';
 import { testScope } from '../support/scopes.js';
-import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver.js';
+import { type WebhookReceiver, startWebhookReceiver, verifyServiceSignature } from '../support/webhook-receiver.js';
 import { WEBHOOK_MEDIUM_ENV, disableEndpoint, newEndpoint } from '../support/factories/webhooks.js';
 
 const ACTOR = { actor: 'operator', requestId: null };
 
 /**
  * The rules of outbound delivery, over the outbox and the dispatcher with a local receiver:
- * which endpoints receive which event, the retry schedule on the service clock, and the
- * disabling of an endpoint whose deliveries all failed for five days. The operator API's
+ * which endpoints receive which event, the retry schedule on the service clock, the signing
+ * secrets after a rotation, and the disabling of an endpoint whose deliveries all failed for five days. The operator API's
  * sequences around them (a manual retry, the views) stay in the e2e spec.
  */
 describe('medium: webhook dispatch rules', () => {
@@ -135,5 +135,39 @@ describe('medium: webhook dispatch rules', () => {
     await grant(scope, customerId, 'third');
     await drain();
     expect([await status(failingId), await status(recoveredId)]).toEqual(['disabled_failing', 'enabled']);
+  });
+
+  it('after a rotation the previous secret signs too, last, until 24 h after the rotation; then the new one alone', async () => {
+    const scope = testScope(await project(), 'sandbox');
+    const hook = path();
+    const created = await endpoints().create(
+      scope.projectId,
+      { url: receiver.url(hook), env: scope.env, eventTypes: ['entitlement.granted_manually'] },
+      'req_rotation',
+    );
+    const rotated = await endpoints().rotate(created.id, 'req_rotation');
+    const [previousSecret, newSecret] = [created.secret!, rotated.secret!];
+    const customerId = await m.newCustomer(scope);
+    const signatureOf = (i: number) => String(receiver.of(hook)[i]!.headers['service-signature']);
+
+    await grant(scope, customerId, 'first');
+    await drain();
+    const both = signatureOf(0);
+    expect(both.match(/v1=/g)).toHaveLength(2);
+    expect(verifyServiceSignature(receiver.of(hook)[0]!.body, both, previousSecret)).toBe(true); // the previous secret's is last
+    expect(verifyServiceSignature(receiver.of(hook)[0]!.body, both.replace(/,v1=[0-9a-f]+$/, ''), newSecret)).toBe(true);
+
+    // A minute before the window ends: both still sign.
+    m.clock.advance(PREVIOUS_SECRET_TTL_MS / 1000 - 60);
+    await grant(scope, customerId, 'second');
+    await drain();
+    expect(signatureOf(1).match(/v1=/g)).toHaveLength(2);
+
+    m.clock.advance(61);
+    await grant(scope, customerId, 'third');
+    await drain();
+    expect(signatureOf(2).match(/v1=/g)).toHaveLength(1);
+    expect(verifyServiceSignature(receiver.of(hook)[2]!.body, signatureOf(2), newSecret)).toBe(true);
+    expect(verifyServiceSignature(receiver.of(hook)[2]!.body, signatureOf(2), previousSecret)).toBe(false);
   });
 });
