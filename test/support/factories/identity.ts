@@ -67,3 +67,16 @@ export async function customersCreatedHourly(
     [scope.projectId, scope.env, options.count, options.idPrefix, options.idSuffix ?? '', options.firstCreatedAt],
   );
 }
+
+/**
+ * Factory: the project's identity provider names this JWKS URI, as if stored before the address
+ * rule, or its name later moved to a private address (the operator API refuses such a URI now).
+ */
+export async function identityProviderStoredWith(db: Db, projectId: string, provider: { issuer: string; audience: string; jwksUri: string }): Promise<void> {
+  await db.query(`INSERT INTO identity_providers (project_id, issuer, audience, jwks, jwks_uri, updated_at) VALUES ($1, $2, $3, NULL, $4, now())`, [
+    projectId,
+    provider.issuer,
+    provider.audience,
+    provider.jwksUri,
+  ]);
+}
