@@ -358,11 +358,13 @@ describe('clients: the published web and Node clients against this server', () =
   });
 
   describe('POST /v1/identity/forget with { anonymousId } alone', () => {
-    const forgetAudits = (customerId: string) =>
-      t.dataSource.query(`SELECT event_type, decision, reason FROM audit_entries WHERE project_id = $1 AND customer_id = $2 ORDER BY created_at`, [
-        p.projectId,
-        customerId,
-      ]);
+    /** The customer's audit entries as the operator's timeline lists them. */
+    const forgetAudits = async (customerId: string): Promise<{ eventType: string; decision: string; reason: string }[]> => {
+      const res = await t.http.get(`/admin/v1/projects/${p.projectId}/customers/${customerId}/timeline?env=sandbox&limit=100`).set(operatorAuth());
+      expect(res.status).toBe(200);
+      expect(res.body.hasMore).toBe(false);
+      return res.body.data.map(({ eventType, decision, reason }: { eventType: string; decision: string; reason: string }) => ({ eventType, decision, reason }));
+    };
 
     it('secret key: the customer the device resolves to is erased (scope customer)', async () => {
       const c = await newCustomer();
@@ -380,7 +382,7 @@ describe('clients: the published web and Node clients against this server', () =
       expect(await directory.isActiveCustomer(sandbox(), c.customerId)).toBe(false);
       expect(await directory.findCustomerId(sandbox(), { userId: c.userId })).toBeNull();
       expect(await forgetAudits(c.customerId)).toEqual([
-        { event_type: 'customer.forget_requested', decision: 'queued', reason: 'anonymous-only erasure requested with a secret key' },
+        { eventType: 'customer.forget_requested', decision: 'queued', reason: 'anonymous-only erasure requested with a secret key' },
       ]);
       // Repeating collapses to the first answer.
       expect((await forget({ anonymousId: c.anonymousId }, nodeClient(p.keys.skTest))).body).toEqual(res.body);
@@ -407,7 +409,7 @@ describe('clients: the published web and Node clients against this server', () =
       expect(await directory.isActiveCustomer(sandbox(), c.customerId)).toBe(true);
       expect(await directory.findCustomerId(sandbox(), { anonymousId: c.anonymousId })).toBeNull();
       expect(await directory.findCustomerId(sandbox(), { anonymousId: laptop })).toBe(c.customerId);
-      expect(await forgetAudits(c.customerId)).toEqual([expect.objectContaining({ event_type: 'customer.device_forgotten', decision: 'applied' })]);
+      expect(await forgetAudits(c.customerId)).toEqual([expect.objectContaining({ eventType: 'customer.device_forgotten', decision: 'applied' })]);
     });
 
     it('a device no customer is behind: 200, serviceCustomerId null, scope device', async () => {

@@ -5,6 +5,7 @@ import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../suppor
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
 import { createTestDatabase, dropTestDatabase } from '../support/test-database.js';
+import { identityProviderStoredWith } from '../support/factories/identity.js';
 
 const REQUEST_ID = /^req_[0-9a-f]{24}$/;
 
@@ -300,11 +301,7 @@ describe('the edge under attack', () => {
         const kit = await identityProviderKit(t);
         for (const uri of [`https://127.0.0.1:${port}/jwks.json`, `https://localhost:${port}/jwks.json`, `http://127.0.0.1:${port}/jwks.json`]) {
           const project = await createProjectWithApp(t);
-          // As if stored before the rule, or the name later moved to a private address.
-          await t.dataSource.query(
-            `INSERT INTO identity_providers (project_id, issuer, audience, jwks, jwks_uri, updated_at) VALUES ($1, $2, $3, NULL, $4, now())`,
-            [project.projectId, ISSUER, AUDIENCE, uri],
-          );
+          await identityProviderStoredWith(t.dataSource, project.projectId, { issuer: ISSUER, audience: AUDIENCE, jwksUri: uri });
           const userId = `jwks_user_${project.projectId}`;
           const res = await t.http
             .post('/v1/identify')

@@ -2,7 +2,7 @@ import { AuditJournal } from '#audit';
 import { CustomerDirectory } from '#identity';
 import { keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { type IdentityProviderKit, aid, uid } from '../support/id-tokens.js';
-import type { TestApp } from '../support/test-app.js';
+import { operatorAuth, type TestApp } from '../support/test-app.js';
 import { identityHarness } from '../support/harness/identity.js';
 
 // The rules of forget and the retention worker (one audit decision, a returning user, what the
@@ -25,12 +25,14 @@ describe('identity: POST /v1/identity/forget', () => {
       const res = await identify({ userId, anonymousId, email: 'gone@example.com', traits: { plan: 'pro' } }, fixture.keys.pubTest, fixture);
       return { userId, anonymousId, customerId: res.body.serviceCustomerId as string };
     }
-    async function forgetAudits(customerId: string) {
-      return t.dataSource.query(
-        `SELECT event_id, decision, reason, actor FROM audit_entries WHERE customer_id = $1 AND event_type = 'customer.forget_requested'`,
-        [customerId],
-      );
+    /** The customer's audit entries, as the operator's timeline lists them (newest first). */
+    async function auditsOf(customerId: string, fixture = p): Promise<{ eventId: string; eventType: string; decision: string; reason: string }[]> {
+      const res = await t.http.get(`/admin/v1/projects/${fixture.projectId}/customers/${customerId}/timeline?env=sandbox&limit=100`).set(operatorAuth());
+      expect(res.status).toBe(200);
+      expect(res.body.hasMore).toBe(false);
+      return res.body.data;
     }
+    const forgetAudits = async (customerId: string) => (await auditsOf(customerId)).filter((entry) => entry.eventType === 'customer.forget_requested');
 
     it('needs at least one hint: 400 missing_required_param', async () => {
       const res = await forget({ idToken: 'x' });
@@ -59,7 +61,7 @@ describe('identity: POST /v1/identity/forget', () => {
 
       const audits = await forgetAudits(c.customerId);
       expect(audits).toHaveLength(1);
-      const entry = await t.http.get(`/v1/server/audit/${audits[0].event_id}`).set(keyHeaders(p, p.keys.skTest));
+      const entry = await t.http.get(`/v1/server/audit/${audits[0].eventId}`).set(keyHeaders(p, p.keys.skTest));
       expect(entry.status).toBe(200);
       expect(entry.body.data).toMatchObject({
         eventType: 'customer.forget_requested',
@@ -162,16 +164,13 @@ describe('identity: POST /v1/identity/forget', () => {
         expect(await directory.findCustomerId(sandbox(), { anonymousId: c.anonymousId })).toBeNull();
         expect(await directory.findCustomerId(sandbox(), { anonymousId: secondDevice })).toBe(c.customerId);
         expect(await directory.findCustomerId(sandbox(), { userId: c.userId })).toBe(c.customerId);
-        const entries = await t.dataSource.query(`SELECT event_type, decision FROM audit_entries WHERE project_id = $1 AND customer_id = $2`, [
-          p.projectId,
-          c.customerId,
-        ]);
-        expect(entries).toEqual([{ event_type: 'customer.device_forgotten', decision: 'applied' }]);
+        const entries = await auditsOf(c.customerId);
+        expect(entries.map(({ eventType, decision }) => ({ eventType, decision }))).toEqual([{ eventType: 'customer.device_forgotten', decision: 'applied' }]);
         // Repeating collapses: nothing left to forget, nothing audited.
         const again = await forget({ anonymousId: c.anonymousId }, p.keys.pubTest);
         expect(again.status).toBe(200);
         expect(again.body.serviceCustomerId).toBeNull();
-        expect(await t.dataSource.query(`SELECT 1 FROM audit_entries WHERE project_id = $1 AND customer_id = $2`, [p.projectId, c.customerId])).toHaveLength(1);
+        expect(await auditsOf(c.customerId)).toHaveLength(1);
       });
     });
   });

@@ -131,7 +131,10 @@ describe('identity: POST /v1/identify (request rules, paths, merge-review reads,
           expect.objectContaining({ code: 'invalid_param_value', message: `${field}: must not contain NUL characters or unpaired surrogates` }),
         );
       }
-      expect((await t.dataSource.query(`SELECT 1 FROM customer_aliases WHERE project_id = $1 AND value = $2`, [p.projectId, userId])).length).toBe(0);
+      // No customer is known by the user id: none of the refused calls linked it.
+      const found = await t.http.get(`/admin/v1/projects/${p.projectId}/customers?env=sandbox&q=${userId}`).set(operatorAuth());
+      expect(found.status).toBe(200);
+      expect(found.body.data).toEqual([]);
       const bad = await identify({ userId: uid(), anonymousId: aid(), email: 'a\u0000@example.com' });
       expect(bad.status).toBe(400);
       expect(bad.body.error.code).toBe('invalid_param_value');

@@ -1,6 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Clock, type Job, JobQueue, JobWorker, OnJob, Sql, backoffMs } from '#platform';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
+import { expireJobLease, jobLeasedBy } from '../support/factories/time.js';
 
 const FLAKY = 'test.flaky';
 const COUNTED = 'test.counted';
@@ -169,11 +170,7 @@ describe('durable jobs (platform primitive)', () => {
   it('a job whose lease expired (its worker died) is taken over by another worker', async () => {
     const id = (await t.app.get(JobQueue).enqueue(COUNTED, { label: 'lease' }))!;
     // A worker that claimed it and died: running, leased until a minute from now on the database's clock.
-    const dbNowMs = async () => Number((await t.dataSource.query(`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint::float8 AS ms`))[0].ms);
-    await t.dataSource.query(`UPDATE jobs SET status = 'running', attempts = 1, leased_by = 'dead-worker', leased_until_ms = $2 WHERE id = $1`, [
-      id,
-      (await dbNowMs()) + 60_000,
-    ]);
+    await jobLeasedBy(t.dataSource, id, 'dead-worker', 60_000);
     await t.app.get(JobWorker).runDue({ types: [COUNTED] });
     expect(await runs('lease')).toHaveLength(0);
     // Leases are infrastructure time: the service's test clock does not end them.
@@ -181,7 +178,7 @@ describe('durable jobs (platform primitive)', () => {
     await t.app.get(JobWorker).runDue({ types: [COUNTED] });
     expect(await runs('lease')).toHaveLength(0);
     // The minute passes on the database's clock.
-    await t.dataSource.query(`UPDATE jobs SET leased_until_ms = $2 WHERE id = $1`, [id, (await dbNowMs()) - 1]);
+    await expireJobLease(t.dataSource, id);
     await t.app.get(JobWorker).runDue({ types: [COUNTED] });
     expect(await runs('lease')).toEqual([{ job_id: id, attempt: 2 }]);
     expect((await job(id)).status).toBe('done');
@@ -193,10 +190,7 @@ describe('durable jobs (platform primitive)', () => {
       ahead.clock.advance(Math.round((t.clock.nowMs() - ahead.clock.nowMs()) / 1000) + 62);
       const id = (await t.app.get(JobQueue).enqueue(COUNTED, { label: 'skew' }))!;
       // A replica leased it for 30 s and is still running it.
-      await t.dataSource.query(
-        `UPDATE jobs SET status = 'running', attempts = 1, leased_by = 'slow-replica', leased_until_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 30000 WHERE id = $1`,
-        [id],
-      );
+      await jobLeasedBy(t.dataSource, id, 'slow-replica', 30_000);
       await ahead.app.get(JobWorker).runDue({ types: [COUNTED] });
       expect(await runs('skew')).toHaveLength(0);
       expect(await job(id)).toMatchObject({ status: 'running', attempts: 1 });

@@ -116,8 +116,9 @@ describe('keys: authentication and platform locks', () => {
         'invalid_param_value',
       );
       // The old key keeps its own scopes: a different scope set is always a new key.
-      const [oldScopes] = await t.dataSource.query(`SELECT scopes FROM api_keys WHERE id = $1`, [f.keyIds.skLive]);
-      expect(oldScopes.scopes).toEqual(['reporting:aggregate', 'revenue:read', 'errors:read', 'buckets:read']);
+      const app = await t.http.get(`/admin/v1/apps/${f.appId}`).set(operatorAuth());
+      const oldKey = app.body.keys.find((key: { id: string }) => key.id === f.keyIds.skLive);
+      expect(oldKey.scopes).toEqual(['reporting:aggregate', 'revenue:read', 'errors:read', 'buckets:read']);
       expectError(await t.http.post(`/admin/v1/keys/${f.keyIds.skLive}/rotate`).set(operatorAuth()).send({}), 400, 'invalid_param_value');
       const pub = await t.http.post(`/admin/v1/keys/${f.keyIds.pubTest}/rotate`).set(operatorAuth()).send({});
       expect(pub.body.key.key).toMatch(/^cd_pub_test_/);

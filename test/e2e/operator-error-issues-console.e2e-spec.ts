@@ -3,6 +3,8 @@ import { EventIdentityResolver } from '#telemetry';
 import { createProjectWithApp, keyHeaders, setRateLimits, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
+import { testScope } from '../support/scopes.js';
+import { clearCustomerRevenue, seedCustomerRevenue } from '../support/factories/revenue.js';
 
 describe('operator reads: error issues titled, sorted and paged; issue events and users paged', () => {
   let t: TestApp;
@@ -87,12 +89,7 @@ describe('operator reads: error issues titled, sorted and paged; issue events an
   it('sorts by revenue at risk: the monthly revenue of the distinct customers the issue hit, shown on every row', async () => {
     const hit = (await get(`/${busy}/users?env=sandbox`)).body.data as { userId: string; serviceCustomerId: string }[];
     const customerOf = (userId: string) => hit.find((u) => u.userId === userId)!.serviceCustomerId;
-    const monthly = async (userId: string, minor: number) =>
-      t.dataSource.query(`INSERT INTO revenue_customer_totals (project_id, env, customer_id, currency, monthly_minor) VALUES ($1, 'sandbox', $2, 'USD', $3)`, [
-        p.projectId,
-        customerOf(userId),
-        minor,
-      ]);
+    const monthly = (userId: string, minor: number) => seedCustomerRevenue(t.dataSource, testScope(p.projectId), customerOf(userId), minor);
     await monthly(users[0]!, 1000);
     await monthly(users[1]!, 499);
     const byRevenue = await get('?env=sandbox&sort=revenue_at_risk');
@@ -107,7 +104,7 @@ describe('operator reads: error issues titled, sorted and paged; issue events an
     expect([...first.body.data, ...second.body.data].map((i: { fingerprint: string }) => i.fingerprint)).toEqual([busy, quiet]);
     const byLastSeen = await get('?env=sandbox');
     expect(byLastSeen.body.data.map((i: { revenueAtRisk: { amountMinor: number } }) => i.revenueAtRisk.amountMinor)).toEqual([0, 1499]);
-    await t.dataSource.query(`DELETE FROM revenue_customer_totals WHERE project_id = $1`, [p.projectId]);
+    await clearCustomerRevenue(t.dataSource, p.projectId);
   });
 
   it("pages through an issue's events, newest first, each with its own stack", async () => {

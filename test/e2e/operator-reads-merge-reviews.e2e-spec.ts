@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
+import { testScope } from '../support/scopes.js';
+import { subscriptionHeldBy } from '../support/factories/identity.js';
+import { attributedEvent } from '../support/factories/telemetry.js';
 
 describe('operator: merge review approve and dismiss', () => {
   let t: TestApp;
@@ -35,16 +38,8 @@ describe('operator: merge review approve and dismiss', () => {
 
   it("approve merges the other customer's ids, subscriptions and events into the canonical one, journaled; a second action is 409", async () => {
     const c = await conflict();
-    await t.dataSource.query(
-      `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
-       VALUES ($1, 'sandbox', 'card_payments', $2, $3, 'price_pro', 'active', now() + interval '30 days', 1, 'active', now(), now())`,
-      [p.projectId, uid('sub'), c.otherCustomer],
-    );
-    await t.dataSource.query(
-      `INSERT INTO events (project_id, env, event_id, client_day, app_id, name, timestamp_ms, received_at_ms, customer_id)
-       VALUES ($1, 'sandbox', $2, current_date, $3, 'screen_view', $4, $4, $5)`,
-      [p.projectId, uid('ev'), p.appId, t.clock.nowMs(), c.otherCustomer],
-    );
+    await subscriptionHeldBy(t.dataSource, testScope(p.projectId), c.otherCustomer);
+    await attributedEvent(t.dataSource, testScope(p.projectId), { appId: p.appId, customerId: c.otherCustomer, timestampMs: t.clock.nowMs() });
     const res = await act(c.reviewId, 'approve');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({

@@ -110,7 +110,8 @@ describe('metrics of jobs and rails (scraped from METRICS_PORT)', () => {
     expect(sample(after, 'job_dead_letters', { type: FAILS })).toBe(1);
 
     // The operator retries the dead letter: the gauge follows on the next refresh.
-    const [{ id }] = await t.dataSource.query(`SELECT id FROM jobs WHERE type = $1 AND status = 'dead'`, [FAILS]);
+    const dead = await t.http.get('/admin/v1/jobs?status=dead').set(operatorAuth());
+    const [{ id }] = dead.body.data.filter((job: { type: string }) => job.type === FAILS);
     expect((await t.http.post(`/admin/v1/jobs/${id}/retry`).set(operatorAuth())).status).toBeLessThan(300);
     await worker.refreshMetrics();
     const retried = await scrape(server.port);

@@ -3,6 +3,8 @@ import { keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectTypedError } from '../support/expect-error.js';
 import { telemetryHarness, DAY_MS } from '../support/harness/telemetry.js';
+import { testScope } from '../support/scopes.js';
+import { laterDeliveryWrittenFirst } from '../support/factories/telemetry.js';
 
 describe('telemetry: POST /v1/events (keys, request rules, de-duplication, error issues)', () => {
   const h = telemetryHarness();
@@ -279,11 +281,11 @@ describe('telemetry: POST /v1/events (keys, request rules, de-duplication, error
       const original = ev({ properties: { attempt: 1 } });
       expect((await send({ events: [original] })).status).toBe(202);
       // The retry, received a minute later, written first (on another replica, or in another statement while the original waited on a stall).
-      await t.dataSource.query(
-        `UPDATE events SET received_at_ms = received_at_ms + 60000, name = 'page.viewed.retry', properties = '{"attempt":2}'
-          WHERE project_id = $1 AND event_id = $2`,
-        [p.projectId, original.eventId],
-      );
+      await laterDeliveryWrittenFirst(t.dataSource, testScope(p.projectId), original.eventId as string, {
+        laterByMs: 60_000,
+        name: 'page.viewed.retry',
+        properties: { attempt: 2 },
+      });
       expect((await send({ events: [original] })).body.received).toBe(1);
       const stored = await rows([original.eventId as string]);
       expect(stored).toHaveLength(1);

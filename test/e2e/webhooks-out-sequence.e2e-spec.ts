@@ -9,6 +9,8 @@ import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../suppor
 import { cardWebhookHarness } from '../support/harness/webhooks-card.js';
 import { queuedBehind, untilWaiting } from '../support/lock-queue.js';
 import { operatorAuth } from '../support/test-app.js';
+import { testScope } from '../support/scopes.js';
+import { subscriptionHeldBy } from '../support/factories/identity.js';
 import { type ReceivedWebhook, type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver.js';
 
 const REASON = 'Support credit after an outage';
@@ -197,16 +199,7 @@ describe('outbound webhooks: the highest sequence carries the whole state', () =
       const other: string = (await identify(b)).body.serviceCustomerId;
       // The other customer's card subscription and the `pro` row it grants.
       const subscriptionId = `sub_merge_${counter}`;
-      await h.t.dataSource.query(
-        `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
-         VALUES ($1, 'sandbox', 'card_payments', $2, $3, 'price_pro', 'active', now() + interval '30 days', 1, 'active', now(), now())`,
-        [fx.projectId, subscriptionId, other],
-      );
-      await h.t.dataSource.query(
-        `INSERT INTO entitlements (project_id, env, customer_id, entitlement_key, rail, product_id, subscription_id, state, valid_until, created_at, updated_at)
-         VALUES ($1, 'sandbox', $2, 'pro', 'card_payments', 'price_pro', $3, 'active', date_trunc('second', now()) + interval '30 days', now(), now())`,
-        [fx.projectId, other, subscriptionId],
-      );
+      await subscriptionHeldBy(h.t.dataSource, testScope(fx.projectId), other, { subscriptionId, grants: 'pro' });
       expect((await write(fx, canonical, 'grant', 'base')).status).toBe(200);
       expect((await identify({ userId: a.userId, anonymousId: b.anonymousId })).body.mergePending).toBe(true);
       const reviews = await h.t.http.get(`/admin/v1/projects/${fx.projectId}/merge-reviews?env=sandbox`).set(operatorAuth());

@@ -3,6 +3,7 @@ import { JobQueue, JobWorker, Sql, type TenantScope } from '#platform';
 import { ErasureWorker } from '#identity';
 import { EntitlementWriter } from '#entitlements';
 import { WebhookDispatcher } from '#webhooks';
+import { deliveryDeadAfterAllAttempts } from '../support/factories/webhooks.js';
 import { createProjectWithApp, keyHeaders, type ProjectFixture } from '../support/fixtures.js';
 import { createTestApp, operatorAuth, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
@@ -203,7 +204,7 @@ describe('outbound webhooks', () => {
     expect(deliveries.body.data[0]).toEqual(expect.objectContaining({ object: 'webhook_delivery', status: 'succeeded', attempts: 1, lastStatusCode: 200 }));
   });
 
-  it('after a rotation both secrets sign for 24 h, the previous one last', async () => {
+  it('after a rotation through the API both secrets sign, the previous one last', async () => {
     const fx = await createProjectWithApp(t);
     const p = path();
     const hook = await endpoint(fx, p, { eventTypes: ['customer.entitlements.updated'] });
@@ -225,13 +226,11 @@ describe('outbound webhooks', () => {
     expect(verifyServiceSignature(r.body, header.replace(/,v1=[0-9a-f]+$/, ''), rotated.body.secret)).toBe(true);
     expect(new Webhook(rotated.body.secret).verify(r.body, r.headers as Record<string, string>)).toEqual(r.json);
     expect(new Webhook(hook.secret).verify(r.body, r.headers as Record<string, string>)).toEqual(r.json);
-    await advance(86_401);
-    await grant(fx, customerId, 'other_key');
-    await drain();
-    expect(String(receiver.of(p)[1].headers['service-signature']).match(/v1=/g)).toHaveLength(1);
+    // The end of the 24 h window: the dispatch-rules medium spec.
   });
 
-  it('retries on the service clock, dead after 9 attempts, manual retry delivers again', async () => {
+  it('a failed delivery shows its next attempt; a dead one retried by the operator is delivered again', async () => {
+    // The retry schedule and the attempts up to a dead delivery: the dispatch-rules medium spec.
     const fx = await createProjectWithApp(t);
     const p = path();
     receiver.on(p, 500);
@@ -246,11 +245,7 @@ describe('outbound webhooks', () => {
     expect(d.nextAttemptAt - t.clock.nowSeconds()).toBeLessThanOrEqual(10);
     await drain();
     expect(receiver.of(p)).toHaveLength(1); // not due yet
-    for (const seconds of [10, 60, 300, 1800, 7200, 21600, 43200, 86400]) {
-      await advance(seconds);
-      await drain();
-    }
-    expect(receiver.of(p)).toHaveLength(9);
+    await deliveryDeadAfterAllAttempts(t.dataSource, d.id);
     d = await deliveries();
     expect(d).toEqual(expect.objectContaining({ status: 'dead', attempts: 9, nextAttemptAt: null }));
     receiver.on(p, 204);
@@ -357,25 +352,6 @@ describe('outbound webhooks', () => {
     await drain();
     const erased = receiver.of(p).filter((r) => r.json.type === 'customer.erased');
     expect(erased.map((r) => r.json.data)).toEqual([{ serviceCustomerId: customerId }]);
-  });
-
-  it('environments never cross', async () => {
-    const fx = await createProjectWithApp(t);
-    const sandbox = path();
-    const production = path();
-    await endpoint(fx, sandbox);
-    await endpoint(fx, production, { env: 'production' });
-    const { customerId } = await newCustomer(fx);
-    await grant(fx, customerId);
-    const live = await newCustomer(fx, fx.keys.skLive);
-    await t.http
-      .post(`/v1/server/customers/${live.customerId}/grant`)
-      .set(keyHeaders(fx, fx.keys.skLive))
-      .send({ entitlementKey: 'pro_access', duration: 'P30D', reason: REASON });
-    await drain();
-    expect(new Set(receiver.of(sandbox).map((r) => r.json.env))).toEqual(new Set(['sandbox']));
-    expect(new Set(receiver.of(production).map((r) => r.json.env))).toEqual(new Set(['production']));
-    expect(receiver.of(production).every((r) => r.json.data.serviceCustomerId === live.customerId)).toBe(true);
   });
 
   it('a hung endpoint delays neither another endpoint nor the API', async () => {

@@ -7,6 +7,8 @@ import { cardEventBuilders } from '../support/card-events.js';
 import { createMediumContext, unique, type MediumContext } from '../support/medium.js';
 import { RailSecretsFile } from '../support/rail-secrets-file.js';
 import { testScope } from '../support/scopes.js';
+import { customerWithUserId } from '../support/factories/identity.js';
+import { WEBHOOK_MEDIUM_ENV, newEndpoints } from '../support/factories/webhooks.js';
 
 const SECRET = 'whsec_medium_0123456789abcdefghijkl';
 const ACTOR = { actor: 'operator', requestId: null };
@@ -29,7 +31,7 @@ describe('medium: the outbox cost of a change, in statements', () => {
   const file = new RailSecretsFile();
 
   beforeAll(async () => {
-    m = await createMediumContext({ env: { RAIL_SECRETS_FILE: file.path } });
+    m = await createMediumContext({ env: { RAIL_SECRETS_FILE: file.path, ...WEBHOOK_MEDIUM_ENV } });
   });
   afterAll(async () => {
     await m?.close();
@@ -40,18 +42,9 @@ describe('medium: the outbox cost of a change, in statements', () => {
   async function project(endpoints: number): Promise<{ scope: TenantScope; customerId: string }> {
     const projectId = await m.newProject();
     const scope = testScope(projectId, 'sandbox');
-    const customerId = await m.newCustomer(scope);
-    await m.dataSource.query(
-      `INSERT INTO customer_aliases (project_id, env, type, value, customer_id, created_at) VALUES ($1, 'sandbox', 'developer', $2, $3, now())`,
-      [projectId, unique('user'), customerId],
-    );
+    const { customerId } = await customerWithUserId(m, scope);
     await m.newCatalogue(scope, [{ rail: 'card_payments', productId: 'prod_pro', entitlementKeys: ['pro', 'cloud_sync'] }]);
-    for (let i = 0; i < endpoints; i++) {
-      await m.dataSource.query(
-        `INSERT INTO webhook_endpoints (id, project_id, env, url, status, created_at_ms, updated_at_ms) VALUES ($1, $2, 'sandbox', 'https://hooks.example.com/in', 'enabled', 0, 0)`,
-        [unique('we'), projectId],
-      );
-    }
+    await newEndpoints(m, scope, endpoints);
     return { scope, customerId };
   }
 

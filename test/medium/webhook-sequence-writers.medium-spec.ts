@@ -3,6 +3,16 @@ import { announcedSetText } from '#webhooks';
 import { type CustomerOutboxEvent, WebhookOutboxRepository } from '../../libs/webhooks/src/outbox/webhook-outbox.repository.js';
 import { createMediumContext, unique, type MediumContext } from '../support/medium.js';
 import { testScope } from '../support/scopes.js';
+import {
+  WEBHOOK_MEDIUM_ENV,
+  backdateEndpointEnabled,
+  deleteEndpoint,
+  disableEndpoint,
+  enableEndpoint,
+  endpointEnabledSince,
+  newEndpoint,
+  numberedWithoutKeptSet,
+} from '../support/factories/webhooks.js';
 
 const NO_TRACE = { traceparent: null, tracestate: null };
 
@@ -19,7 +29,7 @@ describe('medium: the sequence counter names the transaction numbered before', (
   let outbox: WebhookOutboxRepository;
 
   beforeAll(async () => {
-    m = await createMediumContext();
+    m = await createMediumContext({ env: WEBHOOK_MEDIUM_ENV });
     sql = m.get(Sql);
     outbox = m.get(WebhookOutboxRepository);
   });
@@ -33,15 +43,7 @@ describe('medium: the sequence counter names the transaction numbered before', (
   }
 
   /** An endpoint of the scope, enabled `secondsAgo` (the kept set is trusted only while one has been enabled since). */
-  async function endpointEnabled(scope: TenantScope, secondsAgo: number): Promise<string> {
-    const id = unique('we');
-    await sql.rows(
-      `INSERT INTO webhook_endpoints (id, project_id, env, url, status, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, 'https://example.com/hook', 'enabled', 0, 0)`,
-      [id, scope.projectId, scope.env],
-    );
-    await sql.rows(`UPDATE webhook_endpoints SET enabled_at = now() - make_interval(secs => $2) WHERE id = $1`, [id, secondsAgo]);
-    return id;
-  }
+  const endpointEnabled = (scope: TenantScope, secondsAgo: number): Promise<string> => endpointEnabledSince(m, scope, secondsAgo);
 
   const snapshotNow = async (): Promise<string> => (await sql.one<{ s: string }>(`SELECT pg_current_snapshot()::text AS s`, []))!.s;
 
@@ -118,15 +120,15 @@ describe('medium: the sequence counter names the transaction numbered before', (
     const endpoint = await endpointEnabled(c.scope, 60);
     await numberIn(c, NONE, PRO);
     // A replica of the previous release numbers an update without keeping its set.
-    await sql.rows(`UPDATE webhook_customer_sequences SET last_sequence = last_sequence + 1 WHERE customer_id = $1`, [c.customerId]);
+    await numberedWithoutKeptSet(m.dataSource, c.scope, c.customerId);
     expect(await numberIn(c, NONE, PRO)).toEqual([]);
     expect(await counterOf(c)).toEqual({ announced: PRO, previous: null });
     // Vouched for again from the next number on.
     expect(await numberIn(c, NONE, NONE)).toEqual([{ customerId: c.customerId, sequence: 4, numbered: true, stale: false, heard: PRO }]);
 
     // The only endpoint disabled and enabled again: what happened meanwhile went unannounced.
-    await sql.rows(`UPDATE webhook_endpoints SET status = 'disabled' WHERE id = $1`, [endpoint]);
-    await sql.rows(`UPDATE webhook_endpoints SET status = 'enabled' WHERE id = $1`, [endpoint]);
+    await disableEndpoint(m, endpoint);
+    await enableEndpoint(m, endpoint);
     expect(await numberIn(c, PRO, PRO)).toEqual([]);
     expect(await counterOf(c)).toEqual({ announced: PRO, previous: null });
     // Another endpoint enabled long before vouches for it.
@@ -136,11 +138,7 @@ describe('medium: the sequence counter names the transaction numbered before', (
 
   it('the trigger stamps an endpoint when it becomes enabled; a set is vouched for from a second after the earliest enabled one', async () => {
     const c = await customer();
-    const first = unique('we');
-    await sql.rows(
-      `INSERT INTO webhook_endpoints (id, project_id, env, url, status, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, 'https://example.com/hook', 'enabled', 0, 0)`,
-      [first, c.scope.projectId, c.scope.env],
-    );
+    const first = await newEndpoint(m, c.scope);
     const stamped = async (id: string) =>
       (await sql.one<{ age: number }>(`SELECT extract(epoch FROM clock_timestamp() - enabled_at)::float8 AS age FROM webhook_endpoints WHERE id = $1`, [id]))!
         .age;
@@ -150,21 +148,22 @@ describe('medium: the sequence counter names the transaction numbered before', (
     expect(await numberIn(c, NONE, NONE)).toEqual([]);
     // Enabled 1.5 s before the set was announced: vouched for; 0.5 s: not.
     const announcedAfter = async (seconds: number) => {
-      await sql.rows(`UPDATE webhook_endpoints SET enabled_at = clock_timestamp() - make_interval(secs => $2) WHERE id = $1`, [first, seconds]);
+      await backdateEndpointEnabled(m.dataSource, first, seconds);
       await numberIn(c, NONE, PRO);
       return numberIn(c, NONE, NONE);
     };
     expect(await announcedAfter(0.5)).toEqual([]);
     expect(await announcedAfter(1.5)).toEqual([{ customerId: c.customerId, sequence: 6, numbered: true, stale: false, heard: PRO }]);
     // A disabled endpoint stamps nothing; enabling it again stamps it anew.
-    await sql.rows(`UPDATE webhook_endpoints SET status = 'disabled', enabled_at = clock_timestamp() - interval '1 hour' WHERE id = $1`, [first]);
-    await sql.rows(`UPDATE webhook_endpoints SET status = 'enabled' WHERE id = $1`, [first]);
+    await disableEndpoint(m, first);
+    await backdateEndpointEnabled(m.dataSource, first, 3600);
+    await enableEndpoint(m, first);
     expect(await stamped(first)).toBeLessThan(5);
     // An endpoint replaced by another (created, then the first deleted): sets kept before the new one are not vouched for.
-    await sql.rows(`UPDATE webhook_endpoints SET enabled_at = clock_timestamp() - interval '1 hour' WHERE id = $1`, [first]);
+    await backdateEndpointEnabled(m.dataSource, first, 3600);
     await numberIn(c, NONE, PRO);
     await endpointEnabled(c.scope, 0);
-    await sql.rows(`DELETE FROM webhook_endpoints WHERE id = $1`, [first]);
+    await deleteEndpoint(m, first);
     expect(await numberIn(c, NONE, NONE)).toEqual([]);
   });
 

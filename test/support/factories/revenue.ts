@@ -15,6 +15,11 @@ export async function seedCustomerRevenue(db: DataSource, scope: TenantScope, cu
   );
 }
 
+/** The project's revenue totals are gone (as after a rebuild with no purchases). */
+export async function clearCustomerRevenue(db: DataSource, projectId: string): Promise<void> {
+  await db.query(`DELETE FROM revenue_customer_totals WHERE project_id = $1`, [projectId]);
+}
+
 /** Many customers' monthly totals in one statement (volume for the list and its sorts). */
 export async function seedCustomerRevenues(
   db: DataSource,

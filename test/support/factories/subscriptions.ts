@@ -27,7 +27,12 @@ export interface SeededRailSubscription {
 }
 
 /** A rail subscription record as a rail leaves it without a lifecycle object: 30 days left, rail time 1. Answers its id. */
-export async function seedRailSubscription(db: DataSource, scope: TenantScope, customerId: string, o: SeededRailSubscription = {}): Promise<string> {
+export async function seedRailSubscription(
+  db: Pick<DataSource, 'query'>,
+  scope: TenantScope,
+  customerId: string,
+  o: SeededRailSubscription = {},
+): Promise<string> {
   const id = o.id ?? `sub_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
   await db.query(
     `INSERT INTO rail_subscriptions (project_id, env, rail, subscription_id, customer_id, product_id, state, valid_until, rail_time_ms, raw_status, created_at, updated_at)
