@@ -193,19 +193,36 @@ export class ChartsRepository {
     );
   }
 
-  /** Events and errors per period, and distinct active customers per day (granularity day only). */
+  /**
+   * Events and errors per period; distinct active customers per day (`uniqueUsers`, granularity
+   * day), or per week or month the customers whose first (`firsts`) and whose last (`lasts`)
+   * active day in the period is in the range: either counts a period's distinct customers within
+   * the range when the range does not clip its start (`firsts`) or its end (`lasts`).
+   */
   events(scope: TenantScope, from: string, to: string, granularity: ChartGranularity): Promise<FactRow[]> {
     return this.factRows(
-      `SELECT ${PERIOD('$5', 'day')} AS p, '' AS seg, sum(e) AS events, sum(x) AS errors, sum(a) AS "uniqueUsers" FROM (
-         SELECT day, events AS e, errors AS x, 0 AS a
+      `SELECT ${PERIOD('$5', 'day')} AS p, '' AS seg, sum(e) AS events, sum(x) AS errors, sum(a) AS "uniqueUsers", sum(f) AS firsts, sum(l) AS lasts FROM (
+         SELECT day, events AS e, errors AS x, 0 AS a, 0 AS f, 0 AS l
            FROM event_day_facts WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
          UNION ALL
-         SELECT day, 0, 0, customers
+         SELECT day, 0, 0, customers, 0, 0
            FROM active_day_totals WHERE $5 = 'day' AND project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
+         UNION ALL
+         SELECT day, 0, 0, 0, firsts, lasts
+           FROM active_period_days WHERE project_id = $1 AND env = $2 AND granularity = $5 AND day BETWEEN $3::date AND $4::date
        ) u GROUP BY 1`,
       [scope.projectId, scope.env, from, to, granularity],
-      ['events', 'errors', 'uniqueUsers'],
+      ['events', 'errors', 'uniqueUsers', 'firsts', 'lasts'],
     );
+  }
+
+  /** Distinct customers active on a day in [from, to] (a range inside one week or month). */
+  async activeBetween(scope: TenantScope, from: string, to: string): Promise<number> {
+    const row = await this.sql.one<{ n: Num }>(
+      `SELECT count(DISTINCT customer_id) AS n FROM reporting_active_days WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date`,
+      [scope.projectId, scope.env, from, to],
+    );
+    return Number(row?.n ?? 0);
   }
 
   /** Distinct customers active on a day from `from` to today (those whose last active day is in it). */
