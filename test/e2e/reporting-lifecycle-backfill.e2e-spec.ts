@@ -1,5 +1,7 @@
 import { type LifecycleSubscriptionOptions, lifecycleCardSubscription } from '../support/card-events.js';
 import { LifecycleChartFacts1790000003750 } from '../../libs/reporting/src/migrations/1790000003750-lifecycle-chart-facts.migration.js';
+import { ChartLevelMonths1790000003810 } from '../../libs/reporting/src/migrations/1790000003810-chart-level-months.migration.js';
+import { ChartSplitSums1790000003970 } from '../../libs/reporting/src/migrations/1790000003970-chart-split-sums.migration.js';
 import { keyHeaders } from '../support/fixtures.js';
 import { operatorAuth } from '../support/test-app.js';
 import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
@@ -97,12 +99,13 @@ describe('reporting: the lifecycle chart facts are filled from existing data', (
     const trialsBefore = await read('trials', { from: new Date(t0 * 1000).toISOString().slice(0, 10) });
     expect(trialsBefore.summary).toEqual({ started: 2, converted: 1, conversionRate: 1 });
 
-    const migration = new LifecycleChartFacts1790000003750();
+    // With the sums kept from its day rows by the migrations after it (their triggers go with the dropped tables).
+    const migrations = [new LifecycleChartFacts1790000003750(), new ChartLevelMonths1790000003810(), new ChartSplitSums1790000003970()];
     const runner = h.t.dataSource.createQueryRunner();
     try {
       await runner.startTransaction();
-      await migration.down(runner);
-      await migration.up(runner);
+      for (const migration of [...migrations].reverse()) await migration.down(runner);
+      for (const migration of migrations) await migration.up(runner);
       await runner.commitTransaction();
     } finally {
       await runner.release();

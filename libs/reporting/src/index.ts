@@ -11,6 +11,7 @@ import { LifecycleChartFacts1790000003750 } from './migrations/1790000003750-lif
 import { CustomerListOrders1790000003800 } from './migrations/1790000003800-customer-list-orders.migration.js';
 import { ChartLevelMonths1790000003810 } from './migrations/1790000003810-chart-level-months.migration.js';
 import { ActivePeriods1790000003960 } from './migrations/1790000003960-active-periods.migration.js';
+import { ChartSplitSums1790000003970 } from './migrations/1790000003970-chart-split-sums.migration.js';
 
 export { ReportingModule } from './reporting.module.js';
 export { ReportingRead, type ReportingReadOptions } from './reporting-read.decorator.js';
@@ -46,4 +47,5 @@ export const REPORTING_MIGRATIONS = [
   CustomerListOrders1790000003800,
   ChartLevelMonths1790000003810,
   ActivePeriods1790000003960,
+  ChartSplitSums1790000003970,
 ];

@@ -115,18 +115,16 @@ export class ChartsRepository {
 
   /**
    * Payments, and refunds and chargebacks less their reversals (each on its own day), per period
-   * and segment in one currency (the total is their sum).
+   * and segment in one currency (the total is their sum), from their sums per split
+   * (`revenue_day_splits`: one row per day and segment).
    */
   payments(scope: TenantScope, currency: string, from: string, to: string, granularity: ChartGranularity, segment: ChartSegment): Promise<FactRow[]> {
     return this.factRows(
-      `SELECT ${PERIOD('$6', 'day')} AS p, seg, sum(k) AS payments, sum(g) AS "grossMinor", sum(n) AS refunds, sum(m) AS "refundsMinor" FROM (
-         SELECT day, ${segmentKey(segment)} AS seg, payments AS k, gross_minor AS g, 0 AS n, 0 AS m
-           FROM revenue_day_facts WHERE project_id = $1 AND env = $2 AND currency = $3 AND day BETWEEN $4::date AND $5::date
-         UNION ALL
-         SELECT day, ${segmentKey(segment)}, 0, 0, refunds - reversals, refunds_minor - reversals_minor
-           FROM revenue_refund_days WHERE project_id = $1 AND env = $2 AND currency = $3 AND day BETWEEN $4::date AND $5::date
-       ) u GROUP BY 1, 2`,
-      [scope.projectId, scope.env, currency, from, to, granularity],
+      `SELECT ${PERIOD('$6', 'day')} AS p, seg, sum(payments) AS payments, sum(gross_minor) AS "grossMinor", sum(refunds) AS refunds, sum(refunds_minor) AS "refundsMinor"
+         FROM revenue_day_splits
+        WHERE project_id = $1 AND env = $2 AND currency = $3 AND split = $7 AND day BETWEEN $4::date AND $5::date
+        GROUP BY 1, 2`,
+      [scope.projectId, scope.env, currency, from, to, granularity, segment],
       ['payments', 'grossMinor', 'refunds', 'refundsMinor'],
     );
   }
@@ -135,7 +133,9 @@ export class ChartsRepository {
    * Per period and segment, and before `from` (period null): `paying`, subscriptions entering
    * (`activeIn`) and leaving (`activeOut`) the ledger's paying set (`subscription_state_days`);
    * `lifecycle`, the net change of each state the state chart counts (`subscription_lifecycle_days`,
-   * one sum per state named as the chart's value: the chart needs only levels).
+   * one sum per state named as the chart's value: the chart needs only levels). The range's days
+   * come from their sums per split (`subscription_level_splits`: one row per day, segment and
+   * state), the time before from the month sums.
    */
   states(
     scope: TenantScope,
@@ -146,18 +146,21 @@ export class ChartsRepository {
     family: 'paying' | 'lifecycle',
   ): Promise<FactRow[]> {
     const paying = family === 'paying';
-    const [table, months] = paying
-      ? ['subscription_state_days', 'subscription_state_months']
-      : ['subscription_lifecycle_days', 'subscription_lifecycle_months'];
+    const months = paying ? 'subscription_state_months' : 'subscription_lifecycle_months';
     const stateFilter = paying ? `AND state = 'active'` : `AND state IN (${STATE_SUMS.map(([, state]) => `'${state}'`).join(', ')})`;
     const sums = paying
       ? `sum(entered) AS "activeIn", sum("left") AS "activeOut"`
       : STATE_SUMS.map(([column, state]) => `sum(entered - "left") FILTER (WHERE state = '${state}') AS "${column}"`).join(', ');
     return this.factRows(
-      `SELECT CASE WHEN day < $3::date THEN NULL ELSE ${PERIOD('$5', 'day')} END AS p, ${segmentKey(segment)} AS seg, ${sums}
-         FROM (${LEVEL_SOURCES(months, table, 'rail, product_id, state, entered, "left"', stateFilter, '$3', '$4')}) u
-        GROUP BY 1, 2`,
-      [scope.projectId, scope.env, from, to, granularity],
+      `SELECT CASE WHEN day < $3::date THEN NULL ELSE ${PERIOD('$5', 'day')} END AS p, seg, ${sums} FROM (
+         SELECT month AS day, ${segmentKey(segment)} AS seg, state, entered, "left" FROM ${months}
+          WHERE project_id = $1 AND env = $2 ${stateFilter} AND month < date_trunc('month', $3::date::timestamp)::date
+         UNION ALL
+         SELECT day, seg, state, entered, "left" FROM subscription_level_splits
+          WHERE project_id = $1 AND env = $2 AND family = $6 AND split = $7
+            AND day >= date_trunc('month', $3::date::timestamp)::date AND day <= $4::date ${stateFilter}
+       ) u GROUP BY 1, 2`,
+      [scope.projectId, scope.env, from, to, granularity, family, segment],
       paying ? ['activeIn', 'activeOut'] : STATE_SUMS.map(([column]) => column),
     );
   }

@@ -1,0 +1,171 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+const ENV = `text NOT NULL CHECK (env IN ('sandbox', 'production'))`;
+const SPLIT = `text NOT NULL CHECK (split IN ('none', 'rail', 'product'))`;
+
+/** The split rows one day row (`rec`) adds to: the total (`''`), its rail, its product (unknown: `other`). */
+const SPLITS = (rec: string) => `(VALUES ('none', ''), ('rail', ${rec}.rail), ('product', COALESCE(NULLIF(${rec}.product_id, ''), 'other'))) k(split, seg)`;
+
+/** A per-day fact table summed per split into `sums`: its key columns besides the split's, and each summed column's value in a day row. */
+interface SplitSums {
+  days: string;
+  sums: string;
+  /** The trigger's argument and the key column it fills (the family or nothing), and the day row's own key columns carried over. */
+  family?: string;
+  keys: string[];
+  values: Record<string, (rec: string) => string>;
+}
+
+const SOURCES: SplitSums[] = [
+  {
+    days: 'subscription_state_days',
+    sums: 'subscription_level_splits',
+    family: 'paying',
+    keys: ['state'],
+    values: { entered: (r) => `${r}.entered`, '"left"': (r) => `${r}."left"` },
+  },
+  {
+    days: 'subscription_lifecycle_days',
+    sums: 'subscription_level_splits',
+    family: 'lifecycle',
+    keys: ['state'],
+    values: { entered: (r) => `${r}.entered`, '"left"': (r) => `${r}."left"` },
+  },
+  {
+    days: 'revenue_day_facts',
+    sums: 'revenue_day_splits',
+    keys: ['currency'],
+    values: { payments: (r) => `${r}.payments`, gross_minor: (r) => `${r}.gross_minor`, refunds: () => '0', refunds_minor: () => '0' },
+  },
+  {
+    days: 'revenue_refund_days',
+    sums: 'revenue_day_splits',
+    keys: ['currency'],
+    values: {
+      payments: () => '0',
+      gross_minor: () => '0',
+      refunds: (r) => `${r}.refunds - ${r}.reversals`,
+      refunds_minor: (r) => `${r}.refunds_minor - ${r}.reversals_minor`,
+    },
+  },
+];
+
+/** The columns of a sums table's rows, in insert order. */
+function columns(s: SplitSums): string[] {
+  return ['project_id', 'env', ...(s.family ? ['family'] : []), 'split', 'day', 'seg', ...s.keys, ...Object.keys(s.values)];
+}
+
+/** The rows a day row `rec` adds (`sign` '-' to take them away): one per split. */
+function rowsOf(s: SplitSums, rec: string, sign: '' | '-', family: string): string {
+  const values = Object.values(s.values).map((v) => `${sign}(${v(rec)})`);
+  return `SELECT ${rec}.project_id, ${rec}.env, ${s.family ? `${family}, ` : ''}k.split, ${rec}.day, k.seg, ${s.keys.map((k) => `${rec}.${k}`).join(', ')}, ${values.join(', ')}`;
+}
+
+function upsert(s: SplitSums, select: string): string {
+  const sums = Object.keys(s.values);
+  return `
+    INSERT INTO ${s.sums} AS s (${columns(s).join(', ')})
+    ${select}
+    ON CONFLICT ON CONSTRAINT ${s.sums}_pk DO UPDATE SET ${sums.map((c) => `${c} = s.${c} + EXCLUDED.${c}`).join(', ')}`;
+}
+
+/**
+ * The charts' per-day facts summed per split: over every rail and product (`none`, segment
+ * `''`), per rail, per product (an unknown product as `other`). A chart reads the rows of its
+ * split and range from an index holding the sums, so the read touches no table page and, unsplit,
+ * one row per day (and state, or currency) instead of one per day, rail and product.
+ *
+ * - `subscription_level_splits`: subscriptions entering and leaving each state, for the ledger's
+ *   paying set (`paying`, from `subscription_state_days`) and the lifecycle's states
+ *   (`lifecycle`, from `subscription_lifecycle_days`).
+ * - `revenue_day_splits`: payments (`revenue_day_facts`), refunds and chargebacks less their
+ *   reversals (`revenue_refund_days`), per currency.
+ *
+ * Kept by a row trigger on each day table in the transaction of the day row's change, like the
+ * month sums (a row's three split rows locked in one order: the total first); filled here from
+ * the existing day rows, the day tables locked meanwhile.
+ */
+export class ChartSplitSums1790000003970 implements MigrationInterface {
+  name = 'ChartSplitSums1790000003970';
+
+  async up(q: QueryRunner): Promise<void> {
+    for (const s of SOURCES) await q.query(`LOCK TABLE ${s.days} IN SHARE ROW EXCLUSIVE MODE`);
+    await q.query(`
+      CREATE TABLE subscription_level_splits (
+        project_id text   NOT NULL,
+        env        ${ENV},
+        family     text   NOT NULL CHECK (family IN ('paying', 'lifecycle')),
+        split      ${SPLIT},
+        day        date   NOT NULL,
+        seg        text   NOT NULL,
+        state      text   NOT NULL,
+        entered    bigint NOT NULL,
+        "left"     bigint NOT NULL,
+        CONSTRAINT subscription_level_splits_seg_ck CHECK ((split = 'none') = (seg = '')),
+        CONSTRAINT subscription_level_splits_pk PRIMARY KEY (project_id, env, family, split, day, seg, state) INCLUDE (entered, "left")
+      )`);
+    await q.query(`
+      CREATE TABLE revenue_day_splits (
+        project_id    text    NOT NULL,
+        env           ${ENV},
+        split         ${SPLIT},
+        day           date    NOT NULL,
+        seg           text    NOT NULL,
+        currency      text    NOT NULL,
+        payments      bigint  NOT NULL,
+        gross_minor   numeric NOT NULL,
+        refunds       bigint  NOT NULL,
+        refunds_minor numeric NOT NULL,
+        CONSTRAINT revenue_day_splits_seg_ck CHECK ((split = 'none') = (seg = '')),
+        CONSTRAINT revenue_day_splits_pk PRIMARY KEY (project_id, env, currency, split, day, seg) INCLUDE (payments, gross_minor, refunds, refunds_minor)
+      )`);
+    for (const s of SOURCES) {
+      const fn = `${s.days}_split_sums`;
+      const family = s.family ? 'TG_ARGV[0]' : '';
+      const sameKey = ['project_id', 'env', 'day', 'rail', 'product_id', ...s.keys].map((k) => `NEW.${k} = OLD.${k}`).join(' AND ');
+      const delta = rowsOf(
+        { ...s, values: Object.fromEntries(Object.entries(s.values).map(([c, v]) => [c, (r) => `${v(r)} - (${v('OLD')})`])) },
+        'NEW',
+        '',
+        family,
+      );
+      await q.query(`
+        CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF TG_OP = 'UPDATE' AND ${sameKey} THEN
+            ${upsert(s, `${delta} FROM ${SPLITS('NEW')} ORDER BY k.split, k.seg`)};
+            RETURN NULL;
+          END IF;
+          IF TG_OP IN ('UPDATE', 'DELETE') THEN
+            ${upsert(s, `${rowsOf(s, 'OLD', '-', family)} FROM ${SPLITS('OLD')} ORDER BY k.split, k.seg`)};
+          END IF;
+          IF TG_OP IN ('UPDATE', 'INSERT') THEN
+            ${upsert(s, `${rowsOf(s, 'NEW', '', family)} FROM ${SPLITS('NEW')} ORDER BY k.split, k.seg`)};
+          END IF;
+          RETURN NULL;
+        END $$`);
+      const cols = columns(s);
+      const keyCount = cols.length - Object.keys(s.values).length;
+      await q.query(
+        upsert(
+          s,
+          `SELECT ${cols.map((c, i) => (i < keyCount ? c : `sum(${c})`)).join(', ')}
+             FROM (${rowsOf(s, 'd', '', s.family ? `'${s.family}'` : '')} FROM ${s.days} d CROSS JOIN LATERAL ${SPLITS('d')}) x (${cols.join(', ')})
+            GROUP BY ${cols.slice(0, keyCount).join(', ')}`,
+        ),
+      );
+      await q.query(
+        `CREATE TRIGGER ${fn} AFTER INSERT OR UPDATE OR DELETE ON ${s.days} FOR EACH ROW EXECUTE FUNCTION ${fn}(${s.family ? `'${s.family}'` : ''})`,
+      );
+    }
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    for (const s of SOURCES) {
+      await q.query(`DROP TRIGGER IF EXISTS ${s.days}_split_sums ON ${s.days}`);
+      await q.query(`DROP FUNCTION IF EXISTS ${s.days}_split_sums()`);
+    }
+    await q.query(`DROP TABLE IF EXISTS revenue_day_splits`);
+    await q.query(`DROP TABLE IF EXISTS subscription_level_splits`);
+  }
+}
