@@ -24,11 +24,10 @@ describe('reporting: the charts read the index of their split sums', () => {
     const segs = `(VALUES ('none', '')) s(split, seg) UNION ALL SELECT 'rail', unnest(ARRAY['ios_store', 'card_payments', 'android_store'])
                   UNION ALL SELECT 'product', 'prod_' || n FROM generate_series(1, $4::int) n`;
     await q(`
-      INSERT INTO subscription_level_splits (project_id, env, family, split, day, seg, state, entered, "left")
-      SELECT tenant, 'sandbox', f, s.split, $2::date - d, s.seg, st, 2, 1
+      INSERT INTO subscription_level_splits (project_id, env, family, split, day, seg, active_entered, active_left, trialing, in_grace_period, in_billing_retry, paused)
+      SELECT tenant, 'sandbox', f, s.split, $2::date - d, s.seg, 2, 1, m, m, m, m
         FROM unnest($1::text[]) tenant, generate_series(0, $3::int - 1) d, (SELECT * FROM ${segs}) s,
-             unnest(ARRAY['active', 'trialing', 'in_grace_period', 'in_billing_retry', 'paused']) st, unnest(ARRAY['paying', 'lifecycle']) f
-       WHERE f = 'lifecycle' OR st = 'active'`);
+             (VALUES ('paying', 0), ('lifecycle', 1)) f(f, m)`);
     await q(`
       INSERT INTO revenue_day_splits (project_id, env, split, day, seg, currency, payments, gross_minor, refunds, refunds_minor)
       SELECT tenant, 'sandbox', s.split, $2::date - d, s.seg, 'USD', 3, 2997, 1, 999 FROM unnest($1::text[]) tenant, generate_series(0, $3::int - 1) d, (SELECT * FROM ${segs}) s`);

@@ -134,8 +134,8 @@ export class ChartsRepository {
    * (`activeIn`) and leaving (`activeOut`) the ledger's paying set (`subscription_state_days`);
    * `lifecycle`, the net change of each state the state chart counts (`subscription_lifecycle_days`,
    * one sum per state named as the chart's value: the chart needs only levels). The range's days
-   * come from their sums per split (`subscription_level_splits`: one row per day, segment and
-   * state), the time before from the month sums.
+   * come from their sums per split (`subscription_level_splits`: one row per day and segment, a
+   * column per state), the time before from the month sums.
    */
   states(
     scope: TenantScope,
@@ -148,17 +148,24 @@ export class ChartsRepository {
     const paying = family === 'paying';
     const months = paying ? 'subscription_state_months' : 'subscription_lifecycle_months';
     const stateFilter = paying ? `AND state = 'active'` : `AND state IN (${STATE_SUMS.map(([, state]) => `'${state}'`).join(', ')})`;
+    // The month rows (one per state) in the split rows' columns: `active` entering and leaving, the other states' net changes.
+    const monthLevels = STATE_SUMS.flatMap(([, state]) =>
+      state === 'active'
+        ? [`CASE WHEN state = 'active' THEN entered ELSE 0 END`, `CASE WHEN state = 'active' THEN "left" ELSE 0 END`]
+        : [`CASE WHEN state = '${state}' THEN entered - "left" ELSE 0 END`],
+    );
+    const levels = STATE_SUMS.flatMap(([, state]) => (state === 'active' ? ['active_entered', 'active_left'] : [state]));
     const sums = paying
-      ? `sum(entered) AS "activeIn", sum("left") AS "activeOut"`
-      : STATE_SUMS.map(([column, state]) => `sum(entered - "left") FILTER (WHERE state = '${state}') AS "${column}"`).join(', ');
+      ? `sum(active_entered) AS "activeIn", sum(active_left) AS "activeOut"`
+      : STATE_SUMS.map(([column, state]) => (state === 'active' ? `sum(active_entered - active_left) AS active` : `sum(${state}) AS "${column}"`)).join(', ');
     return this.factRows(
       `SELECT CASE WHEN day < $3::date THEN NULL ELSE ${PERIOD('$5', 'day')} END AS p, seg, ${sums} FROM (
-         SELECT month AS day, ${segmentKey(segment)} AS seg, state, entered, "left" FROM ${months}
+         SELECT month AS day, ${segmentKey(segment)} AS seg, ${monthLevels.map((l, i) => `${l} AS ${levels[i]}`).join(', ')} FROM ${months}
           WHERE project_id = $1 AND env = $2 ${stateFilter} AND month < date_trunc('month', $3::date::timestamp)::date
          UNION ALL
-         SELECT day, seg, state, entered, "left" FROM subscription_level_splits
+         SELECT day, seg, ${levels.join(', ')} FROM subscription_level_splits
           WHERE project_id = $1 AND env = $2 AND family = $6 AND split = $7
-            AND day >= date_trunc('month', $3::date::timestamp)::date AND day <= $4::date ${stateFilter}
+            AND day >= date_trunc('month', $3::date::timestamp)::date AND day <= $4::date
        ) u GROUP BY 1, 2`,
       [scope.projectId, scope.env, from, to, granularity, family, segment],
       paying ? ['activeIn', 'activeOut'] : STATE_SUMS.map(([column]) => column),

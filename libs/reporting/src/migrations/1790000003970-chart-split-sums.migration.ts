@@ -16,21 +16,22 @@ interface SplitSums {
   values: Record<string, (rec: string) => string>;
 }
 
+/** A state's count in a day row `r`: its net change (entered − left), or one of its counts. */
+const inState = (state: string, count: (r: string) => string) => (r: string) => `CASE WHEN ${r}.state = '${state}' THEN ${count(r)} ELSE 0 END`;
+const net = (r: string) => `${r}.entered - ${r}."left"`;
+/** The subscription states' sums: `active` entering and leaving (the churn chart counts both), the other states' net changes. */
+const LEVELS: SplitSums['values'] = {
+  active_entered: inState('active', (r) => `${r}.entered`),
+  active_left: inState('active', (r) => `${r}."left"`),
+  trialing: inState('trialing', net),
+  in_grace_period: inState('in_grace_period', net),
+  in_billing_retry: inState('in_billing_retry', net),
+  paused: inState('paused', net),
+};
+
 const SOURCES: SplitSums[] = [
-  {
-    days: 'subscription_state_days',
-    sums: 'subscription_level_splits',
-    family: 'paying',
-    keys: ['state'],
-    values: { entered: (r) => `${r}.entered`, '"left"': (r) => `${r}."left"` },
-  },
-  {
-    days: 'subscription_lifecycle_days',
-    sums: 'subscription_level_splits',
-    family: 'lifecycle',
-    keys: ['state'],
-    values: { entered: (r) => `${r}.entered`, '"left"': (r) => `${r}."left"` },
-  },
+  { days: 'subscription_state_days', sums: 'subscription_level_splits', family: 'paying', keys: [], values: LEVELS },
+  { days: 'subscription_lifecycle_days', sums: 'subscription_level_splits', family: 'lifecycle', keys: [], values: LEVELS },
   {
     days: 'revenue_day_facts',
     sums: 'revenue_day_splits',
@@ -58,7 +59,8 @@ function columns(s: SplitSums): string[] {
 /** The rows a day row `rec` adds (`sign` '-' to take them away): one per split. */
 function rowsOf(s: SplitSums, rec: string, sign: '' | '-', family: string): string {
   const values = Object.values(s.values).map((v) => `${sign}(${v(rec)})`);
-  return `SELECT ${rec}.project_id, ${rec}.env, ${s.family ? `${family}, ` : ''}k.split, ${rec}.day, k.seg, ${s.keys.map((k) => `${rec}.${k}`).join(', ')}, ${values.join(', ')}`;
+  const keys = s.keys.map((k) => `${rec}.${k}`);
+  return `SELECT ${[`${rec}.project_id`, `${rec}.env`, ...(s.family ? [family] : []), 'k.split', `${rec}.day`, 'k.seg', ...keys, ...values].join(', ')}`;
 }
 
 function upsert(s: SplitSums, select: string): string {
@@ -73,11 +75,11 @@ function upsert(s: SplitSums, select: string): string {
  * The charts' per-day facts summed per split: over every rail and product (`none`, segment
  * `''`), per rail, per product (an unknown product as `other`). A chart reads the rows of its
  * split and range from an index holding the sums, so the read touches no table page and, unsplit,
- * one row per day (and state, or currency) instead of one per day, rail and product.
+ * one row per day (and currency) instead of one per day, rail, product (and state).
  *
- * - `subscription_level_splits`: subscriptions entering and leaving each state, for the ledger's
- *   paying set (`paying`, from `subscription_state_days`) and the lifecycle's states
- *   (`lifecycle`, from `subscription_lifecycle_days`).
+ * - `subscription_level_splits`: subscriptions entering and leaving `active`, and the net change
+ *   of each other state, a column each, for the ledger's paying set (`paying`, from
+ *   `subscription_state_days`) and the lifecycle's states (`lifecycle`, from `subscription_lifecycle_days`).
  * - `revenue_day_splits`: payments (`revenue_day_facts`), refunds and chargebacks less their
  *   reversals (`revenue_refund_days`), per currency.
  *
@@ -94,15 +96,19 @@ export class ChartSplitSums1790000003970 implements MigrationInterface {
       CREATE TABLE subscription_level_splits (
         project_id text   NOT NULL,
         env        ${ENV},
-        family     text   NOT NULL CHECK (family IN ('paying', 'lifecycle')),
-        split      ${SPLIT},
-        day        date   NOT NULL,
-        seg        text   NOT NULL,
-        state      text   NOT NULL,
-        entered    bigint NOT NULL,
-        "left"     bigint NOT NULL,
+        family           text   NOT NULL CHECK (family IN ('paying', 'lifecycle')),
+        split            ${SPLIT},
+        day              date   NOT NULL,
+        seg              text   NOT NULL,
+        active_entered   bigint NOT NULL,
+        active_left      bigint NOT NULL,
+        trialing         bigint NOT NULL,
+        in_grace_period  bigint NOT NULL,
+        in_billing_retry bigint NOT NULL,
+        paused           bigint NOT NULL,
         CONSTRAINT subscription_level_splits_seg_ck CHECK ((split = 'none') = (seg = '')),
-        CONSTRAINT subscription_level_splits_pk PRIMARY KEY (project_id, env, family, split, day, seg, state) INCLUDE (entered, "left")
+        CONSTRAINT subscription_level_splits_pk PRIMARY KEY (project_id, env, family, split, day, seg)
+          INCLUDE (active_entered, active_left, trialing, in_grace_period, in_billing_retry, paused)
       )`);
     await q.query(`
       CREATE TABLE revenue_day_splits (
