@@ -32,10 +32,15 @@ describe('reporting: the charts read the index of their split sums', () => {
       INSERT INTO revenue_day_splits (project_id, env, split, day, seg, currency, payments, gross_minor, refunds, refunds_minor)
       SELECT tenant, 'sandbox', s.split, $2::date - d, s.seg, 'USD', 3, 2997, 1, 999 FROM unnest($1::text[]) tenant, generate_series(0, $3::int - 1) d, (SELECT * FROM ${segs}) s`);
     await q(`
+      INSERT INTO revenue_mrr_splits (project_id, env, split, day, seg, currency, new_minor, expansion_minor, contraction_minor, churned_minor, reactivation_minor)
+      SELECT tenant, 'sandbox', 'product', $2::date - d, 'prod_' || n, 'USD', 999, 100, 50, 300, 0
+        FROM unnest($1::text[]) tenant, generate_series(0, $3::int - 1) d, generate_series(1, $4::int) n`);
+    await q(`
       INSERT INTO active_period_days (project_id, env, granularity, day, firsts, lasts)
       SELECT tenant, 'sandbox', g, $2::date - d, 40, 40 FROM unnest($1::text[]) tenant, generate_series(0, $3::int - 1) d, unnest(ARRAY['week', 'month']) g
        WHERE $4::int > 0`);
-    for (const table of ['subscription_level_splits', 'revenue_day_splits', 'active_period_days']) await t.dataSource.query(`VACUUM ANALYZE ${table}`);
+    for (const table of ['subscription_level_splits', 'revenue_day_splits', 'revenue_mrr_splits', 'active_period_days'])
+      await t.dataSource.query(`VACUUM ANALYZE ${table}`);
   });
   afterAll(async () => t.close());
 
@@ -72,6 +77,7 @@ describe('reporting: the charts read the index of their split sums', () => {
     ['/v1/charts/churn', { granularity: 'month' }, 'subscription_level_splits', 'subscription_level_splits_pk', /subscription_state_days/],
     ['/v1/charts/revenue', { segment: 'rail' }, 'revenue_day_splits', 'revenue_day_splits_pk', /revenue_day_facts|revenue_refund_days/],
     ['/v1/charts/refunds', { segment: 'none', granularity: 'month' }, 'revenue_day_splits', 'revenue_day_splits_pk', /revenue_day_facts|revenue_refund_days/],
+    ['/v1/charts/mrr', { segment: 'product' }, 'revenue_mrr_splits', 'revenue_mrr_splits_pk', /revenue_mrr_movements_pk|Seq Scan on revenue_mrr_movements/],
     ['/v1/charts/events', { granularity: 'week' }, 'active_period_days', 'active_period_days_pk', /reporting_active_days|reporting_active_periods/],
   ];
   for (const [path, query, table, index, notRead] of reads)

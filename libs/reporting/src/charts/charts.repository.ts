@@ -101,6 +101,7 @@ export class ChartsRepository {
     const rows = segment === 'rail' ? `product_id = '*'` : segment === 'product' ? `(rail = 'all' OR product_id <> '*')` : `product_id = '*' AND rail = 'all'`;
     const sums = ['newMinor', 'expansionMinor', 'contractionMinor', 'churnedMinor', 'reactivationMinor'];
     const columns = 'rail, product_id, new_minor, expansion_minor, contraction_minor, churned_minor, reactivation_minor';
+    if (segment === 'product') return this.productMovements(scope, currency, from, to, granularity, sums);
     return this.factRows(
       `SELECT CASE WHEN day < $4::date THEN NULL ELSE ${PERIOD('$6', 'day')} END AS p,
               CASE WHEN rail = 'all' THEN '' ELSE ${segmentKey(segment)} END AS seg,
@@ -108,6 +109,33 @@ export class ChartsRepository {
               sum(churned_minor) AS "churnedMinor", sum(reactivation_minor) AS "reactivationMinor"
          FROM (${LEVEL_SOURCES('revenue_mrr_months', 'revenue_mrr_movements', columns, `AND currency = $3 AND ${rows}`, '$4', '$5')}) u
         GROUP BY 1, 2`,
+      [scope.projectId, scope.env, currency, from, to, granularity],
+      sums,
+    );
+  }
+
+  /**
+   * `movements` split by product: the opening as there; in the range, the totals (`all`/`*`)
+   * and each product's movements over every rail from their sums (`revenue_mrr_splits`: a row
+   * per day and product, not per day, rail and product).
+   */
+  private productMovements(scope: TenantScope, currency: string, from: string, to: string, granularity: ChartGranularity, sums: string[]): Promise<FactRow[]> {
+    const movements = 'new_minor, expansion_minor, contraction_minor, churned_minor, reactivation_minor';
+    return this.factRows(
+      `SELECT CASE WHEN day < $4::date THEN NULL ELSE ${PERIOD('$6', 'day')} END AS p, seg,
+              sum(new_minor) AS "newMinor", sum(expansion_minor) AS "expansionMinor", sum(contraction_minor) AS "contractionMinor",
+              sum(churned_minor) AS "churnedMinor", sum(reactivation_minor) AS "reactivationMinor" FROM (
+         SELECT month AS day, CASE WHEN rail = 'all' THEN '' ELSE ${segmentKey('product')} END AS seg, ${movements} FROM revenue_mrr_months
+          WHERE project_id = $1 AND env = $2 AND currency = $3 AND (rail = 'all' OR product_id <> '*') AND month < date_trunc('month', $4::date::timestamp)::date
+         UNION ALL
+         SELECT day, '', ${movements} FROM revenue_mrr_movements
+          WHERE project_id = $1 AND env = $2 AND currency = $3 AND product_id = '*' AND rail = 'all'
+            AND day >= date_trunc('month', $4::date::timestamp)::date AND day <= $5::date
+         UNION ALL
+         SELECT day, seg, ${movements} FROM revenue_mrr_splits
+          WHERE project_id = $1 AND env = $2 AND currency = $3 AND split = 'product'
+            AND day >= date_trunc('month', $4::date::timestamp)::date AND day <= $5::date
+       ) u GROUP BY 1, 2`,
       [scope.projectId, scope.env, currency, from, to, granularity],
       sums,
     );

@@ -14,7 +14,13 @@ interface SplitSums {
   family?: string;
   keys: string[];
   values: Record<string, (rec: string) => string>;
+  /** The split rows a day row adds to (default: the total, its rail, its product), and which day rows add. */
+  splits?: (rec: string) => string;
+  when?: (rec: string) => string;
 }
+
+/** The split rows of the day row `rec` (`k`), when it adds to any. */
+const fromSplits = (s: SplitSums, rec: string) => `${(s.splits ?? SPLITS)(rec)}${s.when ? ` WHERE ${s.when(rec)}` : ''}`;
 
 /** A state's count in a day row `r`: its net change (entered − left), or one of its counts. */
 const inState = (state: string, count: (r: string) => string) => (r: string) => `CASE WHEN ${r}.state = '${state}' THEN ${count(r)} ELSE 0 END`;
@@ -32,6 +38,18 @@ const LEVELS: SplitSums['values'] = {
 const SOURCES: SplitSums[] = [
   { days: 'subscription_state_days', sums: 'subscription_level_splits', family: 'paying', keys: [], values: LEVELS },
   { days: 'subscription_lifecycle_days', sums: 'subscription_level_splits', family: 'lifecycle', keys: [], values: LEVELS },
+  {
+    // The day table holds the total (`all`/`*`) and rail (`rail`/`*`) levels itself; a product's
+    // level over every rail is the sum of its rows per rail.
+    days: 'revenue_mrr_movements',
+    sums: 'revenue_mrr_splits',
+    keys: ['currency'],
+    splits: (r) => `(VALUES ('product', COALESCE(NULLIF(${r}.product_id, ''), 'other'))) k(split, seg)`,
+    when: (r) => `${r}.rail <> 'all' AND ${r}.product_id <> '*'`,
+    values: Object.fromEntries(
+      ['new_minor', 'expansion_minor', 'contraction_minor', 'churned_minor', 'reactivation_minor'].map((c) => [c, (r: string) => `${r}.${c}`]),
+    ),
+  },
   {
     days: 'revenue_day_facts',
     sums: 'revenue_day_splits',
@@ -82,6 +100,8 @@ function upsert(s: SplitSums, select: string): string {
  *   `subscription_state_days`) and the lifecycle's states (`lifecycle`, from `subscription_lifecycle_days`).
  * - `revenue_day_splits`: payments (`revenue_day_facts`), refunds and chargebacks less their
  *   reversals (`revenue_refund_days`), per currency.
+ * - `revenue_mrr_splits`: MRR movements per product over every rail (`revenue_mrr_movements`
+ *   holds the total and rail levels itself), per currency.
  *
  * Kept by a row trigger on each day table in the transaction of the day row's change, like the
  * month sums (a row's three split rows locked in one order: the total first); filled here from
@@ -125,6 +145,22 @@ export class ChartSplitSums1790000003970 implements MigrationInterface {
         CONSTRAINT revenue_day_splits_seg_ck CHECK ((split = 'none') = (seg = '')),
         CONSTRAINT revenue_day_splits_pk PRIMARY KEY (project_id, env, currency, split, day, seg) INCLUDE (payments, gross_minor, refunds, refunds_minor)
       )`);
+    await q.query(`
+      CREATE TABLE revenue_mrr_splits (
+        project_id         text    NOT NULL,
+        env                ${ENV},
+        split              text    NOT NULL CHECK (split = 'product'),
+        day                date    NOT NULL,
+        seg                text    NOT NULL,
+        currency           text    NOT NULL,
+        new_minor          numeric NOT NULL,
+        expansion_minor    numeric NOT NULL,
+        contraction_minor  numeric NOT NULL,
+        churned_minor      numeric NOT NULL,
+        reactivation_minor numeric NOT NULL,
+        CONSTRAINT revenue_mrr_splits_pk PRIMARY KEY (project_id, env, currency, split, day, seg)
+          INCLUDE (new_minor, expansion_minor, contraction_minor, churned_minor, reactivation_minor)
+      )`);
     for (const s of SOURCES) {
       const fn = `${s.days}_split_sums`;
       const family = s.family ? 'TG_ARGV[0]' : '';
@@ -139,14 +175,14 @@ export class ChartSplitSums1790000003970 implements MigrationInterface {
         CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
           IF TG_OP = 'UPDATE' AND ${sameKey} THEN
-            ${upsert(s, `${delta} FROM ${SPLITS('NEW')} ORDER BY k.split, k.seg`)};
+            ${upsert(s, `${delta} FROM ${fromSplits(s, 'NEW')} ORDER BY k.split, k.seg`)};
             RETURN NULL;
           END IF;
           IF TG_OP IN ('UPDATE', 'DELETE') THEN
-            ${upsert(s, `${rowsOf(s, 'OLD', '-', family)} FROM ${SPLITS('OLD')} ORDER BY k.split, k.seg`)};
+            ${upsert(s, `${rowsOf(s, 'OLD', '-', family)} FROM ${fromSplits(s, 'OLD')} ORDER BY k.split, k.seg`)};
           END IF;
           IF TG_OP IN ('UPDATE', 'INSERT') THEN
-            ${upsert(s, `${rowsOf(s, 'NEW', '', family)} FROM ${SPLITS('NEW')} ORDER BY k.split, k.seg`)};
+            ${upsert(s, `${rowsOf(s, 'NEW', '', family)} FROM ${fromSplits(s, 'NEW')} ORDER BY k.split, k.seg`)};
           END IF;
           RETURN NULL;
         END $$`);
@@ -156,7 +192,7 @@ export class ChartSplitSums1790000003970 implements MigrationInterface {
         upsert(
           s,
           `SELECT ${cols.map((c, i) => (i < keyCount ? c : `sum(${c})`)).join(', ')}
-             FROM (${rowsOf(s, 'd', '', s.family ? `'${s.family}'` : '')} FROM ${s.days} d CROSS JOIN LATERAL ${SPLITS('d')}) x (${cols.join(', ')})
+             FROM (${rowsOf(s, 'd', '', s.family ? `'${s.family}'` : '')} FROM ${s.days} d CROSS JOIN LATERAL ${fromSplits(s, 'd')}) x (${cols.join(', ')})
             GROUP BY ${cols.slice(0, keyCount).join(', ')}`,
         ),
       );
@@ -171,6 +207,7 @@ export class ChartSplitSums1790000003970 implements MigrationInterface {
       await q.query(`DROP TRIGGER IF EXISTS ${s.days}_split_sums ON ${s.days}`);
       await q.query(`DROP FUNCTION IF EXISTS ${s.days}_split_sums()`);
     }
+    await q.query(`DROP TABLE IF EXISTS revenue_mrr_splits`);
     await q.query(`DROP TABLE IF EXISTS revenue_day_splits`);
     await q.query(`DROP TABLE IF EXISTS subscription_level_splits`);
   }
