@@ -36,10 +36,13 @@ describe('reporting: the charts read the index of their split sums', () => {
       SELECT tenant, 'sandbox', 'product', $2::date - d, 'prod_' || n, 'USD', 999, 100, 50, 300, 0
         FROM unnest($1::text[]) tenant, generate_series(0, $3::int - 1) d, generate_series(1, $4::int) n`);
     await q(`
+      INSERT INTO subscription_trial_splits (project_id, env, split, day, seg, started, ended, converted)
+      SELECT tenant, 'sandbox', 'none', $2::date - d, '', 3, 2, 1 FROM unnest($1::text[]) tenant, generate_series(0, $3::int - 1) d WHERE $4::int > 0`);
+    await q(`
       INSERT INTO active_period_days (project_id, env, granularity, day, firsts, lasts)
       SELECT tenant, 'sandbox', g, $2::date - d, 40, 40 FROM unnest($1::text[]) tenant, generate_series(0, $3::int - 1) d, unnest(ARRAY['week', 'month']) g
        WHERE $4::int > 0`);
-    for (const table of ['subscription_level_splits', 'revenue_day_splits', 'revenue_mrr_splits', 'active_period_days'])
+    for (const table of ['subscription_level_splits', 'revenue_day_splits', 'revenue_mrr_splits', 'subscription_trial_splits', 'active_period_days'])
       await t.dataSource.query(`VACUUM ANALYZE ${table}`);
   });
   afterAll(async () => t.close());
@@ -78,6 +81,7 @@ describe('reporting: the charts read the index of their split sums', () => {
     ['/v1/charts/revenue', { segment: 'rail' }, 'revenue_day_splits', 'revenue_day_splits_pk', /revenue_day_facts|revenue_refund_days/],
     ['/v1/charts/refunds', { segment: 'none', granularity: 'month' }, 'revenue_day_splits', 'revenue_day_splits_pk', /revenue_day_facts|revenue_refund_days/],
     ['/v1/charts/mrr', { segment: 'product' }, 'revenue_mrr_splits', 'revenue_mrr_splits_pk', /revenue_mrr_movements_pk|Seq Scan on revenue_mrr_movements/],
+    ['/v1/charts/trials', { granularity: 'day' }, 'subscription_trial_splits', 'subscription_trial_splits_pk', /subscription_trial_days/],
     ['/v1/charts/events', { granularity: 'week' }, 'active_period_days', 'active_period_days_pk', /reporting_active_days|reporting_active_periods/],
   ];
   for (const [path, query, table, index, notRead] of reads)

@@ -115,6 +115,10 @@ describe('reporting: the lifecycle chart facts are filled from existing data', (
         GROUP BY 1, 2, 3, 4`,
       ],
       [
+        `SELECT day, started, ended, converted FROM subscription_trial_splits WHERE project_id = $1`,
+        `SELECT day, sum(started), sum(ended), sum(converted) FROM subscription_trial_days WHERE project_id = $1 GROUP BY 1`,
+      ],
+      [
         `SELECT day, seg, currency, new_minor, expansion_minor, contraction_minor, churned_minor, reactivation_minor FROM revenue_mrr_splits WHERE project_id = $1`,
         `SELECT day, COALESCE(NULLIF(product_id, ''), 'other'), currency, sum(new_minor), sum(expansion_minor), sum(contraction_minor), sum(churned_minor), sum(reactivation_minor)
          FROM revenue_mrr_movements WHERE project_id = $1 AND rail <> 'all' AND product_id <> '*' GROUP BY 1, 2, 3`,

@@ -200,12 +200,12 @@ export class ChartsRepository {
     );
   }
 
-  /** Trials started, ended and converted per period. */
+  /** Trials started, ended and converted per period, from their sums per day (`subscription_trial_splits`, the total). */
   trials(scope: TenantScope, from: string, to: string, granularity: ChartGranularity): Promise<FactRow[]> {
     return this.factRows(
       `SELECT ${PERIOD('$5', 'day')} AS p, '' AS seg, sum(started) AS started, sum(ended) AS ended, sum(converted) AS converted
-         FROM subscription_trial_days
-        WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
+         FROM subscription_trial_splits
+        WHERE project_id = $1 AND env = $2 AND split = 'none' AND day BETWEEN $3::date AND $4::date
         GROUP BY 1`,
       [scope.projectId, scope.env, from, to, granularity],
       ['started', 'ended', 'converted'],

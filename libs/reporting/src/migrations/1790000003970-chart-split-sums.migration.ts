@@ -39,6 +39,14 @@ const SOURCES: SplitSums[] = [
   { days: 'subscription_state_days', sums: 'subscription_level_splits', family: 'paying', keys: [], values: LEVELS },
   { days: 'subscription_lifecycle_days', sums: 'subscription_level_splits', family: 'lifecycle', keys: [], values: LEVELS },
   {
+    // The trials chart does not split: the total alone.
+    days: 'subscription_trial_days',
+    sums: 'subscription_trial_splits',
+    keys: [],
+    splits: () => `(VALUES ('none', '')) k(split, seg)`,
+    values: { started: (r) => `${r}.started`, ended: (r) => `${r}.ended`, converted: (r) => `${r}.converted` },
+  },
+  {
     // The day table holds the total (`all`/`*`) and rail (`rail`/`*`) levels itself; a product's
     // level over every rail is the sum of its rows per rail.
     days: 'revenue_mrr_movements',
@@ -102,6 +110,8 @@ function upsert(s: SplitSums, select: string): string {
  *   reversals (`revenue_refund_days`), per currency.
  * - `revenue_mrr_splits`: MRR movements per product over every rail (`revenue_mrr_movements`
  *   holds the total and rail levels itself), per currency.
+ * - `subscription_trial_splits`: trials started, ended and converted (`subscription_trial_days`),
+ *   the total only (the trials chart does not split).
  *
  * Kept by a row trigger on each day table in the transaction of the day row's change, like the
  * month sums (a row's three split rows locked in one order: the total first); filled here from
@@ -144,6 +154,18 @@ export class ChartSplitSums1790000003970 implements MigrationInterface {
         refunds_minor numeric NOT NULL,
         CONSTRAINT revenue_day_splits_seg_ck CHECK ((split = 'none') = (seg = '')),
         CONSTRAINT revenue_day_splits_pk PRIMARY KEY (project_id, env, currency, split, day, seg) INCLUDE (payments, gross_minor, refunds, refunds_minor)
+      )`);
+    await q.query(`
+      CREATE TABLE subscription_trial_splits (
+        project_id text   NOT NULL,
+        env        ${ENV},
+        split      text   NOT NULL CHECK (split = 'none'),
+        day        date   NOT NULL,
+        seg        text   NOT NULL CHECK (seg = ''),
+        started    bigint NOT NULL,
+        ended      bigint NOT NULL,
+        converted  bigint NOT NULL,
+        CONSTRAINT subscription_trial_splits_pk PRIMARY KEY (project_id, env, split, day, seg) INCLUDE (started, ended, converted)
       )`);
     await q.query(`
       CREATE TABLE revenue_mrr_splits (
@@ -208,6 +230,7 @@ export class ChartSplitSums1790000003970 implements MigrationInterface {
       await q.query(`DROP FUNCTION IF EXISTS ${s.days}_split_sums()`);
     }
     await q.query(`DROP TABLE IF EXISTS revenue_mrr_splits`);
+    await q.query(`DROP TABLE IF EXISTS subscription_trial_splits`);
     await q.query(`DROP TABLE IF EXISTS revenue_day_splits`);
     await q.query(`DROP TABLE IF EXISTS subscription_level_splits`);
   }
