@@ -7,7 +7,8 @@
 // per-day facts the charts read over `days` days: payments and refunds, MRR movements at the
 // three key levels, subscriptions entering and leaving each state (the ledger's and the
 // lifecycle's), trials, refunds, first payments, cohorts,
-// older event days and active customers per day.
+// older event days, active customers per day and per week and month (the sums per split follow
+// through the day tables' triggers).
 import { withClient } from './common.mjs';
 import { seedReadScale } from './read-scale-seed.mjs';
 
@@ -93,7 +94,23 @@ export async function seedCharts(url, { projectId, appId, customers, events, day
       [paying],
     );
     await seedFacts(q, { customers, events, days });
+    // Each customer's week and month of activity and the counts of first and last days, as the activity feed keeps them.
+    await q(
+      `INSERT INTO reporting_active_periods (project_id, env, granularity, period, customer_id, first_day, last_day)
+       SELECT project_id, env, g, date_trunc(g, day::timestamp)::date, customer_id, min(day), max(day)
+         FROM reporting_active_days, (VALUES ('week'), ('month')) v(g) WHERE project_id = $1 AND env = 'sandbox' GROUP BY 1, 2, 3, 4, 5`,
+    );
+    await q(
+      `INSERT INTO active_period_days (project_id, env, granularity, day, firsts, lasts)
+       SELECT project_id, env, granularity, day, sum(f), sum(l) FROM (
+         SELECT project_id, env, granularity, first_day AS day, 1 AS f, 0 AS l FROM reporting_active_periods WHERE project_id = $1 AND env = 'sandbox'
+         UNION ALL SELECT project_id, env, granularity, last_day, 0, 1 FROM reporting_active_periods WHERE project_id = $1 AND env = 'sandbox'
+       ) e GROUP BY 1, 2, 3, 4`,
+    );
     await client.query('ANALYZE');
+    // The sums the triggers kept while seeding, vacuumed as autovacuum leaves rows of past days:
+    // their index-only reads find every page visible.
+    await client.query('VACUUM subscription_level_splits, revenue_day_splits, active_period_days');
   });
 }
 

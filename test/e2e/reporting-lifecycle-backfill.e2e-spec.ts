@@ -1,5 +1,7 @@
 import { type LifecycleSubscriptionOptions, lifecycleCardSubscription } from '../support/card-events.js';
 import { LifecycleChartFacts1790000003750 } from '../../libs/reporting/src/migrations/1790000003750-lifecycle-chart-facts.migration.js';
+import { ChartLevelMonths1790000003810 } from '../../libs/reporting/src/migrations/1790000003810-chart-level-months.migration.js';
+import { ChartSplitSums1790000003970 } from '../../libs/reporting/src/migrations/1790000003970-chart-split-sums.migration.js';
 import { keyHeaders } from '../support/fixtures.js';
 import { operatorAuth } from '../support/test-app.js';
 import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
@@ -88,6 +90,46 @@ describe('reporting: the lifecycle chart facts are filled from existing data', (
     await applied(event('charge.dispute.created', dispute, { created: t0 + 3 }));
     await applied(event('charge.dispute.closed', { ...dispute, status: 'won' }, { created: t0 + 4 }));
 
+    // The sums per split the triggers kept equal the recount of their day rows.
+    const seg = `CASE k WHEN 'none' THEN '' WHEN 'rail' THEN rail ELSE COALESCE(NULLIF(product_id, ''), 'other') END`;
+    const splits = `unnest(ARRAY['none', 'rail', 'product']) k`;
+    const levels = (state: string) => (state === 'active' ? [`active_entered`, `active_left`] : [state]);
+    const level = (state: string) =>
+      state === 'active'
+        ? [`sum(entered) FILTER (WHERE state = 'active')`, `sum("left") FILTER (WHERE state = 'active')`]
+        : [`sum(entered - "left") FILTER (WHERE state = '${state}')`];
+    const states = ['active', 'trialing', 'in_grace_period', 'in_billing_retry', 'paused'];
+    // Both ways: no kept row the recount lacks, no recounted row missing or different.
+    const recounts: Array<[string, string]> = [
+      [
+        `SELECT family, split, day, seg, ${states.flatMap(levels).join(', ')} FROM subscription_level_splits WHERE project_id = $1`,
+        `SELECT f, k, day, ${seg}, ${states.flatMap((st) => level(st).map((x) => `coalesce(${x}, 0)`)).join(', ')} FROM (
+         SELECT 'paying' AS f, * FROM subscription_state_days UNION ALL SELECT 'lifecycle', * FROM subscription_lifecycle_days) d, ${splits}
+        WHERE project_id = $1 GROUP BY 1, 2, 3, 4`,
+      ],
+      [
+        `SELECT split, day, seg, currency, payments, gross_minor, refunds, refunds_minor FROM revenue_day_splits WHERE project_id = $1`,
+        `SELECT k, day, ${seg}, currency, sum(p), sum(g), sum(r), sum(m) FROM (
+         SELECT day, rail, product_id, currency, payments AS p, gross_minor AS g, 0 AS r, 0 AS m FROM revenue_day_facts WHERE project_id = $1
+         UNION ALL SELECT day, rail, product_id, currency, 0, 0, refunds - reversals, refunds_minor - reversals_minor FROM revenue_refund_days WHERE project_id = $1) d, ${splits}
+        GROUP BY 1, 2, 3, 4`,
+      ],
+      [
+        `SELECT day, started, ended, converted FROM subscription_trial_splits WHERE project_id = $1`,
+        `SELECT day, sum(started), sum(ended), sum(converted) FROM subscription_trial_days WHERE project_id = $1 GROUP BY 1`,
+      ],
+      [
+        `SELECT day, seg, currency, new_minor, expansion_minor, contraction_minor, churned_minor, reactivation_minor FROM revenue_mrr_splits WHERE project_id = $1`,
+        `SELECT day, COALESCE(NULLIF(product_id, ''), 'other'), currency, sum(new_minor), sum(expansion_minor), sum(contraction_minor), sum(churned_minor), sum(reactivation_minor)
+         FROM revenue_mrr_movements WHERE project_id = $1 AND rail <> 'all' AND product_id <> '*' GROUP BY 1, 2, 3`,
+      ],
+    ];
+    for (const [kept, recount] of recounts)
+      for (const sql of [`${kept} EXCEPT ${recount}`, `${recount} EXCEPT ${kept}`]) expect(await h.t.dataSource.query(sql, [h.fx.projectId])).toEqual([]);
+    expect(
+      Number((await h.t.dataSource.query(`SELECT count(*) AS n FROM subscription_level_splits WHERE project_id = $1`, [h.fx.projectId]))[0].n),
+    ).toBeGreaterThan(0);
+
     const before = [];
     for (const [chart, query] of reads) before.push(await read(chart, query));
     expect(before[0].summary).toEqual({ active: 3, trialing: 1, inGracePeriod: 1, inBillingRetry: 1, paused: 1 });
@@ -97,12 +139,13 @@ describe('reporting: the lifecycle chart facts are filled from existing data', (
     const trialsBefore = await read('trials', { from: new Date(t0 * 1000).toISOString().slice(0, 10) });
     expect(trialsBefore.summary).toEqual({ started: 2, converted: 1, conversionRate: 1 });
 
-    const migration = new LifecycleChartFacts1790000003750();
+    // With the sums kept from its day rows by the migrations after it (their triggers go with the dropped tables).
+    const migrations = [new LifecycleChartFacts1790000003750(), new ChartLevelMonths1790000003810(), new ChartSplitSums1790000003970()];
     const runner = h.t.dataSource.createQueryRunner();
     try {
       await runner.startTransaction();
-      await migration.down(runner);
-      await migration.up(runner);
+      for (const migration of [...migrations].reverse()) await migration.down(runner);
+      for (const migration of migrations) await migration.up(runner);
       await runner.commitTransaction();
     } finally {
       await runner.release();

@@ -10,6 +10,8 @@ import { RevenueRefunds1790000003650 } from './migrations/1790000003650-revenue-
 import { LifecycleChartFacts1790000003750 } from './migrations/1790000003750-lifecycle-chart-facts.migration.js';
 import { CustomerListOrders1790000003800 } from './migrations/1790000003800-customer-list-orders.migration.js';
 import { ChartLevelMonths1790000003810 } from './migrations/1790000003810-chart-level-months.migration.js';
+import { ActivePeriods1790000003960 } from './migrations/1790000003960-active-periods.migration.js';
+import { ChartSplitSums1790000003970 } from './migrations/1790000003970-chart-split-sums.migration.js';
 
 export { ReportingModule } from './reporting.module.js';
 export { ReportingRead, type ReportingReadOptions } from './reporting-read.decorator.js';
@@ -44,4 +46,6 @@ export const REPORTING_MIGRATIONS = [
   LifecycleChartFacts1790000003750,
   CustomerListOrders1790000003800,
   ChartLevelMonths1790000003810,
+  ActivePeriods1790000003960,
+  ChartSplitSums1790000003970,
 ];

@@ -69,7 +69,7 @@ export function limitSegments(rows: readonly SumRow[], size: (sums: Sums) => num
 
 /**
  * Per-period values of one segment: `compute` gets the running balance (opening plus every
- * period before, `carry` names the balances carried) and the period's sums; a period not
+ * period before, `carry` names the balances carried), the period's sums and the period; a period not
  * measured is all null (its sums still move the balance).
  */
 export function seriesOf(
@@ -77,13 +77,13 @@ export function seriesOf(
   periods: readonly ChartPeriod[],
   measured: (p: ChartPeriod) => boolean,
   names: readonly string[],
-  compute: (balance: Sums, sums: Sums) => Values,
+  compute: (balance: Sums, sums: Sums, period: ChartPeriod) => Values,
   carry: (balance: Sums, sums: Sums) => void = () => undefined,
 ): Values[] {
   const balance: Sums = { ...(entry?.opening ?? {}) };
   return periods.map((p) => {
     const sums = entry?.periods.get(p.period) ?? {};
-    const values = measured(p) ? compute({ ...balance }, sums) : Object.fromEntries(names.map((n) => [n, null]));
+    const values = measured(p) ? compute({ ...balance }, sums, p) : Object.fromEntries(names.map((n) => [n, null]));
     carry(balance, sums);
     return values;
   });

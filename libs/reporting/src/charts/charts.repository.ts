@@ -101,6 +101,7 @@ export class ChartsRepository {
     const rows = segment === 'rail' ? `product_id = '*'` : segment === 'product' ? `(rail = 'all' OR product_id <> '*')` : `product_id = '*' AND rail = 'all'`;
     const sums = ['newMinor', 'expansionMinor', 'contractionMinor', 'churnedMinor', 'reactivationMinor'];
     const columns = 'rail, product_id, new_minor, expansion_minor, contraction_minor, churned_minor, reactivation_minor';
+    if (segment === 'product') return this.productMovements(scope, currency, from, to, granularity, sums);
     return this.factRows(
       `SELECT CASE WHEN day < $4::date THEN NULL ELSE ${PERIOD('$6', 'day')} END AS p,
               CASE WHEN rail = 'all' THEN '' ELSE ${segmentKey(segment)} END AS seg,
@@ -114,19 +115,44 @@ export class ChartsRepository {
   }
 
   /**
+   * `movements` split by product: the opening as there; in the range, the totals (`all`/`*`)
+   * and each product's movements over every rail from their sums (`revenue_mrr_splits`: a row
+   * per day and product, not per day, rail and product).
+   */
+  private productMovements(scope: TenantScope, currency: string, from: string, to: string, granularity: ChartGranularity, sums: string[]): Promise<FactRow[]> {
+    const movements = 'new_minor, expansion_minor, contraction_minor, churned_minor, reactivation_minor';
+    return this.factRows(
+      `SELECT CASE WHEN day < $4::date THEN NULL ELSE ${PERIOD('$6', 'day')} END AS p, seg,
+              sum(new_minor) AS "newMinor", sum(expansion_minor) AS "expansionMinor", sum(contraction_minor) AS "contractionMinor",
+              sum(churned_minor) AS "churnedMinor", sum(reactivation_minor) AS "reactivationMinor" FROM (
+         SELECT month AS day, CASE WHEN rail = 'all' THEN '' ELSE ${segmentKey('product')} END AS seg, ${movements} FROM revenue_mrr_months
+          WHERE project_id = $1 AND env = $2 AND currency = $3 AND (rail = 'all' OR product_id <> '*') AND month < date_trunc('month', $4::date::timestamp)::date
+         UNION ALL
+         SELECT day, '', ${movements} FROM revenue_mrr_movements
+          WHERE project_id = $1 AND env = $2 AND currency = $3 AND product_id = '*' AND rail = 'all'
+            AND day >= date_trunc('month', $4::date::timestamp)::date AND day <= $5::date
+         UNION ALL
+         SELECT day, seg, ${movements} FROM revenue_mrr_splits
+          WHERE project_id = $1 AND env = $2 AND currency = $3 AND split = 'product'
+            AND day >= date_trunc('month', $4::date::timestamp)::date AND day <= $5::date
+       ) u GROUP BY 1, 2`,
+      [scope.projectId, scope.env, currency, from, to, granularity],
+      sums,
+    );
+  }
+
+  /**
    * Payments, and refunds and chargebacks less their reversals (each on its own day), per period
-   * and segment in one currency (the total is their sum).
+   * and segment in one currency (the total is their sum), from their sums per split
+   * (`revenue_day_splits`: one row per day and segment).
    */
   payments(scope: TenantScope, currency: string, from: string, to: string, granularity: ChartGranularity, segment: ChartSegment): Promise<FactRow[]> {
     return this.factRows(
-      `SELECT ${PERIOD('$6', 'day')} AS p, seg, sum(k) AS payments, sum(g) AS "grossMinor", sum(n) AS refunds, sum(m) AS "refundsMinor" FROM (
-         SELECT day, ${segmentKey(segment)} AS seg, payments AS k, gross_minor AS g, 0 AS n, 0 AS m
-           FROM revenue_day_facts WHERE project_id = $1 AND env = $2 AND currency = $3 AND day BETWEEN $4::date AND $5::date
-         UNION ALL
-         SELECT day, ${segmentKey(segment)}, 0, 0, refunds - reversals, refunds_minor - reversals_minor
-           FROM revenue_refund_days WHERE project_id = $1 AND env = $2 AND currency = $3 AND day BETWEEN $4::date AND $5::date
-       ) u GROUP BY 1, 2`,
-      [scope.projectId, scope.env, currency, from, to, granularity],
+      `SELECT ${PERIOD('$6', 'day')} AS p, seg, sum(payments) AS payments, sum(gross_minor) AS "grossMinor", sum(refunds) AS refunds, sum(refunds_minor) AS "refundsMinor"
+         FROM revenue_day_splits
+        WHERE project_id = $1 AND env = $2 AND currency = $3 AND split = $7 AND day BETWEEN $4::date AND $5::date
+        GROUP BY 1, 2`,
+      [scope.projectId, scope.env, currency, from, to, granularity, segment],
       ['payments', 'grossMinor', 'refunds', 'refundsMinor'],
     );
   }
@@ -135,7 +161,9 @@ export class ChartsRepository {
    * Per period and segment, and before `from` (period null): `paying`, subscriptions entering
    * (`activeIn`) and leaving (`activeOut`) the ledger's paying set (`subscription_state_days`);
    * `lifecycle`, the net change of each state the state chart counts (`subscription_lifecycle_days`,
-   * one sum per state named as the chart's value: the chart needs only levels).
+   * one sum per state named as the chart's value: the chart needs only levels). The range's days
+   * come from their sums per split (`subscription_level_splits`: one row per day and segment, a
+   * column per state), the time before from the month sums.
    */
   states(
     scope: TenantScope,
@@ -146,28 +174,38 @@ export class ChartsRepository {
     family: 'paying' | 'lifecycle',
   ): Promise<FactRow[]> {
     const paying = family === 'paying';
-    const [table, months] = paying
-      ? ['subscription_state_days', 'subscription_state_months']
-      : ['subscription_lifecycle_days', 'subscription_lifecycle_months'];
+    const months = paying ? 'subscription_state_months' : 'subscription_lifecycle_months';
     const stateFilter = paying ? `AND state = 'active'` : `AND state IN (${STATE_SUMS.map(([, state]) => `'${state}'`).join(', ')})`;
+    // The month rows (one per state) in the split rows' columns: `active` entering and leaving, the other states' net changes.
+    const monthLevels = STATE_SUMS.flatMap(([, state]) =>
+      state === 'active'
+        ? [`CASE WHEN state = 'active' THEN entered ELSE 0 END`, `CASE WHEN state = 'active' THEN "left" ELSE 0 END`]
+        : [`CASE WHEN state = '${state}' THEN entered - "left" ELSE 0 END`],
+    );
+    const levels = STATE_SUMS.flatMap(([, state]) => (state === 'active' ? ['active_entered', 'active_left'] : [state]));
     const sums = paying
-      ? `sum(entered) AS "activeIn", sum("left") AS "activeOut"`
-      : STATE_SUMS.map(([column, state]) => `sum(entered - "left") FILTER (WHERE state = '${state}') AS "${column}"`).join(', ');
+      ? `sum(active_entered) AS "activeIn", sum(active_left) AS "activeOut"`
+      : STATE_SUMS.map(([column, state]) => (state === 'active' ? `sum(active_entered - active_left) AS active` : `sum(${state}) AS "${column}"`)).join(', ');
     return this.factRows(
-      `SELECT CASE WHEN day < $3::date THEN NULL ELSE ${PERIOD('$5', 'day')} END AS p, ${segmentKey(segment)} AS seg, ${sums}
-         FROM (${LEVEL_SOURCES(months, table, 'rail, product_id, state, entered, "left"', stateFilter, '$3', '$4')}) u
-        GROUP BY 1, 2`,
-      [scope.projectId, scope.env, from, to, granularity],
+      `SELECT CASE WHEN day < $3::date THEN NULL ELSE ${PERIOD('$5', 'day')} END AS p, seg, ${sums} FROM (
+         SELECT month AS day, ${segmentKey(segment)} AS seg, ${monthLevels.map((l, i) => `${l} AS ${levels[i]}`).join(', ')} FROM ${months}
+          WHERE project_id = $1 AND env = $2 ${stateFilter} AND month < date_trunc('month', $3::date::timestamp)::date
+         UNION ALL
+         SELECT day, seg, ${levels.join(', ')} FROM subscription_level_splits
+          WHERE project_id = $1 AND env = $2 AND family = $6 AND split = $7
+            AND day >= date_trunc('month', $3::date::timestamp)::date AND day <= $4::date
+       ) u GROUP BY 1, 2`,
+      [scope.projectId, scope.env, from, to, granularity, family, segment],
       paying ? ['activeIn', 'activeOut'] : STATE_SUMS.map(([column]) => column),
     );
   }
 
-  /** Trials started, ended and converted per period. */
+  /** Trials started, ended and converted per period, from their sums per day (`subscription_trial_splits`, the total). */
   trials(scope: TenantScope, from: string, to: string, granularity: ChartGranularity): Promise<FactRow[]> {
     return this.factRows(
       `SELECT ${PERIOD('$5', 'day')} AS p, '' AS seg, sum(started) AS started, sum(ended) AS ended, sum(converted) AS converted
-         FROM subscription_trial_days
-        WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
+         FROM subscription_trial_splits
+        WHERE project_id = $1 AND env = $2 AND split = 'none' AND day BETWEEN $3::date AND $4::date
         GROUP BY 1`,
       [scope.projectId, scope.env, from, to, granularity],
       ['started', 'ended', 'converted'],
@@ -193,19 +231,36 @@ export class ChartsRepository {
     );
   }
 
-  /** Events and errors per period, and distinct active customers per day (granularity day only). */
+  /**
+   * Events and errors per period; distinct active customers per day (`uniqueUsers`, granularity
+   * day), or per week or month the customers whose first (`firsts`) and whose last (`lasts`)
+   * active day in the period is in the range: either counts a period's distinct customers within
+   * the range when the range does not clip its start (`firsts`) or its end (`lasts`).
+   */
   events(scope: TenantScope, from: string, to: string, granularity: ChartGranularity): Promise<FactRow[]> {
     return this.factRows(
-      `SELECT ${PERIOD('$5', 'day')} AS p, '' AS seg, sum(e) AS events, sum(x) AS errors, sum(a) AS "uniqueUsers" FROM (
-         SELECT day, events AS e, errors AS x, 0 AS a
+      `SELECT ${PERIOD('$5', 'day')} AS p, '' AS seg, sum(e) AS events, sum(x) AS errors, sum(a) AS "uniqueUsers", sum(f) AS firsts, sum(l) AS lasts FROM (
+         SELECT day, events AS e, errors AS x, 0 AS a, 0 AS f, 0 AS l
            FROM event_day_facts WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
          UNION ALL
-         SELECT day, 0, 0, customers
+         SELECT day, 0, 0, customers, 0, 0
            FROM active_day_totals WHERE $5 = 'day' AND project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date
+         UNION ALL
+         SELECT day, 0, 0, 0, firsts, lasts
+           FROM active_period_days WHERE project_id = $1 AND env = $2 AND granularity = $5 AND day BETWEEN $3::date AND $4::date
        ) u GROUP BY 1`,
       [scope.projectId, scope.env, from, to, granularity],
-      ['events', 'errors', 'uniqueUsers'],
+      ['events', 'errors', 'uniqueUsers', 'firsts', 'lasts'],
     );
+  }
+
+  /** Distinct customers active on a day in [from, to] (a range inside one week or month). */
+  async activeBetween(scope: TenantScope, from: string, to: string): Promise<number> {
+    const row = await this.sql.one<{ n: Num }>(
+      `SELECT count(DISTINCT customer_id) AS n FROM reporting_active_days WHERE project_id = $1 AND env = $2 AND day BETWEEN $3::date AND $4::date`,
+      [scope.projectId, scope.env, from, to],
+    );
+    return Number(row?.n ?? 0);
   }
 
   /** Distinct customers active on a day from `from` to today (those whose last active day is in it). */

@@ -5,7 +5,7 @@ import type { Coverage, CoverageSurface, ReadEnvelope } from '../read-envelope.j
 import { ReportingReads } from '../reporting-reads.service.js';
 import { dayOf } from '../revenue/price-normalisation.js';
 import { DEFAULT_REPORTING_CURRENCY } from '../revenue/revenue-ledger.service.js';
-import { type ChartGranularity, type ChartPeriod, addDays, isRangeError, periodStart, periodsOf, resolveRange } from './chart-periods.js';
+import { type ChartGranularity, type ChartPeriod, addDays, isRangeError, periodEnd, periodStart, periodsOf, resolveRange } from './chart-periods.js';
 import { type SegmentSums, type Sums, type Values, last, limitSegments, mean, ratio, seriesOf, sumOf, sumSegments, tabulate, total } from './chart-series.js';
 import { type ChartContext, type ChartSegment, ChartsRepository, type FactRow, STATE_SUMS } from './charts.repository.js';
 import type { ChartData, ChartPointView, ChartQueryDto, RevenueFigures, RevenueSummaryData } from './charts.dto.js';
@@ -392,15 +392,19 @@ export class ChartsService {
 
   private async events(r: Request): Promise<Built> {
     const daily = r.granularity === 'day';
-    const [rows, active] = await Promise.all([
+    const measured = this.measured(r, r.context.eventsSince);
+    // A range inside one week or month that clips both its ends: its distinct customers counted from the day rows.
+    const inside = r.periods.length === 1 && r.periods[0].first !== r.periods[0].period && r.periods[0].last !== periodEnd(r.periods[0].period, r.granularity);
+    const [rows, active, insideUsers] = await Promise.all([
       this.repository.events(r.scope, r.from, r.to, r.granularity),
       r.to === r.today && r.context.eventsSince !== null ? this.repository.activeSince(r.scope, r.from) : Promise.resolve(null),
+      !daily && inside && measured(r.periods[0]) ? this.repository.activeBetween(r.scope, r.from, r.to) : Promise.resolve(0),
     ]);
-    const series = seriesOf(tabulate(rows).get(''), r.periods, this.measured(r, r.context.eventsSince), ['events', 'errors', 'uniqueUsers'], (_, s) => ({
+    const series = seriesOf(tabulate(rows).get(''), r.periods, measured, ['events', 'errors', 'uniqueUsers'], (_, s, p) => ({
       events: sumOf(s, 'events'),
       errors: sumOf(s, 'errors'),
-      // Distinct customers over a week or a month are not the sum of its days: known per day only.
-      uniqueUsers: daily ? sumOf(s, 'uniqueUsers') : null,
+      // Distinct customers over a week or a month are not the sum of its days: counted per period.
+      uniqueUsers: daily ? sumOf(s, 'uniqueUsers') : inside ? insideUsers : p.first === p.period ? sumOf(s, 'firsts') : sumOf(s, 'lasts'),
     }));
     return { total: series, summary: { events: total(series, 'events'), errors: total(series, 'errors'), uniqueUsers: active } };
   }

@@ -7,14 +7,34 @@ export const ACTIVE_WINDOW_DAYS = 30;
 const DAY_MS = 86_400_000;
 
 /**
- * The customer's day row, its last active day, the per-day counts of last days and the day's
- * distinct active customers (`active_day_totals`, a new day row adds one), in one
- * statement: the last day moves under its row lock, so `prev_day` is the day it really left.
+ * The customer's day row, its last active day, the per-day counts of last days, the day's
+ * distinct active customers (`active_day_totals`, a new day row adds one) and its week's and
+ * month's (`reporting_active_periods` and the counts of first and last days in
+ * `active_period_days`), in one statement: the last day and a period's first and last days move
+ * under their row locks, so `prev_day`, `prev_first` and `prev_last` are the days they really left.
  */
 const RECORD_ACTIVE_DAY = `
 WITH day_row AS (
   INSERT INTO reporting_active_days (project_id, env, day, customer_id) VALUES ($1, $2, $3::date, $4)
   ON CONFLICT ON CONSTRAINT reporting_active_days_pk DO NOTHING
+  RETURNING 1
+), period_row AS (
+  INSERT INTO reporting_active_periods AS a (project_id, env, granularity, period, customer_id, first_day, last_day)
+  SELECT $1, $2, g, date_trunc(g, $3::date::timestamp)::date, $4, $3::date, $3::date FROM day_row, (VALUES ('week'), ('month')) v(g)
+  ON CONFLICT ON CONSTRAINT reporting_active_periods_pk DO UPDATE
+    SET first_day = least(a.first_day, EXCLUDED.first_day), last_day = greatest(a.last_day, EXCLUDED.last_day),
+        prev_first = a.first_day, prev_last = a.last_day
+    WHERE EXCLUDED.first_day < a.first_day OR EXCLUDED.last_day > a.last_day
+  RETURNING granularity, first_day, last_day, prev_first, prev_last
+), period_days AS (
+  INSERT INTO active_period_days AS e (project_id, env, granularity, day, firsts, lasts)
+  SELECT $1, $2, granularity, day, sum(f), sum(l) FROM (
+    SELECT granularity, first_day AS day, 1 AS f, 0 AS l FROM period_row WHERE prev_first IS DISTINCT FROM first_day
+    UNION ALL SELECT granularity, prev_first, -1, 0 FROM period_row WHERE prev_first <> first_day
+    UNION ALL SELECT granularity, last_day, 0, 1 FROM period_row WHERE prev_last IS DISTINCT FROM last_day
+    UNION ALL SELECT granularity, prev_last, 0, -1 FROM period_row WHERE prev_last <> last_day
+  ) m GROUP BY granularity, day ORDER BY granularity, day
+  ON CONFLICT ON CONSTRAINT active_period_days_pk DO UPDATE SET firsts = e.firsts + EXCLUDED.firsts, lasts = e.lasts + EXCLUDED.lasts
   RETURNING 1
 ), moved AS (
   INSERT INTO reporting_active_last_days AS l (project_id, env, customer_id, day) VALUES ($1, $2, $4, $3::date)

@@ -79,8 +79,13 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
   private async moveChartState(scope: TenantScope, rail: string, subscriptionId: string, next: CountedState | null, day: string): Promise<void> {
     const moves = chartStateMoves(await this.facts.chartState(scope, rail, subscriptionId), next);
     if (!moves) return;
-    if (moves.left) await this.facts.moveLifecycle(scope, { day, rail, productId: moves.left.productId, state: moves.left.state, delta: -1 });
-    if (moves.entered) await this.facts.moveLifecycle(scope, { day, rail, productId: moves.entered.productId, state: moves.entered.state, delta: 1 });
+    // In the order of (state, product): the sums kept with the day rows lock a row per state, and
+    // writers taking them in one order do not deadlock.
+    const lifecycle = [
+      ...(moves.left ? [{ ...moves.left, delta: -1 as const }] : []),
+      ...(moves.entered ? [{ ...moves.entered, delta: 1 as const }] : []),
+    ].sort((a, b) => (a.state === b.state ? (a.productId < b.productId ? -1 : 1) : a.state < b.state ? -1 : 1));
+    for (const move of lifecycle) await this.facts.moveLifecycle(scope, { day, rail, productId: move.productId, state: move.state, delta: move.delta });
     if (moves.trial) await this.facts.addTrial(scope, { day, rail, ...moves.trial });
     await this.facts.setChartState(scope, rail, subscriptionId, next);
   }
