@@ -59,13 +59,21 @@ describe('medium: statements of one applied card notification', () => {
 
   /** One delivery as the webhook route runs it (the gate's settings read, then the notification), counted. */
   async function deliver(type: string, object: Record<string, unknown>, created: number, label?: string, extra: Record<string, unknown> = {}) {
-    const payload = JSON.stringify({ id: unique('evt'), object: 'event', api_version: '2025-03-31.basil', created, livemode: false, type, data: { object, ...extra } });
+    const payload = JSON.stringify({
+      id: unique('evt'),
+      object: 'event',
+      api_version: '2025-03-31.basil',
+      created,
+      livemode: false,
+      type,
+      data: { object, ...extra },
+    });
     const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: now() });
     statements.length = 0;
     counting = true;
     let view;
     try {
-      const settings = await m.get(WebhookGate).requireRail(projectId, 'card_payments');
+      const settings = await m.get(WebhookGate).requireRail<Record<string, unknown>>(projectId, 'card_payments');
       view = await m.get(CardWebhookService).receive(projectId, Buffer.from(payload), header, unique('req_medium'), settings);
     } finally {
       counting = false;
@@ -178,7 +186,9 @@ describe('medium: statements of one applied card notification', () => {
       if (round === 0) byType.clear();
     }
     const means = Object.fromEntries([...byType.keys()].sort().map((key) => [key, mean(key)]));
-    process.stdout.write(`statements per applied card notification (the gate's settings read, BEGIN and COMMIT included):\n${JSON.stringify(means, null, 2)}\n`);
+    process.stdout.write(
+      `statements per applied card notification (the gate's settings read, BEGIN and COMMIT included):\n${JSON.stringify(means, null, 2)}\n`,
+    );
     const ceilings: Record<string, number> = {
       'customer.subscription.created': 24,
       'invoice.paid': 22,
