@@ -224,8 +224,9 @@ export class CardWebhookService {
       validUntil,
     };
     let record: RailSubscriptionRecord | null | undefined;
+    let customersLocked: string[] | undefined;
     if (raw) {
-      record = await this.applier.lockRecord(scope, RAIL, sub.id);
+      ({ record, customersLocked } = await this.applier.lockRecordWithCustomers(scope, RAIL, sub.id, [customerId], false));
       const previous = this.previousOf(scope, record, catalogueKeys);
       const input: CardLifecycleInput = { eventId: raw.eventId ?? '', eventType: raw.eventType, created, livemode: raw.livemode, object: raw.object };
       const result = await this.derive(scope, previous, input, catalogueKeys, raw.railSettings);
@@ -248,7 +249,12 @@ export class CardWebhookService {
         price: sub.price,
       },
       unknown.length > 0 ? { ...context, details: { ...context.details, productsNotInCatalogue: unknown } } : context,
-      { catalogueKeys, onlyChanges: read !== undefined, subscriptionSerialized: true, ...(record !== undefined ? { lockedRecord: record } : {}) },
+      {
+        catalogueKeys,
+        onlyChanges: read !== undefined,
+        subscriptionSerialized: true,
+        ...(record !== undefined ? { lockedRecord: record, customersSerialized: customersLocked } : {}),
+      },
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
   }
@@ -308,8 +314,10 @@ export class CardWebhookService {
    */
   private async applyMoney(scope: TenantScope, event: MoneyEvent, context: RailEventContext): Promise<NotificationOutcome> {
     const subscriptionId = invoiceSubscriptionId(event.object) ?? (await this.paymentSubscription(scope, paymentIdsOf(event.object)));
-    if (subscriptionId) await this.applier.serializeSubscription(scope, RAIL, subscriptionId);
-    const record = subscriptionId ? await this.applier.lockRecord(scope, RAIL, subscriptionId) : null;
+    // The subscription's lock, its record and its customer's writer lock: one statement.
+    const { record, customersLocked } = subscriptionId
+      ? await this.applier.lockRecordWithCustomers(scope, RAIL, subscriptionId, [], true)
+      : { record: null, customersLocked: [] };
     const catalogueKeys = new Map<string, string[]>();
     for (const item of record?.items ?? []) catalogueKeys.set(item.productId, await this.catalog.entitlementKeysFor(scope.projectId, RAIL, item.productId));
     const previous = this.previousOf(scope, record, catalogueKeys);
@@ -354,7 +362,7 @@ export class CardWebhookService {
         lifecycle: this.lifecycleChange(result, event.id),
       },
       context,
-      { catalogueKeys, subscriptionSerialized: true, lockedRecord: record },
+      { catalogueKeys, subscriptionSerialized: true, lockedRecord: record, customersSerialized: customersLocked },
     );
     if (applied.decision !== 'rejected')
       await this.recordLedger(
