@@ -472,14 +472,30 @@ export class RailSubscriptionsRepository {
   /**
    * Records a processed notification; returns null when this call recorded it, else the
    * first record (a concurrent duplicate waits for the first transaction, then reads it).
+   * `transactions`: rail purchase ids the notification links to its subscription, recorded by
+   * the same statement as claimTransaction records them (an id recorded already stays as it is).
    */
-  async claimNotification(scope: TenantScope, record: Omit<RailNotificationRecord, 'env'>): Promise<RailNotificationRecord | null> {
+  async claimNotification(
+    scope: TenantScope,
+    record: Omit<RailNotificationRecord, 'env'>,
+    transactions: readonly Omit<RailTransactionRecord, 'rail'>[] = [],
+    now: Date = new Date(record.processedAt),
+  ): Promise<RailNotificationRecord | null> {
+    const linked =
+      transactions.length === 0
+        ? ''
+        : `linked AS (
+         INSERT INTO rail_transactions (project_id, env, rail, transaction_id, subscription_id, customer_id, decision, audit_event_id, created_at)
+         SELECT $1, $4, $2, t, s, c, d, a, $11 FROM unnest($12::text[], $13::text[], $14::text[], $15::text[], $16::text[]) AS x(t, s, c, d, a)
+         ON CONFLICT ON CONSTRAINT rail_transactions_pk DO NOTHING), `;
     const inserted: unknown[] = await this.sql.rows(
-      `INSERT INTO rail_notifications
-         (project_id, rail, notification_id, env, event_type, decision, customer_id, audit_event_id, received_at, processed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-       ON CONFLICT ON CONSTRAINT rail_notifications_pk DO NOTHING
-       RETURNING 1 AS claimed`,
+      `WITH ${linked}claimed AS (
+         INSERT INTO rail_notifications
+           (project_id, rail, notification_id, env, event_type, decision, customer_id, audit_event_id, received_at, processed_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT ON CONSTRAINT rail_notifications_pk DO NOTHING
+         RETURNING 1 AS claimed)
+       SELECT claimed FROM claimed`,
       [
         scope.projectId,
         record.rail,
@@ -491,6 +507,16 @@ export class RailSubscriptionsRepository {
         record.auditEventId,
         new Date(record.receivedAt),
         new Date(record.processedAt),
+        ...(transactions.length === 0
+          ? []
+          : [
+              now,
+              transactions.map((t) => t.transactionId),
+              transactions.map((t) => t.subscriptionId),
+              transactions.map((t) => t.customerId),
+              transactions.map((t) => t.decision),
+              transactions.map((t) => t.auditEventId),
+            ]),
       ],
     );
     if (inserted.length > 0) return null;
