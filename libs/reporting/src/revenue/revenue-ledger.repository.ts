@@ -84,27 +84,50 @@ export class RevenueLedgerRepository {
   }
 
   /**
-   * findSubscription (the row locked) and the state the state chart counts the subscription in
-   * (null: none), in one statement.
+   * The subscription's row, locked, and the state the state chart counts it in (null: none), in
+   * one statement. `renewal`: the state a change leaves the subscription in; when the row counts
+   * it alike (same customer, same activity, and the price's currency and amount when the change
+   * carries one) and only its period end moves, the statement moves it (`renewed`): a renewal
+   * changes no customer row and no total.
    */
   async lockSubscriptionWithChartState(
     scope: TenantScope,
     rail: string,
     subscriptionId: string,
-  ): Promise<{ subscription: LedgerSubscription | null; chartState: ChartStateRow | null }> {
-    const row = await this.sql.one<SubscriptionRow & { chart_state: string | null; chart_product_id: string | null }>(
+    renewal: { customerId: string; active: boolean; price: { currency: string; monthlyMinor: number } | null; validUntil: Date | null; now: Date },
+  ): Promise<{ subscription: LedgerSubscription | null; chartState: ChartStateRow | null; renewed: boolean }> {
+    const row = await this.sql.one<SubscriptionRow & { chart_state: string | null; chart_product_id: string | null; renewed: Num }>(
       `WITH sub AS MATERIALIZED (
          SELECT customer_id, active, valid_until, currency, monthly_minor FROM revenue_subscriptions
-          WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4 FOR UPDATE)
-       SELECT sub.customer_id, sub.active, sub.valid_until, sub.currency, sub.monthly_minor, c.state AS chart_state, c.product_id AS chart_product_id
+          WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4 FOR UPDATE),
+       renewed AS (
+         UPDATE revenue_subscriptions s SET valid_until = $7, updated_at = $8 FROM sub
+          WHERE s.project_id = $1 AND s.env = $2 AND s.rail = $3 AND s.subscription_id = $4
+            AND sub.customer_id = $5 AND sub.active = $6 AND sub.valid_until IS DISTINCT FROM $7
+            AND ($9::text IS NULL OR (sub.currency IS NOT DISTINCT FROM $9::text AND sub.monthly_minor IS NOT DISTINCT FROM $10::numeric))
+         RETURNING 1)
+       SELECT sub.customer_id, sub.active, sub.valid_until, sub.currency, sub.monthly_minor, c.state AS chart_state, c.product_id AS chart_product_id,
+              (SELECT count(*) FROM renewed) AS renewed
          FROM (SELECT 1) AS one
          LEFT JOIN sub ON true
          LEFT JOIN subscription_chart_states c ON c.project_id = $1 AND c.env = $2 AND c.rail = $3 AND c.subscription_id = $4`,
-      [scope.projectId, scope.env, rail, subscriptionId],
+      [
+        scope.projectId,
+        scope.env,
+        rail,
+        subscriptionId,
+        renewal.customerId,
+        renewal.active,
+        renewal.validUntil,
+        renewal.now,
+        renewal.price?.currency ?? null,
+        renewal.price?.monthlyMinor ?? null,
+      ],
     );
     return {
       subscription: row && row.customer_id !== null ? ledgerSubscriptionOf(row) : null,
       chartState: row && row.chart_state !== null ? { state: row.chart_state, productId: row.chart_product_id ?? '' } : null,
+      renewed: Number(row?.renewed ?? 0) > 0,
     };
   }
 

@@ -41,13 +41,26 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
   }
 
   async changed(scope: TenantScope, change: RailRevenueChange): Promise<void> {
-    const { subscription: stored, chartState } = await this.repository.lockSubscriptionWithChartState(scope, change.rail, change.subscriptionId);
     const price = monthlyPrice(change.price);
     const nowMs = this.clock.nowMs();
+    const active = change.state === 'active' && (change.validUntil === null || change.validUntil * 1000 > nowMs);
+    const validUntil = change.validUntil === null ? null : new Date(change.validUntil * 1000);
+    // A change that counts as the stored row does (a renewal) moves the period end in the same statement.
+    const {
+      subscription: stored,
+      chartState,
+      renewed,
+    } = await this.repository.lockSubscriptionWithChartState(scope, change.rail, change.subscriptionId, {
+      customerId: change.customerId,
+      active,
+      price,
+      validUntil,
+      now: new Date(nowMs),
+    });
     const next: LedgerSubscription = {
       customerId: change.customerId,
-      active: change.state === 'active' && (change.validUntil === null || change.validUntil * 1000 > nowMs),
-      validUntil: change.validUntil === null ? null : new Date(change.validUntil * 1000),
+      active,
+      validUntil,
       currency: price?.currency ?? stored?.currency ?? null,
       monthlyMinor: price?.monthlyMinor ?? stored?.monthlyMinor ?? null,
     };
@@ -57,10 +70,11 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     const day = dayOf(Math.min(railTimeMs ?? nowMs, nowMs));
     const state = chartStateOf(lifecycleState, next.active);
     await this.moveChartState(scope, change.rail, change.subscriptionId, state === null ? null : { state, productId }, day, chartState);
-    // A renewal moves the period end alone: the customer's rows and the totals count what is
-    // active and priced, so they stay, and the subscription's row is locked already.
+    // A renewal moves the period end alone (lockSubscriptionWithChartState moved it): the
+    // customer's rows and the totals count what is active and priced, so they stay. Should the
+    // statement's comparison of the amount have told otherwise, the period end is moved here.
     if (stored && countsAlike(stored, next)) {
-      if (stored.validUntil?.getTime() !== next.validUntil?.getTime())
+      if (!renewed && stored.validUntil?.getTime() !== next.validUntil?.getTime())
         await this.repository.setPeriodEnd(scope, change.rail, change.subscriptionId, next.validUntil, new Date(nowMs));
       return;
     }
