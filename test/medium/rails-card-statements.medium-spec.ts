@@ -186,21 +186,24 @@ describe('medium: statements of one applied card notification', () => {
       if (round === 0) byType.clear();
     }
     const means = Object.fromEntries([...byType.keys()].sort().map((key) => [key, mean(key)]));
+    // The stream's steps after a subscription's start (its creation and first payment aside).
+    const steps = [...byType.entries()].filter(([key]) => key !== 'customer.subscription.created' && key !== 'invoice.paid').flatMap(([, counts]) => counts);
+    const perApplied = steps.reduce((a, b) => a + b, 0) / steps.length;
     process.stdout.write(
-      `statements per applied card notification (the gate's settings read, BEGIN and COMMIT included):\n${JSON.stringify(means, null, 2)}\n`,
+      `statements per applied card notification (the gate's settings read, BEGIN and COMMIT included):\n${JSON.stringify(means, null, 2)}\nper applied notification of the stream's steps: ${perApplied.toFixed(1)}\n`,
     );
+    // Each type's count now, plus one: the outbound webhooks' endpoint check (cached 100 ms) falls on some notifications and not others.
     const ceilings: Record<string, number> = {
-      'customer.subscription.created': 24,
-      'invoice.paid': 22,
-      'invoice.paid (renewal)': 20,
-      'invoice.paid (recovery)': 23,
-      'customer.subscription.updated (renewal)': 17,
-      'customer.subscription.updated (past_due)': 22,
-      'customer.subscription.updated (recovered)': 22,
-      'customer.subscription.updated (pause)': 22,
-      'customer.subscription.updated (resume)': 22,
-      'invoice.payment_failed': 20,
-      'charge.refunded': 20,
+      'customer.subscription.created': 23,
+      'invoice.paid': 18,
+      'invoice.paid (renewal)': 13,
+      'invoice.paid (recovery)': 15,
+      'customer.subscription.updated (renewal)': 15,
+      'customer.subscription.updated (past_due)': 15,
+      'customer.subscription.updated (pause)': 15,
+      'customer.subscription.updated (resume)': 15,
+      'invoice.payment_failed': 14,
+      'charge.refunded': 15,
     };
     const over = Object.entries(means).filter(([key, value]) => value > (ceilings[key] ?? 0));
     expect(over).toEqual([]);
