@@ -269,7 +269,9 @@ export class RevenueFactsRepository {
   /**
    * The state chart's facts of one move on `day`, in one statement: the state left (−1) and the
    * state entered (+1), a trial's start, end or conversion, and the subscription's counted state
-   * set to `moves.entered` (deleted when none). The two states differ (chartStateMoves).
+   * set to `moves.entered` (deleted when none). The two states differ (chartStateMoves); their
+   * day rows are written in key order, so that two moves between the same states in opposite
+   * directions lock them in one order.
    */
   async writeChartMoves(scope: TenantScope, rail: string, subscriptionId: string, day: string, moves: ChartStateMoves): Promise<void> {
     const lifecycle = [...(moves.left ? [{ ...moves.left, entered: 0, left: 1 }] : []), ...(moves.entered ? [{ ...moves.entered, entered: 1, left: 0 }] : [])];
@@ -277,7 +279,7 @@ export class RevenueFactsRepository {
     await this.sql.rows(
       `WITH lifecycle AS (
          INSERT INTO subscription_lifecycle_days AS s (project_id, env, day, rail, product_id, state, entered, "left")
-         SELECT $1, $2, $5::date, $3, p, st, e, l FROM unnest($6::text[], $7::text[], $8::int[], $9::int[]) AS t(p, st, e, l)
+         SELECT $1, $2, $5::date, $3, p, st, e, l FROM unnest($6::text[], $7::text[], $8::int[], $9::int[]) AS t(p, st, e, l) ORDER BY p, st
          ON CONFLICT ON CONSTRAINT subscription_lifecycle_days_pk DO UPDATE SET entered = s.entered + EXCLUDED.entered, "left" = s."left" + EXCLUDED."left"),
        trial AS (
          INSERT INTO subscription_trial_days AS t (project_id, env, day, rail, product_id, started, ended, converted)
