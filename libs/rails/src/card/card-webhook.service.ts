@@ -6,7 +6,7 @@ import { type KnownHolders, RailCustomerResolver } from '../customers/rail-custo
 import { RailFieldError } from '../model/rail-bounds.js';
 import { RAIL_ALIAS_TYPES, type RailSubscriptionRecord } from '../model/rail-model.js';
 import { RailSettingsRepository, type RailSettingsRecord } from '../model/rail-settings.repository.js';
-import { RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
+import { RailSubscriptionsRepository, type RailTransactionRecord } from '../model/rail-subscriptions.repository.js';
 import {
   type CardLifecycleInput,
   type CardObject,
@@ -224,8 +224,9 @@ export class CardWebhookService {
       validUntil,
     };
     let record: RailSubscriptionRecord | null | undefined;
+    let customersLocked: string[] | undefined;
     if (raw) {
-      record = await this.applier.lockRecord(scope, RAIL, sub.id);
+      ({ record, customersLocked } = await this.applier.lockRecordWithCustomers(scope, RAIL, sub.id, [customerId], false));
       const previous = this.previousOf(scope, record, catalogueKeys);
       const input: CardLifecycleInput = { eventId: raw.eventId ?? '', eventType: raw.eventType, created, livemode: raw.livemode, object: raw.object };
       const result = await this.derive(scope, previous, input, catalogueKeys, raw.railSettings);
@@ -248,7 +249,12 @@ export class CardWebhookService {
         price: sub.price,
       },
       unknown.length > 0 ? { ...context, details: { ...context.details, productsNotInCatalogue: unknown } } : context,
-      { catalogueKeys, onlyChanges: read !== undefined, subscriptionSerialized: true, ...(record !== undefined ? { lockedRecord: record } : {}) },
+      {
+        catalogueKeys,
+        onlyChanges: read !== undefined,
+        subscriptionSerialized: true,
+        ...(record !== undefined ? { lockedRecord: record, customersSerialized: customersLocked } : {}),
+      },
     );
     return { decision: result.decision, customerId: result.subscription?.customerId ?? customerId, auditEventId: result.auditEventId };
   }
@@ -308,8 +314,10 @@ export class CardWebhookService {
    */
   private async applyMoney(scope: TenantScope, event: MoneyEvent, context: RailEventContext): Promise<NotificationOutcome> {
     const subscriptionId = invoiceSubscriptionId(event.object) ?? (await this.paymentSubscription(scope, paymentIdsOf(event.object)));
-    if (subscriptionId) await this.applier.serializeSubscription(scope, RAIL, subscriptionId);
-    const record = subscriptionId ? await this.applier.lockRecord(scope, RAIL, subscriptionId) : null;
+    // The subscription's lock, its record and its customer's writer lock: one statement.
+    const { record, customersLocked } = subscriptionId
+      ? await this.applier.lockRecordWithCustomers(scope, RAIL, subscriptionId, [], true)
+      : { record: null, customersLocked: [] };
     const catalogueKeys = new Map<string, string[]>();
     for (const item of record?.items ?? []) catalogueKeys.set(item.productId, await this.catalog.entitlementKeysFor(scope.projectId, RAIL, item.productId));
     const previous = this.previousOf(scope, record, catalogueKeys);
@@ -326,7 +334,7 @@ export class CardWebhookService {
     if (!record || !previous) {
       const cardCustomer = cardCustomerOf(event.object);
       const holder = cardCustomer ? await this.customers.findByAlias(scope, { type: RAIL_ALIAS_TYPES.cardCustomerId, value: cardCustomer }) : null;
-      const recorded = holder ? await this.recordLedger(scope, holder, null, result.ledger, event) : false;
+      const recorded = holder ? (await this.recordLedger(scope, holder, null, result.ledger, event)).recorded : false;
       const reason = !holder
         ? `${event.type} of no known subscription or card customer; nothing recorded`
         : recorded
@@ -354,18 +362,20 @@ export class CardWebhookService {
         lifecycle: this.lifecycleChange(result, event.id),
       },
       context,
-      { catalogueKeys, subscriptionSerialized: true, lockedRecord: record },
+      { catalogueKeys, subscriptionSerialized: true, lockedRecord: record, customersSerialized: customersLocked },
     );
-    if (applied.decision !== 'rejected')
-      await this.recordLedger(
-        scope,
-        record.customerId,
-        { subscriptionId: record.subscriptionId, productId: applied.subscription?.productId ?? record.productId },
-        result.ledger,
-        event,
-      );
+    const { transactions } =
+      applied.decision !== 'rejected'
+        ? await this.recordLedger(
+            scope,
+            record.customerId,
+            { subscriptionId: record.subscriptionId, productId: applied.subscription?.productId ?? record.productId },
+            result.ledger,
+            event,
+          )
+        : { transactions: [] };
     const decision = applied.decision === 'no_op' && result.ledger.length > 0 ? 'applied' : applied.decision;
-    return { decision, customerId: applied.subscription?.customerId ?? record.customerId, auditEventId: applied.auditEventId };
+    return { decision, customerId: applied.subscription?.customerId ?? record.customerId, auditEventId: applied.auditEventId, transactions };
   }
 
   /** The subscription whose paid invoice named one of these charge or payment intent ids, or null. */
@@ -378,9 +388,10 @@ export class CardWebhookService {
   }
 
   /**
-   * The outcome's ledger facts: a payment as the invoice states it (and its charge and payment
-   * intent linked to the subscription for later refunds and disputes), refunds, chargebacks and
-   * reversals through the revenue feed. Whether it recorded any.
+   * The outcome's ledger facts: a payment as the invoice states it, refunds, chargebacks and
+   * reversals through the revenue feed. Whether it recorded any, and the payment's charge and
+   * payment intent to link to the subscription for later refunds and disputes (recorded with
+   * the notification's claim, NotificationProcessor).
    */
   private async recordLedger(
     scope: TenantScope,
@@ -388,8 +399,9 @@ export class CardWebhookService {
     subscription: { subscriptionId: string; productId: string } | null,
     facts: readonly LedgerFact[],
     event: MoneyEvent,
-  ): Promise<boolean> {
+  ): Promise<{ recorded: boolean; transactions: Omit<RailTransactionRecord, 'rail'>[] }> {
     const subscriptionId = subscription?.subscriptionId ?? null;
+    const transactions: Omit<RailTransactionRecord, 'rail'>[] = [];
     // The subscription's record was applied in this transaction: its product goes with the money (the ledger need not read it).
     const productOf = (of: string | null | undefined) => (subscription && of === subscription.subscriptionId ? { productId: subscription.productId } : {});
     let recorded = false;
@@ -400,12 +412,8 @@ export class CardWebhookService {
         recorded = true;
         if (!subscriptionId) continue;
         for (const id of [fact.chargeId, fact.paymentIntentId]) {
-          if (!id || id.length > 512) continue;
-          await this.records.claimTransaction(
-            scope,
-            { rail: RAIL, transactionId: id, subscriptionId, customerId, decision: 'applied', auditEventId: null },
-            this.clock.now(),
-          );
+          if (!id || id.length > 512 || transactions.some((t) => t.transactionId === id)) continue;
+          transactions.push({ transactionId: id, subscriptionId, customerId, decision: 'applied', auditEventId: null });
         }
         continue;
       }
@@ -414,7 +422,7 @@ export class CardWebhookService {
       await this.revenue.returned(scope, RAIL, customerId, { ...money, ...productOf(money.subscriptionId) });
       recorded = true;
     }
-    return recorded;
+    return { recorded, transactions };
   }
 
   /** `checkout.session.completed` links its card customer to the customer it names (see RailCustomerResolver.link). */

@@ -101,6 +101,8 @@ export interface RailApplyOptions {
   subscriptionSerialized?: boolean;
   /** The record as the caller read it under that lock (`lockRecord`); absent: the applier reads it. */
   lockedRecord?: RailSubscriptionRecord | null;
+  /** Customers whose rail-derived rows the caller serialised already (lockRecordWithCustomers): not locked again. */
+  customersSerialized?: readonly string[];
 }
 
 export interface RailApplyResult {
@@ -171,6 +173,21 @@ export class RailStateApplier {
     return this.subscriptions.lock(scope, rail, subscriptionId);
   }
 
+  /**
+   * lockRecord with the customers' writer locks apply takes (of `customerIds` and of the record's
+   * customer), in one statement; `serializeFirst`: serializeSubscription too, before the record.
+   * Hand both to apply (`lockedRecord`, `customersSerialized`).
+   */
+  lockRecordWithCustomers(
+    scope: TenantScope,
+    rail: PurchaseRail,
+    subscriptionId: string,
+    customerIds: readonly string[],
+    serializeFirst: boolean,
+  ): Promise<{ record: RailSubscriptionRecord | null; customersLocked: string[] }> {
+    return this.subscriptions.lockWithCustomers(scope, rail, subscriptionId, customerIds, serializeFirst);
+  }
+
   async apply(scope: TenantScope, change: RailStateChange, event: RailEventContext, options: RailApplyOptions = {}): Promise<RailApplyResult> {
     if (!options.subscriptionSerialized) await this.subscriptions.serialize(scope, change.rail, change.subscriptionId);
     const stored =
@@ -223,7 +240,12 @@ export class RailStateApplier {
     // customer on the rail: writers of one customer's rail rows run one at a time too
     // (always after the subscription lock, customers in sorted order: no lock cycles).
     const customers = [...new Set([change.customerId, stored?.customerId ?? change.customerId])].sort();
-    await this.subscriptions.serializeCustomers(scope, change.rail, customers);
+    const held = new Set(options.customersSerialized ?? []);
+    await this.subscriptions.serializeCustomers(
+      scope,
+      change.rail,
+      customers.filter((customerId) => !held.has(customerId)),
+    );
 
     const changed = changesState(stored, { ...change, items });
     const auditEventId = newRailEventId();

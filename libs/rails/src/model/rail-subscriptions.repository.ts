@@ -188,9 +188,12 @@ export class RailSubscriptionsRepository {
    * advisory lock), so the first record of a subscription is also applied one at a time.
    */
   async serialize(scope: TenantScope, rail: PurchaseRail, subscriptionId: string): Promise<void> {
-    await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
-      `rail_subscriptions|${scope.projectId}|${scope.env}|${rail}|${subscriptionId}`,
-    ]);
+    await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [this.lockKey(scope, rail, subscriptionId)]);
+  }
+
+  /** The key of serialize's lock. */
+  private lockKey(scope: TenantScope, rail: PurchaseRail, subscriptionId: string): string {
+    return `rail_subscriptions|${scope.projectId}|${scope.env}|${rail}|${subscriptionId}`;
   }
 
   /**
@@ -199,6 +202,52 @@ export class RailSubscriptionsRepository {
    */
   async serializeCustomers(scope: TenantScope, rail: PurchaseRail, customerIds: readonly string[]): Promise<void> {
     for (const customerId of [...new Set(customerIds)].sort()) await this.serialize(scope, rail, `customer:${customerId}`);
+  }
+
+  /**
+   * lock, and the writers' locks of the customers' rail-derived rows (serializeCustomers) of
+   * `customerIds` and of the record's customer, in one statement. `serializeFirst`: the
+   * subscription's lock (serialize) is taken by the same statement, before the record is read.
+   * The record is locked after the subscription's lock, the customers after the record, in the
+   * order every writer takes them. Answers the record and the customers locked.
+   *
+   * A statement's snapshot predates its waits: a record a writer of the subscription updated
+   * while this statement waited for the subscription's lock is read as that writer left it (the
+   * row lock reads the newest version), but a record it created is not seen. So when the
+   * subscription's lock is taken here and no record is found, it is read again by a statement
+   * of its own (the customers then are those of `customerIds` only).
+   */
+  async lockWithCustomers(
+    scope: TenantScope,
+    rail: PurchaseRail,
+    subscriptionId: string,
+    customerIds: readonly string[],
+    serializeFirst: boolean,
+  ): Promise<{ record: RailSubscriptionRecord | null; customersLocked: string[] }> {
+    const rows: (SubscriptionRow & { locked: string[] })[] = await this.sql.rows(
+      `WITH serialized AS MATERIALIZED (SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) AS n FROM unnest($5::text[]) AS k),
+       rec AS MATERIALIZED (
+         SELECT ${SUBSCRIPTION_COLUMNS} FROM rail_subscriptions
+          WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4 AND (SELECT n FROM serialized) IS NOT NULL
+         FOR UPDATE),
+       customers AS MATERIALIZED (
+         SELECT array_agg(c ORDER BY c COLLATE "C") AS locked, count(pg_advisory_xact_lock(hashtextextended($7 || c, 0))) AS n
+           FROM (SELECT c FROM (SELECT unnest($6::text[]) AS c UNION SELECT customer_id FROM rec) AS u ORDER BY c COLLATE "C") AS sorted)
+       SELECT rec.*, (SELECT locked FROM customers) AS locked FROM (SELECT 1) AS one LEFT JOIN rec ON true`,
+      [
+        scope.projectId,
+        scope.env,
+        rail,
+        subscriptionId,
+        serializeFirst ? [this.lockKey(scope, rail, subscriptionId)] : [],
+        [...new Set(customerIds)],
+        this.lockKey(scope, rail, 'customer:'),
+      ],
+    );
+    const row = rows[0];
+    const customersLocked = row?.locked ?? [];
+    if (row && row.subscription_id !== null) return { record: toRecord(row), customersLocked };
+    return { record: serializeFirst ? await this.lock(scope, rail, subscriptionId) : null, customersLocked };
   }
 
   /** Reads one subscription record and locks it until the transaction ends. */
@@ -423,14 +472,30 @@ export class RailSubscriptionsRepository {
   /**
    * Records a processed notification; returns null when this call recorded it, else the
    * first record (a concurrent duplicate waits for the first transaction, then reads it).
+   * `transactions`: rail purchase ids the notification links to its subscription, recorded by
+   * the same statement as claimTransaction records them (an id recorded already stays as it is).
    */
-  async claimNotification(scope: TenantScope, record: Omit<RailNotificationRecord, 'env'>): Promise<RailNotificationRecord | null> {
+  async claimNotification(
+    scope: TenantScope,
+    record: Omit<RailNotificationRecord, 'env'>,
+    transactions: readonly Omit<RailTransactionRecord, 'rail'>[] = [],
+    now: Date = new Date(record.processedAt),
+  ): Promise<RailNotificationRecord | null> {
+    const linked =
+      transactions.length === 0
+        ? ''
+        : `linked AS (
+         INSERT INTO rail_transactions (project_id, env, rail, transaction_id, subscription_id, customer_id, decision, audit_event_id, created_at)
+         SELECT $1, $4, $2, t, s, c, d, a, $11 FROM unnest($12::text[], $13::text[], $14::text[], $15::text[], $16::text[]) AS x(t, s, c, d, a)
+         ON CONFLICT ON CONSTRAINT rail_transactions_pk DO NOTHING), `;
     const inserted: unknown[] = await this.sql.rows(
-      `INSERT INTO rail_notifications
-         (project_id, rail, notification_id, env, event_type, decision, customer_id, audit_event_id, received_at, processed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-       ON CONFLICT ON CONSTRAINT rail_notifications_pk DO NOTHING
-       RETURNING 1 AS claimed`,
+      `WITH ${linked}claimed AS (
+         INSERT INTO rail_notifications
+           (project_id, rail, notification_id, env, event_type, decision, customer_id, audit_event_id, received_at, processed_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT ON CONSTRAINT rail_notifications_pk DO NOTHING
+         RETURNING 1 AS claimed)
+       SELECT claimed FROM claimed`,
       [
         scope.projectId,
         record.rail,
@@ -442,6 +507,16 @@ export class RailSubscriptionsRepository {
         record.auditEventId,
         new Date(record.receivedAt),
         new Date(record.processedAt),
+        ...(transactions.length === 0
+          ? []
+          : [
+              now,
+              transactions.map((t) => t.transactionId),
+              transactions.map((t) => t.subscriptionId),
+              transactions.map((t) => t.customerId),
+              transactions.map((t) => t.decision),
+              transactions.map((t) => t.auditEventId),
+            ]),
       ],
     );
     if (inserted.length > 0) return null;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, Metrics, type TenantScope, Sql } from '#platform';
 import type { PurchaseRail } from '../model/rail-model.js';
-import { type RailNotificationRecord, RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
+import { type RailNotificationRecord, type RailTransactionRecord, RailSubscriptionsRepository } from '../model/rail-subscriptions.repository.js';
 import type { RecordedDecision } from '../model/rail-state-applier.service.js';
 import type { RailNotificationView } from './rail-notification.view.js';
 
@@ -15,8 +15,11 @@ export interface AuthenticNotification {
   receivedAtMs: number;
 }
 
-/** What the rail did with the notification; its one audit entry is already written (RailStateApplier). */
-export type NotificationOutcome = RecordedDecision;
+/**
+ * What the rail did with the notification; its one audit entry is already written (RailStateApplier).
+ * `transactions`: rail purchase ids it links to a subscription, recorded with the notification's claim.
+ */
+export type NotificationOutcome = RecordedDecision & { transactions?: readonly Omit<RailTransactionRecord, 'rail'>[] };
 
 /** Thrown inside the transaction when another delivery of the notification committed first: rolls this one back. */
 class AlreadyProcessed extends Error {
@@ -79,7 +82,7 @@ export class NotificationProcessor {
             receivedAt: notification.receivedAtMs,
             processedAt: this.clock.nowMs(),
           };
-          const first = await this.records.claimNotification(scope, record);
+          const first = await this.records.claimNotification(scope, record, outcome.transactions, this.clock.now());
           if (first) throw new AlreadyProcessed(first);
           return notificationView({ ...record, env: scope.env }, false);
         },

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql, type TenantScope } from '#platform';
+import type { ChartStateMoves } from './chart-states.js';
 import type { MrrKeyAmount, MrrMovement } from './mrr-movements.js';
 
 type Num = string | number;
@@ -15,6 +16,41 @@ export interface SubscriptionFacts {
   productId: string;
   railTimeMs: number | null;
   lifecycleState: string | null;
+}
+
+/** A firsts row as FIRSTS_COLUMNS reads it. */
+export type FirstsRow = { created_day: string; first_paid_at: Date | null; first_mrr_day: string | null };
+
+/** The columns of a firsts row (of `firsts`, or of the table). */
+export const FIRSTS_COLUMNS = `to_char(created_day, 'YYYY-MM-DD') AS created_day, first_paid_at, to_char(first_mrr_day, 'YYYY-MM-DD') AS first_mrr_day`;
+
+export const firstsOfRow = (row: FirstsRow): CustomerFirsts => ({
+  createdDay: row.created_day,
+  firstPaidAt: row.first_paid_at,
+  firstMrrDay: row.first_mrr_day,
+});
+
+/**
+ * CTEs ending in `firsts`: the customer's (`customer`, a parameter; project and env are $1, $2)
+ * firsts row, created from its creation day when absent, else the stored row locked. `after`:
+ * a CTE the row waits for (a ledger write that took the customer's lock first), none when absent.
+ * A row another transaction committed after the statement's snapshot is in neither: `firsts` is
+ * then empty and the caller reads it again by a statement of its own (RevenueFactsRepository.firsts).
+ */
+export function firstsCtes(customer: string, after?: string): string {
+  return `created AS (
+         INSERT INTO revenue_customer_firsts (project_id, env, customer_id, created_day)
+         SELECT c.project_id, c.env, c.id, (c.created_at AT TIME ZONE 'UTC')::date FROM customers c${after ? `, ${after}` : ''}
+          WHERE c.project_id = $1 AND c.env = $2 AND c.id = ${customer}
+         ON CONFLICT ON CONSTRAINT revenue_customer_firsts_pk DO NOTHING
+         RETURNING created_day, first_paid_at, first_mrr_day),
+       kept AS MATERIALIZED (
+         SELECT created_day, first_paid_at, first_mrr_day FROM revenue_customer_firsts
+          WHERE project_id = $1 AND env = $2 AND customer_id = ${customer}${after ? ` AND EXISTS (SELECT 1 FROM ${after})` : ''} FOR UPDATE),
+       firsts AS (
+         SELECT created_day, first_paid_at, first_mrr_day FROM created
+         UNION ALL
+         SELECT created_day, first_paid_at, first_mrr_day FROM kept WHERE NOT EXISTS (SELECT 1 FROM created))`;
 }
 
 /** The state (and product) a subscription is counted in by the state chart. */
@@ -43,14 +79,6 @@ export class RevenueFactsRepository {
       : { productId: '', railTimeMs: null, lifecycleState: null };
   }
 
-  async addPayment(scope: TenantScope, fact: { day: string; rail: string; productId: string; currency: string; amountMinor: number }): Promise<void> {
-    await this.sql.rows(
-      `INSERT INTO revenue_day_facts AS f (project_id, env, day, rail, product_id, currency, payments, gross_minor) VALUES ($1, $2, $3::date, $4, $5, $6, 1, $7)
-       ON CONFLICT ON CONSTRAINT revenue_day_facts_pk DO UPDATE SET payments = f.payments + 1, gross_minor = f.gross_minor + EXCLUDED.gross_minor`,
-      [scope.projectId, scope.env, fact.day, fact.rail, fact.productId, fact.currency, fact.amountMinor],
-    );
-  }
-
   /**
    * The customer's firsts row, created (from its creation day) when absent, locked: one
    * statement (the insert's row, or the stored row locked). A row another transaction committed
@@ -58,25 +86,13 @@ export class RevenueFactsRepository {
    */
   async firsts(scope: TenantScope, customerId: string): Promise<CustomerFirsts> {
     const args = [scope.projectId, scope.env, customerId];
-    type Row = { created_day: string; first_paid_at: Date | null; first_mrr_day: string | null };
-    const columns = `to_char(created_day, 'YYYY-MM-DD') AS created_day, first_paid_at, to_char(first_mrr_day, 'YYYY-MM-DD') AS first_mrr_day`;
-    let row = await this.sql.one<Row>(
-      `WITH created AS (
-         INSERT INTO revenue_customer_firsts (project_id, env, customer_id, created_day)
-         SELECT project_id, env, id, (created_at AT TIME ZONE 'UTC')::date FROM customers WHERE project_id = $1 AND env = $2 AND id = $3
-         ON CONFLICT ON CONSTRAINT revenue_customer_firsts_pk DO NOTHING
-         RETURNING created_day, first_paid_at, first_mrr_day)
-       SELECT ${columns} FROM created
-       UNION ALL
-       SELECT ${columns}
-         FROM (SELECT created_day, first_paid_at, first_mrr_day FROM revenue_customer_firsts
-                WHERE project_id = $1 AND env = $2 AND customer_id = $3 FOR UPDATE) kept
-        WHERE NOT EXISTS (SELECT 1 FROM created)`,
+    let row = await this.sql.one<FirstsRow>(`WITH ${firstsCtes('$3')} SELECT ${FIRSTS_COLUMNS} FROM firsts`, args);
+    row ??= await this.sql.one<FirstsRow>(
+      `SELECT ${FIRSTS_COLUMNS} FROM revenue_customer_firsts WHERE project_id = $1 AND env = $2 AND customer_id = $3 FOR UPDATE`,
       args,
     );
-    row ??= await this.sql.one<Row>(`SELECT ${columns} FROM revenue_customer_firsts WHERE project_id = $1 AND env = $2 AND customer_id = $3 FOR UPDATE`, args);
     if (!row) throw new Error(`customer ${customerId} not found`);
-    return { createdDay: row.created_day, firstPaidAt: row.first_paid_at, firstMrrDay: row.first_mrr_day };
+    return firstsOfRow(row);
   }
 
   async setFirstPaid(scope: TenantScope, customerId: string, paidAt: Date): Promise<void> {
@@ -250,50 +266,50 @@ export class RevenueFactsRepository {
     return row ? { state: row.state, productId: row.product_id } : null;
   }
 
-  async setChartState(scope: TenantScope, rail: string, subscriptionId: string, next: ChartStateRow | null): Promise<void> {
-    const key = [scope.projectId, scope.env, rail, subscriptionId];
-    if (next === null) {
-      await this.sql.rows(`DELETE FROM subscription_chart_states WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4`, key);
-      return;
-    }
+  /**
+   * The state chart's facts of one move on `day`, in one statement: the state left (−1) and the
+   * state entered (+1), a trial's start, end or conversion, and the subscription's counted state
+   * set to `moves.entered` (deleted when none). The two states differ (chartStateMoves); their
+   * day rows are written in key order, so that two moves between the same states in opposite
+   * directions lock them in one order.
+   */
+  async writeChartMoves(scope: TenantScope, rail: string, subscriptionId: string, day: string, moves: ChartStateMoves): Promise<void> {
+    // The day rows are written in key order (product, state): the sums per split that triggers keep
+    // with them lock a row per day and segment, and writers taking the day rows in one order do not deadlock.
+    const lifecycle = [...(moves.left ? [{ ...moves.left, entered: 0, left: 1 }] : []), ...(moves.entered ? [{ ...moves.entered, entered: 1, left: 0 }] : [])];
+    const trial = moves.trial;
     await this.sql.rows(
-      `INSERT INTO subscription_chart_states (project_id, env, rail, subscription_id, state, product_id) VALUES ($1, $2, $3, $4, $5, $6)
+      `WITH lifecycle AS (
+         INSERT INTO subscription_lifecycle_days AS s (project_id, env, day, rail, product_id, state, entered, "left")
+         SELECT $1, $2, $5::date, $3, p, st, e, l FROM unnest($6::text[], $7::text[], $8::int[], $9::int[]) AS t(p, st, e, l) ORDER BY p, st
+         ON CONFLICT ON CONSTRAINT subscription_lifecycle_days_pk DO UPDATE SET entered = s.entered + EXCLUDED.entered, "left" = s."left" + EXCLUDED."left"),
+       trial AS (
+         INSERT INTO subscription_trial_days AS t (project_id, env, day, rail, product_id, started, ended, converted)
+         SELECT $1, $2, $5::date, $3, $10, $11, $12, $13 WHERE $10::text IS NOT NULL
+         ON CONFLICT ON CONSTRAINT subscription_trial_days_pk DO UPDATE
+           SET started = t.started + EXCLUDED.started, ended = t.ended + EXCLUDED.ended, converted = t.converted + EXCLUDED.converted),
+       gone AS (
+         DELETE FROM subscription_chart_states WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4 AND $14::text IS NULL)
+       INSERT INTO subscription_chart_states (project_id, env, rail, subscription_id, state, product_id)
+       SELECT $1, $2, $3, $4, $14, $15 WHERE $14::text IS NOT NULL
        ON CONFLICT ON CONSTRAINT subscription_chart_states_pk DO UPDATE SET state = EXCLUDED.state, product_id = EXCLUDED.product_id`,
-      [...key, next.state, next.productId],
-    );
-  }
-
-  /** A subscription entered (+1) or left (−1) a counted state of the lifecycle on `day`. */
-  async moveLifecycle(scope: TenantScope, fact: { day: string; rail: string; productId: string; state: string; delta: 1 | -1 }): Promise<void> {
-    await this.sql.rows(
-      `INSERT INTO subscription_lifecycle_days AS s (project_id, env, day, rail, product_id, state, entered, "left") VALUES ($1, $2, $3::date, $4, $5, $6, $7, $8)
-       ON CONFLICT ON CONSTRAINT subscription_lifecycle_days_pk DO UPDATE SET entered = s.entered + EXCLUDED.entered, "left" = s."left" + EXCLUDED."left"`,
-      [scope.projectId, scope.env, fact.day, fact.rail, fact.productId, fact.state, fact.delta > 0 ? 1 : 0, fact.delta < 0 ? 1 : 0],
-    );
-  }
-
-  /** A trial started, ended, or ended converted on `day`. */
-  async addTrial(scope: TenantScope, fact: { day: string; rail: string; productId: string; started: number; ended: number; converted: number }): Promise<void> {
-    await this.sql.rows(
-      `INSERT INTO subscription_trial_days AS t (project_id, env, day, rail, product_id, started, ended, converted) VALUES ($1, $2, $3::date, $4, $5, $6, $7, $8)
-       ON CONFLICT ON CONSTRAINT subscription_trial_days_pk DO UPDATE
-         SET started = t.started + EXCLUDED.started, ended = t.ended + EXCLUDED.ended, converted = t.converted + EXCLUDED.converted`,
-      [scope.projectId, scope.env, fact.day, fact.rail, fact.productId, fact.started, fact.ended, fact.converted],
-    );
-  }
-
-  /** A refund or chargeback (`reversal` false), or a reversal of one, on the day of its rail time. */
-  async addRefund(
-    scope: TenantScope,
-    fact: { day: string; rail: string; productId: string; currency: string; reversal: boolean; amountMinor: number },
-  ): Promise<void> {
-    const [n, m, rn, rm] = fact.reversal ? [0, 0, 1, fact.amountMinor] : [1, fact.amountMinor, 0, 0];
-    await this.sql.rows(
-      `INSERT INTO revenue_refund_days AS f (project_id, env, day, rail, product_id, currency, refunds, refunds_minor, reversals, reversals_minor)
-       VALUES ($1, $2, $3::date, $4, $5, $6, $7, $8, $9, $10)
-       ON CONFLICT ON CONSTRAINT revenue_refund_days_pk DO UPDATE SET refunds = f.refunds + EXCLUDED.refunds, refunds_minor = f.refunds_minor + EXCLUDED.refunds_minor,
-         reversals = f.reversals + EXCLUDED.reversals, reversals_minor = f.reversals_minor + EXCLUDED.reversals_minor`,
-      [scope.projectId, scope.env, fact.day, fact.rail, fact.productId, fact.currency, n, m, rn, rm],
+      [
+        scope.projectId,
+        scope.env,
+        rail,
+        subscriptionId,
+        day,
+        lifecycle.map((r) => r.productId),
+        lifecycle.map((r) => r.state),
+        lifecycle.map((r) => r.entered),
+        lifecycle.map((r) => r.left),
+        trial?.productId ?? null,
+        trial?.started ?? 0,
+        trial?.ended ?? 0,
+        trial?.converted ?? 0,
+        moves.entered?.state ?? null,
+        moves.entered?.productId ?? null,
+      ],
     );
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type CrossTenant, type Env, Sql, type TenantScope } from '#platform';
+import { type ChartStateRow, type CustomerFirsts, type FirstsRow, FIRSTS_COLUMNS, firstsCtes, firstsOfRow } from './revenue-facts.repository.js';
 
 /** `all` sums every rail; `*` counts customers whatever their currency (its MRR stays 0). */
 export type LedgerRail = 'all' | 'ios_store' | 'card_payments' | 'android_store';
@@ -46,6 +47,32 @@ export interface LapseRow {
   validUntil: Date;
 }
 
+type SubscriptionRow = { customer_id: string; active: boolean; valid_until: Date | null; currency: string | null; monthly_minor: Num | null };
+
+const ledgerSubscriptionOf = (row: SubscriptionRow): LedgerSubscription => ({
+  customerId: row.customer_id,
+  active: row.active,
+  validUntil: row.valid_until,
+  currency: row.currency,
+  monthlyMinor: row.monthly_minor === null ? null : Number(row.monthly_minor),
+});
+
+/** What a payment or return recorded with its facts: whether this call recorded it, and the customer's firsts row as the statement found it. */
+export interface RecordedWithFacts {
+  recorded: boolean;
+  /** Null when not recorded, or when the row was committed after the statement's snapshot (read it again: RevenueFactsRepository.firsts). */
+  firsts: CustomerFirsts | null;
+}
+
+function recordedWithFacts(row: ({ recorded: Num } & Partial<FirstsRow>) | undefined): RecordedWithFacts {
+  const recorded = Number(row?.recorded ?? 0) > 0;
+  const firsts =
+    recorded && row?.created_day
+      ? firstsOfRow({ created_day: row.created_day, first_paid_at: row.first_paid_at ?? null, first_mrr_day: row.first_mrr_day ?? null })
+      : null;
+  return { recorded, firsts };
+}
+
 /** SQL of the revenue ledger. Every method takes the tenant scope first; writes take the caller's transaction. */
 @Injectable()
 export class RevenueLedgerRepository {
@@ -56,19 +83,51 @@ export class RevenueLedgerRepository {
     await this.sql.rows(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [this.lockKey(scope, customerId)]);
   }
 
-  async findSubscription(scope: TenantScope, rail: string, subscriptionId: string): Promise<LedgerSubscription | null> {
-    const row = await this.sql.one<{ customer_id: string; active: boolean; valid_until: Date | null; currency: string | null; monthly_minor: Num | null }>(
-      `SELECT customer_id, active, valid_until, currency, monthly_minor FROM revenue_subscriptions
-        WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4 FOR UPDATE`,
-      [scope.projectId, scope.env, rail, subscriptionId],
+  /**
+   * The subscription's row, locked, and the state the state chart counts it in (null: none), in
+   * one statement. `renewal`: the state a change leaves the subscription in; when the row counts
+   * it alike (same customer, same activity, and the price's currency and amount when the change
+   * carries one) and only its period end moves, the statement moves it (`renewed`): a renewal
+   * changes no customer row and no total.
+   */
+  async lockSubscriptionWithChartState(
+    scope: TenantScope,
+    rail: string,
+    subscriptionId: string,
+    renewal: { customerId: string; active: boolean; price: { currency: string; monthlyMinor: number } | null; validUntil: Date | null; now: Date },
+  ): Promise<{ subscription: LedgerSubscription | null; chartState: ChartStateRow | null; renewed: boolean }> {
+    const row = await this.sql.one<SubscriptionRow & { chart_state: string | null; chart_product_id: string | null; renewed: Num }>(
+      `WITH sub AS MATERIALIZED (
+         SELECT customer_id, active, valid_until, currency, monthly_minor FROM revenue_subscriptions
+          WHERE project_id = $1 AND env = $2 AND rail = $3 AND subscription_id = $4 FOR UPDATE),
+       renewed AS (
+         UPDATE revenue_subscriptions s SET valid_until = $7, updated_at = $8 FROM sub
+          WHERE s.project_id = $1 AND s.env = $2 AND s.rail = $3 AND s.subscription_id = $4
+            AND sub.customer_id = $5 AND sub.active = $6 AND sub.valid_until IS DISTINCT FROM $7
+            AND ($9::text IS NULL OR (sub.currency IS NOT DISTINCT FROM $9::text AND sub.monthly_minor IS NOT DISTINCT FROM $10::numeric))
+         RETURNING 1)
+       SELECT sub.customer_id, sub.active, sub.valid_until, sub.currency, sub.monthly_minor, c.state AS chart_state, c.product_id AS chart_product_id,
+              (SELECT count(*) FROM renewed) AS renewed
+         FROM (SELECT 1) AS one
+         LEFT JOIN sub ON true
+         LEFT JOIN subscription_chart_states c ON c.project_id = $1 AND c.env = $2 AND c.rail = $3 AND c.subscription_id = $4`,
+      [
+        scope.projectId,
+        scope.env,
+        rail,
+        subscriptionId,
+        renewal.customerId,
+        renewal.active,
+        renewal.validUntil,
+        renewal.now,
+        renewal.price?.currency ?? null,
+        renewal.price?.monthlyMinor ?? null,
+      ],
     );
-    if (!row) return null;
     return {
-      customerId: row.customer_id,
-      active: row.active,
-      validUntil: row.valid_until,
-      currency: row.currency,
-      monthlyMinor: row.monthly_minor === null ? null : Number(row.monthly_minor),
+      subscription: row && row.customer_id !== null ? ledgerSubscriptionOf(row) : null,
+      chartState: row && row.chart_state !== null ? { state: row.chart_state, productId: row.chart_product_id ?? '' } : null,
+      renewed: Number(row?.renewed ?? 0) > 0,
     };
   }
 
@@ -225,10 +284,14 @@ export class RevenueLedgerRepository {
   }
 
   /**
-   * Takes the customer's ledger lock (lockCustomer), then records a payment once and adds it to
-   * its month's cash, in one statement: the lock is taken before the rows are written (the
-   * insert reads the lock's row), the customer before the shared per-month row as every ledger
-   * writer does. True when this call recorded it (a payment already recorded moves nothing).
+   * Takes the customer's ledger lock (lockCustomer), then records a payment once with its facts,
+   * in one statement: the payment, its month's cash, its paid day's payment fact under its
+   * product, the customer's firsts row (created or locked, RevenueFactsRepository.firsts) and,
+   * when the customer first paid no later than this payment, the payment's cash in the
+   * customer's cohort. The lock is taken before any row is written (every write reads the lock's
+   * row), the customer before the shared rows as every ledger writer does. A payment already
+   * recorded moves nothing. A payment the customer's cohort does not hold yet (a first payment,
+   * or one older than the first) is the caller's to place (`firsts` as found, cohort untouched).
    */
   async lockAndRecordPayment(
     scope: TenantScope,
@@ -241,9 +304,11 @@ export class RevenueLedgerRepository {
       recurring: boolean;
       paidAt: Date;
       month: string;
+      day: string;
+      productId: string;
     },
-  ): Promise<boolean> {
-    const rows = await this.sql.rows<{ recorded: Num }>(
+  ): Promise<RecordedWithFacts> {
+    const rows = await this.sql.rows<{ recorded: Num } & Partial<FirstsRow>>(
       `WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtextextended($10, 0)) AS held),
        paid AS (
          INSERT INTO revenue_payments (project_id, env, rail, transaction_id, customer_id, currency, amount_minor, recurring, paid_at)
@@ -252,8 +317,18 @@ export class RevenueLedgerRepository {
        cash AS (
          INSERT INTO revenue_cash_monthly (project_id, env, currency, month, recurring, amount_minor)
          SELECT $1, $2, $6, $11::date, $8, $7 FROM paid
-         ON CONFLICT ON CONSTRAINT revenue_cash_monthly_pk DO UPDATE SET amount_minor = revenue_cash_monthly.amount_minor + EXCLUDED.amount_minor)
-       SELECT count(*) AS recorded FROM paid`,
+         ON CONFLICT ON CONSTRAINT revenue_cash_monthly_pk DO UPDATE SET amount_minor = revenue_cash_monthly.amount_minor + EXCLUDED.amount_minor),
+       day_fact AS (
+         INSERT INTO revenue_day_facts AS f (project_id, env, day, rail, product_id, currency, payments, gross_minor)
+         SELECT $1, $2, $12::date, $3, $13, $6, 1, $7 FROM paid
+         ON CONFLICT ON CONSTRAINT revenue_day_facts_pk DO UPDATE SET payments = f.payments + 1, gross_minor = f.gross_minor + EXCLUDED.gross_minor),
+       ${firstsCtes('$5', 'paid')},
+       cohort AS (
+         INSERT INTO revenue_cohort_months AS c (project_id, env, cohort_month, month, currency, net_minor)
+         SELECT $1, $2, date_trunc('month', first_paid_at AT TIME ZONE 'UTC')::date, $11::date, $6, $7 FROM firsts
+          WHERE first_paid_at IS NOT NULL AND first_paid_at <= $9
+         ON CONFLICT ON CONSTRAINT revenue_cohort_months_pk DO UPDATE SET net_minor = c.net_minor + EXCLUDED.net_minor)
+       SELECT (SELECT count(*) FROM paid) AS recorded, f.* FROM (SELECT 1) AS one LEFT JOIN (SELECT ${FIRSTS_COLUMNS} FROM firsts) f ON true`,
       [
         scope.projectId,
         scope.env,
@@ -266,15 +341,19 @@ export class RevenueLedgerRepository {
         payment.paidAt,
         this.lockKey(scope, payment.customerId),
         payment.month,
+        payment.day,
+        payment.productId,
       ],
     );
-    return Number(rows[0]?.recorded ?? 0) > 0;
+    return recordedWithFacts(rows[0]);
   }
 
   /**
    * Takes the customer's ledger lock, then records a refund, chargeback or reversal once (by its
-   * fact id) and moves the month's `refunds_minor` (reversals subtract), in one statement as
-   * lockAndRecordPayment. Whether this call recorded it.
+   * fact id) with its facts, in one statement as lockAndRecordPayment: the month's
+   * `refunds_minor` (reversals subtract), its day's refund fact under `productId`, the customer's
+   * firsts row (created or locked) and, when the customer has paid, the cohort's net cash in the
+   * return's month. Whether this call recorded it, and the firsts row as found.
    */
   async lockAndRecordReturn(
     scope: TenantScope,
@@ -289,10 +368,14 @@ export class RevenueLedgerRepository {
       amountMinor: number;
       occurredAt: Date;
       month: string;
+      day: string;
+      productId: string;
     },
-  ): Promise<boolean> {
-    const signed = money.kind === 'reversal' ? -money.amountMinor : money.amountMinor;
-    const rows = await this.sql.rows<{ recorded: Num }>(
+  ): Promise<RecordedWithFacts> {
+    const reversal = money.kind === 'reversal';
+    const signed = reversal ? -money.amountMinor : money.amountMinor;
+    const [refunds, refundsMinor, reversals, reversalsMinor] = reversal ? [0, 0, 1, money.amountMinor] : [1, money.amountMinor, 0, 0];
+    const rows = await this.sql.rows<{ recorded: Num } & Partial<FirstsRow>>(
       `WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtextextended($12, 0)) AS held),
        returned AS (
          INSERT INTO revenue_refunds (project_id, env, rail, fact_id, kind, transaction_id, subscription_id, customer_id, currency, amount_minor, occurred_at)
@@ -301,8 +384,19 @@ export class RevenueLedgerRepository {
        cash AS (
          INSERT INTO revenue_cash_monthly (project_id, env, currency, month, recurring, amount_minor, refunds_minor)
          SELECT $1, $2, $9, $13::date, $14::boolean, 0, $15 FROM returned
-         ON CONFLICT ON CONSTRAINT revenue_cash_monthly_pk DO UPDATE SET refunds_minor = revenue_cash_monthly.refunds_minor + EXCLUDED.refunds_minor)
-       SELECT count(*) AS recorded FROM returned`,
+         ON CONFLICT ON CONSTRAINT revenue_cash_monthly_pk DO UPDATE SET refunds_minor = revenue_cash_monthly.refunds_minor + EXCLUDED.refunds_minor),
+       day_fact AS (
+         INSERT INTO revenue_refund_days AS f (project_id, env, day, rail, product_id, currency, refunds, refunds_minor, reversals, reversals_minor)
+         SELECT $1, $2, $16::date, $3, $17, $9, $18, $19, $20, $21 FROM returned
+         ON CONFLICT ON CONSTRAINT revenue_refund_days_pk DO UPDATE SET refunds = f.refunds + EXCLUDED.refunds, refunds_minor = f.refunds_minor + EXCLUDED.refunds_minor,
+           reversals = f.reversals + EXCLUDED.reversals, reversals_minor = f.reversals_minor + EXCLUDED.reversals_minor),
+       ${firstsCtes('$8', 'returned')},
+       cohort AS (
+         INSERT INTO revenue_cohort_months AS c (project_id, env, cohort_month, month, currency, net_minor)
+         SELECT $1, $2, date_trunc('month', first_paid_at AT TIME ZONE 'UTC')::date, $13::date, $9, -$15::numeric FROM firsts
+          WHERE first_paid_at IS NOT NULL
+         ON CONFLICT ON CONSTRAINT revenue_cohort_months_pk DO UPDATE SET net_minor = c.net_minor + EXCLUDED.net_minor)
+       SELECT (SELECT count(*) FROM returned) AS recorded, f.* FROM (SELECT 1) AS one LEFT JOIN (SELECT ${FIRSTS_COLUMNS} FROM firsts) f ON true`,
       [
         scope.projectId,
         scope.env,
@@ -319,9 +413,15 @@ export class RevenueLedgerRepository {
         money.month,
         money.subscriptionId !== null,
         signed,
+        money.day,
+        money.productId,
+        refunds,
+        refundsMinor,
+        reversals,
+        reversalsMinor,
       ],
     );
-    return Number(rows[0]?.recorded ?? 0) > 0;
+    return recordedWithFacts(rows[0]);
   }
 
   // Reads

@@ -6,7 +6,7 @@ import { dayOf, minorUnitDigits, monthOf, monthlyPrice, toMinorUnits } from './p
 import { type CountedState, chartStateMoves, chartStateOf } from './chart-states.js';
 import { type MrrKeyAmount, mrrMovements } from './mrr-movements.js';
 import { totalsDeltas } from './revenue-deltas.js';
-import { RevenueFactsRepository } from './revenue-facts.repository.js';
+import { type CustomerFirsts, RevenueFactsRepository } from './revenue-facts.repository.js';
 import { type LedgerSubscription, RevenueLedgerRepository } from './revenue-ledger.repository.js';
 
 /** The reporting currency of a project without a setting. */
@@ -41,13 +41,26 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
   }
 
   async changed(scope: TenantScope, change: RailRevenueChange): Promise<void> {
-    const stored = await this.repository.findSubscription(scope, change.rail, change.subscriptionId);
     const price = monthlyPrice(change.price);
     const nowMs = this.clock.nowMs();
+    const active = change.state === 'active' && (change.validUntil === null || change.validUntil * 1000 > nowMs);
+    const validUntil = change.validUntil === null ? null : new Date(change.validUntil * 1000);
+    // A change that counts as the stored row does (a renewal) moves the period end in the same statement.
+    const {
+      subscription: stored,
+      chartState,
+      renewed,
+    } = await this.repository.lockSubscriptionWithChartState(scope, change.rail, change.subscriptionId, {
+      customerId: change.customerId,
+      active,
+      price,
+      validUntil,
+      now: new Date(nowMs),
+    });
     const next: LedgerSubscription = {
       customerId: change.customerId,
-      active: change.state === 'active' && (change.validUntil === null || change.validUntil * 1000 > nowMs),
-      validUntil: change.validUntil === null ? null : new Date(change.validUntil * 1000),
+      active,
+      validUntil,
       currency: price?.currency ?? stored?.currency ?? null,
       monthlyMinor: price?.monthlyMinor ?? stored?.monthlyMinor ?? null,
     };
@@ -56,11 +69,12 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     // The change belongs to its rail time's day (a late notification corrects its own day), never a day to come.
     const day = dayOf(Math.min(railTimeMs ?? nowMs, nowMs));
     const state = chartStateOf(lifecycleState, next.active);
-    await this.moveChartState(scope, change.rail, change.subscriptionId, state === null ? null : { state, productId }, day);
-    // A renewal moves the period end alone: the customer's rows and the totals count what is
-    // active and priced, so they stay, and the subscription's row is locked already.
+    await this.moveChartState(scope, change.rail, change.subscriptionId, state === null ? null : { state, productId }, day, chartState);
+    // A renewal moves the period end alone (lockSubscriptionWithChartState moved it): the
+    // customer's rows and the totals count what is active and priced, so they stay. Should the
+    // statement's comparison of the amount have told otherwise, the period end is moved here.
     if (stored && countsAlike(stored, next)) {
-      if (stored.validUntil?.getTime() !== next.validUntil?.getTime())
+      if (!renewed && stored.validUntil?.getTime() !== next.validUntil?.getTime())
         await this.repository.setPeriodEnd(scope, change.rail, change.subscriptionId, next.validUntil, new Date(nowMs));
       return;
     }
@@ -75,27 +89,28 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
   /**
    * Moves the subscription from the state the state chart counts it in to `next` on `day`:
    * leaves the one, enters the other, and records a trial's start, end and conversion.
+   * `counted`: the state it is counted in now, when the caller read it (else read here).
    */
-  private async moveChartState(scope: TenantScope, rail: string, subscriptionId: string, next: CountedState | null, day: string): Promise<void> {
-    const moves = chartStateMoves(await this.facts.chartState(scope, rail, subscriptionId), next);
-    if (!moves) return;
-    // In the order of (state, product): the sums kept with the day rows lock a row per state, and
-    // writers taking them in one order do not deadlock.
-    const lifecycle = [
-      ...(moves.left ? [{ ...moves.left, delta: -1 as const }] : []),
-      ...(moves.entered ? [{ ...moves.entered, delta: 1 as const }] : []),
-    ].sort((a, b) => (a.state === b.state ? (a.productId < b.productId ? -1 : 1) : a.state < b.state ? -1 : 1));
-    for (const move of lifecycle) await this.facts.moveLifecycle(scope, { day, rail, productId: move.productId, state: move.state, delta: move.delta });
-    if (moves.trial) await this.facts.addTrial(scope, { day, rail, ...moves.trial });
-    await this.facts.setChartState(scope, rail, subscriptionId, next);
+  private async moveChartState(
+    scope: TenantScope,
+    rail: string,
+    subscriptionId: string,
+    next: CountedState | null,
+    day: string,
+    counted?: CountedState | null,
+  ): Promise<void> {
+    const moves = chartStateMoves(counted !== undefined ? counted : await this.facts.chartState(scope, rail, subscriptionId), next);
+    if (moves) await this.facts.writeChartMoves(scope, rail, subscriptionId, day, moves);
   }
 
   async paid(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment): Promise<void> {
     const amountMinor = Math.round(toMinorUnits(payment.amount, payment.currency));
     if (!(amountMinor > 0)) return;
     const paidAtMs = payment.paidAtMs > 0 ? payment.paidAtMs : this.clock.nowMs();
+    // The paid day's fact goes under the product of the subscription the payment bills.
+    const productId = payment.productId ?? (await this.facts.subscriptionFacts(scope, rail, payment.subscriptionId ?? null)).productId;
     // The customer first, then the shared per-month and per-day rows, as a rail change does: no lock cycle.
-    const recorded = await this.repository.lockAndRecordPayment(scope, {
+    const { recorded, firsts } = await this.repository.lockAndRecordPayment(scope, {
       rail,
       transactionId: payment.transactionId,
       customerId,
@@ -104,22 +119,32 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
       recurring: payment.recurring,
       paidAt: new Date(paidAtMs),
       month: monthOf(paidAtMs),
+      day: dayOf(paidAtMs),
+      productId,
     });
-    if (recorded) await this.recordPaymentFacts(scope, rail, customerId, payment, amountMinor, paidAtMs);
+    if (!recorded) return;
+    // The statement added the cash to the customer's cohort when it found the customer paid first no later than this.
+    if (firsts && firsts.firstPaidAt !== null && firsts.firstPaidAt.getTime() <= paidAtMs) return;
+    await this.placeInCohort(scope, rail, customerId, payment, amountMinor, paidAtMs, firsts ?? (await this.facts.firsts(scope, customerId)));
   }
 
   /**
-   * A new payment's per-day fact (its paid day, the product of the subscription it bills) and
-   * its customer's first payment and cohort: a payment older than the customer's first moves
-   * the customer, with its cash, to the earlier cohort.
+   * A new payment's place among the customer's firsts and cohorts: a payment no older than the
+   * customer's first adds its cash to the customer's cohort; a first payment, or one older than
+   * the first, moves the customer (and its cash) to the payment's cohort.
    */
-  private async recordPaymentFacts(scope: TenantScope, rail: PurchaseRail, customerId: string, payment: RailPayment, amountMinor: number, paidAtMs: number) {
-    const productId = payment.productId ?? (await this.facts.subscriptionFacts(scope, rail, payment.subscriptionId ?? null)).productId;
+  private async placeInCohort(
+    scope: TenantScope,
+    rail: PurchaseRail,
+    customerId: string,
+    payment: RailPayment,
+    amountMinor: number,
+    paidAtMs: number,
+    firsts: CustomerFirsts,
+  ) {
     const day = dayOf(paidAtMs);
     const month = monthOf(paidAtMs);
     const currency = payment.currency;
-    await this.facts.addPayment(scope, { day, rail, productId, currency, amountMinor });
-    const firsts = await this.facts.firsts(scope, customerId);
     const firstMs = firsts.firstPaidAt?.getTime() ?? null;
     if (firstMs !== null && firstMs <= paidAtMs) {
       await this.facts.addCohortCash(scope, [{ cohortMonth: monthOf(firstMs), month, currency, netMinor: amountMinor }]);
@@ -147,8 +172,10 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
     const amountMinor = Math.round(toMinorUnits(money.amount, money.currency));
     if (!(amountMinor > 0)) return;
     const occurredAtMs = money.occurredAtMs > 0 ? money.occurredAtMs : this.clock.nowMs();
+    // On the day of its own rail time, under the product of the subscription it concerns.
+    const productId = money.productId ?? (await this.facts.subscriptionFacts(scope, rail, money.subscriptionId)).productId;
     // The customer first, then the shared rows, as a payment does.
-    const recorded = await this.repository.lockAndRecordReturn(scope, {
+    const { recorded, firsts } = await this.repository.lockAndRecordReturn(scope, {
       rail,
       factId: money.factId,
       kind: money.kind,
@@ -159,13 +186,11 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
       amountMinor,
       occurredAt: new Date(occurredAtMs),
       month: monthOf(occurredAtMs),
+      day: dayOf(occurredAtMs),
+      productId,
     });
-    if (!recorded) return;
-    // On the day of its own rail time, under the product of the subscription it concerns.
-    const productId = money.productId ?? (await this.facts.subscriptionFacts(scope, rail, money.subscriptionId)).productId;
-    const reversal = money.kind === 'reversal';
-    await this.facts.addRefund(scope, { day: dayOf(occurredAtMs), rail, productId, currency: money.currency, reversal, amountMinor });
-    // The cohort's net cash in the refund's month (a customer that never paid has no cohort).
+    // The statement moved the cohort's net cash in the return's month when it found the firsts row (a customer that never paid has no cohort).
+    if (!recorded || firsts) return;
     const firstPaidAt = (await this.facts.firsts(scope, customerId)).firstPaidAt;
     if (firstPaidAt)
       await this.facts.addCohortCash(scope, [
@@ -173,7 +198,7 @@ export class RevenueLedger implements RailRevenueSink, OnModuleInit {
           cohortMonth: monthOf(firstPaidAt.getTime()),
           month: monthOf(occurredAtMs),
           currency: money.currency,
-          netMinor: reversal ? amountMinor : -amountMinor,
+          netMinor: money.kind === 'reversal' ? amountMinor : -amountMinor,
         },
       ]);
   }
