@@ -121,6 +121,9 @@ const SETS = `
                     FROM rail_subscriptions s WHERE s.project_id = $1 AND s.env = $2) w
            GROUP BY w.customer_id) r ON r.customer_id = c.id`;
 
+/** The export's memory for its sort and hash tables (per transaction; the default 4MB spills a list of 20,000 to disk). */
+const EXPORT_WORK_MEM = '32MB';
+
 /** The most ranked rows one statement of a filtered walk reads. */
 const MAX_CHUNK = 5000;
 
@@ -179,18 +182,34 @@ export class CustomerListRepository {
   /**
    * Every row of the filtered list through a server-side cursor, `batch` rows at a time, in one
    * read-only transaction; `each` answers false to stop early (the client went away). The
-   * statement is planned for all its rows (hash joins over the scope), not for the first ones.
+   * statement is planned for all its rows (hash joins over the scope), not for the first ones,
+   * with room to sort a list of tens of thousands in memory instead of on disk. The next batch is
+   * asked for before `each` takes the current one, so the database reads it while the current one
+   * is written out (at most two batches held).
    */
   async each(scope: TenantScope, filter: CustomerListFilter, batch: number, each: (rows: CustomerListRow[]) => Promise<boolean>): Promise<void> {
     const { text, params } = this.statement(scope, filter, null, null, 'set');
+    const fetch = `FETCH ${Number(batch)} FROM customer_export`;
     await this.sql.transaction(async () => {
       await this.sql.run('SET TRANSACTION READ ONLY');
-      await this.sql.run('SET LOCAL cursor_tuple_fraction = 1');
+      await this.sql.run(`SELECT set_config('cursor_tuple_fraction', '1', true), set_config('work_mem', '${EXPORT_WORK_MEM}', true)`);
       await this.sql.run(`DECLARE customer_export NO SCROLL CURSOR FOR ${text}`, params);
-      for (;;) {
-        const rows = await this.sql.rows<CustomerListRow>(`FETCH ${Number(batch)} FROM customer_export`);
-        if (rows.length === 0 || !(await each(rows))) break;
-        if (rows.length < batch) break;
+      const ahead = (): Promise<CustomerListRow[]> => {
+        const rows = this.sql.rows<CustomerListRow>(fetch);
+        // Awaited later; a failure meanwhile is not an unhandled rejection.
+        rows.catch(() => undefined);
+        return rows;
+      };
+      let next: Promise<CustomerListRow[]> | null = ahead();
+      try {
+        while (next) {
+          const rows: CustomerListRow[] = await next;
+          next = rows.length === batch ? ahead() : null;
+          if (rows.length === 0 || !(await each(rows))) break;
+        }
+      } finally {
+        // A batch asked for ahead and not taken: it runs to its end before the cursor closes.
+        await next?.catch(() => undefined);
       }
       await this.sql.run('CLOSE customer_export');
     });
