@@ -209,6 +209,41 @@ describe('operator console: the customer list and the customer page', () => {
     await page().getByText(`No customer matches “nobody_${k}” in sandbox.`).waitFor();
   });
 
+  it('finds customers by the start of a cdcust_ id in any case; filters by product; sorts by created oldest first and by last seen', async () => {
+    await open(`/p/${fx.projectId}/customers`);
+    await settled(page());
+    // Ten ids start with cdcust_list01 (customers 10 to 19), typed in upper case.
+    await page().getByLabel('Find a customer').fill('CDCUST_LIST01');
+    await page().getByRole('button', { name: 'Search' }).click();
+    await page()
+      .getByRole('link', { name: `cdcust_list010${k}` })
+      .waitFor();
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 10);
+    await page().getByLabel('Find a customer').fill('');
+    await page().getByRole('button', { name: 'Search' }).click();
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 25);
+
+    // The product filter keeps the customer with that product, whichever of its rails sells it.
+    await page().getByLabel('Product', { exact: true }).fill('com.app.star');
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 1);
+    await rows().first().getByRole('link', { name: star.id }).waitFor();
+    await page().getByLabel('Product', { exact: true }).fill('');
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 25);
+
+    // Oldest first: the first bulk customer leads; by last seen, nobody seen yet reads "never", and the page still fills.
+    await page().getByLabel('Sort by', { exact: true }).selectOption('created');
+    await page().getByLabel('Order', { exact: true }).selectOption('asc');
+    await rows()
+      .first()
+      .getByRole('link', { name: `cdcust_list001${k}` })
+      .waitFor();
+    await page().getByLabel('Sort by', { exact: true }).selectOption('last_seen');
+    await page().getByLabel('Order', { exact: true }).selectOption('desc');
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 25);
+    await rows().first().getByText('never').waitFor();
+    await expect(page().getByRole('alert').count()).resolves.toBe(0);
+  });
+
   it('filters by state, rail and paying, sorts by MRR, and exports the filtered list as CSV', async () => {
     await open(`/p/${fx.projectId}/customers`);
     await settled(page());

@@ -215,6 +215,14 @@ describe('operator console: rails set-up and errors that read like errors', () =
     await page().waitForFunction(() => /TypeError/.test((globalThis as any).document.querySelector('td.issue-title a')?.textContent ?? ''));
     await page().getByLabel('Sort by (most first)').selectOption('users');
     await page().waitForFunction(() => /TypeError/.test((globalThis as any).document.querySelector('td.issue-title a')?.textContent ?? ''));
+    // Revenue at risk: a column in money, the sort asked of the server; last seen puts the later warning first again.
+    const sorted = page().waitForResponse((response) => new URL(response.url()).searchParams.get('sort') === 'revenue_at_risk');
+    await page().getByLabel('Sort by (most first)').selectOption('revenue_at_risk');
+    expect((await sorted).status()).toBe(200);
+    await expect(page().getByRole('table').getByRole('columnheader').allTextContents()).resolves.toContain('Revenue at risk (monthly)');
+    await page().getByRole('table').getByText('$0.00').first().waitFor();
+    await page().getByLabel('Sort by (most first)').selectOption('last_seen');
+    await page().waitForFunction(() => /NetworkError/.test((globalThis as any).document.querySelector('td.issue-title a')?.textContent ?? ''));
   });
 
   it("pages through an issue's events with their stacks and its users with the total", async () => {
