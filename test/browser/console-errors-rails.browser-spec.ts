@@ -117,7 +117,7 @@ describe('operator console: rails set-up and errors that read like errors', () =
     secrets?.remove();
   });
 
-  it('configures rails in the page and sees them saved; the webhook URL is there to copy', async () => {
+  it('configures rails in the page and sees them saved; the webhook URL is there to copy; refund requests listed with their state', async () => {
     await open(`/p/${fx.projectId}/rails`);
     await switchTo('production');
     await settled(page());
@@ -166,6 +166,22 @@ describe('operator console: rails set-up and errors that read like errors', () =
     // The App Store panel has its refund requests (none in this environment yet).
     await ios.getByRole('heading', { name: 'Refund requests' }).waitFor();
     await ios.getByText('No refund requests in this environment.').waitFor();
+    // One arrives (recorded as the App Store notification records it): listed with its customer, deadline and state.
+    const customerId = `cdcust_refund${randomBytes(4).toString('hex')}`;
+    await served.t.dataSource.query(
+      `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at) VALUES ($1, $2, 'production', NULL, '{}', now(), now())`,
+      [customerId, fx.projectId],
+    );
+    await served.t.dataSource.query(
+      `INSERT INTO refund_requests (project_id, env, id, rail, subscription_id, customer_id, received_at, deadline, state, next_attempt_at_ms, created_at, updated_at)
+       VALUES ($1, 'production', $2, 'ios_store', '2000000123456789', $3, now(), now() + interval '12 hours', 'pending', 0, now(), now())`,
+      [fx.projectId, `cr_${randomBytes(6).toString('hex')}`, customerId],
+    );
+    await page().reload();
+    await settled(page());
+    const request = ios.getByRole('row').filter({ has: page().getByRole('link', { name: customerId }) });
+    await request.waitFor();
+    await request.getByText('pending').waitFor();
     await expect(ios.locator('.copy-url code').textContent()).resolves.toMatch(new RegExp(`^https?://[^/]+/v1/webhooks/ios_store/${fx.projectId}$`));
   });
 

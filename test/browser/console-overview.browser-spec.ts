@@ -206,6 +206,7 @@ describe('operator console: the overview as charts', () => {
     expect(await rowOf('events', day())).toEqual([day(), '4', '1', '0']);
   });
 
+  // Ends with axe over the whole page, the keyboard's tooltip shown: longer than one test's default time on a loaded machine.
   it('a keyboard reads each chart: one tab stop, arrows, Home and End show the period’s values and announce them', async () => {
     await openOverview();
     const revenue = card('revenue');
@@ -260,7 +261,7 @@ describe('operator console: the overview as charts', () => {
     await card('mrr').locator('.chart-key-tooltip', { hasText: day() }).waitFor();
     expect(await card('mrr').locator('.chart-key-tooltip').innerText()).toMatch(/MRR: \$20\.00/);
     await checkPage(page(), 'overview-charts-keyboard');
-  });
+  }, 90_000);
 
   it('zero is not "not measured": null periods are gaps and "—" in the table, measured zeros $0.00', async () => {
     await openOverview();
@@ -290,6 +291,20 @@ describe('operator console: the overview as charts', () => {
     await page().getByRole('button', { name: '7 days' }).click();
     await week;
     expect(await (await tableOf('mrr')).locator('tbody tr').count()).toBe(7);
+
+    // Weeks start on Monday: each row names the week by its Monday.
+    const weekly = chartsCall({ granularity: 'week' });
+    await page().getByRole('radio', { name: 'week' }).check();
+    await weekly;
+    const weeks = await tableOf('revenue');
+    expect(await weeks.locator('caption').innerText()).toMatch(/^Revenue per week, /);
+    const weekNames = await weeks.locator('tbody th').allInnerTexts();
+    expect(weekNames.length).toBeGreaterThanOrEqual(1);
+    expect(weekNames.length).toBeLessThanOrEqual(2);
+    for (const name of weekNames) {
+      expect(name).toMatch(/^week of \d{4}-\d{2}-\d{2}$/);
+      expect(new Date(`${name.slice(8)}T00:00:00Z`).getUTCDay()).toBe(1);
+    }
 
     const monthly = chartsCall({ granularity: 'month' });
     await page().getByRole('radio', { name: 'month' }).check();
