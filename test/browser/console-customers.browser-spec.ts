@@ -30,6 +30,7 @@ describe('operator console: the customer list and the customer page', () => {
   const star = { userId: `Star_${k}`, email: `Star.${k}@Example.com`, id: '' };
   const prod = { userId: `prod_${k}`, id: '' };
   const renewing = { userId: `renewing_${k}`, id: '', subscriptionId: `sub_${k}`, events: [] as string[] };
+  const pausing = { userId: `pausing_${k}`, id: '', subscriptionId: `sub_p_${k}` };
   let secrets: RailSecretsFile;
   /** A project of its own for the card lifecycle, so the list's counts and filters above stay as they are. */
   let lifecycleFx: ProjectFixture;
@@ -169,6 +170,50 @@ describe('operator console: the customer list and the customer page', () => {
         .send(payload);
       expect(res.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: renewing.id }));
       renewing.events.push(id);
+    }
+
+    // A second customer: a trial with a move to another product scheduled for the next period, then paused.
+    const trial = { start: t0 - DAY, end: t0 + 13 * DAY };
+    const paused = (pause: boolean) => ({
+      ...sub(trial),
+      id: pausing.subscriptionId,
+      customer: `cus_p_${k}`,
+      status: 'trialing',
+      start_date: t0 - DAY,
+      created: t0 - DAY,
+      trial_end: trial.end,
+      pause_collection: pause ? { behavior: 'void', resumes_at: t0 + 20 * DAY } : null,
+      metadata: { developerUserId: pausing.userId },
+      schedule: {
+        id: `sub_sched_${k}`,
+        phases: [
+          { start_date: trial.start, items: [{ price: { id: `price_${k}`, product: 'prod_pro' } }] },
+          { start_date: trial.end, items: [{ price: { id: `price_max_${k}`, product: 'prod_max' } }] },
+        ],
+      },
+    });
+    for (const [i, [type, object]] of (
+      [
+        ['customer.subscription.created', paused(false)],
+        ['customer.subscription.updated', paused(true)],
+      ] as const
+    ).entries()) {
+      const payload = JSON.stringify({
+        id: `evt_p_${k}_${i}`,
+        object: 'event',
+        api_version: '2025-03-31.basil',
+        created: t0 - 10 + i,
+        livemode: false,
+        type,
+        data: { object },
+      });
+      const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: CARD_SECRET, timestamp: t0 });
+      const res = await t.http
+        .post(`/v1/webhooks/card_payments/${fx.projectId}`)
+        .set({ 'Content-Type': 'application/json', 'Stripe-Signature': signature })
+        .send(payload);
+      expect(res.body).toEqual(expect.objectContaining({ decision: 'applied' }));
+      pausing.id = res.body.serviceCustomerId;
     }
   }
 
@@ -353,6 +398,22 @@ describe('operator console: the customer list and the customer page', () => {
     } finally {
       await page().setViewportSize({ width: 1280, height: 800 });
     }
+  });
+
+  it('shows a paused trial with its scheduled product change: badges and facts', async () => {
+    await open(`/p/${lifecycleFx.projectId}/customers/${pausing.id}`);
+    await page().getByRole('heading', { name: pausing.userId, level: 1 }).waitFor();
+    const card = page().getByRole('article', { name: 'prod_pro (card_payments)' });
+    await card.waitFor();
+    expect(await card.locator('.badge').allTextContents()).toEqual(['Paused', 'Pending product change']);
+    const fact = async (term: string) =>
+      (await card
+        .locator('dl.facts div', { has: page().locator('dt', { hasText: new RegExp(`^${term}$`) }) })
+        .locator('dd')
+        .textContent()) ?? '';
+    expect(await fact('Pause')).toMatch(/^paused .+ · resumes by itself \d{4}-/);
+    expect(await fact('Pending product')).toBe('prod_max at the next renewal');
+    await checkPage(page(), 'customer-paused');
   });
 
   it('passes axe with nothing of any impact in both environments, and fits 390 px', async () => {
