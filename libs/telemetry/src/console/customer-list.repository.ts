@@ -19,6 +19,16 @@ export interface CustomerListRow {
   sortKey: string;
 }
 
+/**
+ * A row of the export: the list's row without its sort key, each set of words (rails, products,
+ * states) already one text separated by spaces, as the file writes it (no array to parse per row).
+ */
+export interface CustomerExportRow extends Omit<CustomerListRow, 'rails' | 'products' | 'states' | 'sortKey'> {
+  rails: string;
+  products: string;
+  states: string;
+}
+
 const SEARCH_ALIAS_TYPES = [ALIAS_TYPES.developer, ...Object.values(RAIL_ALIAS_TYPES)];
 const BILLING_WORDS = billingIssueWords(BILLING_ISSUE_STATUSES);
 
@@ -81,6 +91,13 @@ const COLUMNS = (sortKey: string) => `c.id, u.user_id AS "userId", c.email, c.cr
              to_char(ls.day, 'YYYY-MM-DD') AS "lastSeenDay",
              coalesce(r.rails, '{}') AS rails, coalesce(r.products, '{}') AS products, coalesce(r.states, '{}') AS states,
              ${sortKey} AS "sortKey"`;
+
+/** The export's columns, over the same aliases (the rail, product and state columns are never null: their words are never null). */
+const EXPORT_COLUMNS = `c.id, u.user_id AS "userId", c.email, c.created_at AS "createdAt",
+             pay.mrr::text AS "mrrMinor", cur.currency, pay.paying,
+             to_char(ls.day, 'YYYY-MM-DD') AS "lastSeenDay",
+             coalesce(array_to_string(r.rails, ' '), '') AS rails, coalesce(array_to_string(r.products, ' '), '') AS products,
+             coalesce(array_to_string(r.states, ' '), '') AS states`;
 
 /** The customer's parts, each a probe for this customer (`c`): for a page, a few rows. */
 const PROBES = `
@@ -180,36 +197,22 @@ export class CustomerListRepository {
   }
 
   /**
-   * Every row of the filtered list through a server-side cursor, `batch` rows at a time, in one
-   * read-only transaction; `each` answers false to stop early (the client went away). The
-   * statement is planned for all its rows (hash joins over the scope), not for the first ones,
-   * with room to sort a list of tens of thousands in memory instead of on disk. The next batch is
-   * asked for before `each` takes the current one, so the database reads it while the current one
-   * is written out (at most two batches held).
+   * Every row of the filtered list, in the export's columns, through a server-side cursor,
+   * `batch` rows at a time, in one read-only transaction; `each` answers false to stop early (the
+   * client went away). The statement is planned for all its rows (hash joins over the scope), not
+   * for the first ones, with room to sort a list of tens of thousands in memory, not on disk.
    */
-  async each(scope: TenantScope, filter: CustomerListFilter, batch: number, each: (rows: CustomerListRow[]) => Promise<boolean>): Promise<void> {
+  async each(scope: TenantScope, filter: CustomerListFilter, batch: number, each: (rows: CustomerExportRow[]) => Promise<boolean>): Promise<void> {
     const { text, params } = this.statement(scope, filter, null, null, 'set');
     const fetch = `FETCH ${Number(batch)} FROM customer_export`;
     await this.sql.transaction(async () => {
       await this.sql.run('SET TRANSACTION READ ONLY');
       await this.sql.run(`SELECT set_config('cursor_tuple_fraction', '1', true), set_config('work_mem', '${EXPORT_WORK_MEM}', true)`);
       await this.sql.run(`DECLARE customer_export NO SCROLL CURSOR FOR ${text}`, params);
-      const ahead = (): Promise<CustomerListRow[]> => {
-        const rows = this.sql.rows<CustomerListRow>(fetch);
-        // Awaited later; a failure meanwhile is not an unhandled rejection.
-        rows.catch(() => undefined);
-        return rows;
-      };
-      let next: Promise<CustomerListRow[]> | null = ahead();
-      try {
-        while (next) {
-          const rows: CustomerListRow[] = await next;
-          next = rows.length === batch ? ahead() : null;
-          if (rows.length === 0 || !(await each(rows))) break;
-        }
-      } finally {
-        // A batch asked for ahead and not taken: it runs to its end before the cursor closes.
-        await next?.catch(() => undefined);
+      for (;;) {
+        const rows = await this.sql.rows<CustomerExportRow>(fetch);
+        if (rows.length === 0 || !(await each(rows))) break;
+        if (rows.length < batch) break;
       }
       await this.sql.run('CLOSE customer_export');
     });
@@ -276,7 +279,7 @@ export class CustomerListRepository {
     return { params, p, where };
   }
 
-  /** The whole list (or the given customers) in the sort's order, from `customers`. */
+  /** The whole list (or the given customers) in the sort's order, from `customers`: the list's rows by probes, or the export's by sets. */
   private statement(
     scope: TenantScope,
     filter: CustomerListFilter,
@@ -289,7 +292,7 @@ export class CustomerListRepository {
     const dir = filter.order === 'asc' ? 'ASC' : 'DESC';
     if (cursor) where.push(`(${sort.expr}, c.id) ${filter.order === 'asc' ? '>' : '<'} (${sort.from(p(cursor.key))}, ${p(cursor.id)})`);
     const text = `
-      SELECT ${COLUMNS(sort.key)}
+      SELECT ${shape === 'probe' ? COLUMNS(sort.key) : EXPORT_COLUMNS}
         FROM customers c${shape === 'probe' ? PROBES : SETS}
        WHERE ${where.join(' AND ')}
        ORDER BY ${sort.expr} ${dir}, c.id ${dir}`;
