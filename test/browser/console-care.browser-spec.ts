@@ -244,7 +244,7 @@ describe('operator console: confirmations, environment switch, titles, icon, dar
     expect(seen).toEqual(titles);
   });
 
-  it('serves the icon (linked from the page, and at favicon.ico) and sends the browser brotli-compressed assets', async () => {
+  it('serves the icon (linked from the page, and at favicon.ico) and the build’s brotli or gzip file of each asset by Accept-Encoding', async () => {
     const encodings: Record<string, string | undefined> = {};
     const listen = (response: import('playwright-core').Response) => {
       if (/\/console\/assets\/.+\.(js|css)$/.test(response.url())) encodings[response.url().replace(/^.*\./, '')] = response.headers()['content-encoding'];
@@ -258,6 +258,16 @@ describe('operator console: confirmations, environment switch, titles, icon, dar
     await page().unrouteAll();
     await page().getByRole('heading', { level: 1 }).first().waitFor();
     expect(encodings).toEqual({ js: 'br', css: 'br' });
+    // A client without brotli gets the build's gzip file of the same asset; one with neither, the plain file.
+    const script = await page().locator('script[type="module"][src]').first().getAttribute('src');
+    for (const [accepted, sent] of [
+      ['gzip', 'gzip'],
+      ['identity', undefined],
+    ] as const) {
+      const asset = await page().request.get(`${baseUrl}${script!}`, { headers: { 'Accept-Encoding': accepted } });
+      expect([accepted, asset.status(), asset.headers()['content-encoding']]).toEqual([accepted, 200, sent]);
+      expect(asset.headers()['vary']).toMatch(/Accept-Encoding/i);
+    }
 
     const href = await page().locator('link[rel="icon"]').getAttribute('href');
     expect(href).toBe('/console/favicon.svg');

@@ -33,6 +33,7 @@ describe('operator console: the customer list and the customer page', () => {
   const star = { userId: `Star_${k}`, email: `Star.${k}@Example.com`, id: '' };
   const prod = { userId: `prod_${k}`, id: '' };
   const renewing = { userId: `renewing_${k}`, id: '', subscriptionId: `sub_${k}`, events: [] as string[] };
+  const pausing = { userId: `pausing_${k}`, id: '', subscriptionId: `sub_p_${k}` };
   let secrets: RailSecretsFile;
   /** A project of its own for the card lifecycle, so the list's counts and filters above stay as they are. */
   let lifecycleFx: ProjectFixture;
@@ -168,6 +169,50 @@ describe('operator console: the customer list and the customer page', () => {
       expect(res.body).toEqual(expect.objectContaining({ decision: 'applied', serviceCustomerId: renewing.id }));
       renewing.events.push(id);
     }
+
+    // A second customer: a trial with a move to another product scheduled for the next period, then paused.
+    const trial = { start: t0 - DAY, end: t0 + 13 * DAY };
+    const paused = (pause: boolean) => ({
+      ...sub(trial),
+      id: pausing.subscriptionId,
+      customer: `cus_p_${k}`,
+      status: 'trialing',
+      start_date: t0 - DAY,
+      created: t0 - DAY,
+      trial_end: trial.end,
+      pause_collection: pause ? { behavior: 'void', resumes_at: t0 + 20 * DAY } : null,
+      metadata: { developerUserId: pausing.userId },
+      schedule: {
+        id: `sub_sched_${k}`,
+        phases: [
+          { start_date: trial.start, items: [{ price: { id: `price_${k}`, product: 'prod_pro' } }] },
+          { start_date: trial.end, items: [{ price: { id: `price_max_${k}`, product: 'prod_max' } }] },
+        ],
+      },
+    });
+    for (const [i, [type, object]] of (
+      [
+        ['customer.subscription.created', paused(false)],
+        ['customer.subscription.updated', paused(true)],
+      ] as const
+    ).entries()) {
+      const payload = JSON.stringify({
+        id: `evt_p_${k}_${i}`,
+        object: 'event',
+        api_version: '2025-03-31.basil',
+        created: t0 - 10 + i,
+        livemode: false,
+        type,
+        data: { object },
+      });
+      const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: CARD_SECRET, timestamp: t0 });
+      const res = await t.http
+        .post(`/v1/webhooks/card_payments/${fx.projectId}`)
+        .set({ 'Content-Type': 'application/json', 'Stripe-Signature': signature })
+        .send(payload);
+      expect(res.body).toEqual(expect.objectContaining({ decision: 'applied' }));
+      pausing.id = res.body.serviceCustomerId;
+    }
   }
 
   it('lists every customer a page at a time, newest first', async () => {
@@ -205,6 +250,41 @@ describe('operator console: the customer list and the customer page', () => {
     await page().getByLabel('Find a customer').fill(`nobody_${k}`);
     await page().getByRole('button', { name: 'Search' }).click();
     await page().getByText(`No customer matches “nobody_${k}” in sandbox.`).waitFor();
+  });
+
+  it('finds customers by the start of a cdcust_ id in any case; filters by product; sorts by created oldest first and by last seen', async () => {
+    await open(`/p/${fx.projectId}/customers`);
+    await settled(page());
+    // Ten ids start with cdcust_list01 (customers 10 to 19), typed in upper case.
+    await page().getByLabel('Find a customer').fill('CDCUST_LIST01');
+    await page().getByRole('button', { name: 'Search' }).click();
+    await page()
+      .getByRole('link', { name: `cdcust_list010${k}` })
+      .waitFor();
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 10);
+    await page().getByLabel('Find a customer').fill('');
+    await page().getByRole('button', { name: 'Search' }).click();
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 25);
+
+    // The product filter keeps the customer with that product, whichever of its rails sells it.
+    await page().getByLabel('Product', { exact: true }).fill('com.app.star');
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 1);
+    await rows().first().getByRole('link', { name: star.id }).waitFor();
+    await page().getByLabel('Product', { exact: true }).fill('');
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 25);
+
+    // Oldest first: the first bulk customer leads; by last seen, nobody seen yet reads "never", and the page still fills.
+    await page().getByLabel('Sort by', { exact: true }).selectOption('created');
+    await page().getByLabel('Order', { exact: true }).selectOption('asc');
+    await rows()
+      .first()
+      .getByRole('link', { name: `cdcust_list001${k}` })
+      .waitFor();
+    await page().getByLabel('Sort by', { exact: true }).selectOption('last_seen');
+    await page().getByLabel('Order', { exact: true }).selectOption('desc');
+    await page().waitForFunction(() => (globalThis as any).document.querySelectorAll('main table tbody tr').length === 25);
+    await rows().first().getByText('never').waitFor();
+    await expect(page().getByRole('alert').count()).resolves.toBe(0);
   });
 
   it('filters by state, rail and paying, sorts by MRR, and exports the filtered list as CSV', async () => {
@@ -316,6 +396,22 @@ describe('operator console: the customer list and the customer page', () => {
     } finally {
       await page().setViewportSize({ width: 1280, height: 800 });
     }
+  });
+
+  it('shows a paused trial with its scheduled product change: badges and facts', async () => {
+    await open(`/p/${lifecycleFx.projectId}/customers/${pausing.id}`);
+    await page().getByRole('heading', { name: pausing.userId, level: 1 }).waitFor();
+    const card = page().getByRole('article', { name: 'prod_pro (card_payments)' });
+    await card.waitFor();
+    expect(await card.locator('.badge').allTextContents()).toEqual(['Paused', 'Pending product change']);
+    const fact = async (term: string) =>
+      (await card
+        .locator('dl.facts div', { has: page().locator('dt', { hasText: new RegExp(`^${term}$`) }) })
+        .locator('dd')
+        .textContent()) ?? '';
+    expect(await fact('Pause')).toMatch(/^paused .+ · resumes by itself \d{4}-/);
+    expect(await fact('Pending product')).toBe('prod_max at the next renewal');
+    await checkPage(page(), 'customer-paused');
   });
 
   it('passes axe with nothing of any impact in both environments, and fits 390 px', async () => {

@@ -117,7 +117,7 @@ describe('operator console: rails set-up and errors that read like errors', () =
     secrets?.remove();
   });
 
-  it('configures rails in the page and sees them saved; the webhook URL is there to copy', async () => {
+  it('configures rails in the page and sees them saved; the webhook URL is there to copy; refund requests listed with their state', async () => {
     await open(`/p/${fx.projectId}/rails`);
     await switchTo('production');
     await settled(page());
@@ -166,6 +166,22 @@ describe('operator console: rails set-up and errors that read like errors', () =
     // The App Store panel has its refund requests (none in this environment yet).
     await ios.getByRole('heading', { name: 'Refund requests' }).waitFor();
     await ios.getByText('No refund requests in this environment.').waitFor();
+    // One arrives (recorded as the App Store notification records it): listed with its customer, deadline and state.
+    const customerId = `cdcust_refund${randomBytes(4).toString('hex')}`;
+    await served.t.dataSource.query(
+      `INSERT INTO customers (id, project_id, env, email, traits, created_at, updated_at) VALUES ($1, $2, 'production', NULL, '{}', now(), now())`,
+      [customerId, fx.projectId],
+    );
+    await served.t.dataSource.query(
+      `INSERT INTO refund_requests (project_id, env, id, rail, subscription_id, customer_id, received_at, deadline, state, next_attempt_at_ms, created_at, updated_at)
+       VALUES ($1, 'production', $2, 'ios_store', '2000000123456789', $3, now(), now() + interval '12 hours', 'pending', 0, now(), now())`,
+      [fx.projectId, `cr_${randomBytes(6).toString('hex')}`, customerId],
+    );
+    await page().reload();
+    await settled(page());
+    const request = ios.getByRole('row').filter({ has: page().getByRole('link', { name: customerId }) });
+    await request.waitFor();
+    await request.getByText('pending').waitFor();
     await expect(ios.locator('.copy-url code').textContent()).resolves.toMatch(new RegExp(`^https?://[^/]+/v1/webhooks/ios_store/${fx.projectId}$`));
   });
 
@@ -215,6 +231,14 @@ describe('operator console: rails set-up and errors that read like errors', () =
     await page().waitForFunction(() => /TypeError/.test((globalThis as any).document.querySelector('td.issue-title a')?.textContent ?? ''));
     await page().getByLabel('Sort by (most first)').selectOption('users');
     await page().waitForFunction(() => /TypeError/.test((globalThis as any).document.querySelector('td.issue-title a')?.textContent ?? ''));
+    // Revenue at risk: a column in money, the sort asked of the server; last seen puts the later warning first again.
+    const sorted = page().waitForResponse((response) => new URL(response.url()).searchParams.get('sort') === 'revenue_at_risk');
+    await page().getByLabel('Sort by (most first)').selectOption('revenue_at_risk');
+    expect((await sorted).status()).toBe(200);
+    await expect(page().getByRole('table').getByRole('columnheader').allTextContents()).resolves.toContain('Revenue at risk (monthly)');
+    await page().getByRole('table').getByText('$0.00').first().waitFor();
+    await page().getByLabel('Sort by (most first)').selectOption('last_seen');
+    await page().waitForFunction(() => /NetworkError/.test((globalThis as any).document.querySelector('td.issue-title a')?.textContent ?? ''));
   });
 
   it("pages through an issue's events with their stacks and its users with the total", async () => {

@@ -20,8 +20,9 @@ function publish(shot: string, name: string): void {
  * The console's overview as charts, in Chromium against the real service and database: revenue
  * today, this month and last month; charts with axes in their units, a tooltip on hover and a
  * table with a caption; the range presets, dates, granularity and split changing the data; null
- * periods drawn as gaps and listed as "not measured" while measured zeros are $0.00; at most 3
- * API calls; axe with no violation in both environments, in dark colours and 390 px wide.
+ * periods drawn as gaps and listed as "not measured" while measured zeros are $0.00; each chart
+ * read by keyboard (arrows, Home and End show the hover's tooltip and announce the values); at
+ * most 3 API calls; axe with no violation in both environments, in dark colours and 390 px wide.
  */
 describe('operator console: the overview as charts', () => {
   const h = cardWebhookHarness();
@@ -50,7 +51,7 @@ describe('operator console: the overview as charts', () => {
   const openOverview = async () => {
     await page().goto(`${baseUrl}/console/#/p/${h.fx.projectId}/overview`);
     await settled(page());
-    await card('mrr').locator('svg[role="application"]').waitFor();
+    await card('mrr').getByRole('application').waitFor();
   };
   const switchTo = async (env: 'sandbox' | 'production') => {
     await page().getByRole('radio', { name: env }).check();
@@ -148,7 +149,7 @@ describe('operator console: the overview as charts', () => {
       await page().reload();
       calls.length = 0;
       await settled(page());
-      await card('mrr').locator('svg[role="application"]').waitFor();
+      await card('mrr').getByRole('application').waitFor();
     } finally {
       page().off('request', record);
     }
@@ -164,6 +165,7 @@ describe('operator console: the overview as charts', () => {
           .filter({ hasText: new RegExp(`^${label}$`) }),
       });
     expect(await figure('Revenue today').innerText()).toMatch(/\$20\.00[\s\S]*Refunds \$0\.00 · Net \$20\.00/);
+    expect(await figure('Revenue this month').innerText()).toMatch(/\$20\.00[\s\S]*Refunds \$0\.00 · Net \$20\.00/);
     expect(await figure('Revenue last month').innerText()).toMatch(/\$30\.00/);
     expect(await figure('MRR').innerText()).toMatch(/\$20\.00/);
   });
@@ -204,6 +206,63 @@ describe('operator console: the overview as charts', () => {
     expect(await rowOf('events', day())).toEqual([day(), '4', '1', '0']);
   });
 
+  // Ends with axe over the whole page, the keyboard's tooltip shown: longer than one test's default time on a loaded machine.
+  it('a keyboard reads each chart: one tab stop, arrows, Home and End show the period’s values and announce them', async () => {
+    await openOverview();
+    const revenue = card('revenue');
+    const plot = revenue.getByRole('application', { name: /^Revenue, / });
+    expect(await plot.getAttribute('aria-roledescription')).toBe('chart');
+    expect(await plot.getAttribute('tabindex')).toBe('0');
+    const live = revenue.locator('[role="status"][aria-live="polite"]');
+    const tooltip = revenue.locator('.chart-key-tooltip .chart-tooltip');
+    const keyTooltipAt = (period: string) => revenue.locator('.chart-key-tooltip', { hasText: period }).waitFor();
+
+    // The plot is a tab stop (Shift+Tab from its table's summary reaches it); focus shows the latest period (today).
+    await revenue.locator('summary').focus();
+    await page().keyboard.press('Shift+Tab');
+    expect(await page().evaluate(() => (globalThis as any).document.activeElement?.closest('section')?.dataset.chart)).toBe('revenue');
+    await keyTooltipAt(day());
+    expect(await tooltip.innerText()).toMatch(/Gross: \$20\.00/);
+    expect(await live.innerText()).toBe(`${day()}: Gross $20.00, Refunds $0.00, Net $20.00`);
+
+    // Left steps back a day; Right at the last day stays there.
+    await page().keyboard.press('ArrowLeft');
+    await keyTooltipAt(day(-1));
+    expect(await live.innerText()).toMatch(new RegExp(`^${day(-1)}: Gross `));
+    await page().keyboard.press('ArrowRight');
+    await page().keyboard.press('ArrowRight');
+    await keyTooltipAt(day());
+    expect(await tooltip.innerText()).toMatch(/Net: \$20\.00/);
+
+    // Home: the range's first day; End: today.
+    await page().keyboard.press('Home');
+    await keyTooltipAt(day(-29));
+    expect(await live.innerText()).toMatch(new RegExp(`^${day(-29)}: Gross `));
+    await page().keyboard.press('End');
+    await keyTooltipAt(day());
+    expect(await live.innerText()).toBe(`${day()}: Gross $20.00, Refunds $0.00, Net $20.00`);
+    // The tooltip stays inside the plot; the hover's is not shown beside it.
+    const box = (await plot.boundingBox())!;
+    const shown = (await tooltip.boundingBox())!;
+    expect(shown.x).toBeGreaterThanOrEqual(box.x);
+    expect(shown.x + shown.width).toBeLessThanOrEqual(box.x + box.width + 1);
+    expect(await revenue.locator('.chart-tooltip').count()).toBe(1);
+
+    // Escape hides it, a key shows it again; leaving the chart hides it.
+    await page().keyboard.press('Escape');
+    await tooltip.waitFor({ state: 'detached' });
+    await page().keyboard.press('ArrowLeft');
+    await keyTooltipAt(day(-1));
+    await page().keyboard.press('Tab');
+    await tooltip.waitFor({ state: 'detached' });
+
+    // Another chart, another unit: the MRR line at today.
+    await card('mrr').getByRole('application').focus();
+    await card('mrr').locator('.chart-key-tooltip', { hasText: day() }).waitFor();
+    expect(await card('mrr').locator('.chart-key-tooltip').innerText()).toMatch(/MRR: \$20\.00/);
+    await checkPage(page(), 'overview-charts-keyboard');
+  }, 90_000);
+
   it('zero is not "not measured": null periods are gaps and "—" in the table, measured zeros $0.00', async () => {
     await openOverview();
     const longer = chartsCall({ from: day(-89), to: day() });
@@ -233,6 +292,20 @@ describe('operator console: the overview as charts', () => {
     await week;
     expect(await (await tableOf('mrr')).locator('tbody tr').count()).toBe(7);
 
+    // Weeks start on Monday: each row names the week by its Monday.
+    const weekly = chartsCall({ granularity: 'week' });
+    await page().getByRole('radio', { name: 'week' }).check();
+    await weekly;
+    const weeks = await tableOf('revenue');
+    expect(await weeks.locator('caption').innerText()).toMatch(/^Revenue per week, /);
+    const weekNames = await weeks.locator('tbody th').allInnerTexts();
+    expect(weekNames.length).toBeGreaterThanOrEqual(1);
+    expect(weekNames.length).toBeLessThanOrEqual(2);
+    for (const name of weekNames) {
+      expect(name).toMatch(/^week of \d{4}-\d{2}-\d{2}$/);
+      expect(new Date(`${name.slice(8)}T00:00:00Z`).getUTCDay()).toBe(1);
+    }
+
     const monthly = chartsCall({ granularity: 'month' });
     await page().getByRole('radio', { name: 'month' }).check();
     await monthly;
@@ -257,6 +330,13 @@ describe('operator console: the overview as charts', () => {
     expect(await byRail.locator('thead th').allInnerTexts()).toEqual(['Period', 'MRR: App Store', 'MRR: Card payments', 'MRR: Play Store']);
     expect((await byRail.locator('tbody tr').last().locator('td').allInnerTexts())[1]).toBe('$20.00');
     await card('mrr').locator('.recharts-legend-item-text', { hasText: 'MRR: Card payments' }).waitFor();
+    // By product: one column per product in force, the others as they were.
+    const byProduct = chartsCall({ segment: 'product' });
+    await page().getByLabel('Split').selectOption('product');
+    await byProduct;
+    const products = await tableOf('mrr');
+    expect(await products.locator('thead th').allInnerTexts()).toEqual(['Period', 'MRR: prod_pro']);
+    expect((await products.locator('tbody tr').last().locator('td').allInnerTexts())[0]).toBe('$20.00');
     // The charts that do not split stay whole.
     expect(await (await tableOf('events')).locator('thead th').allInnerTexts()).toEqual(['Period', 'Events', 'Errors', 'Active customers']);
   });
@@ -266,7 +346,7 @@ describe('operator console: the overview as charts', () => {
       await openOverview();
       await switchTo(env);
       await settled(page());
-      await card('mrr').locator('svg[role="application"]').waitFor();
+      await card('mrr').getByRole('application').waitFor();
       await tableOf('mrr');
       await checkPage(page(), `overview-charts-${env}`);
     }

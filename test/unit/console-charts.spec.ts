@@ -4,6 +4,7 @@ import {
   drawnSeries,
   formatTick,
   formatValue,
+  keyTarget,
   periodLabel,
   presetOf,
   presetRange,
@@ -75,5 +76,18 @@ describe('operator console charts', () => {
     expect(formatTick(0.5, 'percent')).toBe('50%');
     expect(periodLabel('2026-12-07', 'day')).toBe('Dec 7');
     expect(periodLabel('2026-12-01', 'month')).toBe('Dec 2026');
+  });
+
+  it('keys step a chart’s reading one period at a time, stopping at the ends; Home and End jump', () => {
+    expect(keyTarget('ArrowLeft', 5, 30)).toBe(4);
+    expect(keyTarget('ArrowRight', 5, 30)).toBe(6);
+    expect(keyTarget('ArrowDown', 5, 30)).toBe(4);
+    expect(keyTarget('ArrowUp', 5, 30)).toBe(6);
+    expect(keyTarget('ArrowLeft', 0, 30)).toBe(0);
+    expect(keyTarget('ArrowRight', 29, 30)).toBe(29);
+    expect(keyTarget('Home', 17, 30)).toBe(0);
+    expect(keyTarget('End', 3, 30)).toBe(29);
+    expect(keyTarget('Enter', 3, 30)).toBeUndefined();
+    expect(keyTarget('a', 3, 30)).toBeUndefined();
   });
 });

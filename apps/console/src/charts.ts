@@ -232,6 +232,19 @@ export function unitLabel(unit: Unit, currency = 'USD'): string {
   return unit === 'money' ? currency : unit === 'percent' ? '%' : 'count';
 }
 
+/**
+ * The period a key moves a chart's keyboard reading to, from `at` among `count` periods: left and
+ * right (down and up too) one period, stopping at the ends; Home and End the first and the last.
+ * Undefined for any other key.
+ */
+export function keyTarget(key: string, at: number, count: number): number | undefined {
+  if (key === 'ArrowLeft' || key === 'ArrowDown') return Math.max(0, at - 1);
+  if (key === 'ArrowRight' || key === 'ArrowUp') return Math.min(count - 1, at + 1);
+  if (key === 'Home') return 0;
+  if (key === 'End') return count - 1;
+  return undefined;
+}
+
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 /** A period's name on the axis: "Dec 7" for days and weeks (their Monday), "Dec 2026" for months. */

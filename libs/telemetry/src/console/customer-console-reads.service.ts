@@ -7,7 +7,7 @@ import { EntitlementHistory } from '#entitlements';
 import { CustomerRailStatuses, RAIL_ALIAS_TYPES } from '#rails';
 import { AuditJournal } from '#audit';
 import { CustomerEventsRepository } from './customer-events.repository.js';
-import { type CustomerListRow, CustomerListRepository } from './customer-list.repository.js';
+import { type CustomerExportRow, type CustomerListRow, CustomerListRepository } from './customer-list.repository.js';
 import { type CustomerListCursor, type CustomerListFilter, csvLine, encodeCursor } from './customer-list-rules.js';
 import type { CustomerDetailView, CustomerListItemView, CustomerListPage, CustomerSearchList, CustomerTimelineView } from './customer-console.views.js';
 
@@ -188,14 +188,14 @@ function listItem(r: CustomerListRow): CustomerListItemView {
   };
 }
 
-function csvRow(r: CustomerListRow): string {
+function csvRow(r: CustomerExportRow): string {
   return csvLine([
     r.id,
     r.userId,
     r.email,
-    r.states.join(' '),
-    r.rails.join(' '),
-    r.products.join(' '),
+    r.states,
+    r.rails,
+    r.products,
     r.mrrMinor,
     r.currency,
     r.paying,
