@@ -33,7 +33,7 @@ describe('customer id names: crossdeckCustomerId beside serviceCustomerId', () =
   }
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({}, { ownDatabase: true });
     p = await createProjectWithApp(t);
     const roomy = { sustained: 1000, burst: 10000 };
     await setRateLimits(t, p.projectId, { alias: roomy, forget: roomy, entitlements: roomy });

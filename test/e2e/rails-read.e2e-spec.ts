@@ -11,7 +11,7 @@ import { type TransactionFields, createStoreChain, notificationPayload, signStor
 const DAY = 86_400;
 
 describe('rails: refresh reads the rails (POST /v1/server/customers/{customerId}/refresh)', () => {
-  const h = railReadHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' });
+  const h = railReadHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' }, { ownDatabase: true });
   const { now, card, google, cardCustomer, iosCustomer, androidCustomer, appleReports, googleReports, refresh, audit, auditCount } = h;
   // Outbound events are recorded only where an endpoint is enabled: a receiver listens to the sandbox.
   let receiver: WebhookReceiver;
