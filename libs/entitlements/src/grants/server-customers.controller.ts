@@ -34,7 +34,7 @@ export class ServerCustomersController {
   @ApiParam(CUSTOMER_PARAM)
   @ApiOkResponse({ type: EntitlementList })
   @ApiErrors({ 400: ['invalid_customer', 'invalid_param_value'] })
-  // A hot read: served without Nest's per-request pipeline (docs/decisions/hot-reads-fast-path.md).
+  // A hot read: served without Nest's per-request pipeline (docs/decisions/hot-reads-skip-nests-per-request-pipeline.md).
   @FastPath((req) => [currentKeyOf(req), (req.params as { customerId: string }).customerId])
   read(@CurrentKey() auth: AuthContext, @Param('customerId') customerId: string): Promise<EntitlementList> {
     return this.queries.serverRead(auth, customerId);

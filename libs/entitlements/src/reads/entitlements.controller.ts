@@ -28,7 +28,7 @@ export class EntitlementsController {
   })
   @ApiOkResponse({ type: EntitlementList })
   @ApiErrors({ 400: ['missing_customer', 'invalid_customer', 'invalid_param_value'] })
-  // A hot read: served without Nest's per-request pipeline (docs/decisions/hot-reads-fast-path.md).
+  // A hot read: served without Nest's per-request pipeline (docs/decisions/hot-reads-skip-nests-per-request-pipeline.md).
   @FastPath((req) => [currentKeyOf(req), entitlementsQueryOf(req.query as Record<string, unknown>)])
   list(@CurrentKey() auth: AuthContext, @Query() query: EntitlementsQueryDto): Promise<EntitlementList> {
     return this.queries.publicRead(auth, query);
