@@ -1,11 +1,21 @@
 import { type INestApplication, RequestMethod, SetMetadata } from '@nestjs/common';
-import { HEADERS_METADATA, HTTP_CODE_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import {
+  EXCEPTION_FILTERS_METADATA,
+  GUARDS_METADATA,
+  HEADERS_METADATA,
+  HTTP_CODE_METADATA,
+  INTERCEPTORS_METADATA,
+  METHOD_METADATA,
+  PATH_METADATA,
+  PIPES_METADATA,
+} from '@nestjs/common/constants.js';
 import { ModulesContainer } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { AllExceptionsFilter } from '../errors/all-exceptions.filter.js';
 import { type FastRouteHandler, ServiceHttpAdapter } from '../http/http-edge.js';
 import { type HttpRequest, setResponseHeader } from '../http/http-types.js';
 import { RouteAdmission } from './route-admission.js';
+import { ROUTE_IDEMPOTENT } from './route-policy.js';
 
 export const ROUTE_FAST_PATH = 'platform:fast-path';
 
@@ -26,6 +36,9 @@ interface Header {
   name: string;
   value: string | (() => string);
 }
+
+/** What a fast path would skip: a route that declares any of these keeps Nest's pipeline (refused at start-up). */
+const PIPELINE_METADATA = [GUARDS_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA, EXCEPTION_FILTERS_METADATA, ROUTE_IDEMPOTENT];
 
 const trimSlashes = (path: string): string => path.replace(/^\/+|\/+$/g, '');
 
@@ -54,6 +67,11 @@ export function installFastPaths(app: INestApplication): void {
         const args = Reflect.getMetadata(ROUTE_FAST_PATH, handler) as FastPathArguments | undefined;
         if (!args) continue;
         if (Reflect.getMetadata(METHOD_METADATA, handler) !== RequestMethod.GET) throw new Error(`@FastPath() on ${controller.name}.${name}: GET routes only`);
+        const skipped = PIPELINE_METADATA.filter(
+          (key) => Reflect.getMetadata(key, handler) !== undefined || Reflect.getMetadata(key, controller) !== undefined,
+        );
+        if (skipped.length > 0)
+          throw new Error(`@FastPath() on ${controller.name}.${name}: the route declares ${skipped.join(', ')}, which a fast path would skip`);
         const routeHandler = fastHandler(admission, filter, controller, handler as (...args: unknown[]) => unknown, instance, args);
         for (const base of bases) {
           for (const path of [(Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined) ?? ''].flat()) {
