@@ -52,9 +52,28 @@ const trimSlashes = (path: string): string => path.replace(/^\/+|\/+$/g, '');
 export function installFastPaths(app: INestApplication): void {
   const adapter = app.getHttpAdapter();
   if (!(adapter instanceof ServiceHttpAdapter)) throw new Error('installFastPaths needs the ServiceHttpAdapter');
+  const routes = fastPathRoutes(app);
+  if (routes.length === 0) return;
   const admission = app.get(RouteAdmission);
   // The global filter itself (APP_FILTER is an alias of this provider).
   const filter = app.get(AllExceptionsFilter);
+  for (const { controller, handler, instance, args, paths } of routes) {
+    const routeHandler = fastHandler(admission, filter, controller, handler, instance, args);
+    for (const path of paths) adapter.serveFast(path, routeHandler);
+  }
+}
+
+interface FastPathRoute {
+  controller: new (...args: unknown[]) => object;
+  handler: (...args: unknown[]) => unknown;
+  instance: object;
+  args: FastPathArguments;
+  paths: string[];
+}
+
+/** The handlers that declare `@FastPath()`, with their paths; throws for one a fast path cannot serve as Nest would. */
+function fastPathRoutes(app: INestApplication): FastPathRoute[] {
+  const routes: FastPathRoute[] = [];
   for (const module of app.get(ModulesContainer).values()) {
     for (const wrapper of module.controllers.values()) {
       const controller = wrapper.metatype as (new (...args: unknown[]) => object) | undefined;
@@ -72,15 +91,13 @@ export function installFastPaths(app: INestApplication): void {
         );
         if (skipped.length > 0)
           throw new Error(`@FastPath() on ${controller.name}.${name}: the route declares ${skipped.join(', ')}, which a fast path would skip`);
-        const routeHandler = fastHandler(admission, filter, controller, handler as (...args: unknown[]) => unknown, instance, args);
-        for (const base of bases) {
-          for (const path of [(Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined) ?? ''].flat()) {
-            adapter.serveFast(`/${[trimSlashes(base), trimSlashes(path)].filter(Boolean).join('/')}`, routeHandler);
-          }
-        }
+        const own = [(Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined) ?? ''].flat();
+        const paths = bases.flatMap((base) => own.map((path) => `/${[trimSlashes(base), trimSlashes(path)].filter(Boolean).join('/')}`));
+        routes.push({ controller, handler: handler as (...args: unknown[]) => unknown, instance, args, paths });
       }
     }
   }
+  return routes;
 }
 
 function fastHandler(
