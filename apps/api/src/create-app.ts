@@ -14,6 +14,7 @@ import {
   setupOpenApi,
   configureHttpServer,
   assertEveryRouteHasPolicy,
+  installFastPaths,
 } from '#platform';
 import { AppModule } from './app.module.js';
 import { DATABASE_SCHEMA } from './database-schema.js';
@@ -33,6 +34,7 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: C
   );
   assertEveryRouteHasPolicy(app);
   edge.attach(app.getHttpAdapter().getInstance(), app.get(Metrics), logger, config, app.get(RoutePolicyHooks), app.get(OperatorAuthenticator));
+  installFastPaths(app);
   configureHttpServer(app.getHttpServer(), config);
   setupOpenApi(app, { enabled: config.docsEnabled, operatorApi: config.operatorToken !== undefined && config.docsOperator });
   await app.init();

@@ -1,6 +1,6 @@
 export { KeysModule } from './keys.module.js';
 export * from './auth/auth-context.js';
-export { RequireApiKey, CurrentKey } from './auth/require-api-key.decorator.js';
+export { RequireApiKey, CurrentKey, currentKeyOf } from './auth/require-api-key.decorator.js';
 export { assertDeclaredEnv } from './auth/declared-env.js';
 export { KEY_CACHE_TTL_MS } from './auth/key-lookup.service.js';
 export { ProjectDirectory, type ProjectCheck } from './domain/project-directory.service.js';

@@ -39,6 +39,8 @@ export * from './ids/random-ids.js';
 export * from './policy/route-policy.js';
 export * from './policy/route-policy.hooks.js';
 export * from './policy/route-policy.guard.js';
+export * from './policy/route-admission.js';
+export * from './policy/fast-path.js';
 export * from './policy/idempotency.interceptor.js';
 export * from './policy/route-rate-limit.js';
 export * from './policy/route-table.js';

@@ -24,6 +24,7 @@ import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { RoutePolicyGuard } from './policy/route-policy.guard.js';
 import { RoutePolicyHooks } from './policy/route-policy.hooks.js';
 import { RouteRateLimits } from './policy/route-rate-limit.js';
+import { RouteAdmission } from './policy/route-admission.js';
 import { ConsoleSessions } from './policy/console-sessions.service.js';
 import { ConsoleSessionRevocationsRepository } from './policy/console-session-revocations.repository.js';
 import { OperatorAuthenticator } from './policy/operator-authenticator.js';
@@ -53,12 +54,15 @@ export class PlatformModule {
         { provide: APP_CONFIG, useValue: options.config },
         { provide: APP_LOGGER, useValue: options.logger },
         { provide: SDK_VERSIONS_MANIFEST, useValue: options.sdkVersions },
-        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // One instance, also the fast paths' filter (its unreachable-database log is throttled per instance).
+        AllExceptionsFilter,
+        { provide: APP_FILTER, useExisting: AllExceptionsFilter },
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_GUARD, useClass: RoutePolicyGuard },
         Clock,
         Sql,
         RoutePolicyHooks,
+        RouteAdmission,
         RouteRateLimits,
         ConsoleSessionRevocationsRepository,
         ConsoleSessions,

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Header, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, RateLimit } from '#platform';
-import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
+import { ApiErrors, FastPath, RateLimit } from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey, currentKeyOf } from '#keys';
 import { EntitlementList, EntitlementMutation } from '../domain/public-entitlement.js';
 import { GrantEntitlementDto, RevokeEntitlementDto } from '../dto/entitlement-mutation.dto.js';
 import { EntitlementQueries } from '../reads/entitlement-queries.service.js';
@@ -34,6 +34,8 @@ export class ServerCustomersController {
   @ApiParam(CUSTOMER_PARAM)
   @ApiOkResponse({ type: EntitlementList })
   @ApiErrors({ 400: ['invalid_customer', 'invalid_param_value'] })
+  // A hot read: served without Nest's per-request pipeline (docs/decisions/hot-reads-skip-nests-per-request-pipeline.md).
+  @FastPath((req) => [currentKeyOf(req), (req.params as { customerId: string }).customerId])
   read(@CurrentKey() auth: AuthContext, @Param('customerId') customerId: string): Promise<EntitlementList> {
     return this.queries.serverRead(auth, customerId);
   }

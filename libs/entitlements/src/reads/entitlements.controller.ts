@@ -1,9 +1,9 @@
 import { Controller, Get, Header, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, RateLimit } from '#platform';
-import { type AuthContext, CurrentKey, RequireApiKey } from '#keys';
+import { ApiErrors, FastPath, RateLimit } from '#platform';
+import { type AuthContext, CurrentKey, RequireApiKey, currentKeyOf } from '#keys';
 import { EntitlementList } from '../domain/public-entitlement.js';
-import { EntitlementsQueryDto } from '../dto/entitlements-query.dto.js';
+import { EntitlementsQueryDto, entitlementsQueryOf } from '../dto/entitlements-query.dto.js';
 import { EntitlementQueries } from './entitlement-queries.service.js';
 
 @ApiTags('entitlements')
@@ -28,6 +28,8 @@ export class EntitlementsController {
   })
   @ApiOkResponse({ type: EntitlementList })
   @ApiErrors({ 400: ['missing_customer', 'invalid_customer', 'invalid_param_value'] })
+  // A hot read: served without Nest's per-request pipeline (docs/decisions/hot-reads-skip-nests-per-request-pipeline.md).
+  @FastPath((req) => [currentKeyOf(req), entitlementsQueryOf(req.query as Record<string, unknown>)])
   list(@CurrentKey() auth: AuthContext, @Query() query: EntitlementsQueryDto): Promise<EntitlementList> {
     return this.queries.publicRead(auth, query);
   }

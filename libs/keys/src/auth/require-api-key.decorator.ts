@@ -17,9 +17,14 @@ export function RequireApiKey(requirement: KeyRequirement) {
   );
 }
 
-/** The verified key's context: tenant scope (projectId, env), app, kind, scopes. */
-export const CurrentKey = createParamDecorator((_data: unknown, ctx: ExecutionContext): AuthContext => {
-  const auth = requestAuth<AuthContext>(ctx.switchToHttp().getRequest<HttpRequest>());
+/** The verified key's context of an admitted request (what `@CurrentKey()` gives a handler; a fast path's arguments use it too). */
+export function currentKeyOf(req: HttpRequest): AuthContext {
+  const auth = requestAuth<AuthContext>(req);
   if (!auth) throw new Error('CurrentKey used on an endpoint without @RequireApiKey');
   return auth;
-});
+}
+
+/** The verified key's context: tenant scope (projectId, env), app, kind, scopes. */
+export const CurrentKey = createParamDecorator((_data: unknown, ctx: ExecutionContext): AuthContext =>
+  currentKeyOf(ctx.switchToHttp().getRequest<HttpRequest>()),
+);

@@ -167,9 +167,39 @@ function dropMalformedContentType(req: HttpRequest): void {
   if (!wellFormed) delete req.raw.headers['content-type'];
 }
 
-/** Nest's Fastify adapter, writing the headers handlers declare (`@Header`) with their names as written. */
+/** The Fastify handler of a route served without Nest's per-request pipeline (policy/fast-path.ts). */
+export type FastRouteHandler = (request: HttpRequest, reply: HttpResponse) => Promise<unknown>;
+
+/**
+ * Nest's Fastify adapter, writing the headers handlers declare (`@Header`) with their names as
+ * written, and registering a fast path's handler in place of Nest's for the GET routes given
+ * to `serveFast` (before `app.init()`, which registers the routes). Fastify's hooks, the HEAD
+ * route it derives, Nest's empty-parameter check and the tracing plugin's wrapper all apply to
+ * it as they would to Nest's handler, whose name it takes.
+ */
 export class ServiceHttpAdapter extends FastifyAdapter {
+  private readonly fastRoutes = new Map<string, FastRouteHandler>();
+  private readonly servedFast: string[] = [];
+
   override setHeader(response: HttpResponse, name: string, value: string): void {
     setResponseHeader(response, name, value);
+  }
+
+  serveFast(path: string, handler: FastRouteHandler): void {
+    this.fastRoutes.set(path, handler);
+  }
+
+  /** The GET paths whose route was registered with a fast path's handler. */
+  fastPaths(): readonly string[] {
+    return this.servedFast;
+  }
+
+  override get(...args: Parameters<FastifyAdapter['get']>): ReturnType<FastifyAdapter['get']> {
+    const path: unknown = args[0];
+    const fast = args.length === 2 && typeof path === 'string' ? this.fastRoutes.get(path) : undefined;
+    if (!fast) return super.get(...args);
+    Object.defineProperty(fast, 'name', { configurable: true, value: (args[1] as { name: string }).name });
+    this.servedFast.push(path as string);
+    return super.get(path, fast);
   }
 }

@@ -1,33 +1,6 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
-import { ApiError } from '../errors/api-error.js';
-import { DEFAULT_BODY_LIMIT_BYTES, assertDeclaredLength, readJsonBody } from '../http/body-parsing.js';
-import { requestIdOf } from '../http/request-id.js';
-import { APP_LOGGER, type AppLogger } from '../logging/logger.js';
-import { OperatorAuthenticator } from './operator-authenticator.js';
-import { requestTenant, setRequestAuth } from './request-tenant.js';
-import {
-  type BodyLimitDeclaration,
-  ROUTE_BODY_LIMIT,
-  ROUTE_IDEMPOTENT,
-  ROUTE_POLICY,
-  ROUTE_RATE_LIMIT,
-  type RateLimitDeclaration,
-  type RoutePolicy,
-} from './route-policy.js';
-import { RoutePolicyHooks } from './route-policy.hooks.js';
-import { RouteRateLimits } from './route-rate-limit.js';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { RouteAdmission } from './route-admission.js';
 import type { HttpRequest, HttpResponse } from '../http/http-types.js';
-
-interface RouteDeclarations {
-  policy: RoutePolicy | undefined;
-  body: BodyLimitDeclaration | undefined;
-  /** The most of the body the route reads. */
-  limit: number;
-  rate: RateLimitDeclaration | undefined;
-  /** Whether the guard charges the bucket (an `@Idempotent()` route's interceptor charges it instead). */
-  charge: boolean;
-}
 
 /**
  * The one global guard (APP_GUARD). It fails closed: a handler without a declared policy is
@@ -35,85 +8,25 @@ interface RouteDeclarations {
  * authenticates the caller the route's policy names, and only then reads the body, within
  * the route's limit: nothing is read or inflated for a caller the route would refuse. Then it
  * charges the route's bucket, except on an `@Idempotent()` route, whose interceptor charges
- * only a request that is not a replay.
+ * only a request that is not a replay. The rule itself is RouteAdmission's (a fast path runs
+ * the same).
  */
 @Injectable()
 export class RoutePolicyGuard implements CanActivate {
-  constructor(
-    private readonly reflector: Reflector,
-    private readonly hooks: RoutePolicyHooks,
-    private readonly rateLimits: RouteRateLimits,
-    @Inject(APP_LOGGER) private readonly logger: AppLogger,
-    private readonly operator: OperatorAuthenticator,
-  ) {}
-
-  /** Each handler's declarations, read once (per controller class: a handler may be inherited by several). */
-  private readonly declarations = new WeakMap<object, WeakMap<object, RouteDeclarations>>();
+  constructor(private readonly admission: RouteAdmission) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const { policy, body, limit, rate, charge } = this.declarationsOf(context);
-    const http = context.switchToHttp();
-    const req = http.getRequest<HttpRequest>();
-    const res = http.getResponse<HttpResponse>();
-    // A declared length over the limit is refused before anything else (authentication included): nothing is read.
-    if (policy) assertDeclaredLength(req, limit);
-    switch (policy?.kind) {
-      case 'public':
-        break;
-      case 'operator':
-        await this.operator.authenticate(req, res);
-        break;
-      case 'api_key': {
-        const { scope, auth } = await this.hooks.authenticateApiKey(policy, req, res);
-        setRequestAuth(req, scope, auth);
-        break;
-      }
-      case 'store_webhook':
-        await this.hooks.storeWebhookGate(policy.rail)(req);
-        break;
-      default:
-        this.logger.error({ requestId: requestIdOf(req, res), handler: describeHandler(context) }, 'route without a declared policy refused');
-        throw ApiError.internal();
-    }
-    if (body?.admission) {
-      // A route with an admission (large uploads): its bucket is charged before the body is
-      // admitted and read, so a refused request costs neither memory nor a place.
-      if (charge) await this.rateLimits.charge(rate!, req, requestTenant(req));
-      const release = await this.hooks.bodyAdmission(body.admission)(req, requestTenant(req));
-      res.raw.once('close', release);
-      await readJsonBody(req, limit, { raw: true });
-      return true;
-    }
-    await readJsonBody(req, limit, { raw: policy.kind === 'store_webhook' || body?.raw === true, jsonBounds: body?.jsonBounds });
-    if (charge) await this.rateLimits.charge(rate!, req, requestTenant(req));
-    return true;
-  }
-
-  /**
-   * The route's policy, body limit and bucket as its decorators declare them (handler over
-   * controller). Metadata does not change once the application runs, so the Reflector is
-   * asked once per handler rather than five times per request.
-   */
-  private declarationsOf(context: ExecutionContext): RouteDeclarations {
-    const handler = context.getHandler();
     const controller = context.getClass();
-    let byHandler = this.declarations.get(controller);
-    if (!byHandler) this.declarations.set(controller, (byHandler = new WeakMap()));
-    let found = byHandler.get(handler);
-    if (!found) {
-      const targets = [handler, controller];
-      const body = this.reflector.getAllAndOverride<BodyLimitDeclaration | undefined>(ROUTE_BODY_LIMIT, targets);
-      const rate = this.reflector.getAllAndOverride<RateLimitDeclaration | undefined>(ROUTE_RATE_LIMIT, targets);
-      found = {
-        policy: this.reflector.getAllAndOverride<RoutePolicy | undefined>(ROUTE_POLICY, targets),
-        body,
-        limit: body?.bytes ?? DEFAULT_BODY_LIMIT_BYTES,
-        rate,
-        charge: rate !== undefined && !this.reflector.getAllAndOverride<boolean>(ROUTE_IDEMPOTENT, targets),
-      };
-      byHandler.set(handler, found);
-    }
-    return found;
+    const handler = context.getHandler();
+    const http = context.switchToHttp();
+    await this.admission.admit(
+      this.admission.declarationsOf(controller, handler),
+      http.getRequest<HttpRequest>(),
+      http.getResponse<HttpResponse>(),
+      controller,
+      handler,
+    );
+    return true;
   }
 }
 

@@ -4,7 +4,7 @@ import { CONSOLE_SESSION, OPERATOR_BEARER } from '../openapi/security-schemes.js
 import type { JsonBounds } from '../http/json-bounds.js';
 import type { HttpRequest } from '../http/http-types.js';
 
-/** Metadata keys read by the global RoutePolicyGuard, the IdempotencyInterceptor and the route table. */
+/** Metadata keys read by RouteAdmission (the global guard's rule), the IdempotencyInterceptor and the route table. */
 export const ROUTE_POLICY = 'platform:route-policy';
 export const ROUTE_RATE_LIMIT = 'platform:rate-limit';
 export const ROUTE_IDEMPOTENT = 'platform:idempotent';
