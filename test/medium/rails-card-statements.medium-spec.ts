@@ -1,12 +1,12 @@
 import Stripe from 'stripe';
 import { RailSecrets } from '#rails';
-import { PooledPgClient } from '../../libs/platform/src/database/pooled-pg-client.js';
 import { CardWebhookService } from '../../libs/rails/src/card/card-webhook.service.js';
 import { RailSettingsRepository } from '../../libs/rails/src/model/rail-settings.repository.js';
 import { WebhookGate } from '../../libs/rails/src/webhooks/webhook-gate.service.js';
 import { lifecycleCardSubscription } from '../support/card-events.js';
 import { RailSecretsFile } from '../support/rail-secrets-file.js';
 import { createMediumContext, unique, type MediumContext } from '../support/medium.js';
+import { statementRecorder } from '../support/statement-recorder.js';
 import { testScope } from '../support/scopes.js';
 
 const SECRET = 'whsec_medium_card_statements_0123456789';
@@ -26,9 +26,8 @@ describe('medium: statements of one applied card notification', () => {
   let m: MediumContext;
   let file: RailSecretsFile;
   let projectId: string;
-  const statements: string[] = [];
-  let counting = false;
-  const query = PooledPgClient.prototype.query;
+  const recorder = statementRecorder();
+  const statements = recorder.statements;
   const byType = new Map<string, number[]>();
   const shown = new Set<string>();
 
@@ -43,14 +42,10 @@ describe('medium: statements of one applied card notification', () => {
       { rail: 'card_payments', productId: 'prod_pro', entitlementKeys: ['pro', 'cloud_sync'] },
       { rail: 'card_payments', productId: 'prod_basic', entitlementKeys: ['basic'] },
     ]);
-    PooledPgClient.prototype.query = function counted(this: PooledPgClient, config: unknown, values?: unknown, callback?: unknown) {
-      const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
-      if (counting && typeof text === 'string') statements.push(text.replace(/\s+/g, ' ').trim());
-      return (query as (this: PooledPgClient, ...args: unknown[]) => unknown).call(this, config, values, callback);
-    } as typeof query;
+    recorder.install();
   });
   afterAll(async () => {
-    PooledPgClient.prototype.query = query;
+    recorder.restore();
     await m?.close();
     file?.remove();
   });
@@ -69,15 +64,10 @@ describe('medium: statements of one applied card notification', () => {
       data: { object, ...extra },
     });
     const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: now() });
-    statements.length = 0;
-    counting = true;
-    let view;
-    try {
+    const view = await recorder.during(async () => {
       const settings = await m.get(WebhookGate).requireRail<Record<string, unknown>>(projectId, 'card_payments');
-      view = await m.get(CardWebhookService).receive(projectId, Buffer.from(payload), header, unique('req_medium'), settings);
-    } finally {
-      counting = false;
-    }
+      return m.get(CardWebhookService).receive(projectId, Buffer.from(payload), header, unique('req_medium'), settings);
+    });
     // The recovery's own update finds the subscription active again already (its invoice restored it): no_op, not counted.
     expect({ type, decision: view.decision }).toEqual({ type, decision: label === 'recovered' ? view.decision : 'applied' });
     if (view.decision !== 'applied') return { view, count: statements.length };
@@ -85,7 +75,7 @@ describe('medium: statements of one applied card notification', () => {
     byType.set(key, [...(byType.get(key) ?? []), statements.length]);
     if (process.env.JEST_STATEMENTS === '1' && !shown.has(key)) {
       shown.add(key);
-      process.stdout.write(`${key}: ${statements.length}\n${statements.map((s) => `  ${s.slice(0, 160)}`).join('\n')}\n`);
+      process.stdout.write(`${key}: ${statements.length}\n${statements.map((s) => `  ${s.text.slice(0, 160)}`).join('\n')}\n`);
     }
     return { view, count: statements.length };
   }

@@ -1,13 +1,13 @@
 import Stripe from 'stripe';
 import { AuditJournal } from '#audit';
 import { RailReader, RailSecrets } from '#rails';
-import { PooledPgClient } from '../../libs/platform/src/database/pooled-pg-client.js';
 import { CardWebhookService } from '../../libs/rails/src/card/card-webhook.service.js';
 import { RailSubscriptionsRepository } from '../../libs/rails/src/model/rail-subscriptions.repository.js';
 import { cardEventBuilders } from '../support/card-events.js';
 import { CardProcessorStandIn } from '../support/card-processor-standin.js';
 import { RailSecretsFile } from '../support/rail-secrets-file.js';
 import { createMediumContext, unique, type MediumContext } from '../support/medium.js';
+import { statementRecorder } from '../support/statement-recorder.js';
 import { testScope } from '../support/scopes.js';
 
 const SECRET = 'whsec_medium_statements_0123456789';
@@ -29,9 +29,8 @@ describe('medium: statements of one card read', () => {
   let file: RailSecretsFile;
   const processor = new CardProcessorStandIn(API_KEY);
   let projectId: string;
-  const statements: { text: string; params: unknown[] }[] = [];
-  let counting = false;
-  const query = PooledPgClient.prototype.query;
+  const recorder = statementRecorder();
+  const statements = recorder.statements;
 
   beforeAll(async () => {
     await processor.start();
@@ -42,14 +41,10 @@ describe('medium: statements of one card read', () => {
     m.get(RailSecrets).reloadIfChanged();
     // Two keys of one product: their rows are written in one statement.
     await m.newCatalogue(testScope(projectId, 'sandbox'), [{ rail: 'card_payments', productId: 'prod_pro', entitlementKeys: ['pro', 'cloud_sync'] }]);
-    PooledPgClient.prototype.query = function counted(this: PooledPgClient, config: unknown, values?: unknown, callback?: unknown) {
-      const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
-      if (counting && typeof text === 'string') statements.push({ text: text.replace(/\s+/g, ' ').trim(), params: Array.isArray(values) ? values : [] });
-      return (query as (this: PooledPgClient, ...args: unknown[]) => unknown).call(this, config, values, callback);
-    } as typeof query;
+    recorder.install();
   });
   afterAll(async () => {
-    PooledPgClient.prototype.query = query;
+    recorder.restore();
     await m?.close();
     file?.remove();
     await processor.stop();
@@ -71,13 +66,7 @@ describe('medium: statements of one card read', () => {
 
   /** Reads the subscription from the processor as the reads at expiry do, recording every statement of the read. */
   async function read(id: string) {
-    statements.length = 0;
-    counting = true;
-    try {
-      return await m.get(RailReader).readRailId(scope(), 'card_payments', id, 'expiry');
-    } finally {
-      counting = false;
-    }
+    return recorder.during(() => m.get(RailReader).readRailId(scope(), 'card_payments', id, 'expiry'));
   }
 
   /** The statements when there are more than `most` (a failure names them), else `within`. */
