@@ -15,7 +15,7 @@ const DAY = 86_400;
  */
 describe('subscriptions: the customer history is filled from the events recorded before it', () => {
   const h = cardWebhookHarness({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_SIGNING_KEY: 'test-signing-key-0123456789abcdef0123456789' }, { ownDatabase: true });
-  const { now, subscription, event, send } = h;
+  const { now } = h;
   beforeAll(async () => {
     const res = await h.t.http
       .post(`/admin/v1/projects/${h.fx.projectId}/webhook-endpoints`)
@@ -40,27 +40,7 @@ describe('subscriptions: the customer history is filled from the events recorded
     }
   };
 
-  /** A card subscription started, canceled at period end, uncanceled, changed to another product and deleted. */
-  async function lifecycle() {
-    const t0 = now();
-    const periodEnd = t0 + 30 * DAY;
-    const sub = subscription({ periodEnd });
-    const team = subscription({ id: sub.id, customer: sub.customer, product: 'prod_team', periodEnd });
-    const steps = [
-      event('customer.subscription.created', sub, { created: t0 }),
-      event('customer.subscription.updated', { ...sub, cancel_at_period_end: true }, { created: t0 + 1 }),
-      event('customer.subscription.updated', { ...sub, cancel_at_period_end: false }, { created: t0 + 2 }),
-      event('customer.subscription.updated', team, { created: t0 + 3 }),
-      event('customer.subscription.deleted', { ...team, status: 'canceled' }, { created: t0 + 4 }),
-    ];
-    const answers: { serviceCustomerId: string; auditEventId: string }[] = [];
-    for (const step of steps) {
-      const res = await send(step);
-      expect(res.body.decision).toBe('applied');
-      answers.push(res.body);
-    }
-    return { sub, steps, answers, customerId: answers[0].serviceCustomerId };
-  }
+  const lifecycle = h.productChangeLifecycle;
 
   it('brings back every entry as it was, fills an event of the time before the lifecycle, and adds nothing when run again', async () => {
     const first = await lifecycle();

@@ -44,27 +44,7 @@ describe('subscriptions: the customer history read', () => {
     throw new Error('the history never ended');
   }
 
-  /** A card subscription started, canceled at period end, uncanceled, changed to another product and deleted: six events. */
-  async function lifecycle(metadata: Record<string, string> = {}) {
-    const t0 = now();
-    const periodEnd = t0 + 30 * DAY;
-    const sub = subscription({ periodEnd, metadata });
-    const team = subscription({ id: sub.id, customer: sub.customer, product: 'prod_team', periodEnd, metadata });
-    const steps = [
-      event('customer.subscription.created', sub, { created: t0 }),
-      event('customer.subscription.updated', { ...sub, cancel_at_period_end: true }, { created: t0 + 1 }),
-      event('customer.subscription.updated', { ...sub, cancel_at_period_end: false }, { created: t0 + 2 }),
-      event('customer.subscription.updated', team, { created: t0 + 3 }),
-      event('customer.subscription.deleted', { ...team, status: 'canceled' }, { created: t0 + 4 }),
-    ];
-    const answers = [];
-    for (const step of steps) {
-      const res = await send(step);
-      expect(res.body.decision).toBe('applied');
-      answers.push(res.body);
-    }
-    return { sub, steps, answers, customerId: answers[0].serviceCustomerId as string, t0 };
-  }
+  const lifecycle = h.productChangeLifecycle;
 
   it('every lifecycle event of a project without webhook endpoints, newest first, with the rail event and audit entry ids', async () => {
     const endpoints = await h.t.http.get(`/admin/v1/projects/${h.fx.projectId}/webhook-endpoints`).set(operatorAuth());

@@ -73,6 +73,30 @@ export function cardWebhookHarness(env: Record<string, string> = {}, options: Pi
       .map((e: any) => e.key)
       .sort();
   };
+  /**
+   * A card subscription started, canceled at period end, uncanceled, changed to another product
+   * and deleted, each notification applied; answers the steps sent and the answers.
+   */
+  const productChangeLifecycle = async (metadata: Record<string, string> = {}) => {
+    const t0 = now();
+    const periodEnd = t0 + 30 * 86_400;
+    const sub = subscription({ periodEnd, metadata });
+    const team = subscription({ id: sub.id, customer: sub.customer, product: 'prod_team', periodEnd, metadata });
+    const steps = [
+      event('customer.subscription.created', sub, { created: t0 }),
+      event('customer.subscription.updated', { ...sub, cancel_at_period_end: true }, { created: t0 + 1 }),
+      event('customer.subscription.updated', { ...sub, cancel_at_period_end: false }, { created: t0 + 2 }),
+      event('customer.subscription.updated', team, { created: t0 + 3 }),
+      event('customer.subscription.deleted', { ...team, status: 'canceled' }, { created: t0 + 4 }),
+    ];
+    const answers: { serviceCustomerId: string; auditEventId: string }[] = [];
+    for (const step of steps) {
+      const res = await send(step);
+      expect(res.body.decision).toBe('applied');
+      answers.push(res.body);
+    }
+    return { sub, steps, answers, customerId: answers[0]!.serviceCustomerId, t0 };
+  };
   const audit = (eventId: string, key = fx.keys.skTest) => t.http.get(`/v1/server/audit/${eventId}`).set(keyHeaders(fx, key));
   const counts = async () => {
     const [{ n: notifications }] = await t.dataSource.query(`SELECT count(*)::int AS n FROM rail_notifications WHERE project_id = $1`, [fx.projectId]);
@@ -97,6 +121,7 @@ export function cardWebhookHarness(env: Record<string, string> = {}, options: Pi
     subscription,
     event,
     send,
+    productChangeLifecycle,
     entitlements,
     activeKeys,
     audit,
