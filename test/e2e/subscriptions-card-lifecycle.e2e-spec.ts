@@ -2,6 +2,7 @@ import { WebhookDispatcher } from '#webhooks';
 import { keyHeaders } from '../support/fixtures.js';
 import { operatorAuth } from '../support/test-app.js';
 import { expectError } from '../support/expect-error.js';
+import { type LifecycleSubscriptionOptions, lifecycleCardSubscription } from '../support/card-events.js';
 import { cardWebhookHarness, uid } from '../support/harness/webhooks-card.js';
 import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -61,44 +62,9 @@ describe('subscriptions: the card rail lifecycle', () => {
       .filter((e) => e.data.serviceCustomerId === customerId && (!type || e.type === type));
   };
 
-  interface SubOptions {
-    id: string;
-    customer: string;
-    status?: string;
-    start: number;
-    end: number;
-    trialEnd?: number | null;
-    amount?: number;
-    pauseResumesAt?: number | null;
-    cancelAtPeriodEnd?: boolean;
-  }
+  type SubOptions = LifecycleSubscriptionOptions & { id: string; customer: string };
   /** A subscription object as the processor sends it (current API: the period on the items). */
-  const cardSub = (o: SubOptions) => ({
-    id: o.id,
-    object: 'subscription',
-    customer: o.customer,
-    status: o.status ?? 'active',
-    livemode: false,
-    start_date: o.start,
-    created: o.start,
-    trial_end: o.trialEnd ?? null,
-    cancel_at_period_end: o.cancelAtPeriodEnd ?? false,
-    pause_collection: o.pauseResumesAt === undefined ? null : { behavior: 'void', resumes_at: o.pauseResumesAt },
-    metadata: {},
-    items: {
-      object: 'list',
-      data: [
-        {
-          id: uid('si'),
-          object: 'subscription_item',
-          current_period_start: o.start,
-          current_period_end: o.end,
-          quantity: 1,
-          price: { id: uid('price'), product: 'prod_pro', unit_amount: o.amount ?? 999, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } },
-        },
-      ],
-    },
-  });
+  const cardSub = (o: SubOptions) => lifecycleCardSubscription(o, o, uid);
   const invoice = (sub: { id: string; customer: string }, o: { paid?: number; charge?: string; periodStart?: number } = {}) => ({
     id: uid('in'),
     object: 'invoice',

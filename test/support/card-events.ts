@@ -51,7 +51,9 @@ export interface LifecycleSubscriptionOptions {
   start: number;
   end: number;
   trialEnd?: number | null;
-  pauseResumesAt?: number;
+  /** Collection paused until then (`null`: paused with no resume date); absent: not paused. */
+  pauseResumesAt?: number | null;
+  cancelAtPeriodEnd?: boolean;
   /** Minor units a month (default 999). */
   amount?: number;
   product?: string;
@@ -71,7 +73,7 @@ export function lifecycleCardSubscription(s: { id: string; customer: string }, o
     start_date: o.start,
     created: o.start,
     trial_end: o.trialEnd ?? null,
-    cancel_at_period_end: false,
+    cancel_at_period_end: o.cancelAtPeriodEnd ?? false,
     pause_collection: o.pauseResumesAt === undefined ? null : { behavior: 'void', resumes_at: o.pauseResumesAt },
     metadata: {},
     items: {
