@@ -279,13 +279,20 @@ export function samplePostgresCpu(intervalMs = 250, { database } = {}) {
   const ours = (pid) => database === undefined || postgresTitle(pid).split(' ').includes(database);
   const all = postgresCpu();
   const start = all && new Map([...all].filter(([pid]) => ours(pid)));
+  /** Processes of other databases, left out of every sample. */
+  const others = new Set(all ? [...all.keys()].filter((pid) => !start.has(pid)) : []);
   if (!start) return { stop: () => ({ seconds: null, byKind: new Map() }) };
   const last = new Map(start);
   const kinds = new Map([...start.keys()].map((pid) => [pid, postgresKind(pid)]));
   const sample = () => {
     for (const [pid, seconds] of postgresCpu() ?? []) {
+      if (others.has(pid)) continue;
       if (!kinds.has(pid)) {
-        if (!ours(pid)) continue;
+        // Read once per process: a backend's database does not change.
+        if (!ours(pid)) {
+          others.add(pid);
+          continue;
+        }
         kinds.set(pid, postgresKind(pid));
       }
       last.set(pid, seconds);
